@@ -1,0 +1,273 @@
+// Bluesky (AT Protocol): an app-password session on the user's PDS, raw XRPC calls through context.fetch.
+// Sessions are stored and refreshed with refreshSession; createSession runs again only when the refresh token is dead.
+import { z } from 'zod';
+import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
+import type { AnalyticsMetric, ChannelAuth, PublishItem, PublishedRef, Provider, ProviderContext } from './types.js';
+
+const endpoints = { service: 'https://bsky.social', web: 'https://bsky.app' };
+const MAX_IMAGES = 4;
+const TOO_MANY_IMAGES = 'There can be maximum 4 pictures in a post.';
+const ONE_VIDEO = 'You can only upload one video per post.';
+const VIDEO_NOT_SUPPORTED = 'Video is not supported yet on Bluesky in Herald: post text and up to 4 images instead.';
+
+const sessionSchema = z.object({ accessJwt: z.string(), refreshJwt: z.string(), did: z.string(), handle: z.string() });
+const count = z.number().optional();
+const profileSchema = z.object({ did: z.string(), handle: z.string(), displayName: z.string().optional(), avatar: z.string().optional(), followersCount: count, followsCount: count, postsCount: count });
+// Kept loose: the blob object goes back to the PDS exactly as it came.
+const uploadSchema = z.object({
+  blob: z.looseObject({ $type: z.literal('blob'), ref: z.looseObject({ $link: z.string() }), mimeType: z.string(), size: z.number() }),
+});
+const createdSchema = z.object({ uri: z.string(), cid: z.string() });
+const postViewSchema = z.object({ uri: z.string(), cid: z.string(), author: z.object({ did: z.string() }), embed: z.unknown().optional(),
+  likeCount: count, repostCount: count, replyCount: count, quoteCount: count });
+const postsSchema = z.object({ posts: z.array(postViewSchema) });
+const feedSchema = z.object({ feed: z.array(z.object({ post: postViewSchema })) });
+const imagesViewSchema = z.object({ images: z.array(z.object({ thumb: z.string() })).min(1) });
+
+type Session = z.infer<typeof sessionSchema>;
+type XrpcRequest<T> = Omit<PlatformRequest<T>, 'url' | 'schema' | 'classify'> & { token?: string };
+
+/** Bluesky answers an expired or revoked token with 400 ExpiredToken/InvalidToken: call it 401 so the core refreshes. */
+function classify(status: number, body: string): Partial<PlatformHttpErrorInit> | undefined {
+  if (status !== 400) return undefined;
+  try {
+    const { error } = JSON.parse(body) as { error?: unknown };
+    if (error === 'ExpiredToken' || error === 'InvalidToken') return { status: 401, retryable: false };
+  } catch {
+    /* not JSON: keep the default classification */
+  }
+  return undefined;
+}
+
+const trimSlashes = (url: string) => url.replace(/\/+$/, '');
+const serviceOf = (context: ProviderContext) => trimSlashes(context.auth.data.service || context.endpoints.service || endpoints.service);
+
+async function xrpc<T>(fetch: PlatformFetch, service: string, nsid: string, schema: z.ZodType<T>, request: XrpcRequest<T> = {}): Promise<T> {
+  const { token, headers, ...rest } = request;
+  const response = await fetch({
+    ...rest,
+    url: `${service}/xrpc/${nsid}`,
+    schema,
+    classify,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+  });
+  return response.data;
+}
+
+const call = <T>(context: ProviderContext, nsid: string, schema: z.ZodType<T>, request: XrpcRequest<T> = {}) =>
+  xrpc(context.fetch, serviceOf(context), nsid, schema, { token: context.auth.accessToken, ...request });
+
+const createSession = (fetch: PlatformFetch, service: string, identifier: string, password: string) =>
+  xrpc(fetch, service, 'com.atproto.server.createSession', sessionSchema, { method: 'POST', json: { identifier, password } });
+
+/** The `exp` claim of a JWT, when it has one (access JWTs live about two hours). */
+function jwtExpiry(token: string): Date | undefined {
+  try {
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const tokensOf = (session: Session): Partial<ChannelAuth> => ({ accessToken: session.accessJwt, refreshToken: session.refreshJwt, expiresAt: jwtExpiry(session.accessJwt) });
+
+// Rich-text facets: indexes are UTF-8 byte offsets into the text.
+type Facet = { index: { byteStart: number; byteEnd: number }; features: Record<string, string>[] };
+const byteOffset = (text: string, index: number) => Buffer.byteLength(text.slice(0, index), 'utf8');
+const facetAt = (text: string, start: number, length: number, feature: Record<string, string>): Facet => ({
+  index: { byteStart: byteOffset(text, start), byteEnd: byteOffset(text, start + length) },
+  features: [feature],
+});
+
+export function facetsOf(text: string): Facet[] {
+  const facets: Facet[] = [];
+  for (const match of text.matchAll(/https?:\/\/[^\s<>"]+/g)) {
+    let uri = match[0].replace(/[.,;:!?'"]+$/, '');
+    while (uri.endsWith(')') && uri.split(')').length > uri.split('(').length) uri = uri.slice(0, -1).replace(/[.,;:!?'"]+$/, '');
+    if (/^https?:\/\/[^/]/.test(uri)) facets.push(facetAt(text, match.index, uri.length, { $type: 'app.bsky.richtext.facet#link', uri }));
+  }
+  for (const match of text.matchAll(/(^|\s)[#＃]([^\s#＃]+)/gu)) {
+    const tag = match[2].replace(/\p{P}+$/u, '');
+    if (tag.length === 0 || tag.length > 64 || /^\d+$/.test(tag)) continue;
+    facets.push(facetAt(text, match.index + match[1].length, tag.length + 1, { $type: 'app.bsky.richtext.facet#tag', tag }));
+  }
+  return facets.sort((a, b) => a.index.byteStart - b.index.byteStart);
+}
+
+/** Width and height from a PNG or JPEG header (JPEG EXIF orientations 5–8 swap them); undefined when unsure. */
+export function imageSize(bytes: Buffer): { width: number; height: number } | undefined {
+  try {
+    if (bytes.readUInt32BE(0) === 0x89504e47 && bytes.toString('ascii', 12, 16) === 'IHDR') {
+      const size = { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+      return size.width > 0 && size.height > 0 ? size : undefined;
+    }
+    if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return undefined;
+    let orientation = 1;
+    for (let offset = 2; offset + 4 <= bytes.length && bytes[offset] === 0xff; ) {
+      const marker = bytes[offset + 1];
+      const length = bytes.readUInt16BE(offset + 2);
+      if (marker === 0xe1 && bytes.toString('ascii', offset + 4, offset + 10) === 'Exif\0\0') orientation = exifOrientation(bytes.subarray(offset + 10, offset + 2 + length));
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        const height = bytes.readUInt16BE(offset + 5);
+        const width = bytes.readUInt16BE(offset + 7);
+        if (width === 0 || height === 0) return undefined;
+        return orientation >= 5 ? { width: height, height: width } : { width, height };
+      }
+      offset += 2 + length;
+    }
+  } catch {
+    /* truncated or odd file: no aspect ratio */
+  }
+  return undefined;
+}
+
+function exifOrientation(tiff: Buffer): number {
+  const little = tiff.toString('ascii', 0, 2) === 'II';
+  const u16 = (at: number) => (little ? tiff.readUInt16LE(at) : tiff.readUInt16BE(at));
+  const ifd = little ? tiff.readUInt32LE(4) : tiff.readUInt32BE(4);
+  for (let entry = 0; entry < u16(ifd); entry++) if (u16(ifd + 2 + entry * 12) === 0x0112) return u16(ifd + 2 + entry * 12 + 8);
+  return 1;
+}
+
+function refOf(context: ProviderContext, uri: string, cid: string): PublishedRef {
+  const [, , did, , rkey] = uri.split('/'); // at://did/collection/rkey
+  const web = trimSlashes(context.endpoints.web || endpoints.web);
+  return { id: uri, url: `${web}/profile/${did}/post/${rkey}`, meta: { cid } };
+}
+
+type StrongRef = { uri: string; cid: string };
+
+async function strongRef(context: ProviderContext, ref: PublishedRef): Promise<StrongRef> {
+  if (ref.meta?.cid) return { uri: ref.id, cid: ref.meta.cid };
+  const { posts } = await call(context, 'app.bsky.feed.getPosts', postsSchema, { query: { uris: ref.id } });
+  if (!posts[0]) throw new Error(`The Bluesky post ${ref.id} to reply to no longer exists.`);
+  return { uri: posts[0].uri, cid: posts[0].cid };
+}
+
+async function createPost(context: ProviderContext, item: PublishItem, reply?: { root: StrongRef; parent: StrongRef }): Promise<PublishedRef> {
+  if (item.media.some((media) => media.kind === 'video')) throw new Error(VIDEO_NOT_SUPPORTED);
+  if (item.media.length > MAX_IMAGES) throw new Error(TOO_MANY_IMAGES);
+  const images = [];
+  for (const media of item.media) {
+    const { bytes, mimeType } = await media.load();
+    const { blob } = await call(context, 'com.atproto.repo.uploadBlob', uploadSchema, { method: 'POST', body: bytes, headers: { 'content-type': mimeType } });
+    const aspectRatio = imageSize(bytes);
+    images.push({ alt: media.alt ?? '', image: blob, ...(aspectRatio ? { aspectRatio } : {}) });
+  }
+  const facets = facetsOf(item.text);
+  const record = {
+    $type: 'app.bsky.feed.post',
+    text: item.text,
+    createdAt: new Date().toISOString(),
+    ...(facets.length > 0 ? { facets } : {}),
+    ...(images.length > 0 ? { embed: { $type: 'app.bsky.embed.images', images } } : {}),
+    ...(reply ? { reply } : {}),
+  };
+  const created = await call(context, 'com.atproto.repo.createRecord', createdSchema, {
+    method: 'POST',
+    json: { repo: context.auth.internalId, collection: 'app.bsky.feed.post', record },
+  });
+  return refOf(context, created.uri, created.cid);
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+const metric = (label: string, value: number | undefined): AnalyticsMetric => ({ label, data: [{ total: String(value ?? 0), date: today() }], percentageChange: 0 });
+
+const bluesky: Provider = {
+  identifier: 'bluesky',
+  name: 'Bluesky',
+  editor: 'plain',
+  lengthMethod: 'graphemes',
+  maxLength: () => 300,
+  rules:
+    'Bluesky posts are plain text of at most 300 graphemes. A post carries up to 4 images, or 1 video, or no media, never images and a video together; ' +
+    'video is not supported yet in Herald. Links and #hashtags become clickable by themselves. Extra items form a thread, each replying to the previous one.',
+  settings: null,
+  chain: 'thread',
+  tools: [],
+  endpoints,
+  auth: {
+    kind: 'credentials',
+    fields: [
+      { key: 'service', label: 'Service (PDS) URL', type: 'url', required: false, defaultValue: endpoints.service, description: 'Change only if your account lives on another PDS.' },
+      { key: 'identifier', label: 'Handle or email', type: 'text', required: true, description: 'e.g. alice.bsky.social' },
+      { key: 'appPassword', label: 'App password', type: 'password', required: true, description: 'Create one in Bluesky: Settings → Privacy and security → App passwords.' },
+    ],
+  },
+
+  validate(items) {
+    for (const item of items) {
+      const videos = item.media.filter((media) => media.kind === 'video').length;
+      const images = item.media.length - videos;
+      if (images > MAX_IMAGES) return TOO_MANY_IMAGES;
+      if (videos > 1 || (videos === 1 && images > 0)) return ONE_VIDEO;
+      if (videos === 1) return VIDEO_NOT_SUPPORTED;
+    }
+    return undefined;
+  },
+
+  async connect(context, fields) {
+    const service = trimSlashes(fields.service?.trim() || context.endpoints.service || endpoints.service);
+    const identifier = (fields.identifier ?? '').trim().replace(/^@/, '');
+    const appPassword = fields.appPassword ?? '';
+    const session = await createSession(context.fetch, service, identifier, appPassword);
+    const profile = await xrpc(context.fetch, service, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: session.did }, token: session.accessJwt });
+    return {
+      internalId: session.did,
+      name: profile.displayName?.trim() || session.handle,
+      profile: session.handle,
+      picture: profile.avatar,
+      accessToken: session.accessJwt,
+      refreshToken: session.refreshJwt,
+      expiresAt: jwtExpiry(session.accessJwt),
+      data: { service, identifier, appPassword },
+    };
+  },
+
+  async refresh(context) {
+    const service = serviceOf(context);
+    const { identifier, appPassword } = context.auth.data;
+    if (context.auth.refreshToken) {
+      try {
+        return tokensOf(await xrpc(context.fetch, service, 'com.atproto.server.refreshSession', sessionSchema, { method: 'POST', token: context.auth.refreshToken }));
+      } catch (error) {
+        // A dead refresh token (400/401 ExpiredToken, InvalidToken) falls back to a new login with the stored app password.
+        const dead = error instanceof PlatformHttpError && (error.status === 400 || error.status === 401);
+        if (!dead || !identifier || !appPassword) throw error;
+      }
+    }
+    return tokensOf(await createSession(context.fetch, service, identifier ?? '', appPassword ?? ''));
+  },
+
+  publish: (context, item) => createPost(context, item),
+
+  async comment(context, item, thread) {
+    return createPost(context, item, { root: await strongRef(context, thread.root), parent: await strongRef(context, thread.parent) });
+  },
+
+  async postAnalytics(context, post) {
+    const { posts } = await call(context, 'app.bsky.feed.getPosts', postsSchema, { query: { uris: post.id } });
+    const view = posts[0];
+    if (!view) return [];
+    return [metric('Likes', view.likeCount), metric('Reposts', view.repostCount), metric('Replies', view.replyCount), metric('Quotes', view.quoteCount)];
+  },
+
+  async analytics(context) {
+    const profile = await call(context, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: context.auth.internalId } });
+    return [metric('Followers', profile.followersCount), metric('Following', profile.followsCount), metric('Posts', profile.postsCount)];
+  },
+
+  async recent(context) {
+    const did = context.auth.internalId;
+    const { feed } = await call(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: did, limit: 20 } });
+    return feed
+      .filter(({ post }) => post.author.did === did) // reposts of others' posts are not this account's content
+      .map(({ post }) => {
+        const images = imagesViewSchema.safeParse(post.embed);
+        return { id: post.uri, url: images.success ? images.data.images[0].thumb : refOf(context, post.uri, post.cid).url! };
+      });
+  },
+};
+
+export default bluesky;

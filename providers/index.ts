@@ -1,0 +1,44 @@
+// The provider registry: every platform identifier of the spec, by identifier.
+import type { Provider } from './types.js';
+import x from './x.js';
+import linkedin from './linkedin.js';
+import linkedinPage from './linkedin-page.js';
+import instagram from './instagram.js';
+import instagramStandalone from './instagram-standalone.js';
+import facebook from './facebook.js';
+import threads from './threads.js';
+import youtube from './youtube.js';
+import tiktok from './tiktok.js';
+import reddit from './reddit.js';
+import lemmy from './lemmy.js';
+import pinterest from './pinterest.js';
+import dribbble from './dribbble.js';
+import discord from './discord.js';
+import slack from './slack.js';
+import twitch from './twitch.js';
+import kick from './kick.js';
+import mastodon from './mastodon.js';
+import bluesky from './bluesky.js';
+import telegram from './telegram.js';
+import nostr from './nostr.js';
+import vk from './vk.js';
+import medium from './medium.js';
+import devto from './devto.js';
+import hashnode from './hashnode.js';
+import wordpress from './wordpress.js';
+import listmonk from './listmonk.js';
+import gmb from './gmb.js';
+import warpcast from './warpcast.js';
+import moltbook from './moltbook.js';
+import skool from './skool.js';
+import whop from './whop.js';
+
+export const providers: readonly Provider[] = [x, linkedin, linkedinPage, instagram, instagramStandalone, facebook, threads, youtube, tiktok, reddit, lemmy, pinterest, dribbble, discord, slack, twitch, kick, mastodon, bluesky, telegram, nostr, vk, medium, devto, hashnode, wordpress, listmonk, gmb, warpcast, moltbook, skool, whop];
+
+const byIdentifier = new Map(providers.map((provider) => [provider.identifier, provider]));
+
+export const providerIdentifiers: readonly string[] = providers.map((provider) => provider.identifier);
+
+export function findProvider(identifier: string): Provider | undefined {
+  return byIdentifier.get(identifier);
+}

@@ -1,0 +1,132 @@
+// Small pieces shared by the provider descriptors: settings shapes, media-count rules, OAuth2 authorization URLs.
+import { z } from 'zod';
+import type { HelperToolDeclaration, ValidationItem } from './types.js';
+
+/** Tags as the editor sends them: `[{value, label}]`. */
+export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
+
+/** An http(s) URL (other schemes are refused). */
+export const httpUrl = () => z.url({ protocol: /^https?$/ });
+
+/** A required id picked from one of the channel's tools. */
+export const pickedId = (description: string) => z.string().min(1).describe(description);
+
+export interface MediaCount {
+  images: number;
+  videos: number;
+  total: number;
+}
+
+export function countMedia(item: ValidationItem): MediaCount {
+  const videos = item.media.filter((media) => media.kind === 'video').length;
+  return { images: item.media.length - videos, videos, total: item.media.length };
+}
+
+/** How an item is named in a problem sentence: the post itself, or its position in the chain. */
+function itemName(index: number): string {
+  return index === 0 ? 'The post' : `Item ${index + 1}`;
+}
+
+/** Runs `check` on the chosen items and returns the first problem, prefixed with the item's name. */
+export function firstProblem(
+  items: ValidationItem[],
+  check: (count: MediaCount, item: ValidationItem, index: number) => string | undefined,
+  which: 'all' | 'first' | 'rest' = 'all',
+): string | undefined {
+  for (const [index, item] of items.entries()) {
+    if ((which === 'first' && index > 0) || (which === 'rest' && index === 0)) continue;
+    const problem = check(countMedia(item), item, index);
+    if (problem) return `${itemName(index)} ${problem}`;
+  }
+  return undefined;
+}
+
+/** Platforms that take no media at all (chat messages, text posts). */
+export function textOnly(platform: string) {
+  return (items: ValidationItem[]) =>
+    firstProblem(items, ({ total }) => (total > 0 ? `has attachments, but ${platform} takes text only: remove them.` : undefined));
+}
+
+/** Platforms whose comments are text only. */
+export function textOnlyComments(items: ValidationItem[], platform: string): string | undefined {
+  return firstProblem(items, ({ total }) => (total > 0 ? `has attachments, but comments on ${platform} take text only: remove them.` : undefined), 'rest');
+}
+
+/** Platforms that take pictures but no video. */
+export function noVideo(items: ValidationItem[], platform: string): string | undefined {
+  return firstProblem(items, ({ videos }) => (videos > 0 ? `has a video, but ${platform} takes pictures only: remove it.` : undefined));
+}
+
+/** Pictures (up to `maxImages` when given), or one video alone, per item. */
+export function picturesOrOneVideo(
+  items: ValidationItem[],
+  platform: string,
+  options: { maxImages?: number; which?: 'all' | 'first' } = {},
+): string | undefined {
+  const { maxImages, which = 'all' } = options;
+  const pictures = maxImages === undefined ? 'pictures' : `up to ${maxImages} pictures`;
+  return firstProblem(
+    items,
+    ({ images, videos }) => {
+      if (videos > 1 || (videos === 1 && images > 0)) return `mixes media: ${platform} takes ${pictures} or one video alone.`;
+      if (maxImages !== undefined && images > maxImages) return `has ${images} pictures; ${platform} takes at most ${maxImages}.`;
+      return undefined;
+    },
+    which,
+  );
+}
+
+/** A helper tool declaration (running it is not built yet: the caller answers not_supported). */
+export function tool(methodName: string, description: string, dataSchema: HelperToolDeclaration['dataSchema'] = []): HelperToolDeclaration {
+  return { methodName, description, dataSchema };
+}
+
+/** `base + path` with the query parameters in order; empty values are left out. */
+export function authorizationUrl(base: string, path: string, query: Record<string, string | undefined>): string {
+  const url = new URL(path, base.endsWith('/') ? base : `${base}/`);
+  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') url.searchParams.set(key, value);
+  return url.toString();
+}
+
+/** Query parameters of PKCE with S256. */
+export function pkce(codeChallenge: string): Record<string, string> {
+  return { code_challenge: codeChallenge, code_challenge_method: 'S256' };
+}
+
+/** Graph API version of the Facebook login dialog (Instagram business login and Facebook Pages). */
+export const metaGraphVersion = 'v23.0';
+
+/** Google's default hosts, shared by YouTube and Google Business Profile. */
+export const googleEndpoints = {
+  authorize: 'https://accounts.google.com',
+  token: 'https://oauth2.googleapis.com',
+  api: 'https://www.googleapis.com',
+};
+
+/** Google scope names are URIs under this prefix; they are identifiers, never fetched. */
+export const googleScope = (name: string) => `https://www.googleapis.com/auth/${name}`;
+
+/** Google's consent URL, asking for a refresh token (offline access, consent every time). */
+export function googleAuthorizeUrl(options: { clientId: string; redirectUri: string; state: string; endpoints: Record<string, string> }, scopes: string[]): string {
+  return authorizationUrl(options.endpoints.authorize, 'o/oauth2/v2/auth', {
+    response_type: 'code',
+    client_id: options.clientId,
+    redirect_uri: options.redirectUri,
+    scope: scopes.join(' '),
+    access_type: 'offline',
+    prompt: 'consent',
+    include_granted_scopes: 'true',
+    state: options.state,
+  });
+}
+
+/** The Facebook login dialog, used by Instagram (business login) and Facebook Pages; Meta takes comma-separated scopes, no PKCE. */
+export function facebookDialogUrl(options: { clientId: string; redirectUri: string; state: string; endpoints: Record<string, string> }, scopes: string[]): string {
+  return authorizationUrl(options.endpoints.dialog, `${metaGraphVersion}/dialog/oauth`, {
+    client_id: options.clientId,
+    redirect_uri: options.redirectUri,
+    state: options.state,
+    response_type: 'code',
+    scope: scopes.join(','),
+  });
+}

@@ -1,0 +1,228 @@
+// Telegram: a bot posts to a channel or group through the Bot API (`/bot<token>/<method>`), text in HTML parse mode.
+// Stored credentials: accessToken = the bot token, data.chatId = the numeric chat id, data.username = the public @name if any.
+// The token lives in every URL, so no error message built here or in platform-http ever carries the URL or the token.
+import { z } from 'zod';
+import { PlatformHttpError } from '../src/lib/platform-http.js';
+import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import { invalidInput, notSupported } from '../src/errors.js';
+import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishedRef, PublishItem, ValidationItem } from './types.js';
+
+const TEXT_LIMIT = 4096;
+const CAPTION_LIMIT = 1024;
+const ALBUM_LIMIT = 10;
+const endpoints = { api: 'https://api.telegram.org' };
+
+const chatSchema = z.object({
+  id: z.number(),
+  type: z.string(),
+  title: z.string().optional(),
+  username: z.string().optional(),
+  first_name: z.string().optional(),
+});
+const messageSchema = z.object({ message_id: z.number(), chat: chatSchema.partial({ type: true }) });
+const userSchema = z.object({ id: z.number(), is_bot: z.boolean(), username: z.string().optional() });
+const envelope = <R>(result: z.ZodType<R>) => z.object({ ok: z.literal(true), result }) as unknown as z.ZodType<{ ok: true; result: R }>;
+
+/** Telegram's error envelope: `{ok:false, error_code, description, parameters?: {retry_after, migrate_to_chat_id}}`. */
+const errorSchema = z.object({
+  description: z.string().optional(),
+  parameters: z.object({ retry_after: z.number().optional(), migrate_to_chat_id: z.number().optional() }).optional(),
+});
+
+const redact = (text: string, token: string) => (token ? text.split(token).join('<bot-token>') : text);
+
+/** Turns a Bot API error body into a classification and a message that quotes Telegram's description, never the URL. */
+function classifier(method: string, token: string) {
+  return (status: number, body: string): Partial<PlatformHttpErrorInit> => {
+    let parsed: z.infer<typeof errorSchema> = {};
+    try {
+      parsed = errorSchema.catch({}).parse(JSON.parse(body));
+    } catch {
+      /* not JSON (a proxy's HTML page): keep the status only */
+    }
+    const retryAfter = parsed.parameters?.retry_after;
+    const description = parsed.description ? redact(parsed.description, token) : `HTTP ${status}`;
+    const hint =
+      status === 401
+        ? ' (check the bot token from @BotFather)'
+        : status === 403
+          ? ' (add the bot to the chat again, as an administrator)'
+          : parsed.parameters?.migrate_to_chat_id !== undefined
+            ? ` (the group became a supergroup: reconnect with chat id ${parsed.parameters.migrate_to_chat_id})`
+            : '';
+    return {
+      retryable: retryAfter !== undefined || status === 429 || status >= 500,
+      ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
+      bodyExcerpt: redact(body.slice(0, 500), token),
+      message: `Telegram ${method} failed: ${description}${hint}`,
+    };
+  };
+}
+
+function botToken(raw: string): string {
+  const token = raw.trim();
+  if (!/^\d+:[A-Za-z0-9_-]+$/.test(token)) {
+    throw new PlatformHttpError({
+      status: 401,
+      retryable: false,
+      bodyExcerpt: '',
+      message: 'Telegram bot token is malformed: paste the token @BotFather gave you (digits, a colon, then letters).',
+    });
+  }
+  return token;
+}
+
+async function call<R>(
+  context: ConnectContext,
+  token: string,
+  method: string,
+  result: z.ZodType<R>,
+  body: { json?: Record<string, unknown>; multipart?: FormData } = {},
+): Promise<R> {
+  const base = (context.endpoints.api ?? endpoints.api).replace(/\/+$/, '');
+  const response = await context.fetch({
+    method: body.json || body.multipart ? 'POST' : 'GET',
+    url: `${base}/bot${token}/${method}`,
+    ...body,
+    schema: envelope(result),
+    classify: classifier(method, token),
+  });
+  return response.data.result;
+}
+
+/** Telegram counts a caption after entity parsing: visible characters, tags dropped and entities decoded. */
+function visibleLength(html: string): number {
+  return html
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(?:#\d+|#x[\da-f]+|[a-z]+);/gi, '_').length;
+}
+
+/** Accepts `@name`, `name`, `https://t.me/name` or a numeric id (`-100…` for channels and supergroups). */
+function chatReference(input: string): string {
+  const value = input.trim();
+  const link = /^(?:https?:\/\/)?t\.me\/([A-Za-z0-9_]{4,})\/?$/i.exec(value);
+  if (link) return `@${link[1]}`;
+  if (/^-?\d+$/.test(value) || value.startsWith('@')) return value;
+  return `@${value}`;
+}
+
+async function photoBlob(file: MediaFile): Promise<{ blob: Blob; name: string }> {
+  const { bytes, mimeType } = await file.load();
+  const extension = mimeType.split('/')[1]?.replace('jpeg', 'jpg') ?? 'bin';
+  return { blob: new Blob([new Uint8Array(bytes)], { type: mimeType }), name: `photo.${extension}` };
+}
+
+async function send(context: ProviderContext, item: PublishItem, replyTo?: number): Promise<PublishedRef> {
+  const token = botToken(context.auth.accessToken);
+  const chatId = context.auth.data.chatId ?? context.auth.internalId;
+  if (item.media.some((file) => file.kind !== 'image')) {
+    throw notSupported('Telegram videos are not supported yet in Herald.', { hint: 'Attach pictures only.' });
+  }
+  if (item.media.length > ALBUM_LIMIT) {
+    throw notSupported(`Telegram takes at most ${ALBUM_LIMIT} pictures in one album.`);
+  }
+  const reply = replyTo === undefined ? undefined : { message_id: replyTo };
+  let messageId: number;
+  if (item.media.length === 0) {
+    const message = await call(context, token, 'sendMessage', messageSchema, {
+      json: { chat_id: chatId, text: item.text, parse_mode: 'HTML', reply_parameters: reply },
+    });
+    messageId = message.message_id;
+  } else {
+    const form = new FormData();
+    form.append('chat_id', chatId);
+    if (reply) form.append('reply_parameters', JSON.stringify(reply));
+    if (item.media.length === 1) {
+      const { blob, name } = await photoBlob(item.media[0]);
+      form.append('photo', blob, name);
+      if (item.text) {
+        form.append('caption', item.text);
+        form.append('parse_mode', 'HTML');
+      }
+      messageId = (await call(context, token, 'sendPhoto', messageSchema, { multipart: form })).message_id;
+    } else {
+      const media: Record<string, string | undefined>[] = [];
+      for (const [index, file] of item.media.entries()) {
+        const { blob, name } = await photoBlob(file);
+        form.append(`photo${index}`, blob, name);
+        const caption = index === 0 && item.text ? { caption: item.text, parse_mode: 'HTML' } : {};
+        media.push({ type: 'photo', media: `attach://photo${index}`, ...caption });
+      }
+      form.append('media', JSON.stringify(media));
+      const messages = await call(context, token, 'sendMediaGroup', z.array(messageSchema).min(1), { multipart: form });
+      messageId = messages[0].message_id;
+    }
+  }
+  const username = context.auth.data.username;
+  return { id: String(messageId), url: username ? `https://t.me/${username}/${messageId}` : undefined };
+}
+
+function validate(items: ValidationItem[]): string | undefined {
+  for (const [index, item] of items.entries()) {
+    const where = items.length > 1 ? ` (item ${index + 1})` : '';
+    if (item.media.some((file) => file.kind === 'video')) {
+      return `Telegram videos are not supported yet in Herald${where}: attach pictures only.`;
+    }
+    if (item.media.length > ALBUM_LIMIT) {
+      return `Telegram takes at most ${ALBUM_LIMIT} pictures in one message${where}: it has ${item.media.length}, remove some or split them across items.`;
+    }
+    const length = visibleLength(item.text);
+    if (item.media.length > 0 && length > CAPTION_LIMIT) {
+      return `A Telegram message with pictures has a caption limit of ${CAPTION_LIMIT} characters${where}: it has ${length}, shorten the text or move it to a text-only item.`;
+    }
+  }
+  return undefined;
+}
+
+const telegram: Provider = {
+  identifier: 'telegram',
+  name: 'Telegram',
+  editor: 'html',
+  lengthMethod: 'characters',
+  maxLength: () => TEXT_LIMIT,
+  rules:
+    `Posts to a Telegram channel or group as its bot. Text up to ${TEXT_LIMIT} characters; when the message has pictures the text becomes ` +
+    `their caption, limited to ${CAPTION_LIMIT} characters. Up to ${ALBUM_LIMIT} pictures make one album (caption on the first). ` +
+    'Videos are not supported yet. Bold, underline and links are kept (Telegram HTML); other formatting becomes plain text. ' +
+    'Each later item of the chain is posted as a reply to the previous message.',
+  settings: null,
+  chain: 'thread',
+  tools: [],
+  validate,
+  endpoints,
+  auth: {
+    kind: 'credentials',
+    fields: [
+      { key: 'botToken', label: 'Bot token', type: 'password', required: true, description: 'The token from @BotFather.' },
+      {
+        key: 'chatId',
+        label: 'Chat',
+        type: 'text',
+        required: true,
+        description: '@channelusername or the numeric chat id; add the bot to the channel or group as an administrator first.',
+      },
+    ],
+  },
+
+  async connect(context, fields) {
+    const token = botToken(fields.botToken ?? '');
+    if (!fields.chatId?.trim()) throw invalidInput('Telegram needs the chat to post to.', { hint: 'Give @channelusername or the numeric chat id.' });
+    await call(context, token, 'getMe', userSchema);
+    const chat = await call(context, token, 'getChat', chatSchema, { json: { chat_id: chatReference(fields.chatId ?? '') } });
+    const chatId = String(chat.id);
+    const data: Record<string, string> = chat.username ? { chatId, username: chat.username } : { chatId };
+    return {
+      internalId: chatId,
+      name: chat.title ?? chat.username ?? chat.first_name ?? chatId,
+      profile: chat.username ? `@${chat.username}` : chatId,
+      accessToken: token,
+      data,
+    };
+  },
+
+  publish: (context, item) => send(context, item),
+
+  comment: (context, item, { parent }) => send(context, item, Number(parent.id)),
+};
+
+export default telegram;

@@ -1,0 +1,147 @@
+// The provider unit: a declarative descriptor of one platform plus its optional capabilities.
+// A capability that is absent is not supported: callers answer `not_supported` (or the spec's empty answer), never a silent drop.
+import type { z } from 'zod';
+import type { EditorKind, LengthMethod } from '../src/lib/content.js';
+
+export type { EditorKind, LengthMethod };
+import type { PlatformFetch } from '../src/lib/platform-http.js';
+
+
+export type AuthKind = 'oauth2' | 'oauth1' | 'credentials';
+
+export interface CredentialField {
+  key: string;
+  label: string;
+  type: 'text' | 'password' | 'url';
+  required: boolean;
+  description?: string;
+  defaultValue?: string;
+}
+
+export interface ProviderAuth {
+  kind: AuthKind;
+  /** OAuth scopes requested at authorization. */
+  scopes?: string[];
+  /** Fields of the connect form for credential platforms. */
+  fields?: CredentialField[];
+  /** Platforms that need a page/account choice after OAuth (channel stays "in between steps"). */
+  betweenSteps?: boolean;
+}
+
+/** What the spec calls a tool of a channel (`integrationSchema.tools`, `triggerTool`). */
+export interface HelperToolDeclaration {
+  methodName: string;
+  description: string;
+  dataSchema: { key: string; type: string; description: string }[];
+}
+
+export interface HelperTool extends HelperToolDeclaration {
+  /** Absent: declared for the schema, but running it answers not_supported until the platform's publishing lands. */
+  run?: (context: ProviderContext, data: Record<string, string>) => Promise<unknown>;
+}
+
+/** The channel's stored credentials, decrypted. */
+export interface ChannelAuth {
+  accessToken: string;
+  refreshToken?: string;
+  expiresAt?: Date;
+  /** The account id on the platform. */
+  internalId: string;
+  /** Extra connection data (instance URL, chat id, app password...), stored encrypted. */
+  data: Record<string, string>;
+}
+
+export interface ProviderContext {
+  fetch: PlatformFetch;
+  /** Default base URLs of the descriptor merged with deployment overrides (SOCIAL_ENDPOINTS). */
+  endpoints: Record<string, string>;
+  auth: ChannelAuth;
+  /** The channel's settings for this post (validated against `settings`), `{}` outside publishing. */
+  settings: Record<string, unknown>;
+}
+
+export interface ConnectContext {
+  fetch: PlatformFetch;
+  endpoints: Record<string, string>;
+}
+
+export interface ConnectedAccount {
+  internalId: string;
+  name: string;
+  profile: string;
+  picture?: string;
+  accessToken: string;
+  refreshToken?: string;
+  expiresAt?: Date;
+  data?: Record<string, string>;
+}
+
+export interface MediaFile {
+  /** Public URL of the media (our storage or the client's URL). */
+  url: string;
+  kind: 'image' | 'video';
+  alt?: string;
+  /** Loads the bytes (through the guarded fetcher) for platforms that take uploads. */
+  load: () => Promise<{ bytes: Buffer; mimeType: string }>;
+}
+
+export interface PublishItem {
+  /** Our post row id: stable, usable as an idempotency key. */
+  postId: string;
+  /** Content converted for the platform's editor kind. */
+  text: string;
+  media: MediaFile[];
+}
+
+/** A published item as the platform identifies it. */
+export interface PublishedRef {
+  id: string;
+  url?: string;
+  /** Extra identifiers needed to reply later (e.g. Bluesky's cid). */
+  meta?: Record<string, string>;
+}
+
+export interface AnalyticsMetric {
+  label: string;
+  data: { total: string; date: string }[];
+  percentageChange: number;
+}
+
+/** Validation input: one entry per item of the chain, with its media kinds. */
+export interface ValidationItem {
+  text: string;
+  media: { kind: 'image' | 'video'; url: string }[];
+}
+
+export interface Provider {
+  identifier: string;
+  name: string;
+  editor: EditorKind;
+  auth: ProviderAuth;
+  /** Default base URLs. No absolute URL appears anywhere else in the file, so tests can point them at fakes. */
+  endpoints: Record<string, string>;
+  /** How length is counted on the converted text: UTF-16 characters, X's weighted length, or graphemes (Bluesky). */
+  lengthMethod: LengthMethod;
+  maxLength: (options: { isPremium?: boolean; settings?: Record<string, unknown> }) => number;
+  rules: string;
+  /** Zod schema of `settings` (without `__type`); null means "No additional settings required". */
+  settings: z.ZodObject | null;
+  /** Thread-style (each item is a post replying to the previous) or comment-style (later items comment on the first). */
+  chain: 'thread' | 'comments' | 'none';
+  /** Media and settings rules checked at validation; returns the first problem as a sentence, or undefined. */
+  validate?: (items: ValidationItem[], settings: Record<string, unknown>) => string | undefined;
+  tools: HelperTool[];
+  /** True when the create call carries an idempotency key, so an attempt of unknown outcome may be repeated safely. */
+  idempotentCreate?: boolean;
+
+  // Capabilities. Absent = not supported.
+  connect?: (context: ConnectContext, fields: Record<string, string>) => Promise<ConnectedAccount>;
+  authorizeUrl?: (options: { clientId: string; redirectUri: string; state: string; codeChallenge: string; endpoints: Record<string, string> }) => string;
+  refresh?: (context: ProviderContext) => Promise<Partial<ChannelAuth>>;
+  publish?: (context: ProviderContext, item: PublishItem) => Promise<PublishedRef>;
+  comment?: (context: ProviderContext, item: PublishItem, thread: { root: PublishedRef; parent: PublishedRef }) => Promise<PublishedRef>;
+  analytics?: (context: ProviderContext, days: number) => Promise<AnalyticsMetric[]>;
+  postAnalytics?: (context: ProviderContext, post: PublishedRef, days: number) => Promise<AnalyticsMetric[]>;
+  /** Recent content of the account, for linking a post whose releaseId is `missing`. */
+  recent?: (context: ProviderContext) => Promise<{ id: string; url: string }[]>;
+}

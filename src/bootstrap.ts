@@ -1,0 +1,65 @@
+// Opens everything the service and the CLI need: database (external or embedded), migrations, secrets, services.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { openDatabase } from './db/orm.js';
+import { SecretBox, randomToken } from './lib/crypto.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { createMediaFetcher } from './lib/media-fetch.js';
+import { createPlatformFetch } from './lib/platform-http.js';
+import type { Services } from '../tools/types.js';
+
+export const USER_AGENT = 'Herald/0.1 (+https://github.com/herald-social/herald)';
+
+export interface Opened {
+  services: Services;
+  databaseUrl: string;
+  embedded?: EmbeddedDatabase;
+  close(): Promise<void>;
+}
+
+function encryptionKey(config: Config, logger: Logger): string {
+  if (config.encryptionKey) return config.encryptionKey;
+  const file = path.join(config.dataDir, 'encryption-key');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const key = Buffer.from(randomToken(32), 'base64url').toString('hex');
+  fs.writeFileSync(file, key, { mode: 0o600 });
+  logger.warn({ file }, 'generated a new ENCRYPTION_KEY into the data directory; back it up (channel tokens cannot be read without it)');
+  return key;
+}
+
+export async function openServices(config: Config, logger = createLogger(config.logLevel)): Promise<Opened> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger });
+    await embedded.createDatabase('herald');
+    databaseUrl = embedded.urlFor('herald');
+  }
+  try {
+    const orm = await openDatabase(databaseUrl, { migrate: true });
+    const services: Services = {
+      config,
+      orm,
+      secrets: new SecretBox(encryptionKey(config, logger)),
+      fetch: createPlatformFetch({ timeoutMs: config.platformTimeoutMs, userAgent: USER_AGENT }),
+      fetchMedia: createMediaFetcher({ timeoutMs: config.platformTimeoutMs * 4, maxBytes: 1024 * 1024 * 1024, userAgent: USER_AGENT }),
+      logger,
+      now: () => new Date(),
+    };
+    return {
+      services,
+      databaseUrl,
+      embedded,
+      async close() {
+        await orm.close();
+        await embedded?.stop();
+      },
+    };
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,62 @@
+// `npm run herald -- <command>`: organizations and API keys, usable before the web console exists.
+import { loadConfig } from './config.js';
+import { createLogger } from './lib/logger.js';
+import { openServices } from './bootstrap.js';
+import { OrganizationSchema } from './db/entities.js';
+import { createOrganization, mintApiKey, revokeApiKeys } from '../tools/internal/credentials.js';
+
+const usage = `Usage: npm run herald -- <command>
+  org:create <name>        create an organization and print its first API key (shown once)
+  org:list                 list organizations
+  key:create [orgId]       mint a new API key (the previous key stops working at once); orgId optional with one organization
+  key:revoke [orgId]       revoke the organization's API key`;
+
+async function main(): Promise<number> {
+  const [command, ...args] = process.argv.slice(2);
+  if (!command || command === 'help' || command === '--help') {
+    console.log(usage);
+    return command ? 0 : 1;
+  }
+  const config = loadConfig();
+  const opened = await openServices(config, createLogger('warn'));
+  const em = opened.services.orm.em.fork();
+  const organizationId = async (given?: string): Promise<string> => {
+    if (given) return given;
+    const all = await em.find(OrganizationSchema, {});
+    if (all.length !== 1) throw new Error(`Name the organization: there are ${all.length}. See org:list.`);
+    return all[0].id;
+  };
+  try {
+    switch (command) {
+      case 'org:create': {
+        if (!args[0]) throw new Error('org:create needs a name.');
+        const organization = await createOrganization(em, args.join(' '));
+        console.log(`Organization ${organization.id} (${organization.name})\nAPI key: ${await mintApiKey(em, organization.id)}\nShown once: store it now.`);
+        return 0;
+      }
+      case 'org:list':
+        for (const organization of await em.find(OrganizationSchema, {}, { orderBy: { createdAt: 'asc' } })) console.log(`${organization.id}\t${organization.name}`);
+        return 0;
+      case 'key:create': {
+        const id = await organizationId(args[0]);
+        console.log(`API key: ${await mintApiKey(em, id)}\nShown once: store it now. The previous key no longer works.`);
+        return 0;
+      }
+      case 'key:revoke': {
+        const count = await revokeApiKeys(em, await organizationId(args[0]));
+        console.log(count > 0 ? 'API key revoked.' : 'No live API key to revoke.');
+        return 0;
+      }
+      default:
+        console.error(`Unknown command "${command}".\n${usage}`);
+        return 1;
+    }
+  } catch (error) {
+    console.error((error as Error).message);
+    return 1;
+  } finally {
+    await opened.close();
+  }
+}
+
+main().then((code) => process.exit(code));

@@ -1,0 +1,131 @@
+// Entities (defineEntity). Foreign keys are plain id columns: every query is scoped by organization explicitly.
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+const timestamp = () => p.datetime().columnType('timestamptz');
+
+export const OrganizationSchema = defineEntity({
+  name: 'Organization',
+  tableName: 'organization',
+  properties: {
+    id: p.string().primary(),
+    name: p.string(),
+    billingCustomer: p.string().nullable(),
+    createdAt: timestamp().onCreate(() => new Date()),
+  },
+});
+export type Organization = InferEntity<typeof OrganizationSchema>;
+
+export const ApiKeySchema = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_key',
+  properties: {
+    id: p.string().primary(),
+    organizationId: p.string(),
+    keyHash: p.string().unique(),
+    lastFour: p.string(),
+    createdAt: timestamp().onCreate(() => new Date()),
+    revokedAt: timestamp().nullable(),
+  },
+});
+export type ApiKey = InferEntity<typeof ApiKeySchema>;
+
+export const CustomerSchema = defineEntity({
+  name: 'Customer',
+  tableName: 'customer',
+  properties: {
+    id: p.string().primary(),
+    organizationId: p.string(),
+    name: p.string(),
+    createdAt: timestamp().onCreate(() => new Date()),
+  },
+});
+export type Customer = InferEntity<typeof CustomerSchema>;
+
+export const IntegrationSchema = defineEntity({
+  name: 'Integration',
+  tableName: 'integration',
+  properties: {
+    id: p.string().primary(),
+    organizationId: p.string(),
+    providerIdentifier: p.string(),
+    internalId: p.string(),
+    name: p.string(),
+    picture: p.string().nullable(),
+    profile: p.string(),
+    /** Sealed (AES-256-GCM) JSON of the channel's tokens and connection data. */
+    credentials: p.text(),
+    tokenExpiresAt: timestamp().nullable(),
+    disabled: p.boolean().default(false),
+    refreshNeeded: p.boolean().default(false),
+    inBetweenSteps: p.boolean().default(false),
+    customerId: p.string().nullable(),
+    /** Minutes after midnight UTC used by find-slot. */
+    postingTimes: p.json<number[]>(),
+    /** Account facts that change validation (e.g. X premium). */
+    additionalSettings: p.json<Record<string, unknown>>(),
+    createdAt: timestamp().onCreate(() => new Date()),
+    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+    deletedAt: timestamp().nullable(),
+  },
+});
+export type Integration = InferEntity<typeof IntegrationSchema>;
+
+export const postStates = ['DRAFT', 'QUEUE', 'PUBLISHED', 'ERROR'] as const;
+export type PostState = (typeof postStates)[number];
+
+export interface StoredMedia {
+  id: string;
+  path: string;
+  alt?: string;
+  thumbnail?: string;
+}
+
+export const PostSchema = defineEntity({
+  name: 'Post',
+  tableName: 'post',
+  properties: {
+    id: p.string().primary(),
+    organizationId: p.string(),
+    integrationId: p.string(),
+    group: p.string().fieldName('group_id'),
+    /** The previous item of the chain (thread item or comment); null for the root. */
+    parentPostId: p.string().nullable(),
+    /** 0 for the root, then 1, 2... along the chain. */
+    position: p.integer(),
+    content: p.text(),
+    settings: p.json<Record<string, unknown>>(),
+    media: p.json<StoredMedia[]>(),
+    /** Minutes to wait after the previous item before this one. */
+    delay: p.integer().default(0),
+    state: p.string().$type<PostState>(),
+    publishDate: timestamp(),
+    releaseId: p.string().nullable(),
+    releaseUrl: p.text().nullable(),
+    releaseMeta: p.json<Record<string, string>>().nullable(),
+    error: p.text().nullable(),
+    /** Set just before the platform is called for this item, cleared when the outcome is known. */
+    attemptStartedAt: timestamp().nullable(),
+    publishedAt: timestamp().nullable(),
+    creationMethod: p.string(),
+    createdAt: timestamp().onCreate(() => new Date()),
+    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+    deletedAt: timestamp().nullable(),
+  },
+});
+export type Post = InferEntity<typeof PostSchema>;
+
+export const NotificationSchema = defineEntity({
+  name: 'Notification',
+  tableName: 'notification',
+  properties: {
+    id: p.string().primary(),
+    organizationId: p.string(),
+    type: p.string(),
+    content: p.text(),
+    link: p.text().nullable(),
+    createdAt: timestamp().onCreate(() => new Date()),
+  },
+});
+export type Notification = InferEntity<typeof NotificationSchema>;
+
+export const entities = [OrganizationSchema, ApiKeySchema, CustomerSchema, IntegrationSchema, PostSchema, NotificationSchema];

@@ -1,0 +1,4 @@
+// Committed migrations, listed explicitly so they run the same under tsx, tests and any bundler.
+import { Migration20261121000000 } from './Migration20261121000000.js';
+
+export const migrationsList = [{ name: 'Migration20261121000000', class: Migration20261121000000 }];

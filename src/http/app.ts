@@ -1,0 +1,41 @@
+// The express application: REST v1 (twice mounted), MCP, and the JSON 404 and error answers.
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { DomainError } from '../errors.js';
+import { newId } from '../lib/crypto.js';
+import type { Services } from '../../tools/types.js';
+import { mcpRouter } from '../mcp/http.js';
+import type { McpSessions } from '../mcp/sessions.js';
+import { errorMiddleware } from './errors.js';
+import { restRouter } from './rest.js';
+
+export function createApp(services: Services, sessions: McpSessions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    const incoming = request.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : newId();
+    response.locals.requestId = requestId;
+    response.setHeader('X-Request-Id', requestId);
+    // Browsers may call the REST API from other origins; the credential is a header, never a cookie.
+    response.setHeader('Access-Control-Expose-Headers', 'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id');
+    next();
+  });
+  app.get('/healthz', (_request, response) => {
+    response.json({ status: 'ok' });
+  });
+  const rest = restRouter(services);
+  app.use('/api/public/v1', rest);
+  app.use('/public/v1', rest);
+  app.use(mcpRouter(services, sessions));
+  app.get('/', (_request, response) => {
+    response.type('text/plain').send(
+      `Herald is running.\nREST API: ${services.config.publicUrl}/api/public/v1\nMCP: ${services.config.publicUrl}/api/mcp\n`,
+    );
+  });
+  app.use((request: Request, _response: Response, next: NextFunction) => {
+    next(new DomainError('not_found', `No route ${request.method} ${request.path}.`, { hint: 'REST endpoints live under /api/public/v1; MCP under /api/mcp.' }));
+  });
+  app.use(errorMiddleware(services.logger));
+  return app;
+}

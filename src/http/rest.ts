@@ -1,0 +1,85 @@
+// REST v1: a thin adapter over the tool registry. Paths and bodies are the spec's; each route calls the shared runner.
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { DomainError, unauthenticated } from '../errors.js';
+import { consumeRateLimit, type RateLimitState } from '../lib/rate-limit.js';
+import { tools } from '../../tools/index.js';
+import { runTool } from '../../tools/runner.js';
+import type { Caller, Services } from '../../tools/types.js';
+import { resolveCaller } from './credentials.js';
+
+const SMALL_BODY = '1mb';
+const LARGE_BODY = '50mb';
+
+export function setRateLimitHeaders(response: Response, state: RateLimitState): void {
+  response.setHeader('RateLimit-Limit', String(state.limit));
+  response.setHeader('RateLimit-Remaining', String(state.remaining));
+  response.setHeader('RateLimit-Reset', String(state.resetSeconds));
+}
+
+function rateLimited(state: RateLimitState): DomainError {
+  return new DomainError('rate_limited', `Rate limit reached: ${state.limit} REST requests per hour for this organization.`, {
+    hint: `Wait ${state.resetSeconds} seconds before the next request.`,
+    details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },
+  });
+}
+
+export function restRouter(services: Services): Router {
+  const router = express.Router();
+
+  // Authentication first, then the per-organization limit: a 401 never counts.
+  router.use(async (request: Request, response: Response, next: NextFunction) => {
+    try {
+      const caller = await resolveCaller(services, request.headers.authorization, { allowBearer: true });
+      if (!caller) throw unauthenticated();
+      response.locals.caller = caller;
+      const state = await consumeRateLimit(services.orm.em.fork(), caller.organizationId, 'rest', services.config.apiRateLimitPerHour, services.now());
+      setRateLimitHeaders(response, state);
+      if (!state.allowed) throw rateLimited(state);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  for (const tool of tools) {
+    const binding = tool.rest;
+    if (!binding) continue;
+    const parseBody = express.json({ limit: binding.largeBody ? LARGE_BODY : SMALL_BODY, strict: false, type: () => true });
+    const method = binding.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+    const handlers = binding.method === 'GET' || binding.method === 'DELETE' ? [] : [requireJsonBody, parseBody];
+    router[method](binding.path, ...handlers, async (request: Request, response: Response, next: NextFunction) => {
+      try {
+        const restRequest = { params: { ...request.params } as Record<string, string>, query: { ...(request.query as Record<string, unknown>) }, body: request.body };
+        const input = binding.toInput ? binding.toInput(restRequest) : { ...restRequest.query, ...(isObject(restRequest.body) ? restRequest.body : {}), ...restRequest.params };
+        const output = await runTool(tool, input, response.locals.caller as Caller, services, response.locals.requestId as string);
+        response.status(binding.status ?? 200).json(binding.toResponse ? binding.toResponse(output) : output);
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
+  return router;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Bodies must be JSON; anything else is refused before parsing (an empty body is treated as `{}`). */
+function requireJsonBody(request: Request, _response: Response, next: NextFunction): void {
+  const length = Number(request.headers['content-length'] ?? 0);
+  const chunked = request.headers['transfer-encoding'] !== undefined;
+  if (length === 0 && !chunked) {
+    request.body = {};
+    return next();
+  }
+  if (!request.is('application/json') && !request.is('application/*+json')) {
+    return next(
+      new DomainError('invalid_input', `Unsupported content type "${request.headers['content-type'] ?? 'none'}".`, {
+        hint: 'Send the body as JSON with the header Content-Type: application/json.',
+        status: 415,
+      }),
+    );
+  }
+  next();
+}
+
+export type { Caller };

@@ -1,0 +1,54 @@
+// graphile-worker in the same database: the task list and the crontab. Each task is thin and calls tools/internal.
+import { run, type Runner, type Task } from 'graphile-worker';
+import { z } from 'zod';
+import type { Services } from '../../tools/types.js';
+import { publishChain } from '../../tools/internal/publish.js';
+import { PUBLISH_TASK, publishJobKey, sweepDuePosts } from '../../tools/internal/queue.js';
+import { pruneRateLimits } from '../lib/rate-limit.js';
+import { silentLogger } from '../db/orm.js';
+
+const publishPayload = z.object({ postId: z.string().min(1) });
+
+export function publishPostTask(services: Services): Task {
+  return async (payload, helpers) => {
+    const { postId } = publishPayload.parse(payload);
+    await helpers.withPgClient(async (client) => {
+      // A second run of the same post (a replaced job, a sweep) waits for nothing: it sees the lock and leaves.
+      const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [publishJobKey(postId)]);
+      if (!rows[0]?.locked) return;
+      try {
+        const outcome = await publishChain(services, postId, { attempt: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+        if (outcome.kind === 'waiting') {
+          await helpers.addJob(PUBLISH_TASK, { postId }, { runAt: outcome.runAt, jobKey: publishJobKey(postId), jobKeyMode: 'replace', maxAttempts: 8 });
+        }
+      } finally {
+        await client.query('select pg_advisory_unlock(hashtext($1))', [publishJobKey(postId)]);
+      }
+    });
+  };
+}
+
+export const taskList = (services: Services) => ({
+  [PUBLISH_TASK]: publishPostTask(services),
+  sweep_due_posts: (async () => {
+    await sweepDuePosts(services.orm.em.fork(), services.now());
+  }) as Task,
+  prune_rate_limits: (async () => {
+    await pruneRateLimits(services.orm.em.fork(), services.now());
+  }) as Task,
+});
+
+export async function startWorker(services: Services, connectionString: string): Promise<Runner> {
+  // One worker process per database is the supported deployment: jobs left locked by a crashed run are released at start.
+  // The per-post advisory lock still prevents two live runs of one post.
+  await services.orm.em.fork().getConnection().execute('update graphile_worker._private_jobs set locked_at = null, locked_by = null where locked_at is not null');
+  return run({
+    connectionString,
+    concurrency: services.config.workerConcurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: silentLogger,
+    taskList: taskList(services),
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n`,
+  });
+}

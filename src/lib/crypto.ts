@@ -1,0 +1,42 @@
+// Random identifiers, SHA-256 hashing of secrets, AES-256-GCM for platform tokens at rest.
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
+
+/** Collision-resistant ids for rows: 20 url-safe characters from a CSPRNG. */
+export const newId = (): string => randomBytes(15).toString('base64url');
+
+export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export class SecretBox {
+  private readonly key: Buffer;
+  constructor(hexKey: string) {
+    this.key = Buffer.from(hexKey, 'hex');
+    if (this.key.length !== 32) throw new Error('The encryption key must be 32 bytes (64 hex characters).');
+  }
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const encrypted = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${encrypted.toString('base64url')}`;
+  }
+  open(sealed: string): string {
+    const [version, iv, tag, data] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('Unreadable sealed value.');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+  sealJson(value: unknown): string {
+    return this.seal(JSON.stringify(value));
+  }
+  openJson<T>(sealed: string): T {
+    return JSON.parse(this.open(sealed)) as T;
+  }
+}

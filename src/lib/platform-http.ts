@@ -1,0 +1,153 @@
+// The one fetch wrapper providers use to call platforms: timeouts, JSON/form/multipart bodies, zod-parsed responses,
+// and one error type that says whether a retry is safe.
+import type { z } from 'zod';
+
+export interface PlatformHttpErrorInit {
+  status: number;
+  retryable: boolean;
+  bodyExcerpt: string;
+  /** true when the request may have reached the platform and we cannot know whether it acted on it. */
+  outcomeUnknown?: boolean;
+  /** Seconds the platform asked us to wait. */
+  retryAfterSeconds?: number;
+  message?: string;
+}
+
+export class PlatformHttpError extends Error {
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly bodyExcerpt: string;
+  readonly outcomeUnknown: boolean;
+  readonly retryAfterSeconds?: number;
+  constructor(init: PlatformHttpErrorInit) {
+    super(init.message ?? `Platform answered ${init.status}: ${init.bodyExcerpt}`);
+    this.name = 'PlatformHttpError';
+    this.status = init.status;
+    this.retryable = init.retryable;
+    this.bodyExcerpt = init.bodyExcerpt;
+    this.outcomeUnknown = init.outcomeUnknown ?? false;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+  get isAuthError(): boolean {
+    return this.status === 401;
+  }
+}
+
+export interface PlatformRequest<T> {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+  json?: unknown;
+  form?: Record<string, string | string[] | undefined>;
+  multipart?: FormData;
+  body?: Buffer | Uint8Array | string;
+  /** Parses the response body; without it the body is returned as parsed JSON (or text when not JSON). */
+  schema?: z.ZodType<T>;
+  timeoutMs?: number;
+  /** Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after"). */
+  classify?: (status: number, body: string) => Partial<PlatformHttpErrorInit> | undefined;
+}
+
+export interface PlatformResponse<T> {
+  status: number;
+  headers: Headers;
+  data: T;
+}
+
+export type PlatformFetch = <T = unknown>(request: PlatformRequest<T>) => Promise<PlatformResponse<T>>;
+
+const excerpt = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` : text);
+
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET_BEFORE_SEND']);
+
+function networkErrorCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: { code?: string } })?.cause;
+  return cause?.code ?? (error as { code?: string })?.code;
+}
+
+function buildUrl(url: string, query?: PlatformRequest<unknown>['query']): string {
+  if (!query) return url;
+  const target = new URL(url);
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) target.searchParams.set(key, String(value));
+  return target.toString();
+}
+
+export function createPlatformFetch(options: { timeoutMs: number; userAgent: string }): PlatformFetch {
+  return async function platformFetch<T>(request: PlatformRequest<T>): Promise<PlatformResponse<T>> {
+    const headers: Record<string, string> = { 'user-agent': options.userAgent, accept: 'application/json', ...request.headers };
+    let body: BodyInit | undefined;
+    if (request.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(request.json);
+    } else if (request.form) {
+      const form = new URLSearchParams();
+      for (const [key, value] of Object.entries(request.form)) {
+        if (value === undefined) continue;
+        for (const item of Array.isArray(value) ? value : [value]) form.append(key, item);
+      }
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = form;
+    } else if (request.multipart) {
+      body = request.multipart;
+    } else if (request.body !== undefined) {
+      body = request.body as BodyInit;
+    }
+    let response: Response;
+    try {
+      response = await fetch(buildUrl(request.url, request.query), {
+        method: request.method ?? (body ? 'POST' : 'GET'),
+        headers,
+        body,
+        signal: AbortSignal.timeout(request.timeoutMs ?? options.timeoutMs),
+      });
+    } catch (error) {
+      const code = networkErrorCode(error);
+      const refused = code !== undefined && CONNECT_ERRORS.has(code);
+      throw new PlatformHttpError({
+        status: 0,
+        retryable: true,
+        outcomeUnknown: !refused,
+        bodyExcerpt: '',
+        message: `Could not reach the platform (${code ?? (error as Error).name}).`,
+      });
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      const retryAfter = Number(response.headers.get('retry-after'));
+      const base: PlatformHttpErrorInit = {
+        status: response.status,
+        retryable: response.status === 429 || response.status >= 500 || /rate.?limit/i.test(text),
+        bodyExcerpt: excerpt(text),
+        retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      };
+      throw new PlatformHttpError({ ...base, ...request.classify?.(response.status, text) });
+    }
+    let parsed: unknown = text;
+    if (text.length > 0) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    } else {
+      parsed = undefined;
+    }
+    if (request.schema) {
+      const result = request.schema.safeParse(parsed);
+      if (!result.success) {
+        throw new PlatformHttpError({
+          status: response.status,
+          retryable: false,
+          bodyExcerpt: excerpt(text),
+          message: `The platform answered with an unexpected shape: ${result.error.issues
+            .slice(0, 3)
+            .map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+            .join('; ')}`,
+        });
+      }
+      return { status: response.status, headers: response.headers, data: result.data };
+    }
+    return { status: response.status, headers: response.headers, data: parsed as T };
+  };
+}

@@ -1,0 +1,60 @@
+// MCP over streamable HTTP: credential check (401 before any MCP message), DNS-rebinding protection, then the session layer.
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { DomainError, unauthenticated } from '../errors.js';
+import type { Services } from '../../tools/types.js';
+import { extractCredential, resolveCredentialValue } from '../http/credentials.js';
+import type { McpSessions } from './sessions.js';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Host must be the public host (or loopback when the public URL is loopback); Origin, when sent, must match it. */
+export function hostGuard(services: Services) {
+  return (request: Request, _response: Response, next: NextFunction) => {
+    const publicUrl = new URL(services.config.publicUrl);
+    const local = LOOPBACK_HOSTS.has(publicUrl.hostname);
+    const port = publicUrl.port;
+    const allowed = (host: string) => {
+      if (host === publicUrl.host) return true;
+      if (!local) return false;
+      const [name, hostPort = ''] = host.startsWith('[') ? [host.slice(0, host.indexOf(']') + 1), host.slice(host.indexOf(']') + 2)] : host.split(':');
+      return LOOPBACK_HOSTS.has(name) && hostPort === port;
+    };
+    const host = request.headers.host ?? '';
+    const origin = request.headers.origin;
+    let originHost: string | undefined;
+    try {
+      originHost = origin ? new URL(origin).host : undefined;
+    } catch {
+      originHost = '\u0000';
+    }
+    if (!allowed(host) || (originHost !== undefined && !allowed(originHost))) {
+      return next(
+        new DomainError('forbidden', 'Host or Origin not allowed for the MCP endpoint.', {
+          hint: `Connect through ${services.config.publicUrl}; the operator sets PUBLIC_URL to the address clients use.`,
+        }),
+      );
+    }
+    next();
+  };
+}
+
+export function mcpRouter(services: Services, sessions: McpSessions): Router {
+  const router = express.Router();
+  const json = express.json({ limit: '5mb' });
+  const serve = (source: 'header' | 'path') => async (request: Request, response: Response, next: NextFunction) => {
+    try {
+      const credential = source === 'path' ? String(request.params.key) : extractCredential(request.headers.authorization, { allowRaw: false });
+      const caller = await resolveCredentialValue(services, credential);
+      if (!caller || (source === 'path' && caller.credentialKind !== 'api_key')) {
+        response.setHeader('WWW-Authenticate', 'Bearer');
+        throw unauthenticated();
+      }
+      await sessions.handle(request, response, caller);
+    } catch (error) {
+      next(error);
+    }
+  };
+  router.all('/api/mcp', hostGuard(services), json, serve('header'));
+  router.all('/api/mcp/:key', hostGuard(services), json, serve('path'));
+  return router;
+}

@@ -1,0 +1,337 @@
+// A fake Bluesky PDS (AT Protocol XRPC over HTTP on 127.0.0.1) for provider and end-to-end tests.
+//
+//   const fake = await startBlueskyFake();              // one account: fake.handle / fake.password / fake.did
+//   endpoints: { service: fake.url }                    // or auth.data.service = fake.url
+//   auth: fake.channelAuth()                            // a stored channel with a fresh, valid session (no HTTP call)
+//   fake.records / fake.blobs / fake.sessions           // what the PDS holds; fake.server.requests = every request received
+//   fake.expireAccessTokens()                           // every issued access JWT now answers 400 ExpiredToken
+//   fake.expireRefreshTokens()                          // every refresh JWT now answers 400 ExpiredToken on refreshSession
+//   fake.setEngagement(uri, { likeCount: 3 })           // counts reported by getPosts / getAuthorFeed
+//   fake.profile.followersCount = 10                    // counts reported by getProfile (postsCount adds fake.records.length)
+//   fake.server.failNext('POST', '/xrpc/com.atproto.repo.createRecord', { status: 500, json: {...} })   // inject failures
+//   await fake.close()
+//
+// Routes (bodies shaped like the real PDS/AppView, trimmed):
+//   POST /xrpc/com.atproto.server.createSession   {identifier (handle, email or did), password} → session; else 401 AuthenticationRequired
+//   POST /xrpc/com.atproto.server.refreshSession  Bearer refreshJwt → new session (the old refresh JWT is revoked)
+//   GET  /xrpc/app.bsky.actor.getProfile?actor=   → profileViewDetailed
+//   POST /xrpc/com.atproto.repo.uploadBlob        raw bytes + content-type → {blob: {$type:'blob', ref:{$link}, mimeType, size}}
+//   POST /xrpc/com.atproto.repo.createRecord      {repo, collection, record} → {uri, cid, commit:{cid, rev}, validationStatus:'valid'}
+//   GET  /xrpc/app.bsky.feed.getPosts?uris=       → {posts: postView[]}
+//   GET  /xrpc/app.bsky.feed.getAuthorFeed?actor=&limit=&cursor=   → {feed: [{post}], cursor?}, newest first
+// Every route but createSession needs `Authorization: Bearer <accessJwt>` of a live session: missing → 401 AuthenticationRequired,
+// unknown → 400 InvalidToken, expired/revoked → 400 ExpiredToken "Token has expired", wrong kind of JWT → 400 InvalidToken "Bad token scope".
+// createRecord checks the record like the PDS's lexicon validation: text ≤ 300 graphemes and ≤ 3000 bytes, createdAt, facet byte ranges
+// inside the text, and image blobs that were uploaded (else 400 InvalidRequest).
+import { createHash, randomBytes } from 'node:crypto';
+import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import type { ChannelAuth } from '../../providers/types.js';
+
+export interface BlueskyFakeSession {
+  accessJwt: string;
+  refreshJwt: string;
+  via: 'createSession' | 'refreshSession' | 'channelAuth';
+  accessValid: boolean;
+  refreshValid: boolean;
+}
+
+export interface BlueskyFakeRecord {
+  uri: string;
+  cid: string;
+  rkey: string;
+  /** The record exactly as the client sent it. */
+  record: any;
+  indexedAt: string;
+}
+
+export interface BlueskyFakeBlob {
+  cid: string;
+  mimeType: string;
+  size: number;
+  bytes: Buffer;
+}
+
+export interface BlueskyEngagement {
+  likeCount: number;
+  repostCount: number;
+  replyCount: number;
+  quoteCount: number;
+}
+
+export interface BlueskyFake {
+  server: FakeServer;
+  /** The PDS base URL (no trailing slash). */
+  url: string;
+  did: string;
+  handle: string;
+  email: string;
+  password: string;
+  /** What getProfile answers; postsCount is added to the number of records created. */
+  profile: { displayName: string; description: string; avatar: string; followersCount: number; followsCount: number; postsCount: number };
+  records: BlueskyFakeRecord[];
+  blobs: BlueskyFakeBlob[];
+  /** Every session issued, oldest first. */
+  sessions: BlueskyFakeSession[];
+  /** Issues a live session without an HTTP call. */
+  issueSession(via?: BlueskyFakeSession['via']): BlueskyFakeSession;
+  /** Credentials of a connected channel for this account, with a fresh live session (what Herald stores after connect). */
+  channelAuth(): ChannelAuth;
+  expireAccessTokens(): void;
+  expireRefreshTokens(): void;
+  /** Sets counts reported for a post; replyCount defaults to the number of records replying to it. */
+  setEngagement(uri: string, counts: Partial<BlueskyEngagement>): void;
+  close(): Promise<void>;
+}
+
+const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const xrpcError = (status: number, error: string, message: string): FakeReply => ({ status, json: { error, message } });
+
+/** A real CIDv1 string (base32, sha2-256) of the bytes: codec 0x55 raw for blobs, 0x71 dag-cbor for records. */
+function cidOf(bytes: Buffer, codec: 0x55 | 0x71): string {
+  const data = Buffer.concat([Buffer.from([0x01, codec, 0x12, 0x20]), createHash('sha256').update(bytes).digest()]);
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  let bits = 0;
+  let value = 0;
+  let out = 'b';
+  for (const byte of data) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
+  return out;
+}
+
+/** Record keys and revs are TIDs: 13 base32-sortable characters of microseconds since the epoch and a clock id. */
+let lastTid = 0n;
+function nextTid(): string {
+  const alphabet = '234567abcdefghijklmnopqrstuvwxyz';
+  let micros = BigInt(Date.now()) * 1000n;
+  if (micros <= lastTid) micros = lastTid + 1n;
+  lastTid = micros;
+  let value = (micros << 10n) | 7n;
+  let out = '';
+  for (let index = 0; index < 13; index++) {
+    out = alphabet[Number(value & 31n)] + out;
+    value >>= 5n;
+  }
+  return out;
+}
+
+const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
+
+export async function startBlueskyFake(options: { handle?: string; password?: string } = {}): Promise<BlueskyFake> {
+  const server = await startFakeServer();
+  const handle = options.handle ?? 'alice.bsky.social';
+  const password = options.password ?? 'abcd-efgh-ijkl-mnop';
+  const did = `did:plc:${createHash('sha256').update(handle).digest('hex').slice(0, 24)}`;
+  const email = `${handle.split('.')[0]}@example.com`;
+  const records: BlueskyFakeRecord[] = [];
+  const blobs: BlueskyFakeBlob[] = [];
+  const sessions: BlueskyFakeSession[] = [];
+  const engagement = new Map<string, Partial<BlueskyEngagement>>();
+  const profile = { displayName: 'Alice', description: 'Testing Herald', avatar: `${server.url}/img/avatar/plain/${did}/avatar@jpeg`, followersCount: 42, followsCount: 7, postsCount: 0 };
+  const createdAt = '2024-01-15T10:00:00.000Z';
+
+  const jwt = (scope: string, lifetimeSeconds: number) => {
+    const now = Math.floor(Date.now() / 1000);
+    const payload = { scope, sub: did, aud: `did:web:${new URL(server.url).hostname}`, iat: now, exp: now + lifetimeSeconds, jti: randomBytes(8).toString('hex') };
+    return `${b64url({ typ: scope === 'com.atproto.refresh' ? 'refresh+jwt' : 'at+jwt', alg: 'ES256K' })}.${b64url(payload)}.${randomBytes(32).toString('base64url')}`;
+  };
+  const issueSession = (via: BlueskyFakeSession['via'] = 'createSession'): BlueskyFakeSession => {
+    const session = { accessJwt: jwt('com.atproto.access', 7200), refreshJwt: jwt('com.atproto.refresh', 90 * 86400), via, accessValid: true, refreshValid: true };
+    sessions.push(session);
+    return session;
+  };
+  const sessionBody = (session: BlueskyFakeSession) => ({
+    accessJwt: session.accessJwt,
+    refreshJwt: session.refreshJwt,
+    handle,
+    did,
+    didDoc: {
+      '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/multikey/v1'],
+      id: did,
+      alsoKnownAs: [`at://${handle}`],
+      service: [{ id: '#atproto_pds', type: 'AtprotoPersonalDataServer', serviceEndpoint: server.url }],
+    },
+    email,
+    emailConfirmed: true,
+    emailAuthFactor: false,
+    active: true,
+  });
+
+  /** The live session whose access JWT the request carries, or the PDS's error reply. */
+  const authorize = (request: RecordedRequest, kind: 'access' | 'refresh'): FakeReply | BlueskyFakeSession => {
+    const header = String(request.headers.authorization ?? '');
+    if (!header.startsWith('Bearer ')) return xrpcError(401, 'AuthenticationRequired', 'Authentication Required');
+    const token = header.slice('Bearer '.length);
+    const session = sessions.find((item) => (kind === 'access' ? item.accessJwt : item.refreshJwt) === token);
+    if (!session) {
+      const wrongKind = sessions.some((item) => (kind === 'access' ? item.refreshJwt : item.accessJwt) === token);
+      return xrpcError(400, 'InvalidToken', wrongKind ? 'Bad token scope' : 'Token could not be verified');
+    }
+    if (kind === 'access' && !session.accessValid) return xrpcError(400, 'ExpiredToken', 'Token has expired');
+    if (kind === 'refresh' && !session.refreshValid) return xrpcError(400, 'ExpiredToken', 'Token has been revoked');
+    return session;
+  };
+  const authorized = (handler: (request: RecordedRequest) => FakeReply) => (request: RecordedRequest) => {
+    const session = authorize(request, 'access');
+    return 'accessJwt' in session ? handler(request) : session;
+  };
+
+  const author = () => ({ did, handle, displayName: profile.displayName, avatar: profile.avatar, associated: { chat: { allowIncoming: 'following' } }, labels: [], createdAt });
+  const postView = (entry: BlueskyFakeRecord) => {
+    const counts = engagement.get(entry.uri) ?? {};
+    const images = entry.record.embed?.$type === 'app.bsky.embed.images' ? (entry.record.embed.images as any[]) : undefined;
+    return {
+      uri: entry.uri,
+      cid: entry.cid,
+      author: author(),
+      record: entry.record,
+      ...(images && {
+        embed: {
+          $type: 'app.bsky.embed.images#view',
+          images: images.map((image) => ({
+            thumb: `${server.url}/img/feed_thumbnail/plain/${did}/${image.image.ref.$link}@jpeg`,
+            fullsize: `${server.url}/img/feed_fullsize/plain/${did}/${image.image.ref.$link}@jpeg`,
+            alt: image.alt,
+            ...(image.aspectRatio && { aspectRatio: image.aspectRatio }),
+          })),
+        },
+      }),
+      replyCount: counts.replyCount ?? records.filter((other) => other.record.reply?.parent?.uri === entry.uri).length,
+      repostCount: counts.repostCount ?? 0,
+      likeCount: counts.likeCount ?? 0,
+      quoteCount: counts.quoteCount ?? 0,
+      indexedAt: entry.indexedAt,
+      viewer: { threadMuted: false, embeddingDisabled: false },
+      labels: [],
+    };
+  };
+
+  /** The PDS's own checks on an app.bsky.feed.post record; undefined when it is valid. */
+  const invalidPost = (record: any): string | undefined => {
+    if (typeof record?.text !== 'string') return 'Record/text must be a string';
+    if (graphemes(record.text) > 300) return 'Record/text must not be longer than 300 graphemes';
+    if (Buffer.byteLength(record.text) > 3000) return 'Record/text must not be longer than 3000 characters';
+    if (typeof record.createdAt !== 'string' || Number.isNaN(Date.parse(record.createdAt))) return 'Record/createdAt must be an valid atproto datetime';
+    const length = Buffer.byteLength(record.text);
+    for (const facet of record.facets ?? []) {
+      const { byteStart, byteEnd } = facet?.index ?? {};
+      if (!Number.isInteger(byteStart) || !Number.isInteger(byteEnd) || byteStart < 0 || byteEnd > length || byteStart >= byteEnd) return 'Record/facets has an invalid index';
+    }
+    if (record.embed?.$type === 'app.bsky.embed.images') {
+      if (!Array.isArray(record.embed.images) || record.embed.images.length > 4) return 'Record/embed/images must not have more than 4 elements';
+      for (const image of record.embed.images) {
+        if (typeof image.alt !== 'string') return 'Record/embed/images/alt must be a string';
+        if (!blobs.some((blob) => blob.cid === image.image?.ref?.$link)) return `Could not find blob: ${image.image?.ref?.$link}`;
+      }
+    }
+    return undefined;
+  };
+
+  server.on('POST', '/xrpc/com.atproto.server.createSession', (request) => {
+    const identifier = String(request.json?.identifier ?? '').toLowerCase();
+    if (typeof request.json?.password !== 'string' || !identifier) return xrpcError(400, 'InvalidRequest', 'Input must have the property "identifier"');
+    if (![handle, email, did].includes(identifier) || request.json.password !== password) return xrpcError(401, 'AuthenticationRequired', 'Invalid identifier or password');
+    return { json: sessionBody(issueSession('createSession')) };
+  });
+
+  server.on('POST', '/xrpc/com.atproto.server.refreshSession', (request) => {
+    const session = authorize(request, 'refresh');
+    if (!('accessJwt' in session)) return session;
+    session.refreshValid = false;
+    return { json: sessionBody(issueSession('refreshSession')) };
+  });
+
+  server.on('GET', '/xrpc/app.bsky.actor.getProfile', authorized((request) => {
+    const actor = request.query.get('actor');
+    if (!actor) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the property "actor"');
+    if (actor !== did && actor !== handle) return xrpcError(400, 'InvalidRequest', 'Profile not found');
+    return {
+      json: {
+        ...author(),
+        ...profile,
+        banner: `${server.url}/img/banner/plain/${did}/banner@jpeg`,
+        postsCount: profile.postsCount + records.length,
+        associated: { lists: 0, feedgens: 0, starterPacks: 0, labeler: false, chat: { allowIncoming: 'following' } },
+        indexedAt: createdAt,
+        viewer: { muted: false, blockedBy: false },
+      },
+    };
+  }));
+
+  server.on('POST', '/xrpc/com.atproto.repo.uploadBlob', authorized((request) => {
+    const mimeType = String(request.headers['content-type'] ?? '*/*').split(';')[0].trim();
+    if (request.body.length === 0) return xrpcError(400, 'InvalidRequest', 'Request body is empty');
+    if (request.body.length > 100_000_000) return xrpcError(413, 'PayloadTooLarge', 'request entity too large');
+    const blob = { cid: cidOf(request.body, 0x55), mimeType, size: request.body.length, bytes: Buffer.from(request.body) };
+    blobs.push(blob);
+    return { json: { blob: { $type: 'blob', ref: { $link: blob.cid }, mimeType, size: blob.size } } };
+  }));
+
+  server.on('POST', '/xrpc/com.atproto.repo.createRecord', authorized((request) => {
+    const { repo, collection, record, rkey: wanted } = request.json ?? {};
+    if (repo !== did && repo !== handle) return xrpcError(400, 'InvalidRequest', `Could not find repo: ${repo}`);
+    if (collection !== 'app.bsky.feed.post') return xrpcError(400, 'InvalidRequest', `This fake only stores app.bsky.feed.post, not ${collection}`);
+    if (record?.$type !== undefined && record.$type !== collection) return xrpcError(400, 'InvalidRequest', `Invalid $type: expected ${collection}, got ${record.$type}`);
+    const problem = invalidPost(record);
+    if (problem) return xrpcError(400, 'InvalidRequest', `Invalid app.bsky.feed.post record: ${problem}`);
+    const rkey = typeof wanted === 'string' ? wanted : nextTid();
+    const uri = `at://${did}/${collection}/${rkey}`;
+    if (records.some((entry) => entry.uri === uri)) return xrpcError(400, 'InvalidRequest', `Record already exists: ${uri}`);
+    const cid = cidOf(Buffer.from(JSON.stringify(record)), 0x71);
+    records.push({ uri, cid, rkey, record, indexedAt: new Date().toISOString() });
+    return { json: { uri, cid, commit: { cid: cidOf(Buffer.from(`commit:${uri}`), 0x71), rev: nextTid() }, validationStatus: 'valid' } };
+  }));
+
+  server.on('GET', '/xrpc/app.bsky.feed.getPosts', authorized((request) => {
+    const uris = request.query.getAll('uris');
+    if (uris.length === 0) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the property "uris"');
+    if (uris.length > 25) return xrpcError(400, 'InvalidRequest', 'Error: uris must not have more than 25 elements');
+    return { json: { posts: uris.flatMap((uri) => records.filter((entry) => entry.uri === uri).map(postView)) } };
+  }));
+
+  server.on('GET', '/xrpc/app.bsky.feed.getAuthorFeed', authorized((request) => {
+    const actor = request.query.get('actor');
+    if (actor !== did && actor !== handle) return xrpcError(400, 'InvalidRequest', 'Profile not found');
+    const limit = Number(request.query.get('limit') ?? 50);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return xrpcError(400, 'InvalidRequest', 'Error: limit must be between 1 and 100');
+    const start = Number(request.query.get('cursor') ?? 0);
+    const newest = [...records].reverse();
+    const page = newest.slice(start, start + limit);
+    const cursor = start + limit < newest.length ? String(start + limit) : undefined;
+    return { json: { feed: page.map((entry) => ({ post: postView(entry) })), ...(cursor && { cursor }) } };
+  }));
+
+  return {
+    server,
+    url: server.url,
+    did,
+    handle,
+    email,
+    password,
+    profile,
+    records,
+    blobs,
+    sessions,
+    issueSession,
+    channelAuth() {
+      const session = issueSession('channelAuth');
+      return { accessToken: session.accessJwt, refreshToken: session.refreshJwt, internalId: did, data: { service: server.url, identifier: handle, appPassword: password } };
+    },
+    expireAccessTokens() {
+      for (const session of sessions) session.accessValid = false;
+    },
+    expireRefreshTokens() {
+      for (const session of sessions) session.refreshValid = false;
+    },
+    setEngagement(uri, counts) {
+      engagement.set(uri, { ...engagement.get(uri), ...counts });
+    },
+    close: () => server.close(),
+  };
+}

@@ -1,0 +1,286 @@
+// A fake Mastodon instance for provider and end-to-end tests, built on startFakeServer (real HTTP on 127.0.0.1).
+//
+//   const fake = await startMastodonFake();            // or startMastodonFake({ token: 'my-token' })
+//   const context = providerContext({ auth: fake.auth }); // fake.auth = { accessToken, internalId, data: { instance } }
+//   ... publish through providers/mastodon.ts ...
+//   fake.statuses  -> every status created: { id, status, in_reply_to_id, media_ids, idempotencyKey, visibility, ... }
+//   fake.media     -> every upload: { id, bytes, mimeType, description, filename }
+//   fake.server    -> the FakeServer: `requests`, `requestsTo(method, path)`, `failNext(...)` for error injection
+//   await fake.close()
+//
+// Routes (every one answers 401 {error:'The access token is invalid'} unless `Authorization: Bearer <token>`):
+//   GET  /api/v1/accounts/verify_credentials   the Account (`fake.account`, mutable: change counts for analytics tests)
+//   POST /api/v2/media                         multipart `file` (+ `description`): 200 with url, or 202 with url null while
+//                                              processing (see setProcessingPolls); 422 without a file
+//   GET  /api/v1/media/:id                     206 (url null) while processing, then 200; 404 when unknown
+//   POST /api/v1/statuses                      form or JSON: status, visibility, in_reply_to_id, media_ids[]. Honours the
+//                                              `Idempotency-Key` header like Mastodon: a key seen before returns the same
+//                                              status and creates nothing. 422 for blank text without media, more than
+//                                              500 characters, more than 4 media, a video with other media, or media still
+//                                              processing; 404 when in_reply_to_id is unknown.
+//   GET  /api/v1/statuses/:id                  the Status (counts from the record: tests may bump favourites_count etc.)
+//   GET  /api/v1/accounts/:id/statuses         newest first; honours exclude_replies and limit (default 20)
+//
+// setProcessingPolls(n): media uploaded afterwards answer 202 on upload and 206 on their first n GETs, then 200.
+// Set `mastodonPolling.delayMs` (providers/mastodon.ts) to a few ms in tests that use it, so polling stays fast.
+import type { ChannelAuth } from '../../providers/types.js';
+import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+
+export interface MastodonFakeStatus {
+  id: string;
+  status: string;
+  in_reply_to_id: string | null;
+  media_ids: string[];
+  /** The Idempotency-Key header the create carried, or null. */
+  idempotencyKey: string | null;
+  visibility: string;
+  created_at: string;
+  favourites_count: number;
+  reblogs_count: number;
+  replies_count: number;
+}
+
+export interface MastodonFakeMedia {
+  id: string;
+  bytes: Buffer;
+  mimeType: string;
+  description: string | null;
+  filename: string;
+  /** GETs still answering 206 before the media is ready. */
+  pendingPolls: number;
+}
+
+export interface MastodonFakeAccount {
+  id: string;
+  username: string;
+  acct: string;
+  display_name: string;
+  avatar: string;
+  followers_count: number;
+  following_count: number;
+  statuses_count: number;
+}
+
+export interface MastodonFake {
+  server: FakeServer;
+  /** The instance base URL (http://127.0.0.1:port), what the connect form's `instance` field takes. */
+  url: string;
+  token: string;
+  account: MastodonFakeAccount;
+  /** Channel auth for providerContext({ auth }): the fake's token, account id and instance URL. */
+  auth: ChannelAuth;
+  statuses: MastodonFakeStatus[];
+  media: MastodonFakeMedia[];
+  setProcessingPolls(n: number): void;
+  close(): Promise<void>;
+}
+
+const MAX_CHARACTERS = 500;
+const MAX_MEDIA = 4;
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const mediaType = (mimeType: string) => (mimeType.startsWith('image/gif') ? 'gifv' : mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('video/') ? 'video' : mimeType.startsWith('audio/') ? 'audio' : 'unknown');
+const error = (status: number, message: string): FakeReply => ({ status, json: { error: message } });
+
+export async function startMastodonFake(options: { token?: string } = {}): Promise<MastodonFake> {
+  const server = await startFakeServer();
+  const { url } = server;
+  const token = options.token ?? 'mastodon-fake-token';
+  let nextId = 113_000_000_000_000_000n;
+  const newId = () => String(++nextId);
+  let processingPolls = 0;
+  const statuses: MastodonFakeStatus[] = [];
+  const media: MastodonFakeMedia[] = [];
+  const byIdempotencyKey = new Map<string, MastodonFakeStatus>();
+  const account: MastodonFakeAccount = {
+    id: '109000000000000001',
+    username: 'herald',
+    acct: 'herald',
+    display_name: 'Herald Test',
+    avatar: `${url}/system/accounts/avatars/herald.png`,
+    followers_count: 42,
+    following_count: 7,
+    statuses_count: 0,
+  };
+
+  const accountEntity = () => ({
+    ...account,
+    locked: false,
+    bot: false,
+    created_at: '2024-01-01T00:00:00.000Z',
+    note: '',
+    url: `${url}/@${account.username}`,
+    avatar_static: account.avatar,
+    header: `${url}/headers/original/missing.png`,
+    emojis: [],
+    fields: [],
+  });
+
+  const mediaEntity = (item: MastodonFakeMedia) => {
+    const ready = item.pendingPolls === 0;
+    const path = `${url}/system/media_attachments/files/${item.id}`;
+    return {
+      id: item.id,
+      type: mediaType(item.mimeType),
+      url: ready ? `${path}/original/${item.filename}` : null,
+      preview_url: `${path}/small/${item.filename}`,
+      remote_url: null,
+      preview_remote_url: null,
+      text_url: null,
+      meta: {},
+      description: item.description,
+      blurhash: 'UFRx#?~q_3~q_3-;ofRjRjWBWBWB',
+    };
+  };
+
+  const statusEntity = (item: MastodonFakeStatus) => {
+    const parent = item.in_reply_to_id ? statuses.find((status) => status.id === item.in_reply_to_id) : undefined;
+    return {
+      id: item.id,
+      created_at: item.created_at,
+      in_reply_to_id: item.in_reply_to_id,
+      in_reply_to_account_id: parent ? account.id : null,
+      sensitive: false,
+      spoiler_text: '',
+      visibility: item.visibility,
+      language: 'en',
+      uri: `${url}/users/${account.username}/statuses/${item.id}`,
+      url: `${url}/@${account.username}/${item.id}`,
+      replies_count: item.replies_count,
+      reblogs_count: item.reblogs_count,
+      favourites_count: item.favourites_count,
+      edited_at: null,
+      content: item.status ? `<p>${escapeHtml(item.status).replace(/\n/g, '<br />')}</p>` : '',
+      reblog: null,
+      application: { name: 'Herald', website: null },
+      account: accountEntity(),
+      media_attachments: item.media_ids.map((id) => mediaEntity(media.find((file) => file.id === id)!)),
+      mentions: [],
+      tags: [],
+      emojis: [],
+      card: null,
+      poll: null,
+    };
+  };
+
+  const authed =
+    (handler: FakeHandler): FakeHandler =>
+    (request) =>
+      request.headers.authorization === `Bearer ${token}` ? handler(request) : error(401, 'The access token is invalid');
+
+  server.on('GET', '/api/v1/accounts/verify_credentials', authed(() => ({ json: accountEntity() })));
+
+  server.on(
+    'POST',
+    '/api/v2/media',
+    authed(async (request) => {
+      const form = await new Request(`${url}/api/v2/media`, {
+        method: 'POST',
+        headers: { 'content-type': String(request.headers['content-type'] ?? '') },
+        body: new Uint8Array(request.body),
+      })
+        .formData()
+        .catch(() => undefined);
+      const file = form?.get('file');
+      if (!form || !file || typeof file === 'string') return error(422, "Validation failed: File can't be blank");
+      const description = form.get('description');
+      const item: MastodonFakeMedia = {
+        id: newId(),
+        bytes: Buffer.from(await file.arrayBuffer()),
+        mimeType: file.type,
+        description: typeof description === 'string' ? description : null,
+        filename: (file as File).name || 'file',
+        pendingPolls: processingPolls,
+      };
+      media.push(item);
+      return { status: item.pendingPolls > 0 ? 202 : 200, json: mediaEntity(item) };
+    }),
+  );
+
+  server.on(
+    'GET',
+    '/api/v1/media/*',
+    authed((request) => {
+      const item = media.find((file) => file.id === request.path.split('/').pop());
+      if (!item) return error(404, 'Record not found');
+      if (item.pendingPolls > 0) {
+        item.pendingPolls -= 1;
+        return { status: 206, json: { ...mediaEntity(item), url: null } };
+      }
+      return { json: mediaEntity(item) };
+    }),
+  );
+
+  const createStatus = (request: RecordedRequest): FakeReply => {
+    const body = request.json as Record<string, unknown> | undefined;
+    const param = (key: string) => (body ? (body[key] as string | undefined) : (request.form?.get(key) ?? undefined));
+    const mediaIds = body ? ((body.media_ids as string[] | undefined) ?? []) : (request.form?.getAll('media_ids[]') ?? []);
+    const key = request.headers['idempotency-key'];
+    const idempotencyKey = typeof key === 'string' && key.length > 0 ? key : null;
+    const seen = idempotencyKey ? byIdempotencyKey.get(idempotencyKey) : undefined;
+    if (seen) return { json: statusEntity(seen) };
+    const text = param('status') ?? '';
+    const inReplyToId = param('in_reply_to_id') || null;
+    const attached = mediaIds.map((id) => media.find((file) => file.id === id)).filter((file) => file !== undefined);
+    if (inReplyToId && !statuses.some((status) => status.id === inReplyToId)) return error(404, 'Record not found');
+    if (text.trim() === '' && attached.length === 0) return error(422, "Validation failed: Text can't be blank");
+    if ([...text].length > MAX_CHARACTERS) return error(422, `Validation failed: Text character limit of ${MAX_CHARACTERS} exceeded`);
+    if (mediaIds.length > MAX_MEDIA) return error(422, `Validation failed: Cannot attach more than ${MAX_MEDIA} files`);
+    if (attached.some((file) => mediaType(file.mimeType) === 'video') && attached.length > 1) return error(422, 'Cannot attach a video to a post that already contains images');
+    if (attached.some((file) => file.pendingPolls > 0)) return error(422, 'Cannot attach files that have not finished processing. Try again in a moment!');
+    const status: MastodonFakeStatus = {
+      id: newId(),
+      status: text,
+      in_reply_to_id: inReplyToId,
+      media_ids: attached.map((file) => file.id),
+      idempotencyKey,
+      visibility: param('visibility') || 'public',
+      created_at: new Date().toISOString(),
+      favourites_count: 0,
+      reblogs_count: 0,
+      replies_count: 0,
+    };
+    statuses.push(status);
+    if (idempotencyKey) byIdempotencyKey.set(idempotencyKey, status);
+    const parent = statuses.find((item) => item.id === inReplyToId);
+    if (parent) parent.replies_count += 1;
+    account.statuses_count += 1;
+    return { json: statusEntity(status) };
+  };
+  server.on('POST', '/api/v1/statuses', authed(createStatus));
+
+  server.on(
+    'GET',
+    '/api/v1/statuses/*',
+    authed((request) => {
+      const status = statuses.find((item) => item.id === request.path.split('/').pop());
+      return status ? { json: statusEntity(status) } : error(404, 'Record not found');
+    }),
+  );
+
+  server.on(
+    'GET',
+    '/api/v1/accounts/*/statuses',
+    authed((request) => {
+      if (request.path.split('/')[4] !== account.id) return error(404, 'Record not found');
+      const excludeReplies = request.query.get('exclude_replies') === 'true';
+      const limit = Math.min(Number(request.query.get('limit') ?? 20) || 20, 40);
+      const list = [...statuses].reverse().filter((status) => !(excludeReplies && status.in_reply_to_id));
+      return { json: list.slice(0, limit).map(statusEntity) };
+    }),
+  );
+
+  return {
+    server,
+    url,
+    token,
+    account,
+    auth: { accessToken: token, internalId: account.id, data: { instance: url } },
+    statuses,
+    media,
+    setProcessingPolls(n: number) {
+      processingPolls = Math.max(0, Math.floor(n));
+    },
+    close: () => server.close(),
+  };
+}

@@ -1,0 +1,269 @@
+// A fake Telegram Bot API on a local HTTP server, for provider tests and end-to-end scheduler tests.
+//
+//   const tg = await startTelegramFake();                  // or startTelegramFake({ token, chat: { id, title, username, type } })
+//   endpoints = { api: tg.url };                           // the telegram provider's `endpoints.api`
+//   auth = { accessToken: tg.token, internalId: String(tg.chat.id), data: { chatId: String(tg.chat.id), username: tg.chat.username } }
+//   ...publish...
+//   tg.messages                                            // every message the bot posted, oldest first (see TelegramFakeMessage)
+//   tg.failNext('sendMessage', telegramError(429, 'Too Many Requests: retry after 7', 7));   // inject a Bot API error
+//   await tg.close();
+//
+// Routes: `GET|POST /bot<token>/<method>` for getMe, getChat, sendMessage, sendPhoto, sendMediaGroup. Parameters are read from
+// the query string, a JSON body, a form body or a multipart body (JSON-typed fields such as reply_parameters and media may be
+// JSON strings, as in real multipart calls). Answers use the real envelopes: `{ok:true, result}` and
+// `{ok:false, error_code, description, parameters?: {retry_after}}` with the HTTP status equal to error_code.
+// Checked like the real API: the token (401 "Unauthorized"), the chat (400 "Bad Request: chat not found"; accepts the numeric id
+// or "@username"), HTML parse mode tags (400 "can't parse entities: Unsupported start tag"), text ≤ 4096 and caption ≤ 1024
+// visible characters, the replied-to message existing in the chat, uploads being files (`attach://<field>` in albums), 2–10 album items.
+// `tg.messages` records what was SENT (text/caption as raw HTML, parse_mode, photo bytes); the `result` answered carries the
+// text with tags stripped, as Telegram does. `tg.server` is the underlying FakeServer (recorded `requests`, `on`, `close`).
+import { startFakeServer } from '../helpers/fake-server.js';
+import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
+
+export interface TelegramFakeChat {
+  id: number;
+  title: string;
+  username?: string;
+  /** 'channel' (default), 'supergroup', 'group' or 'private'. */
+  type?: string;
+}
+
+/** One message the bot posted, as sent by the client. */
+export interface TelegramFakeMessage {
+  message_id: number;
+  chat_id: number;
+  /** sendMessage text, as sent (HTML source when parse_mode is HTML). */
+  text?: string;
+  /** sendPhoto / album caption, as sent. */
+  caption?: string;
+  photo?: { bytes: Buffer; mimeType: string };
+  reply_to_message_id?: number;
+  parse_mode?: string;
+  /** Shared by the messages of one sendMediaGroup album. */
+  media_group_id?: string;
+}
+
+export interface TelegramFake {
+  server: FakeServer;
+  /** Base URL: the provider's `endpoints.api`. */
+  url: string;
+  /** The only bot token accepted. */
+  token: string;
+  chat: TelegramFakeChat & { type: string };
+  messages: TelegramFakeMessage[];
+  /** Makes the next `times` calls of a Bot API method (any HTTP verb) answer `reply` (e.g. from `telegramError`). */
+  failNext(method: string, reply: FakeReply, times?: number): void;
+  close(): Promise<void>;
+}
+
+/** A Bot API error reply: HTTP status = error_code, body `{ok:false, error_code, description, parameters?}`. */
+export function telegramError(errorCode: number, description: string, retryAfter?: number): FakeReply {
+  return {
+    status: errorCode,
+    json: { ok: false, error_code: errorCode, description, ...(retryAfter === undefined ? {} : { parameters: { retry_after: retryAfter } }) },
+  };
+}
+
+const TELEGRAM_TAGS = new Set(['b', 'strong', 'i', 'em', 'u', 'ins', 's', 'strike', 'del', 'span', 'tg-spoiler', 'a', 'code', 'pre', 'blockquote', 'tg-emoji']);
+const JSON_FIELDS = ['reply_parameters', 'media', 'link_preview_options'];
+
+class BotError extends Error {
+  constructor(
+    readonly code: number,
+    description: string,
+  ) {
+    super(description);
+  }
+}
+const badRequest = (what: string) => new BotError(400, `Bad Request: ${what}`);
+
+function decodeEntities(text: string): string {
+  return text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#(\d+);/g, (_, code) => String.fromCodePoint(Number(code)))
+    .replace(/&#x([\da-f]+);/gi, (_, code) => String.fromCodePoint(parseInt(code, 16)))
+    .replace(/&amp;/g, '&');
+}
+
+/** What Telegram would display: HTML tags checked and removed when parse_mode is HTML. */
+function visibleText(text: string, parseMode: unknown): string {
+  if (parseMode !== 'HTML') return text;
+  for (const match of text.matchAll(/<\/?([a-zA-Z][\w-]*)[^>]*>/g)) {
+    const tag = match[1].toLowerCase();
+    if (!TELEGRAM_TAGS.has(tag)) {
+      const offset = Buffer.byteLength(text.slice(0, match.index));
+      throw badRequest(`can't parse entities: Unsupported start tag "${tag}" at byte offset ${offset}`);
+    }
+  }
+  return decodeEntities(text.replace(/<[^>]*>/g, ''));
+}
+
+async function readParams(request: RecordedRequest): Promise<Record<string, unknown>> {
+  const params: Record<string, unknown> = Object.fromEntries(request.query);
+  const contentType = String(request.headers['content-type'] ?? '');
+  if (request.json && typeof request.json === 'object') Object.assign(params, request.json);
+  else if (request.form) Object.assign(params, Object.fromEntries(request.form));
+  else if (contentType.startsWith('multipart/form-data')) {
+    const form = await new Request('http://telegram.fake/', { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(request.body) }).formData();
+    for (const [key, value] of form.entries()) params[key] = value;
+  }
+  for (const key of JSON_FIELDS) {
+    if (typeof params[key] !== 'string') continue;
+    try {
+      params[key] = JSON.parse(params[key] as string);
+    } catch {
+      throw badRequest(`can't parse ${key.replace('_', ' ')} JSON object`);
+    }
+  }
+  return params;
+}
+
+export async function startTelegramFake(options: { token?: string; chat?: TelegramFakeChat } = {}): Promise<TelegramFake> {
+  const server = await startFakeServer();
+  const token = options.token ?? '123456789:AAFakeTelegramBotTokenForHeraldTests';
+  const given = options.chat ?? { id: -1001234567890, title: 'Herald Test Channel', username: 'herald_test' };
+  const chat = { ...given, type: given.type ?? 'channel' };
+  const messages: TelegramFakeMessage[] = [];
+  const results = new Map<number, Record<string, unknown>>();
+  const failures: { method: string; reply: FakeReply; times: number }[] = [];
+  let nextMessageId = 1;
+  let nextGroupId = 1;
+
+  const chatObject = () => ({ id: chat.id, type: chat.type, title: chat.title, ...(chat.username ? { username: chat.username } : {}) });
+
+  function resolveChat(value: unknown): void {
+    const wanted = String(value ?? '');
+    const byUsername = chat.username !== undefined && wanted.toLowerCase() === `@${chat.username.toLowerCase()}`;
+    if (wanted !== String(chat.id) && !byUsername) throw badRequest('chat not found');
+  }
+
+  function replyTarget(params: Record<string, unknown>): number | undefined {
+    const reply = params.reply_parameters as { message_id?: unknown } | undefined;
+    const raw = reply?.message_id ?? params.reply_to_message_id;
+    if (raw === undefined) return undefined;
+    const id = Number(raw);
+    if (!results.has(id)) throw badRequest('message to be replied not found');
+    return id;
+  }
+
+  function checkLength(visible: string, kind: 'text' | 'caption'): void {
+    if (kind === 'text' && visible.trim().length === 0) throw badRequest('message text is empty');
+    if (kind === 'text' && visible.length > 4096) throw badRequest('message is too long');
+    if (kind === 'caption' && visible.length > 1024) throw badRequest('message caption is too long');
+  }
+
+  function record(sent: Omit<TelegramFakeMessage, 'message_id' | 'chat_id'>, visible: string | undefined): Record<string, unknown> {
+    const message: TelegramFakeMessage = { message_id: nextMessageId++, chat_id: chat.id, ...sent };
+    messages.push(message);
+    const result: Record<string, unknown> = {
+      message_id: message.message_id,
+      date: Math.floor(Date.now() / 1000),
+      chat: chatObject(),
+      ...(chat.type === 'channel' ? { sender_chat: chatObject() } : {}),
+    };
+    if (sent.text !== undefined) result.text = visible;
+    if (sent.caption !== undefined) result.caption = visible;
+    if (sent.photo) {
+      const fileId = `fake-photo-${message.message_id}`;
+      result.photo = [
+        { file_id: `${fileId}-s`, file_unique_id: `${fileId}-s`, width: 90, height: 90, file_size: Math.min(sent.photo.bytes.length, 1500) },
+        { file_id: fileId, file_unique_id: fileId, width: 800, height: 800, file_size: sent.photo.bytes.length },
+      ];
+    }
+    if (sent.media_group_id) result.media_group_id = sent.media_group_id;
+    if (sent.reply_to_message_id !== undefined) result.reply_to_message = results.get(sent.reply_to_message_id);
+    results.set(message.message_id, result);
+    return result;
+  }
+
+  async function upload(value: unknown): Promise<{ bytes: Buffer; mimeType: string }> {
+    if (!(value instanceof Blob)) throw badRequest('wrong file identifier/HTTP URL specified');
+    if (value.size === 0) throw badRequest('there is no photo in the request');
+    return { bytes: Buffer.from(await value.arrayBuffer()), mimeType: value.type || 'application/octet-stream' };
+  }
+
+  const methods: Record<string, (params: Record<string, unknown>) => Promise<unknown>> = {
+    getMe: async () => ({
+      id: Number(token.split(':')[0]),
+      is_bot: true,
+      first_name: 'Herald Test Bot',
+      username: 'herald_test_bot',
+      can_join_groups: true,
+      can_read_all_group_messages: false,
+      supports_inline_queries: false,
+    }),
+    getChat: async (params) => {
+      resolveChat(params.chat_id);
+      return { ...chatObject(), accent_color_id: 0, max_reaction_count: 11 };
+    },
+    sendMessage: async (params) => {
+      resolveChat(params.chat_id);
+      const text = String(params.text ?? '');
+      const visible = visibleText(text, params.parse_mode);
+      checkLength(visible, 'text');
+      const reply = replyTarget(params);
+      return record({ text, parse_mode: params.parse_mode as string | undefined, reply_to_message_id: reply }, visible);
+    },
+    sendPhoto: async (params) => {
+      resolveChat(params.chat_id);
+      const photo = await upload(params.photo);
+      const caption = params.caption === undefined ? undefined : String(params.caption);
+      const visible = caption === undefined ? undefined : visibleText(caption, params.parse_mode);
+      if (visible !== undefined) checkLength(visible, 'caption');
+      const reply = replyTarget(params);
+      return record({ caption, photo, parse_mode: params.parse_mode as string | undefined, reply_to_message_id: reply }, visible);
+    },
+    sendMediaGroup: async (params) => {
+      resolveChat(params.chat_id);
+      const media = params.media;
+      if (!Array.isArray(media) || media.length === 0) throw badRequest('parameter "media" is required');
+      if (media.length < 2 || media.length > 10) throw badRequest('media group must include 2-10 items');
+      const reply = replyTarget(params);
+      const prepared: { sent: Omit<TelegramFakeMessage, 'message_id' | 'chat_id'>; visible?: string }[] = [];
+      const groupId = `fake-group-${nextGroupId++}`;
+      for (const item of media as Record<string, unknown>[]) {
+        if (item.type !== 'photo') throw badRequest(`unsupported media type "${String(item.type)}" in this fake`);
+        const attach = /^attach:\/\/(.+)$/.exec(String(item.media ?? ''));
+        const photo = await upload(attach ? params[attach[1]] : undefined);
+        const caption = item.caption === undefined ? undefined : String(item.caption);
+        const visible = caption === undefined ? undefined : visibleText(caption, item.parse_mode);
+        if (visible !== undefined) checkLength(visible, 'caption');
+        prepared.push({ sent: { caption, photo, parse_mode: item.parse_mode as string | undefined, reply_to_message_id: reply, media_group_id: groupId }, visible });
+      }
+      return prepared.map(({ sent, visible }) => record(sent, visible));
+    },
+  };
+
+  for (const [name, run] of Object.entries(methods)) {
+    const handler = async (request: RecordedRequest): Promise<FakeReply> => {
+      const failure = failures.find((item) => item.method === name && item.times > 0);
+      if (failure) {
+        failure.times -= 1;
+        return failure.reply;
+      }
+      if (request.path.split('/')[1] !== `bot${token}`) return telegramError(401, 'Unauthorized');
+      try {
+        return { json: { ok: true, result: await run(await readParams(request)) } };
+      } catch (error) {
+        if (error instanceof BotError) return telegramError(error.code, error.message);
+        throw error;
+      }
+    };
+    server.on('GET', `/*/${name}`, handler);
+    server.on('POST', `/*/${name}`, handler);
+  }
+
+  return {
+    server,
+    url: server.url,
+    token,
+    chat,
+    messages,
+    failNext(method, reply, times = 1) {
+      failures.push({ method, reply, times });
+    },
+    close: () => server.close(),
+  };
+}

@@ -1,0 +1,104 @@
+// A fake platform: a real HTTP server on 127.0.0.1 with per-route handlers, recording every request it receives.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  /** The body parsed as JSON or form data when it is one, else undefined. */
+  json?: any;
+  form?: URLSearchParams;
+}
+
+export interface FakeReply {
+  status?: number;
+  headers?: Record<string, string>;
+  json?: unknown;
+  body?: string | Buffer;
+}
+
+export type FakeHandler = (request: RecordedRequest) => FakeReply | Promise<FakeReply>;
+
+export interface FakeServer {
+  url: string;
+  port: number;
+  requests: RecordedRequest[];
+  /** Registers (or replaces) the handler of `METHOD /path` (path without query; `*` matches one segment). */
+  on(method: string, path: string, handler: FakeHandler): void;
+  /** Makes the next `times` calls of a route answer `reply` before the normal handler applies again. */
+  failNext(method: string, path: string, reply: FakeReply, times?: number): void;
+  requestsTo(method: string, path: string): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+function matches(pattern: string, path: string): boolean {
+  const a = pattern.split('/');
+  const b = path.split('/');
+  return a.length === b.length && a.every((part, index) => part === '*' || part === b[index]);
+}
+
+export async function startFakeServer(): Promise<FakeServer> {
+  const routes: { method: string; path: string; handler: FakeHandler }[] = [];
+  const failures: { method: string; path: string; reply: FakeReply; times: number }[] = [];
+  const requests: RecordedRequest[] = [];
+  const server = http.createServer(async (incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    const url = new URL(incoming.url ?? '/', 'http://127.0.0.1');
+    const body = Buffer.concat(chunks);
+    const contentType = String(incoming.headers['content-type'] ?? '');
+    const recorded: RecordedRequest = { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: incoming.headers, body };
+    if (contentType.includes('application/json') && body.length > 0) {
+      try {
+        recorded.json = JSON.parse(body.toString('utf8'));
+      } catch {
+        /* left undefined: the handler sees the raw body */
+      }
+    }
+    if (contentType.includes('application/x-www-form-urlencoded')) recorded.form = new URLSearchParams(body.toString('utf8'));
+    requests.push(recorded);
+    let reply: FakeReply;
+    const failure = failures.find((item) => item.method === recorded.method && matches(item.path, recorded.path) && item.times > 0);
+    if (failure) {
+      failure.times -= 1;
+      reply = failure.reply;
+    } else {
+      const route = routes.find((item) => item.method === recorded.method && matches(item.path, recorded.path));
+      reply = route ? await route.handler(recorded) : { status: 404, json: { error: `fake has no route ${recorded.method} ${recorded.path}` } };
+    }
+    const headers: Record<string, string> = { ...reply.headers };
+    let payload: string | Buffer = '';
+    if (reply.json !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      payload = JSON.stringify(reply.json);
+    } else if (reply.body !== undefined) payload = reply.body;
+    outgoing.writeHead(reply.status ?? 200, headers);
+    outgoing.end(payload);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    on(method, path, handler) {
+      const index = routes.findIndex((route) => route.method === method && route.path === path);
+      if (index >= 0) routes.splice(index, 1);
+      routes.push({ method, path, handler });
+    },
+    failNext(method, path, reply, times = 1) {
+      failures.push({ method, path, reply, times });
+    },
+    requestsTo(method, path) {
+      return requests.filter((request) => request.method === method && matches(path, request.path));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,121 @@
+// A real Herald per test file: its own database cloned from the migrated template, real HTTP on 127.0.0.1,
+// an organization with an API key, and a controllable clock.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { Runner } from 'graphile-worker';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase } from '../../src/db/orm.js';
+import { SecretBox, randomToken } from '../../src/lib/crypto.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { createMediaFetcher } from '../../src/lib/media-fetch.js';
+import { createPlatformFetch } from '../../src/lib/platform-http.js';
+import { createApp } from '../../src/http/app.js';
+import { McpSessions } from '../../src/mcp/sessions.js';
+import { startWorker } from '../../src/jobs/index.js';
+import { createOrganization, mintApiKey } from '../../tools/internal/credentials.js';
+import type { Services } from '../../tools/types.js';
+
+export interface Herald {
+  url: string;
+  restUrl: string;
+  apiKey: string;
+  organizationId: string;
+  databaseUrl: string;
+  services: Services;
+  sessions: McpSessions;
+  /** Sets the clock (undefined: real time). */
+  setNow(date: Date | undefined): void;
+  startWorker(): Promise<Runner>;
+  /** REST call with the organization's key. */
+  rest(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  newOrganization(name: string): Promise<{ organizationId: string; apiKey: string }>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+export async function startHerald(environment: Record<string, string> = {}): Promise<Herald> {
+  const adminUrl = inject('adminUrl');
+  const database = `herald_test_${process.pid}_${Date.now()}_${counter++}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${database} template herald_template`);
+  await admin.end();
+  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
+  const config: Config = loadConfig({
+    API_RATE_LIMIT_PER_HOUR: '100000',
+    CREATE_POST_RATE_LIMIT_PER_HOUR: '100000',
+    LOG_LEVEL: 'silent',
+    PLATFORM_TIMEOUT_SECONDS: '5',
+    ...environment,
+  } as NodeJS.ProcessEnv);
+  const orm = await openDatabase(databaseUrl, { migrate: false });
+  let now: Date | undefined;
+  const services: Services = {
+    config,
+    orm,
+    secrets: new SecretBox(Buffer.from(randomToken(32), 'base64url').toString('hex')),
+    fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test' }),
+    fetchMedia: createMediaFetcher({ timeoutMs: 5000, maxBytes: 50 * 1024 * 1024, userAgent: 'Herald-test' }),
+    logger: createLogger('silent'),
+    now: () => now ?? new Date(),
+  };
+  const sessions = new McpSessions(services);
+  const app = createApp(services, sessions);
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  config.publicUrl = url;
+  const em = orm.em.fork();
+  const organization = await createOrganization(em, 'Test organization');
+  const apiKey = await mintApiKey(em, organization.id);
+  const workers: Runner[] = [];
+  const restUrl = `${url}/api/public/v1`;
+  return {
+    url,
+    restUrl,
+    apiKey,
+    organizationId: organization.id,
+    databaseUrl,
+    services,
+    sessions,
+    setNow(date) {
+      now = date;
+    },
+    async startWorker() {
+      const runner = await startWorker(services, databaseUrl);
+      workers.push(runner);
+      return runner;
+    },
+    async rest(method, path, body, headers = {}) {
+      const response = await fetch(`${restUrl}${path}`, {
+        method,
+        headers: { authorization: apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        /* not JSON: keep the text */
+      }
+      return { status: response.status, body: parsed, headers: response.headers };
+    },
+    async newOrganization(name) {
+      const fork = orm.em.fork();
+      const other = await createOrganization(fork, name);
+      return { organizationId: other.id, apiKey: await mintApiKey(fork, other.id) };
+    },
+    async stop() {
+      for (const worker of workers) await worker.stop();
+      await sessions.closeAll();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await orm.close();
+    },
+  };
+}

@@ -1,0 +1,203 @@
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import mastodon, { mastodonPolling } from '../../providers/mastodon.js';
+import { createPlatformFetch, PlatformHttpError } from '../../src/lib/platform-http.js';
+import { startMastodonFake, type MastodonFake } from '../fakes/mastodon.js';
+import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
+
+let fake: MastodonFake;
+
+beforeAll(() => {
+  mastodonPolling.delayMs = 5;
+});
+
+beforeEach(async () => {
+  fake = await startMastodonFake({ token: 'good-token' });
+});
+
+afterEach(async () => {
+  await fake.close();
+});
+
+const context = () => providerContext({ auth: fake.auth });
+const connectContext = () => ({ fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }), endpoints: mastodon.endpoints });
+
+describe('mastodon connect', () => {
+  it('connects with a valid token and keeps the instance, without its trailing slash', async () => {
+    const account = await mastodon.connect!(connectContext(), { instance: `${fake.url}//`, accessToken: 'good-token' });
+    expect(account).toEqual({
+      internalId: fake.account.id,
+      name: 'Herald Test',
+      profile: `herald@127.0.0.1:${fake.server.port}`,
+      picture: fake.account.avatar,
+      accessToken: 'good-token',
+      data: { instance: fake.url },
+    });
+    expect(fake.server.requestsTo('GET', '/api/v1/accounts/verify_credentials')[0].headers.authorization).toBe('Bearer good-token');
+  });
+
+  it('falls back to the username when the display name is empty', async () => {
+    fake.account.display_name = '';
+    const account = await mastodon.connect!(connectContext(), { instance: fake.url, accessToken: 'good-token' });
+    expect(account.name).toBe('herald');
+  });
+
+  it('rejects an invalid token as a 401 PlatformHttpError', async () => {
+    const failure = await mastodon.connect!(connectContext(), { instance: fake.url, accessToken: 'wrong' }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PlatformHttpError);
+    expect((failure as PlatformHttpError).isAuthError).toBe(true);
+    expect((failure as PlatformHttpError).retryable).toBe(false);
+  });
+});
+
+describe('mastodon publish', () => {
+  it('publishes a text status as a public form with the post id as Idempotency-Key', async () => {
+    const ref = await mastodon.publish!(context(), { postId: 'post-1', text: 'Hello fediverse', media: [] });
+    const [request] = fake.server.requestsTo('POST', '/api/v1/statuses');
+    expect(request.headers['idempotency-key']).toBe('post-1');
+    expect(request.headers.authorization).toBe('Bearer good-token');
+    expect(request.form?.get('status')).toBe('Hello fediverse');
+    expect(request.form?.get('visibility')).toBe('public');
+    expect(request.form?.has('in_reply_to_id')).toBe(false);
+    expect(request.form?.has('media_ids[]')).toBe(false);
+    expect(fake.statuses).toHaveLength(1);
+    expect(ref).toEqual({ id: fake.statuses[0].id, url: `${fake.url}/@herald/${fake.statuses[0].id}` });
+  });
+
+  it('uploads an image with its alt text and attaches it', async () => {
+    const png = tinyPng();
+    const file = mediaFile(png, { url: 'https://media.example/cat.png', alt: 'A red pixel' });
+    await mastodon.publish!(context(), { postId: 'post-2', text: 'With a picture', media: [file] });
+    expect(fake.media).toHaveLength(1);
+    expect(fake.media[0].bytes.equals(png)).toBe(true);
+    expect(fake.media[0]).toMatchObject({ mimeType: 'image/png', description: 'A red pixel', filename: 'cat.png' });
+    expect(fake.server.requestsTo('GET', '/api/v1/media/*')).toHaveLength(0);
+    const [request] = fake.server.requestsTo('POST', '/api/v1/statuses');
+    expect(request.form?.getAll('media_ids[]')).toEqual([fake.media[0].id]);
+    expect(fake.statuses[0].media_ids).toEqual([fake.media[0].id]);
+  });
+
+  it('polls media that is still processing until it is ready, then posts', async () => {
+    fake.setProcessingPolls(2);
+    const video = mediaFile(Buffer.from('not really a video'), { kind: 'video', mimeType: 'video/mp4', url: 'https://media.example/v' });
+    await mastodon.publish!(context(), { postId: 'post-3', text: 'A clip', media: [video] });
+    const polls = fake.server.requestsTo('GET', '/api/v1/media/*');
+    expect(polls).toHaveLength(3);
+    expect(polls.every((poll) => poll.path === `/api/v1/media/${fake.media[0].id}`)).toBe(true);
+    expect(fake.media[0].filename).toBe('upload-1.mp4');
+    expect(fake.statuses[0].media_ids).toEqual([fake.media[0].id]);
+  });
+
+  it('gives up with a retryable error when processing never finishes', async () => {
+    const saved = mastodonPolling.attempts;
+    mastodonPolling.attempts = 3;
+    try {
+      fake.setProcessingPolls(10);
+      const failure = await mastodon
+        .publish!(context(), { postId: 'post-4', text: 'Slow', media: [mediaFile(tinyPng())] })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(PlatformHttpError);
+      expect((failure as PlatformHttpError).retryable).toBe(true);
+      expect(fake.server.requestsTo('GET', '/api/v1/media/*')).toHaveLength(3);
+      expect(fake.statuses).toHaveLength(0);
+    } finally {
+      mastodonPolling.attempts = saved;
+    }
+  });
+
+  it('replies to the parent with in_reply_to_id for a comment', async () => {
+    const root = await mastodon.publish!(context(), { postId: 'root', text: 'First', media: [] });
+    const reply = await mastodon.comment!(context(), { postId: 'second', text: 'Second', media: [] }, { root, parent: root });
+    const requests = fake.server.requestsTo('POST', '/api/v1/statuses');
+    expect(requests[1].form?.get('in_reply_to_id')).toBe(root.id);
+    expect(requests[1].headers['idempotency-key']).toBe('second');
+    expect(fake.statuses[1]).toMatchObject({ id: reply.id, in_reply_to_id: root.id });
+  });
+
+  it('creates one status when the same idempotency key is sent twice', async () => {
+    const first = await mastodon.publish!(context(), { postId: 'same', text: 'Once', media: [] });
+    const second = await mastodon.publish!(context(), { postId: 'same', text: 'Once', media: [] });
+    expect(second).toEqual(first);
+    expect(fake.server.requestsTo('POST', '/api/v1/statuses')).toHaveLength(2);
+    expect(fake.statuses).toHaveLength(1);
+  });
+
+  it('surfaces a revoked token on publish as an auth error', async () => {
+    const failure = await mastodon
+      .publish!(providerContext({ auth: { ...fake.auth, accessToken: 'revoked' } }), { postId: 'p', text: 'x', media: [] })
+      .catch((error: unknown) => error);
+    expect((failure as PlatformHttpError).isAuthError).toBe(true);
+    expect((failure as PlatformHttpError).bodyExcerpt).toContain('The access token is invalid');
+  });
+
+  it('uses the instance endpoint when the channel stored none', async () => {
+    await mastodon.publish!(providerContext({ endpoints: { instance: `${fake.url}/` }, auth: { ...fake.auth, data: {} } }), { postId: 'p', text: 'x', media: [] });
+    expect(fake.statuses).toHaveLength(1);
+  });
+});
+
+describe('mastodon analytics', () => {
+  it('reports favourites, boosts and replies of a status', async () => {
+    const ref = await mastodon.publish!(context(), { postId: 'a', text: 'Count me', media: [] });
+    Object.assign(fake.statuses[0], { favourites_count: 5, reblogs_count: 2, replies_count: 1 });
+    const metrics = await mastodon.postAnalytics!(context(), ref, 7);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(metrics).toEqual([
+      { label: 'Favourites', data: [{ total: '5', date: today }], percentageChange: 0 },
+      { label: 'Boosts', data: [{ total: '2', date: today }], percentageChange: 0 },
+      { label: 'Replies', data: [{ total: '1', date: today }], percentageChange: 0 },
+    ]);
+  });
+
+  it('reports followers, following and posts of the account', async () => {
+    const metrics = await mastodon.analytics!(context(), 30);
+    expect(metrics.map((metric) => [metric.label, metric.data[0].total])).toEqual([
+      ['Followers', '42'],
+      ['Following', '7'],
+      ['Posts', '0'],
+    ]);
+  });
+
+  it('lists recent statuses without replies, media preview first', async () => {
+    const text = await mastodon.publish!(context(), { postId: 'r1', text: 'Plain', media: [] });
+    await mastodon.comment!(context(), { postId: 'r2', text: 'Reply', media: [] }, { root: text, parent: text });
+    const image = await mastodon.publish!(context(), { postId: 'r3', text: 'Pic', media: [mediaFile(tinyPng())] });
+    const recent = await mastodon.recent!(context());
+    expect(recent).toEqual([
+      { id: image.id, url: expect.stringContaining('/small/') },
+      { id: text.id, url: text.url },
+    ]);
+    const [request] = fake.server.requestsTo('GET', '/api/v1/accounts/*/statuses');
+    expect(request.path).toBe(`/api/v1/accounts/${fake.account.id}/statuses`);
+    expect(request.query.get('exclude_replies')).toBe('true');
+    expect(request.query.get('limit')).toBe('20');
+  });
+});
+
+describe('mastodon validate', () => {
+  const image = { kind: 'image' as const, url: 'https://media.example/i.png' };
+  const video = { kind: 'video' as const, url: 'https://media.example/v.mp4' };
+
+  it('accepts up to 4 images or a single video', () => {
+    expect(mastodon.validate!([{ text: 'ok', media: [image, image, image, image] }], {})).toBeUndefined();
+    expect(mastodon.validate!([{ text: 'ok', media: [video] }], {})).toBeUndefined();
+    expect(mastodon.validate!([{ text: 'ok', media: [] }], {})).toBeUndefined();
+  });
+
+  it('rejects more than 4 attachments', () => {
+    expect(mastodon.validate!([{ text: 'x', media: [image, image, image, image, image] }], {})).toMatch(/at most 4 attachments/);
+  });
+
+  it('rejects a video together with other media, naming the thread item', () => {
+    const problem = mastodon.validate!([{ text: 'a', media: [] }, { text: 'b', media: [video, image] }], {});
+    expect(problem).toMatch(/video only on its own/);
+    expect(problem).toContain('item 2');
+  });
+
+  it('describes the platform to agents', () => {
+    expect(mastodon.maxLength({})).toBe(500);
+    expect(mastodon.rules).toMatch(/500 characters/);
+    expect(mastodon.rules).toMatch(/4 images/);
+    expect(mastodon.rules).toMatch(/1 video/);
+    expect(mastodon.idempotentCreate).toBe(true);
+  });
+});

@@ -1,0 +1,226 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import telegram from '../../providers/telegram.js';
+import type { ProviderContext, PublishItem } from '../../providers/types.js';
+import { PlatformHttpError, createPlatformFetch } from '../../src/lib/platform-http.js';
+import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
+import { startTelegramFake, telegramError } from '../fakes/telegram.js';
+import type { TelegramFake } from '../fakes/telegram.js';
+
+let tg: TelegramFake;
+
+beforeEach(async () => {
+  tg = await startTelegramFake();
+});
+afterEach(async () => {
+  await tg.close();
+});
+
+const connectContext = () => ({ fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }), endpoints: { api: tg.url } });
+
+function context(data: Record<string, string> = { chatId: String(tg.chat.id), username: tg.chat.username ?? '' }): ProviderContext {
+  return providerContext({ endpoints: { api: tg.url }, auth: { accessToken: tg.token, internalId: String(tg.chat.id), data } });
+}
+
+const item = (text: string, media: PublishItem['media'] = []): PublishItem => ({ postId: 'post-1', text, media });
+
+async function failure(promise: Promise<unknown>): Promise<PlatformHttpError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(PlatformHttpError);
+  return error as PlatformHttpError;
+}
+
+describe('telegram descriptor', () => {
+  it('declares the credential form, limits and chain', () => {
+    expect(telegram.identifier).toBe('telegram');
+    expect(telegram.editor).toBe('html');
+    expect(telegram.maxLength({})).toBe(4096);
+    expect(telegram.chain).toBe('thread');
+    expect(telegram.settings).toBeNull();
+    expect(telegram.endpoints).toEqual({ api: 'https://api.telegram.org' });
+    expect(telegram.auth.kind).toBe('credentials');
+    expect(telegram.auth.fields?.map((field) => [field.key, field.type])).toEqual([
+      ['botToken', 'password'],
+      ['chatId', 'text'],
+    ]);
+    expect(telegram.rules).toMatch(/1024/);
+    expect(telegram.analytics).toBeUndefined();
+    expect(telegram.recent).toBeUndefined();
+  });
+});
+
+describe('telegram connect', () => {
+  it('checks the bot and resolves the chat by @username', async () => {
+    const account = await telegram.connect!(connectContext(), { botToken: tg.token, chatId: '@herald_test' });
+    expect(account).toEqual({
+      internalId: String(tg.chat.id),
+      name: 'Herald Test Channel',
+      profile: '@herald_test',
+      accessToken: tg.token,
+      data: { chatId: String(tg.chat.id), username: 'herald_test' },
+    });
+    expect(tg.server.requests.map((request) => request.path.split('/')[2])).toEqual(['getMe', 'getChat']);
+  });
+
+  it('resolves a private chat by numeric id, without a username', async () => {
+    await tg.close();
+    tg = await startTelegramFake({ chat: { id: -4242, title: 'Team room', type: 'group' } });
+    const account = await telegram.connect!(connectContext(), { botToken: tg.token, chatId: ' -4242 ' });
+    expect(account.profile).toBe('-4242');
+    expect(account.data).toEqual({ chatId: '-4242' });
+  });
+
+  it('surfaces a wrong token as a 401 PlatformHttpError quoting Telegram', async () => {
+    const error = await failure(telegram.connect!(connectContext(), { botToken: '987654321:WrongTokenWrongToken', chatId: '@herald_test' }));
+    expect(error.status).toBe(401);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('Unauthorized');
+    expect(error.message).not.toContain('987654321:WrongTokenWrongToken');
+  });
+
+  it('surfaces an unknown chat as a 400 PlatformHttpError quoting Telegram', async () => {
+    const error = await failure(telegram.connect!(connectContext(), { botToken: tg.token, chatId: '@nobody_here' }));
+    expect(error.status).toBe(400);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('Bad Request: chat not found');
+  });
+});
+
+describe('telegram publish', () => {
+  it('sends a text message in HTML parse mode', async () => {
+    const ref = await telegram.publish!(context(), item('<b>Hello</b> <a href="https://example.com">world</a> &amp; co'));
+    expect(tg.messages).toHaveLength(1);
+    expect(tg.messages[0]).toMatchObject({ text: '<b>Hello</b> <a href="https://example.com">world</a> &amp; co', parse_mode: 'HTML', chat_id: tg.chat.id });
+    expect(ref).toEqual({ id: String(tg.messages[0].message_id), url: `https://t.me/herald_test/${tg.messages[0].message_id}` });
+  });
+
+  it('gives no url for a chat without a public username', async () => {
+    const ref = await telegram.publish!(context({ chatId: String(tg.chat.id) }), item('hi'));
+    expect(ref.url).toBeUndefined();
+  });
+
+  it('uploads one picture with sendPhoto and the text as caption', async () => {
+    const png = tinyPng();
+    const ref = await telegram.publish!(context(), item('<u>Look</u>', [mediaFile(png)]));
+    expect(tg.server.requestsTo('POST', '/*/sendPhoto')).toHaveLength(1);
+    expect(tg.messages).toHaveLength(1);
+    const [message] = tg.messages;
+    expect(message.photo?.bytes.equals(png)).toBe(true);
+    expect(message.photo?.mimeType).toBe('image/png');
+    expect(message).toMatchObject({ caption: '<u>Look</u>', parse_mode: 'HTML' });
+    expect(ref.id).toBe(String(message.message_id));
+  });
+
+  it('sends 3 pictures as one album with the caption on the first', async () => {
+    const pictures = [tinyPng(), Buffer.concat([tinyPng(), Buffer.from([1])]), Buffer.concat([tinyPng(), Buffer.from([2])])];
+    const ref = await telegram.publish!(context(), item('Album', pictures.map((bytes) => mediaFile(bytes))));
+    expect(tg.server.requestsTo('POST', '/*/sendMediaGroup')).toHaveLength(1);
+    expect(tg.messages).toHaveLength(3);
+    expect(tg.messages.map((message) => message.caption)).toEqual(['Album', undefined, undefined]);
+    expect(tg.messages.every((message, index) => message.photo?.bytes.equals(pictures[index]))).toBe(true);
+    expect(new Set(tg.messages.map((message) => message.media_group_id)).size).toBe(1);
+    expect(ref.id).toBe(String(tg.messages[0].message_id));
+  });
+
+  it('rejects a video before calling Telegram', async () => {
+    await expect(telegram.publish!(context(), item('clip', [mediaFile(Buffer.from('x'), { kind: 'video', mimeType: 'video/mp4' })]))).rejects.toThrow(/video/i);
+    expect(tg.server.requests).toHaveLength(0);
+  });
+});
+
+describe('telegram comment', () => {
+  it('replies to the parent message, for text and pictures', async () => {
+    const root = await telegram.publish!(context(), item('root'));
+    const textReply = await telegram.comment!(context(), item('second'), { root, parent: root });
+    const photoReply = await telegram.comment!(context(), item('third', [mediaFile(tinyPng())]), { root, parent: textReply });
+    const albumReply = await telegram.comment!(context(), item('fourth', [mediaFile(tinyPng()), mediaFile(tinyPng())]), { root, parent: photoReply });
+    expect(tg.messages.map((message) => message.reply_to_message_id)).toEqual([
+      undefined,
+      Number(root.id),
+      Number(textReply.id),
+      Number(photoReply.id),
+      Number(photoReply.id),
+    ]);
+    expect(albumReply.id).toBe(String(tg.messages[3].message_id));
+  });
+
+  it('fails when the parent message does not exist', async () => {
+    const error = await failure(telegram.comment!(context(), item('orphan'), { root: { id: '999' }, parent: { id: '999' } }));
+    expect(error.message).toContain('message to be replied not found');
+  });
+});
+
+describe('telegram errors', () => {
+  it('classifies a 429 as retryable with retry_after', async () => {
+    tg.failNext('sendMessage', telegramError(429, 'Too Many Requests: retry after 7', 7));
+    const error = await failure(telegram.publish!(context(), item('hi')));
+    expect(error.status).toBe(429);
+    expect(error.retryable).toBe(true);
+    expect(error.retryAfterSeconds).toBe(7);
+    expect(tg.messages).toHaveLength(0);
+  });
+
+  it('classifies a kicked bot as permanent', async () => {
+    tg.failNext('sendPhoto', telegramError(403, 'Forbidden: bot was kicked from the channel chat'));
+    const error = await failure(telegram.publish!(context(), item('hi', [mediaFile(tinyPng())])));
+    expect(error.status).toBe(403);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('bot was kicked');
+  });
+
+  it('never puts the bot token in an error message or excerpt', async () => {
+    const errors: PlatformHttpError[] = [];
+    const wrong = { ...context(), auth: { ...context().auth, accessToken: '555:AnotherWrongToken' } };
+    errors.push(await failure(telegram.publish!(wrong, item('hi'))));
+    errors.push(await failure(telegram.connect!(connectContext(), { botToken: tg.token, chatId: '@missing_chat' })));
+    tg.failNext('sendMessage', telegramError(400, `Bad Request: echo of ${tg.token}`));
+    errors.push(await failure(telegram.publish!(context(), item('hi'))));
+    tg.failNext('sendMessage', { status: 502, body: '<html>Bad Gateway</html>' });
+    errors.push(await failure(telegram.publish!(context(), item('hi'))));
+    errors.push(await failure(telegram.publish!(context(), item('<p>not telegram html</p>'))));
+    const closed = providerContext({ endpoints: { api: 'http://127.0.0.1:1' }, auth: { accessToken: tg.token, data: { chatId: '1' } } });
+    errors.push(await failure(telegram.publish!(closed, item('hi'))));
+    for (const error of errors) {
+      for (const secret of [tg.token, '555:AnotherWrongToken', tg.token.split(':')[1]]) {
+        expect(error.message).not.toContain(secret);
+        expect(error.bodyExcerpt).not.toContain(secret);
+        expect(String(error.stack)).not.toContain(secret);
+      }
+      expect(error.message).not.toContain('/bot');
+    }
+    expect(errors[4].message).toContain('Unsupported start tag "p"');
+    expect(errors[3].retryable).toBe(true);
+  });
+
+  it('refuses a malformed token without calling Telegram', async () => {
+    const error = await failure(telegram.connect!(connectContext(), { botToken: 'not a token/../x', chatId: '@herald_test' }));
+    expect(error.status).toBe(401);
+    expect(tg.server.requests).toHaveLength(0);
+  });
+});
+
+describe('telegram validate', () => {
+  const picture = { kind: 'image' as const, url: 'https://media.example/p.png' };
+
+  it('accepts text, a picture with a short caption and 10 pictures', () => {
+    expect(telegram.validate!([{ text: 'x'.repeat(4096), media: [] }], {})).toBeUndefined();
+    expect(telegram.validate!([{ text: `<b>${'x'.repeat(1024)}</b>`, media: [picture] }], {})).toBeUndefined();
+    expect(telegram.validate!([{ text: 'ten', media: Array(10).fill(picture) }], {})).toBeUndefined();
+  });
+
+  it('rejects more than 10 pictures', () => {
+    expect(telegram.validate!([{ text: 'eleven', media: Array(11).fill(picture) }], {})).toMatch(/at most 10 pictures/);
+  });
+
+  it('rejects a caption over 1024 characters', () => {
+    const message = telegram.validate!([{ text: 'ok', media: [] }, { text: 'x'.repeat(1025), media: [picture] }], {});
+    expect(message).toMatch(/1024/);
+    expect(message).toMatch(/item 2/);
+  });
+
+  it('rejects videos', () => {
+    expect(telegram.validate!([{ text: 'clip', media: [{ kind: 'video', url: 'https://media.example/v.mp4' }] }], {})).toMatch(/video/i);
+  });
+});

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { IntegrationSchema } from '../src/db/entities.js';
+import { invalidInput, notFound } from '../src/errors.js';
+import { findProvider } from '../providers/index.js';
+import { defineTool, readOnly } from './types.js';
+import { providerFailure, providerOf, withChannel } from './internal/integrations.js';
+import { analyticsMetricSchema, wrapped } from './shapes.js';
+
+export const days = z.coerce
+  .number({ message: 'must be a number of days, e.g. 7, 30 or 90' })
+  .int('must be a whole number of days')
+  .min(1, 'must be at least 1 day')
+  .max(365, 'must be at most 365 days');
+
+export const channelAnalytics = defineTool({
+  name: 'channelAnalyticsTool',
+  title: 'Channel analytics',
+  description:
+    'Account metrics of a channel (followers, impressions... depending on the platform) over the last `date` days, as [{label, data: [{total, date}], percentageChange}]. ' +
+    'An empty array means the platform offers no analytics for this channel.',
+  annotations: { ...readOnly, openWorldHint: true },
+  mcp: true,
+  input: z.object({ integration: z.string().trim().min(1).describe('Channel id from integrationList'), date: days.describe('Days to look back: 7, 30 or 90') }),
+  output: wrapped(z.array(analyticsMetricSchema)),
+  rest: { method: 'GET', path: '/analytics/:integration', toInput: ({ params, query }) => ({ integration: params.integration, date: query.date }), toResponse: (output) => output.output },
+  handler: async (input, { em, caller, services }) => {
+    const integration = await em.findOne(IntegrationSchema, { id: input.integration, organizationId: caller.organizationId });
+    if (!integration) {
+      const byName = await em.count(IntegrationSchema, { organizationId: caller.organizationId, name: input.integration, deletedAt: null });
+      if (findProvider(input.integration) || byName > 0) {
+        throw invalidInput('Invalid integration', { hint: 'Pass the channel id from GET /integrations, not the platform identifier or the display name.' });
+      }
+      throw notFound('Channel not found', { hint: 'List the channels with GET /integrations.' });
+    }
+    if (integration.deletedAt) throw notFound('Channel not found', { hint: 'This channel was disconnected.' });
+    const provider = providerOf(integration);
+    if (!provider.analytics) return { output: [] };
+    try {
+      return { output: await withChannel(services, em, integration, {}, (context) => provider.analytics!(context, input.date)) };
+    } catch (error) {
+      throw providerFailure(provider, error);
+    }
+  },
+});

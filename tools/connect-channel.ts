@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { IntegrationSchema } from '../src/db/entities.js';
+import { invalidInput, notSupported } from '../src/errors.js';
+import { newId } from '../src/lib/crypto.js';
+import { PlatformHttpError } from '../src/lib/platform-http.js';
+import { findProvider } from '../providers/index.js';
+import { defineTool } from './types.js';
+import { providerEndpoints, sealCredentials, toIntegrationRecord } from './internal/integrations.js';
+import { integrationRecordSchema } from './shapes.js';
+
+export const connectChannel = defineTool({
+  name: 'connectChannel',
+  title: 'Connect a credential channel',
+  description:
+    "Connects a channel of a credential platform (bluesky, mastodon, telegram...) with the fields of the provider's connect form, checked against the platform. Connecting the same account again updates its credentials.",
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  mcp: false,
+  input: z.object({ identifier: z.string().trim().min(1), fields: z.record(z.string(), z.string()) }),
+  output: integrationRecordSchema,
+  rest: {
+    method: 'POST',
+    path: '/integrations/:identifier/connect',
+    toInput: ({ params, body }) => ({ identifier: params.identifier, fields: body }),
+  },
+  handler: async (input, { em, caller, services }) => {
+    const provider = findProvider(input.identifier);
+    if (!provider) throw invalidInput(`Unknown platform "${input.identifier}".`);
+    if (provider.auth.kind !== 'credentials') {
+      throw invalidInput(`${provider.name} connects through OAuth.`, { hint: `GET /social/${provider.identifier} gives the authorization URL.` });
+    }
+    if (!provider.connect) throw notSupported(`Connecting ${provider.name} channels is not built yet in this Herald.`);
+    const fields = provider.auth.fields ?? [];
+    const values: Record<string, string> = {};
+    for (const field of fields) {
+      const value = input.fields[field.key]?.trim() || field.defaultValue;
+      if (field.required && !value) {
+        throw invalidInput(`Missing field "${field.key}" (${field.label}).`, { hint: `${provider.name} needs: ${fields.map((item) => item.key).join(', ')}.` });
+      }
+      if (value) values[field.key] = value;
+    }
+    let account;
+    try {
+      account = await provider.connect({ fetch: services.fetch, endpoints: providerEndpoints(services, provider) }, values);
+    } catch (error) {
+      if (error instanceof PlatformHttpError) {
+        throw invalidInput(`${provider.name} refused the connection: ${error.message}`, { hint: 'Check the credentials and the instance or chat, then try again.' });
+      }
+      throw error;
+    }
+    const existing = await em.findOne(IntegrationSchema, {
+      organizationId: caller.organizationId,
+      providerIdentifier: provider.identifier,
+      internalId: account.internalId,
+      deletedAt: null,
+    });
+    const credentials = sealCredentials(services, account);
+    const integration =
+      existing ??
+      em.create(IntegrationSchema, {
+        id: newId(),
+        organizationId: caller.organizationId,
+        providerIdentifier: provider.identifier,
+        internalId: account.internalId,
+        name: account.name,
+        profile: account.profile,
+        picture: account.picture ?? null,
+        credentials,
+        tokenExpiresAt: account.expiresAt ?? null,
+        disabled: false,
+        refreshNeeded: false,
+        inBetweenSteps: false,
+        customerId: null,
+        postingTimes: services.config.defaultPostingTimes,
+        additionalSettings: {},
+        createdAt: services.now(),
+        updatedAt: services.now(),
+        deletedAt: null,
+      });
+    Object.assign(integration, {
+      name: account.name,
+      profile: account.profile,
+      picture: account.picture ?? null,
+      credentials,
+      tokenExpiresAt: account.expiresAt ?? null,
+      refreshNeeded: false,
+    });
+    await em.flush();
+    return toIntegrationRecord(integration);
+  },
+});

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { CustomerSchema } from '../src/db/entities.js';
+import { defineTool, readOnly } from './types.js';
+import { wrapped } from './shapes.js';
+
+export const groupList = defineTool({
+  name: 'groupList',
+  title: 'List groups',
+  description:
+    'Lists the groups (customers) channels can belong to, as {id, name}. Use an id with integrationList to see only that group\'s channels. An empty list means no groups are set up.',
+  annotations: readOnly,
+  mcp: true,
+  input: z.object({}),
+  output: wrapped(z.array(z.object({ id: z.string(), name: z.string() }))),
+  rest: { method: 'GET', path: '/groups', toInput: () => ({}), toResponse: (output) => output.output },
+  handler: async (_input, { em, caller }) => {
+    const customers = await em.find(CustomerSchema, { organizationId: caller.organizationId }, { orderBy: { name: 'asc', id: 'asc' } });
+    return { output: customers.map((customer) => ({ id: customer.id, name: customer.name })) };
+  },
+});

@@ -1,0 +1,56 @@
+// THE registry: MCP and REST both loop over it.
+import type { ToolDefinition } from './types.js';
+import { integrationList } from './integration-list.js';
+import { groupList } from './group-list.js';
+import { integrationSchema } from './integration-schema.js';
+import { triggerTool } from './trigger-tool.js';
+import { schedulePostTool } from './schedule-post-tool.js';
+import { generateImageTool, generateVideoOptions, generateVideoTool, videoFunctionTool } from './generation.js';
+import { isConnected } from './is-connected.js';
+import { deleteIntegration } from './delete-integration.js';
+import { socialConnectUrl } from './social-connect-url.js';
+import { integrationSettings } from './integration-settings.js';
+import { findSlot } from './find-slot.js';
+import { postList } from './post-list.js';
+import { createPost } from './create-post.js';
+import { deletePost } from './delete-post.js';
+import { deletePostGroup } from './delete-post-group.js';
+import { missingContent } from './missing-content.js';
+import { setReleaseId } from './set-release-id.js';
+import { changePostStatus } from './change-post-status.js';
+import { channelAnalytics } from './channel-analytics.js';
+import { postAnalytics } from './post-analytics.js';
+import { notificationList } from './notification-list.js';
+import { connectChannel } from './connect-channel.js';
+import { setPostingTimes } from './set-posting-times.js';
+
+export const tools: readonly ToolDefinition[] = [
+  integrationList,
+  groupList,
+  integrationSchema,
+  triggerTool,
+  schedulePostTool,
+  generateImageTool,
+  generateVideoOptions,
+  videoFunctionTool,
+  generateVideoTool,
+  postList,
+  findSlot,
+  channelAnalytics,
+  postAnalytics,
+  notificationList,
+  isConnected,
+  deleteIntegration,
+  socialConnectUrl,
+  integrationSettings,
+  createPost,
+  deletePost,
+  deletePostGroup,
+  missingContent,
+  setReleaseId,
+  changePostStatus,
+  connectChannel,
+  setPostingTimes,
+] as unknown as readonly ToolDefinition[];
+
+export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

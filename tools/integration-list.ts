@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { defineTool, readOnly } from './types.js';
+import { integrationRecords } from './internal/integrations.js';
+import { integrationRecordSchema, wrapped } from './shapes.js';
+
+export const integrationList = defineTool({
+  name: 'integrationList',
+  title: 'List channels',
+  description:
+    'Lists the connected social channels (integrations) of this organization: id, name, picture, platform identifier, and group (customer) when set. ' +
+    'Call this first: every other channel tool needs an id from here. Pass `group` (an id from groupList) to see only the channels of one group.',
+  annotations: readOnly,
+  mcp: true,
+  input: z.object({ group: z.string().optional().describe('Group (customer) id from groupList; omit for all channels') }),
+  output: wrapped(z.array(integrationRecordSchema)),
+  rest: { method: 'GET', path: '/integrations', toInput: ({ query }) => ({ group: query.group }), toResponse: (output) => output.output },
+  handler: async (input, { em, caller }) => ({ output: await integrationRecords(em, caller.organizationId, input.group) }),
+});

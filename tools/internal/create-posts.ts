@@ -1,0 +1,185 @@
+// Creating posts: one validation for REST and MCP, all or nothing, then rows and jobs in one transaction.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { IntegrationSchema, PostSchema, type Integration, type PostState, type StoredMedia } from '../../src/db/entities.js';
+import { DomainError } from '../../src/errors.js';
+import { newId } from '../../src/lib/crypto.js';
+import { checkContentRules, contentLength, convertContent, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
+import type { Provider, ValidationItem } from '../../providers/types.js';
+import type { Services } from '../types.js';
+import { providerOf } from './integrations.js';
+import { schedulePublish } from './queue.js';
+
+export interface PlanItem {
+  content: string;
+  media: StoredMedia[];
+  /** Minutes after the previous item. */
+  delay: number;
+}
+
+export interface PlanEntry {
+  integrationId: string;
+  type: 'draft' | 'schedule' | 'now';
+  date?: Date;
+  shortLink: boolean;
+  /** Entries with the same key share one group (REST: the whole request; MCP: one socialPost item). */
+  groupKey: number;
+  settings: Record<string, unknown>;
+  items: PlanItem[];
+  /** MCP's isPremium: the account has a higher length limit (X premium). */
+  isPremium?: boolean;
+}
+
+export interface PostPlan {
+  creationMethod: 'API' | 'MCP';
+  entries: PlanEntry[];
+}
+
+export interface EntryProblem {
+  integrationId: string;
+  channel: string;
+  platform?: string;
+  message: string;
+}
+
+/** All problems of a create request; nothing was created. */
+export class PostValidationError extends DomainError {
+  constructor(readonly problems: EntryProblem[]) {
+    super('invalid_input', problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; '), {
+      hint: 'Fix each listed channel entry and send the whole request again; nothing was created.',
+      details: problems,
+    });
+  }
+}
+
+const VIDEO_EXTENSION = /\.(mp4|mov|m4v|webm)(\?|#|$)/i;
+
+export function mediaKind(media: StoredMedia): 'image' | 'video' {
+  return VIDEO_EXTENSION.test(media.path) ? 'video' : 'image';
+}
+
+/** The text a platform receives, and the length counted against its limit. */
+export function measure(provider: Provider, html: string): { text: string; length: number } {
+  const text = convertContent(html, provider.editor);
+  const countable = provider.editor === 'html' ? convertContent(html, 'plain') : text;
+  return { text, length: contentLength(countable, provider.lengthMethod) };
+}
+
+function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry): string | undefined {
+  if (!provider.publish) {
+    return `publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald (not_supported); choose a channel on a platform whose publishing is built`;
+  }
+  if (integration.disabled) return 'this channel is disabled; enable it in the console or choose another channel';
+  if (entry.shortLink) return 'link shortening is not configured on this Herald (not_supported); send shortLink: false and links are posted as they are';
+  if (entry.type !== 'now' && !entry.date) return 'a date is required for drafts and scheduled posts (UTC ISO 8601, e.g. 2026-12-01T09:00:00Z)';
+  if (entry.items.length === 0) return 'the post needs at least one item (the first item is the post itself)';
+  if (entry.items.length > 1 && (provider.chain === 'none' || !provider.comment)) {
+    return `${provider.name} does not support threads or comments; send a single item`;
+  }
+  if (provider.settings) {
+    const parsed = provider.settings.safeParse(entry.settings);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return `settings.${issue.path.join('.')}: ${issue.message}; call integrationSchema for the settings schema`;
+    }
+  }
+  const isPremium = entry.isPremium ?? integration.additionalSettings.premium === true;
+  const maxLength = provider.maxLength({ isPremium, settings: entry.settings });
+  for (const [index, item] of entry.items.entries()) {
+    const where = entry.items.length > 1 ? `item ${index + 1}: ` : '';
+    const rule = checkContentRules(item.content);
+    if (rule) return `${where}${rule}`;
+    if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
+    for (const media of item.media) {
+      if (!/^https?:\/\//i.test(media.path)) return `${where}media "${media.id}" needs an http(s) path (upload it first and use the returned path)`;
+    }
+    const { length } = measure(provider, sanitizeContent(item.content));
+    if (length > maxLength) return `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
+    if (item.delay < 0) return `${where}delay must be zero or more minutes`;
+  }
+  const items: ValidationItem[] = entry.items.map((item) => ({
+    text: item.content,
+    media: item.media.map((media) => ({ kind: mediaKind(media), url: media.path })),
+  }));
+  return provider.validate?.(items, entry.settings);
+}
+
+/** Checks the whole plan; throws PostValidationError listing every problem (all or nothing). */
+export async function validatePlan(em: EntityManager, organizationId: string, plan: PostPlan): Promise<Map<string, Integration>> {
+  const ids = [...new Set(plan.entries.map((entry) => entry.integrationId))];
+  const integrations = await em.find(IntegrationSchema, { id: { $in: ids }, organizationId, deletedAt: null });
+  const byId = new Map(integrations.map((integration) => [integration.id, integration]));
+  const problems: EntryProblem[] = [];
+  for (const entry of plan.entries) {
+    const integration = byId.get(entry.integrationId);
+    if (!integration) {
+      problems.push({
+        integrationId: entry.integrationId,
+        channel: entry.integrationId,
+        message: 'channel not found in this organization; call integrationList (MCP) or GET /integrations (REST) for valid ids',
+      });
+      continue;
+    }
+    const provider = providerOf(integration);
+    const message = validateEntry(provider, integration, entry);
+    if (message) problems.push({ integrationId: integration.id, channel: integration.name, platform: provider.identifier, message });
+  }
+  if (problems.length > 0) throw new PostValidationError(problems);
+  return byId;
+}
+
+export interface CreatedPost {
+  postId: string;
+  integration: string;
+}
+
+export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
+  const integrations = await validatePlan(em, organizationId, plan);
+  const now = services.now();
+  const groups = new Map<number, string>();
+  const created: CreatedPost[] = [];
+  await em.transactional(async (transaction) => {
+    for (const entry of plan.entries) {
+      const integration = integrations.get(entry.integrationId)!;
+      const publishDate = entry.type === 'now' ? now : (entry.date ?? now);
+      const state: PostState = entry.type === 'draft' ? 'DRAFT' : 'QUEUE';
+      if (!groups.has(entry.groupKey)) groups.set(entry.groupKey, newId());
+      const group = groups.get(entry.groupKey)!;
+      const settings = { ...entry.settings, __type: integration.providerIdentifier };
+      let parentPostId: string | null = null;
+      let rootId = '';
+      for (const [position, item] of entry.items.entries()) {
+        const id = newId();
+        transaction.create(PostSchema, {
+          id,
+          organizationId,
+          integrationId: integration.id,
+          group,
+          parentPostId,
+          position,
+          content: sanitizeContent(item.content),
+          settings,
+          media: item.media,
+          delay: position === 0 ? 0 : item.delay,
+          state,
+          publishDate,
+          releaseId: null,
+          releaseUrl: null,
+          releaseMeta: null,
+          error: null,
+          attemptStartedAt: null,
+          publishedAt: null,
+          creationMethod: plan.creationMethod,
+          createdAt: now,
+          updatedAt: now,
+          deletedAt: null,
+        });
+        if (position === 0) rootId = id;
+        parentPostId = id;
+      }
+      await transaction.flush();
+      if (state === 'QUEUE') await schedulePublish(transaction, rootId, publishDate);
+      created.push({ postId: rootId, integration: integration.id });
+    }
+  });
+  return created;
+}

@@ -1,0 +1,165 @@
+// Channels: lookup scoped to the organization, public records, decrypted credentials, provider calls with one token refresh.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { CustomerSchema, IntegrationSchema, type Integration } from '../../src/db/entities.js';
+import { DomainError, notFound, notSupported } from '../../src/errors.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { findProvider } from '../../providers/index.js';
+import type { ChannelAuth, ConnectedAccount, Provider, ProviderContext } from '../../providers/types.js';
+import type { Services } from '../types.js';
+import { notify } from './notifications.js';
+
+export interface IntegrationRecord {
+  id: string;
+  name: string;
+  identifier: string;
+  platform: string;
+  picture: string;
+  disabled: boolean;
+  profile: string;
+  customer?: { id: string; name: string };
+}
+
+export async function findIntegration(em: EntityManager, organizationId: string, id: string): Promise<Integration> {
+  const integration = await em.findOne(IntegrationSchema, { id, organizationId, deletedAt: null });
+  if (!integration) {
+    throw notFound(`Channel ${id} not found.`, { hint: 'List the channels of this organization with integrationList (MCP) or GET /integrations (REST) and use one of their ids.' });
+  }
+  return integration;
+}
+
+export function providerOf(integration: Integration): Provider {
+  const provider = findProvider(integration.providerIdentifier);
+  if (!provider) throw notSupported(`Platform "${integration.providerIdentifier}" is not known to this Herald version.`);
+  return provider;
+}
+
+export async function integrationRecords(em: EntityManager, organizationId: string, customerId?: string): Promise<IntegrationRecord[]> {
+  const integrations = await em.find(
+    IntegrationSchema,
+    { organizationId, deletedAt: null, ...(customerId ? { customerId } : {}) },
+    { orderBy: { createdAt: 'asc', id: 'asc' } },
+  );
+  const customerIds = [...new Set(integrations.map((integration) => integration.customerId).filter((id): id is string => Boolean(id)))];
+  const customers = customerIds.length ? await em.find(CustomerSchema, { id: { $in: customerIds }, organizationId }) : [];
+  const customerById = new Map(customers.map((customer) => [customer.id, customer]));
+  return integrations.map((integration) => toIntegrationRecord(integration, integration.customerId ? customerById.get(integration.customerId) : undefined));
+}
+
+export function toIntegrationRecord(integration: Integration, customer?: { id: string; name: string }): IntegrationRecord {
+  const record: IntegrationRecord = {
+    id: integration.id,
+    name: integration.name,
+    identifier: integration.providerIdentifier,
+    platform: integration.providerIdentifier,
+    picture: integration.picture ?? '',
+    disabled: integration.disabled,
+    profile: integration.profile,
+  };
+  if (customer) record.customer = { id: customer.id, name: customer.name };
+  return record;
+}
+
+interface SealedCredentials {
+  accessToken: string;
+  refreshToken?: string;
+  data: Record<string, string>;
+}
+
+export function sealCredentials(services: Services, account: Pick<ConnectedAccount, 'accessToken' | 'refreshToken' | 'data'>): string {
+  const sealed: SealedCredentials = { accessToken: account.accessToken, refreshToken: account.refreshToken, data: account.data ?? {} };
+  return services.secrets.sealJson(sealed);
+}
+
+export function channelAuth(services: Services, integration: Integration): ChannelAuth {
+  const sealed = services.secrets.openJson<SealedCredentials>(integration.credentials);
+  return {
+    accessToken: sealed.accessToken,
+    refreshToken: sealed.refreshToken,
+    expiresAt: integration.tokenExpiresAt ?? undefined,
+    internalId: integration.internalId,
+    data: sealed.data ?? {},
+  };
+}
+
+export function providerEndpoints(services: Services, provider: Provider): Record<string, string> {
+  return { ...provider.endpoints, ...services.config.socialEndpoints[provider.identifier] };
+}
+
+export function providerContext(services: Services, integration: Integration, settings: Record<string, unknown> = {}): ProviderContext {
+  const provider = providerOf(integration);
+  return { fetch: services.fetch, endpoints: providerEndpoints(services, provider), auth: channelAuth(services, integration), settings };
+}
+
+export function reauthRequired(integration: Integration): DomainError {
+  return new DomainError('reauth_required', `Channel "${integration.name}" was disconnected because its token expired or was revoked.`, {
+    hint: 'Reconnect the channel in the Herald console (or with POST /integrations/{identifier}/connect), then try again.',
+  });
+}
+
+/**
+ * Runs a provider call with the channel's credentials. A 401 refreshes the token once and repeats the call;
+ * a failed refresh flags the channel for reconnection, notifies the organization and answers `reauth_required`.
+ */
+export async function withChannel<T>(
+  services: Services,
+  em: EntityManager,
+  integration: Integration,
+  settings: Record<string, unknown>,
+  call: (context: ProviderContext) => Promise<T>,
+): Promise<T> {
+  if (integration.refreshNeeded) throw reauthRequired(integration);
+  const provider = providerOf(integration);
+  try {
+    return await call(providerContext(services, integration, settings));
+  } catch (error) {
+    if (!(error instanceof PlatformHttpError) || !error.isAuthError) throw error;
+    if (!provider.refresh) {
+      await markNeedsReconnection(services, em, integration);
+      throw reauthRequired(integration);
+    }
+    let refreshed: Partial<ChannelAuth>;
+    try {
+      refreshed = await provider.refresh(providerContext(services, integration, settings));
+    } catch {
+      await markNeedsReconnection(services, em, integration);
+      throw reauthRequired(integration);
+    }
+    const current = channelAuth(services, integration);
+    integration.credentials = sealCredentials(services, {
+      accessToken: refreshed.accessToken ?? current.accessToken,
+      refreshToken: refreshed.refreshToken ?? current.refreshToken,
+      data: { ...current.data, ...refreshed.data },
+    });
+    integration.tokenExpiresAt = refreshed.expiresAt ?? null;
+    await em.flush();
+    try {
+      return await call(providerContext(services, integration, settings));
+    } catch (retryError) {
+      if (retryError instanceof PlatformHttpError && retryError.isAuthError) {
+        await markNeedsReconnection(services, em, integration);
+        throw reauthRequired(integration);
+      }
+      throw retryError;
+    }
+  }
+}
+
+export async function markNeedsReconnection(services: Services, em: EntityManager, integration: Integration): Promise<void> {
+  if (!integration.refreshNeeded) {
+    integration.refreshNeeded = true;
+    notify(em, integration.organizationId, 'channel_reconnect', `Your ${providerOf(integration).name} channel "${integration.name}" needs to be reconnected.`);
+    services.logger.warn({ integrationId: integration.id }, 'channel needs reconnection');
+  }
+  await em.flush();
+}
+
+/** Turns a platform failure on a read call (analytics, helper tools) into a clear provider_error. */
+export function providerFailure(provider: Provider, error: unknown): DomainError {
+  if (error instanceof DomainError) return error;
+  if (error instanceof PlatformHttpError) {
+    return new DomainError('provider_error', `${provider.name} answered with an error: ${error.message}`, {
+      hint: error.retryable ? 'This is usually temporary: try again in a minute.' : 'Check the channel on the platform; reconnect it if the problem persists.',
+    });
+  }
+  throw error;
+}

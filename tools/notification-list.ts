@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { NotificationSchema } from '../src/db/entities.js';
+import { defineTool, readOnly } from './types.js';
+
+const PAGE_SIZE = 100;
+
+export const notificationList = defineTool({
+  name: 'notificationListTool',
+  title: 'List notifications',
+  description: 'The organization\'s notifications, newest first: posts published or failed (with the error), channels that need reconnecting. 100 per page, page 0 first.',
+  annotations: readOnly,
+  mcp: true,
+  input: z.object({ page: z.coerce.number().int().min(0).default(0) }),
+  output: z.object({
+    notifications: z.array(z.object({ id: z.string(), type: z.string(), content: z.string(), link: z.string().nullable(), createdAt: z.string() })),
+    total: z.number(),
+    page: z.number(),
+    limit: z.number(),
+    hasMore: z.boolean(),
+  }),
+  rest: { method: 'GET', path: '/notifications', toInput: ({ query }) => ({ page: query.page }) },
+  handler: async (input, { em, caller }) => {
+    const [rows, total] = await em.findAndCount(
+      NotificationSchema,
+      { organizationId: caller.organizationId },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: PAGE_SIZE, offset: input.page * PAGE_SIZE },
+    );
+    return {
+      notifications: rows.map((row) => ({ id: row.id, type: row.type, content: row.content, link: row.link ?? null, createdAt: row.createdAt.toISOString() })),
+      total,
+      page: input.page,
+      limit: PAGE_SIZE,
+      hasMore: (input.page + 1) * PAGE_SIZE < total,
+    };
+  },
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { defineTool, readOnly } from './types.js';
+import { days } from './channel-analytics.js';
+import { findIntegration, providerFailure, providerOf, withChannel } from './internal/integrations.js';
+import { findPost } from './internal/posts.js';
+import { analyticsMetricSchema, idParam, wrapped } from './shapes.js';
+
+export const postAnalytics = defineTool({
+  name: 'postAnalyticsTool',
+  title: 'Post analytics',
+  description:
+    'Metrics of one published post (likes, reposts, replies... depending on the platform) as [{label, data, percentageChange}]. Empty for posts not published yet, posts without a release id, and platforms without post analytics.',
+  annotations: { ...readOnly, openWorldHint: true },
+  mcp: true,
+  input: z.object({ postId: idParam.describe('Post id from postsListTool or schedulePostTool'), date: days.default(7).describe('Days to look back (default 7)') }),
+  output: wrapped(z.array(analyticsMetricSchema)),
+  rest: { method: 'GET', path: '/analytics/post/:postId', toInput: ({ params, query }) => ({ postId: params.postId, date: query.date }), toResponse: (output) => output.output },
+  handler: async (input, { em, caller, services }) => {
+    const post = await findPost(em, caller.organizationId, input.postId);
+    if (post.state !== 'PUBLISHED' || !post.releaseId || post.releaseId === 'missing') return { output: [] };
+    const integration = await findIntegration(em, caller.organizationId, post.integrationId);
+    const provider = providerOf(integration);
+    if (!provider.postAnalytics) return { output: [] };
+    const ref = { id: post.releaseId, url: post.releaseUrl ?? undefined, meta: post.releaseMeta ?? undefined };
+    try {
+      return { output: await withChannel(services, em, integration, {}, (context) => provider.postAnalytics!(context, ref, input.date)) };
+    } catch (error) {
+      throw providerFailure(provider, error);
+    }
+  },
+});

@@ -1,0 +1,55 @@
+// The one shared runner: parse the input, scope to the caller's organization, run the handler, flush.
+import type { z } from 'zod';
+import { DomainError, invalidInput } from '../src/errors.js';
+import { consumeRateLimit } from '../src/lib/rate-limit.js';
+import type { Caller, Services, ToolDefinition } from './types.js';
+
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 10)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+}
+
+export function parseInput<Schema extends z.ZodType>(schema: Schema, raw: unknown, hint?: string): z.output<Schema> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    throw invalidInput(`Invalid input: ${describeIssues(parsed.error)}.`, {
+      hint: hint ?? 'Check the field names and types against the tool or endpoint description.',
+      details: parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
+    });
+  }
+  return parsed.data;
+}
+
+export async function enforcePostCreationLimit(services: Services, caller: Caller): Promise<void> {
+  const state = await consumeRateLimit(
+    services.orm.em.fork(),
+    caller.organizationId,
+    'create_post',
+    services.config.createPostRateLimitPerHour,
+    services.now(),
+  );
+  if (!state.allowed) {
+    throw new DomainError('rate_limited', `Post creation limit reached: ${state.limit} per hour for this organization.`, {
+      hint: `Wait ${state.resetSeconds} seconds, or put several posts in one request.`,
+      details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },
+    });
+  }
+}
+
+export async function runTool<Tool extends ToolDefinition>(
+  tool: Tool,
+  raw: unknown,
+  caller: Caller,
+  services: Services,
+  requestId: string,
+): Promise<z.output<Tool['output']>> {
+  const input = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
+  if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
+  const em = services.orm.em.fork();
+  const logger = services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId });
+  const output = await tool.handler(input, { caller, em, services, requestId, logger });
+  await em.flush();
+  return output as z.output<Tool['output']>;
+}

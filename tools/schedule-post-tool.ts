@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { newId } from '../src/lib/crypto.js';
+import { defineTool } from './types.js';
+import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
+import { createdPostSchema } from './shapes.js';
+
+const isoDate = z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' });
+
+const socialPostSchema = z.object({
+  integrationId: z.string().min(1).describe('Channel id from integrationList'),
+  isPremium: z.boolean().describe('true for X premium accounts (4000 characters); false otherwise'),
+  date: isoDate.describe('Publication date, UTC ISO 8601 (ignored for type "now")'),
+  shortLink: z.boolean().describe('Must be false: link shortening is not configured'),
+  type: z.enum(['draft', 'schedule', 'now']).describe('"schedule" publishes at `date`, "now" at once, "draft" keeps it unpublished'),
+  postsAndComments: z
+    .array(
+      z.object({
+        content: z.string().describe('HTML: wrap each line in <p>; allowed p, h1-h3, strong (bold), u (underline), ul/li; never strong and u together'),
+        attachments: z.array(z.string()).describe('Media URLs (from upload or generateImageTool), or an empty array'),
+      }),
+    )
+    .min(1)
+    .describe('Thread platforms (x, threads, bluesky, mastodon, telegram): each item is a post of the thread. Comment platforms (linkedin, facebook): first item is the post, the rest comments.'),
+  settings: z.array(z.object({ key: z.string(), value: z.any() })).describe('Platform settings from integrationSchema as key/value pairs; prefer ids over labels'),
+});
+
+export const schedulePostTool = defineTool({
+  name: 'schedulePostTool',
+  title: 'Schedule posts',
+  description:
+    'Creates posts, threads and comments on one or more channels: each socialPost item targets one channel at its own date. ' +
+    'First call integrationList (channel ids) and integrationSchema (rules, maxLength, settings) for each platform. ' +
+    'Validation is all or nothing: if any item is invalid nothing is created and the answer is {output: {errors: "<channel>: <problem>, <fix>"}}; fix and call again. ' +
+    'On success answers {output: [{postId, integration}]}, one per item. Dates are UTC.',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  mcp: true,
+  countsAsPostCreation: true,
+  input: z.object({ socialPost: z.array(socialPostSchema).min(1).describe('One item per channel and date') }),
+  output: z.object({ output: z.union([z.array(createdPostSchema), z.object({ errors: z.string() })]) }),
+  handler: async (input, { em, caller, services }) => {
+    const entries: PlanEntry[] = input.socialPost.map((item, index) => ({
+      integrationId: item.integrationId,
+      type: item.type,
+      date: new Date(item.date),
+      shortLink: item.shortLink,
+      groupKey: index,
+      isPremium: item.isPremium,
+      settings: Object.fromEntries(item.settings.filter((pair) => pair.key !== '__type').map((pair) => [pair.key, pair.value])),
+      items: item.postsAndComments.map((part) => ({
+        content: part.content,
+        media: part.attachments.map((url) => ({ id: newId(), path: url })),
+        delay: 0,
+      })),
+    }));
+    try {
+      return { output: await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries }) };
+    } catch (error) {
+      if (error instanceof PostValidationError) {
+        return { output: { errors: error.problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; ') } };
+      }
+      throw error;
+    }
+  },
+});

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { notFound, notSupported } from '../src/errors.js';
+import { defineTool } from './types.js';
+import { findIntegration, providerFailure, providerOf, withChannel } from './internal/integrations.js';
+import { wrapped } from './shapes.js';
+
+export const triggerTool = defineTool({
+  name: 'triggerTool',
+  title: 'Run a channel helper',
+  description:
+    "Runs one of a channel's helper methods (listed in the `tools` of integrationSchema), e.g. listChannels on Discord or getFlairs on Reddit, to find ids to use in post settings. " +
+    'Pass the channel id, the methodName, and the method\'s data as [{key, value}] pairs following its dataSchema (empty array when it has none). Answers {output: <the platform\'s result>}.',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  mcp: true,
+  input: z.object({
+    integrationId: z.string().min(1).describe('Channel id from integrationList'),
+    methodName: z.string().min(1).describe('A methodName from the integrationSchema tools of this platform'),
+    dataSchema: z.array(z.object({ key: z.string(), value: z.string() })).describe('Inputs of the method as key/value pairs'),
+  }),
+  output: wrapped(z.unknown()),
+  rest: {
+    method: 'POST',
+    path: '/integration-trigger/:id',
+    toInput: ({ params, body }) => {
+      const request = (body ?? {}) as { methodName?: unknown; data?: unknown };
+      const data = request.data && typeof request.data === 'object' ? (request.data as Record<string, unknown>) : {};
+      return { integrationId: params.id, methodName: request.methodName, dataSchema: Object.entries(data).map(([key, value]) => ({ key, value })) };
+    },
+  },
+  handler: async (input, { em, caller, services }) => {
+    const integration = await findIntegration(em, caller.organizationId, input.integrationId);
+    const provider = providerOf(integration);
+    const tool = provider.tools.find((candidate) => candidate.methodName === input.methodName);
+    if (!tool) {
+      const known = provider.tools.map((candidate) => candidate.methodName);
+      throw notFound(`Method "${input.methodName}" not found for this ${provider.name} channel.`, {
+        hint: known.length ? `Available methods: ${known.join(', ')}.` : `${provider.name} has no helper methods.`,
+      });
+    }
+    if (!tool.run) throw notSupported(`The ${provider.name} helper "${tool.methodName}" is not built yet in this Herald.`);
+    const data = Object.fromEntries(input.dataSchema.map((pair) => [pair.key, pair.value]));
+    try {
+      return { output: await withChannel(services, em, integration, {}, (context) => tool.run!(context, data)) };
+    } catch (error) {
+      throw providerFailure(provider, error);
+    }
+  },
+});

@@ -1,0 +1,93 @@
+// The tool unit: one operation, served by MCP and REST through the one shared runner (tools/runner.ts).
+import type { z } from 'zod';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../src/config.js';
+import type { SecretBox } from '../src/lib/crypto.js';
+import type { Logger } from '../src/lib/logger.js';
+import type { PlatformFetch } from '../src/lib/platform-http.js';
+import type { Orm } from '../src/db/orm.js';
+import type { MediaFetcher } from '../src/lib/media-fetch.js';
+
+export interface Services {
+  config: Config;
+  orm: Orm;
+  secrets: SecretBox;
+  fetch: PlatformFetch;
+  /** Loads media bytes for upload-style platforms. */
+  fetchMedia: MediaFetcher;
+  logger: Logger;
+  /** The clock; tests replace it. */
+  now: () => Date;
+}
+
+export type CredentialKind = 'api_key' | 'oauth_token';
+
+/** Who is calling: resolved from the API key or OAuth token before any tool runs. */
+export interface Caller {
+  organizationId: string;
+  credentialId: string;
+  credentialKind: CredentialKind;
+  /** OAuth scopes; API keys carry every scope. */
+  scopes: readonly string[];
+}
+
+export interface ToolContext {
+  caller: Caller;
+  em: EntityManager;
+  services: Services;
+  requestId: string;
+  logger: Logger;
+}
+
+export interface RestRequest {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+}
+
+export interface RestBinding<Input, Output> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Express-style path relative to the REST base (e.g. `/posts/:id/status`). */
+  path: string;
+  /** Maps the spec's REST request to the tool input. Defaults to `{...params, ...query, ...body}`. */
+  toInput?: (request: RestRequest) => unknown;
+  /** Maps the tool output to the spec's REST response body. Defaults to the output itself. */
+  toResponse?: (output: Output) => unknown;
+  /** 50 MB JSON body instead of 1 MB (post creation). */
+  largeBody?: boolean;
+  /** Status of a successful answer (200 unless said). */
+  status?: number;
+  /** Only for typing `toInput`'s result against the tool input. */
+  readonly inputType?: Input;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+export interface ToolDefinition<InputSchema extends z.ZodType = z.ZodType, OutputSchema extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  /** Written for an agent: when to use it, what to call first, what comes back. */
+  description: string;
+  annotations: ToolAnnotations;
+  input: InputSchema;
+  output: OutputSchema;
+  /** Listed as an MCP tool. */
+  mcp: boolean;
+  rest?: RestBinding<z.output<InputSchema>, z.output<OutputSchema>>;
+  /** Counts against the per-organization post-creation limit (REST and MCP alike). */
+  countsAsPostCreation?: boolean;
+  handler: (input: z.output<InputSchema>, context: ToolContext) => Promise<z.output<OutputSchema>>;
+}
+
+export function defineTool<InputSchema extends z.ZodType, OutputSchema extends z.ZodObject>(
+  tool: ToolDefinition<InputSchema, OutputSchema>,
+): ToolDefinition<InputSchema, OutputSchema> {
+  return tool;
+}
+
+export const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
