@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { invalidInput, notSupported } from '../src/errors.js';
+import { toTelegramHtml } from '../src/lib/content.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishedRef, PublishItem, ValidationItem } from './types.js';
 
 const TEXT_LIMIT = 4096;
@@ -113,6 +114,8 @@ async function photoBlob(file: MediaFile): Promise<{ blob: Blob; name: string }>
 }
 
 async function send(context: ProviderContext, item: PublishItem, replyTo?: number): Promise<PublishedRef> {
+  // The core hands trimmed HTML; Telegram's HTML mode accepts only its own small tag set.
+  const text = toTelegramHtml(item.text);
   const token = botToken(context.auth.accessToken);
   const chatId = context.auth.data.chatId ?? context.auth.internalId;
   if (item.media.some((file) => file.kind !== 'image')) {
@@ -125,7 +128,7 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
   let messageId: number;
   if (item.media.length === 0) {
     const message = await call(context, token, 'sendMessage', messageSchema, {
-      json: { chat_id: chatId, text: item.text, parse_mode: 'HTML', reply_parameters: reply },
+      json: { chat_id: chatId, text: text, parse_mode: 'HTML', reply_parameters: reply },
     });
     messageId = message.message_id;
   } else {
@@ -135,8 +138,8 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
     if (item.media.length === 1) {
       const { blob, name } = await photoBlob(item.media[0]);
       form.append('photo', blob, name);
-      if (item.text) {
-        form.append('caption', item.text);
+      if (text) {
+        form.append('caption', text);
         form.append('parse_mode', 'HTML');
       }
       messageId = (await call(context, token, 'sendPhoto', messageSchema, { multipart: form })).message_id;
@@ -145,7 +148,7 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
       for (const [index, file] of item.media.entries()) {
         const { blob, name } = await photoBlob(file);
         form.append(`photo${index}`, blob, name);
-        const caption = index === 0 && item.text ? { caption: item.text, parse_mode: 'HTML' } : {};
+        const caption = index === 0 && text ? { caption: text, parse_mode: 'HTML' } : {};
         media.push({ type: 'photo', media: `attach://photo${index}`, ...caption });
       }
       form.append('media', JSON.stringify(media));
