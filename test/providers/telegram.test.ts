@@ -192,7 +192,7 @@ describe('telegram errors', () => {
       }
       expect(error.message).not.toContain('/bot');
     }
-    expect(errors[4].message).toContain('Unsupported start tag "p"');
+    expect(errors[4].message).toContain('Could not reach');
     expect(errors[3].retryable).toBe(true);
   });
 
