@@ -1,0 +1,268 @@
+// Publishing end to end: the real worker, real Postgres, the three fake platforms over HTTP.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
+import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
+import { PostSchema, NotificationSchema } from '../src/db/entities.js';
+import { publishChain, RetryLater } from '../tools/internal/publish.js';
+import { cancelPublish, hasPublishJob, sweepDuePosts } from '../tools/internal/queue.js';
+import { PlatformHttpError } from '../src/lib/platform-http.js';
+
+let herald: Herald;
+let bluesky: BlueskyFake;
+let mastodon: MastodonFake;
+let telegram: TelegramFake;
+const channel: Record<'bluesky' | 'mastodon' | 'telegram', string> = { bluesky: '', mastodon: '', telegram: '' };
+
+beforeAll(async () => {
+  [bluesky, mastodon, telegram] = await Promise.all([startBlueskyFake(), startMastodonFake(), startTelegramFake()]);
+  herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) });
+  const connect = async (identifier: string, fields: Record<string, string>) => {
+    const response = await herald.rest('POST', `/integrations/${identifier}/connect`, fields);
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    return response.body.id as string;
+  };
+  channel.bluesky = await connect('bluesky', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password });
+  channel.mastodon = await connect('mastodon', { instance: mastodon.url, accessToken: mastodon.token });
+  channel.telegram = await connect('telegram', { botToken: telegram.token, chatId: String(telegram.chat.id) });
+});
+
+afterAll(async () => {
+  await herald.stop();
+  await Promise.all([bluesky.close(), mastodon.close(), telegram.close()]);
+});
+
+const thread = (integrationId: string, date: Date, parts: string[], type = 'schedule') => ({
+  type,
+  date: date.toISOString(),
+  shortLink: false,
+  tags: [],
+  posts: [{ integration: { id: integrationId }, value: parts.map((content) => ({ content, image: [] })), settings: {} }],
+});
+
+async function createThread(integrationId: string, date: Date, parts: string[], type = 'schedule'): Promise<string> {
+  const response = await herald.rest('POST', '/posts', thread(integrationId, date, parts, type));
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body[0].postId as string;
+}
+
+async function chain(rootId: string) {
+  const em = herald.services.orm.em.fork();
+  const root = await em.findOneOrFail(PostSchema, { id: rootId });
+  return em.find(PostSchema, { group: root.group, integrationId: root.integrationId }, { orderBy: { position: 'asc' } });
+}
+
+async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('timed out waiting');
+}
+
+const published = (rootId: string) => async () => {
+  const items = await chain(rootId);
+  return items.every((item) => item.state === 'PUBLISHED') ? items : undefined;
+};
+
+const once = { attempt: 1, maxAttempts: 8 };
+
+describe('a scheduled thread is published at its date, exactly once, on each platform', () => {
+  it('publishes on Bluesky, Mastodon and Telegram with the items chained', async () => {
+    const worker = await herald.startWorker();
+    try {
+      const date = new Date(Date.now() + 2500);
+      const ids = {
+        bluesky: await createThread(channel.bluesky, date, ['<p>Bluesky one</p>', '<p>Bluesky two</p>', '<p>Bluesky three</p>']),
+        mastodon: await createThread(channel.mastodon, date, ['<p>Mastodon one</p>', '<p>Mastodon two</p>']),
+        telegram: await createThread(channel.telegram, date, ['<p><strong>Telegram</strong> one</p>', '<p>Telegram two</p>']),
+      };
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(bluesky.records).toHaveLength(0);
+      expect(mastodon.statuses).toHaveLength(0);
+      expect(telegram.messages).toHaveLength(0);
+
+      const blueskyItems = await waitFor(published(ids.bluesky));
+      const mastodonItems = await waitFor(published(ids.mastodon));
+      const telegramItems = await waitFor(published(ids.telegram));
+      expect(blueskyItems[0].publishedAt!.getTime()).toBeGreaterThanOrEqual(date.getTime() - 1000);
+
+      expect(bluesky.records.map((record) => record.record.text)).toEqual(['Bluesky one', 'Bluesky two', 'Bluesky three']);
+      const [first, second, third] = bluesky.records;
+      expect((second.record.reply as any).parent.uri).toBe(first.uri);
+      expect((third.record.reply as any).parent.uri).toBe(second.uri);
+      expect((third.record.reply as any).root.uri).toBe(first.uri);
+      expect(blueskyItems.map((item) => item.releaseId)).toEqual([first.uri, second.uri, third.uri]);
+
+      expect(mastodon.statuses.map((status) => status.status)).toEqual(['Mastodon one', 'Mastodon two']);
+      expect(mastodon.statuses[1].in_reply_to_id).toBe(mastodon.statuses[0].id);
+      expect(mastodonItems[0].releaseId).toBe(mastodon.statuses[0].id);
+
+      expect(telegram.messages.map((message) => message.text)).toEqual(['<strong>Telegram</strong> one', 'Telegram two']);
+      expect(telegram.messages[1].reply_to_message_id).toBe(telegram.messages[0].message_id);
+      expect(telegramItems[1].releaseId).toBe(String(telegram.messages[1].message_id));
+
+      // Exactly once: the sweep and time passing publish nothing more.
+      expect(await sweepDuePosts(herald.services.orm.em.fork(), new Date())).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(bluesky.records).toHaveLength(3);
+      expect(mastodon.statuses).toHaveLength(2);
+      expect(telegram.messages).toHaveLength(2);
+
+      const notifications = await herald.rest('GET', '/notifications');
+      expect(notifications.body.notifications.filter((item: { type: string }) => item.type === 'post_published')).toHaveLength(3);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe('resuming and failing', () => {
+  it('resumes after the last recorded item when a run stops between two items', async () => {
+    const before = bluesky.records.length;
+    const rootId = await createThread(channel.bluesky, new Date(), ['<p>A1</p>', '<p>A2</p>', '<p>A3</p>']);
+    const createRecordCalls = () => bluesky.server.requestsTo('POST', '/xrpc/com.atproto.repo.createRecord').length;
+    const callsBefore = createRecordCalls();
+    // The second createRecord answers 503: the first item stays recorded and the job asks to be retried.
+    const realFetch = herald.services.fetch;
+    let count = 0;
+    herald.services.fetch = async (request) => {
+      if (request.url.endsWith('/xrpc/com.atproto.repo.createRecord') && ++count === 2) {
+        throw new PlatformHttpError({ status: 503, retryable: true, bodyExcerpt: 'Service Unavailable' });
+      }
+      return realFetch(request);
+    };
+    try {
+      await expect(publishChain(herald.services, rootId, once)).rejects.toBeInstanceOf(RetryLater);
+    } finally {
+      herald.services.fetch = realFetch;
+    }
+    let state = await chain(rootId);
+    expect(state.map((item) => item.state)).toEqual(['PUBLISHED', 'QUEUE', 'QUEUE']);
+    expect(state[1].attemptStartedAt).toBeNull();
+    expect(bluesky.records.length).toBe(before + 1);
+
+    const outcome = await publishChain(herald.services, rootId, { attempt: 2, maxAttempts: 8 });
+    expect(outcome.kind).toBe('published');
+    state = await chain(rootId);
+    expect(state.map((item) => item.state)).toEqual(['PUBLISHED', 'PUBLISHED', 'PUBLISHED']);
+    expect(bluesky.records.slice(before).map((record) => record.record.text)).toEqual(['A1', 'A2', 'A3']);
+    expect((bluesky.records[before + 1].record.reply as any).parent.uri).toBe(state[0].releaseId);
+    // A1 was sent once: two calls reached the fake in the second run (A2, A3), one in the first.
+    expect(createRecordCalls() - callsBefore).toBe(3);
+  });
+
+  it('never repeats an attempt left open by a crash: the item goes to ERROR "could not confirm"', async () => {
+    const rootId = await createThread(channel.bluesky, new Date(), ['<p>B1</p>', '<p>B2</p>']);
+    await publishChain(herald.services, rootId, once);
+    const before = bluesky.records.length;
+    // Simulate a crash while the platform call of item 2 was in flight.
+    const em = herald.services.orm.em.fork();
+    const items = await em.find(PostSchema, { id: { $in: (await chain(rootId)).map((item) => item.id) } }, { orderBy: { position: 'asc' } });
+    Object.assign(items[1], { state: 'QUEUE', releaseId: null, releaseUrl: null, releaseMeta: null, publishedAt: null, attemptStartedAt: new Date() });
+    await em.flush();
+    const outcome = await publishChain(herald.services, rootId, once);
+    expect(outcome.kind).toBe('failed');
+    expect(bluesky.records.length).toBe(before);
+    const [, second] = await chain(rootId);
+    expect(second.state).toBe('ERROR');
+    expect(second.error).toMatch(/could not confirm/i);
+    const failures = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_failed' });
+    expect(failures.some((notification) => /could not confirm/i.test(notification.content))).toBe(true);
+  });
+
+  it('repeats an interrupted attempt on Mastodon, whose create is idempotent, without a duplicate', async () => {
+    const rootId = await createThread(channel.mastodon, new Date(), ['<p>Idempotent</p>']);
+    const em = herald.services.orm.em.fork();
+    await publishChain(herald.services, rootId, once);
+    const count = mastodon.statuses.length;
+    const root = await em.findOneOrFail(PostSchema, { id: rootId });
+    Object.assign(root, { state: 'QUEUE', releaseId: null, attemptStartedAt: new Date() });
+    await em.flush();
+    expect((await publishChain(herald.services, rootId, once)).kind).toBe('published');
+    expect(mastodon.statuses.length).toBe(count);
+  });
+
+  it('puts the post in ERROR with the platform message on a permanent error, with a notification', async () => {
+    const rootId = await createThread(channel.mastodon, new Date(), ['<p>Refused</p>']);
+    mastodon.server.failNext('POST', '/api/v1/statuses', { status: 422, json: { error: 'Validation failed: Text character limit of 500 exceeded' } });
+    const outcome = await publishChain(herald.services, rootId, once);
+    expect(outcome.kind).toBe('failed');
+    const [root] = await chain(rootId);
+    expect(root.state).toBe('ERROR');
+    expect(root.error).toContain('Text character limit of 500 exceeded');
+    const list = await herald.rest('GET', '/notifications');
+    expect(list.body.notifications[0].content).toContain('Text character limit of 500 exceeded');
+  });
+
+  it('backs off on a retryable error and gives up with ERROR on the last attempt', async () => {
+    const rootId = await createThread(channel.telegram, new Date(), ['<p>Busy</p>']);
+    telegram.server.failNext('POST', `/bot${telegram.token}/sendMessage`, { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } }, 2);
+    await expect(publishChain(herald.services, rootId, once)).rejects.toBeInstanceOf(RetryLater);
+    expect((await chain(rootId))[0].state).toBe('QUEUE');
+    const outcome = await publishChain(herald.services, rootId, { attempt: 8, maxAttempts: 8 });
+    expect(outcome.kind).toBe('failed');
+    expect((await chain(rootId))[0].state).toBe('ERROR');
+  });
+
+  it('refreshes an expired Bluesky session once and publishes', async () => {
+    const rootId = await createThread(channel.bluesky, new Date(), ['<p>After refresh</p>']);
+    bluesky.expireAccessTokens();
+    expect((await publishChain(herald.services, rootId, once)).kind).toBe('published');
+    expect(bluesky.records.at(-1)?.record.text).toBe('After refresh');
+    expect(bluesky.server.requestsTo('POST', '/xrpc/com.atproto.server.refreshSession').length).toBeGreaterThan(0);
+  });
+});
+
+describe('the state machine and the queue', () => {
+  it('DRAFT has no job; schedule queues it at its stored date; draft cancels; a published post answers 409', async () => {
+    const date = new Date(Date.now() + 3600_000);
+    const rootId = await createThread(channel.mastodon, date, ['<p>Later</p>'], 'draft');
+    const em = () => herald.services.orm.em.fork();
+    expect(await hasPublishJob(em(), rootId)).toBe(false);
+    expect((await herald.rest('PUT', `/posts/${rootId}/status`, { status: 'schedule' })).body).toEqual({ id: rootId, state: 'QUEUE' });
+    expect(await hasPublishJob(em(), rootId)).toBe(true);
+    const [queued] = await chain(rootId);
+    expect(queued.publishDate.toISOString()).toBe(date.toISOString());
+    expect((await herald.rest('PUT', `/posts/${rootId}/status`, { status: 'draft' })).body).toEqual({ id: rootId, state: 'DRAFT' });
+    expect(await hasPublishJob(em(), rootId)).toBe(false);
+
+    const now = await createThread(channel.mastodon, new Date(), ['<p>Now</p>']);
+    await publishChain(herald.services, now, once);
+    const again = await herald.rest('PUT', `/posts/${now}/status`, { status: 'schedule' });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('conflict');
+    expect((await chain(now))[0].state).toBe('PUBLISHED');
+  });
+
+  it('deleting a queued post removes its job; the sweep re-enqueues a due post that lost its job', async () => {
+    const rootId = await createThread(channel.mastodon, new Date(Date.now() + 3600_000), ['<p>Delete me</p>']);
+    const em = herald.services.orm.em.fork();
+    expect(await hasPublishJob(em, rootId)).toBe(true);
+    expect((await herald.rest('DELETE', `/posts/${rootId}`)).status).toBe(200);
+    expect(await hasPublishJob(em, rootId)).toBe(false);
+
+    const lost = await createThread(channel.mastodon, new Date(Date.now() - 60_000), ['<p>Lost job</p>']);
+    await cancelPublish(em, lost);
+    expect(await hasPublishJob(em, lost)).toBe(false);
+    expect(await sweepDuePosts(em, new Date())).toBeGreaterThanOrEqual(1);
+    expect(await hasPublishJob(em, lost)).toBe(true);
+  });
+
+  it('refuses at validation a platform whose publishing is not built, naming it', async () => {
+    const response = await herald.rest('POST', '/posts', thread(channel.mastodon, new Date(), ['<p>ok</p>']));
+    expect(response.status).toBe(200);
+    const em = herald.services.orm.em.fork();
+    const { IntegrationSchema } = await import('../src/db/entities.js');
+    const mastodonChannel = await em.findOneOrFail(IntegrationSchema, { id: channel.mastodon });
+    const clone = em.create(IntegrationSchema, { ...mastodonChannel, id: 'linkedin-channel-1', providerIdentifier: 'linkedin', internalId: 'li-1', name: 'My LinkedIn' });
+    await em.flush();
+    const refused = await herald.rest('POST', '/posts', thread(clone.id, new Date(), ['<p>hello</p>']));
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/not supported yet/);
+    expect(refused.body.message).toContain('LinkedIn');
+  });
+});
