@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     await worker.stop(); // lets running jobs finish, releases the rest
     server.closeAllConnections();
     await closed;
-    await opened.close();
+    await opened.close().catch((error: Error) => logger.warn({ err: error.message }, 'database close'));
     logger.info('stopped');
     process.exit(0);
   };

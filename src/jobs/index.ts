@@ -1,4 +1,5 @@
 // graphile-worker in the same database: the task list and the crontab. Each task is thin and calls tools/internal.
+import pg from 'pg';
 import { run, type Runner, type Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Services } from '../../tools/types.js';
@@ -38,12 +39,21 @@ export const taskList = (services: Services) => ({
   }) as Task,
 });
 
-export async function startWorker(services: Services, connectionString: string): Promise<Runner> {
+export interface Worker {
+  runner: Runner;
+  /** Lets running jobs finish, releases the others, closes the pool. */
+  stop(): Promise<void>;
+}
+
+export async function startWorker(services: Services, connectionString: string): Promise<Worker> {
+  // Our own pool, so a connection dropped under us (Ctrl-C reaches the embedded Postgres too) is logged, not fatal.
+  const pgPool = new pg.Pool({ connectionString, max: services.config.workerConcurrency + 2 });
+  pgPool.on('error', (error) => services.logger.warn({ err: error.message }, 'worker database connection lost'));
   // One worker process per database is the supported deployment: jobs left locked by a crashed run are released at start.
   // The per-post advisory lock still prevents two live runs of one post.
   await services.orm.em.fork().getConnection().execute('update graphile_worker._private_jobs set locked_at = null, locked_by = null where locked_at is not null');
-  return run({
-    connectionString,
+  const runner = await run({
+    pgPool,
     concurrency: services.config.workerConcurrency,
     noHandleSignals: true,
     pollInterval: 1000,
@@ -51,4 +61,11 @@ export async function startWorker(services: Services, connectionString: string):
     taskList: taskList(services),
     crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n`,
   });
+  return {
+    runner,
+    async stop() {
+      await runner.stop().catch((error: Error) => services.logger.warn({ err: error.message }, 'worker stop'));
+      await pgPool.end().catch(() => undefined);
+    },
+  };
 }

@@ -4,7 +4,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { Runner } from 'graphile-worker';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase } from '../../src/db/orm.js';
 import { SecretBox, randomToken } from '../../src/lib/crypto.js';
@@ -13,7 +12,7 @@ import { createMediaFetcher } from '../../src/lib/media-fetch.js';
 import { createPlatformFetch } from '../../src/lib/platform-http.js';
 import { createApp } from '../../src/http/app.js';
 import { McpSessions } from '../../src/mcp/sessions.js';
-import { startWorker } from '../../src/jobs/index.js';
+import { startWorker, type Worker } from '../../src/jobs/index.js';
 import { createOrganization, mintApiKey } from '../../tools/internal/credentials.js';
 import type { Services } from '../../tools/types.js';
 
@@ -27,7 +26,7 @@ export interface Herald {
   sessions: McpSessions;
   /** Sets the clock (undefined: real time). */
   setNow(date: Date | undefined): void;
-  startWorker(): Promise<Runner>;
+  startWorker(): Promise<Worker>;
   /** REST call with the organization's key. */
   rest(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   newOrganization(name: string): Promise<{ organizationId: string; apiKey: string }>;
@@ -72,7 +71,7 @@ export async function startHerald(environment: Record<string, string> = {}): Pro
   const em = orm.em.fork();
   const organization = await createOrganization(em, 'Test organization');
   const apiKey = await mintApiKey(em, organization.id);
-  const workers: Runner[] = [];
+  const workers: Worker[] = [];
   const restUrl = `${url}/api/public/v1`;
   return {
     url,

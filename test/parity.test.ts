@@ -1,0 +1,240 @@
+// MCP and REST run the same tools through the same runner: for every tool served by both, the data must be the same.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import { tools } from '../tools/index.js';
+import { PostSchema } from '../src/db/entities.js';
+
+let herald: Herald;
+let fake: BlueskyFake;
+let client: Client;
+let channelId: string;
+let postId: string;
+
+const start = () => new Date(Date.now() - 2 * 86400_000).toISOString();
+const end = () => new Date(Date.now() + 60 * 86400_000).toISOString();
+const q = (value: string) => encodeURIComponent(value);
+
+function futureDate(days: number): string {
+  const date = new Date(Date.now() + days * 86400_000);
+  date.setUTCHours(9, 0, 0, 0);
+  return date.toISOString();
+}
+
+async function mcp(name: string, args: Record<string, unknown>): Promise<any> {
+  const result: any = await client.callTool({ name, arguments: args });
+  expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
+  expect(result.structuredContent).toBeDefined();
+  return result.structuredContent;
+}
+
+async function rest(method: string, path: string, body?: unknown): Promise<any> {
+  const response = await herald.rest(method, path, body);
+  expect(response.status, `${method} ${path}: ${JSON.stringify(response.body)}`).toBeLessThan(300);
+  return response.body;
+}
+
+async function listPosts(): Promise<any[]> {
+  return (await rest('GET', `/posts?startDate=${q(start())}&endDate=${q(end())}`)).posts;
+}
+
+beforeAll(async () => {
+  herald = await startHerald();
+  fake = await startBlueskyFake();
+  const connected = await herald.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password });
+  expect(connected.status).toBeLessThan(300);
+  channelId = connected.body.id;
+  const transport = new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } },
+  });
+  client = new Client({ name: 'parity-test', version: '1.0.0' });
+  await client.connect(transport);
+  // A post so that list and analytics tools have data.
+  const created = await herald.rest('POST', '/posts', {
+    type: 'schedule',
+    date: futureDate(2),
+    shortLink: false,
+    tags: [],
+    posts: [{ integration: { id: channelId }, value: [{ content: '<p>seed post</p>', image: [] }], settings: {} }],
+  });
+  expect(created.status).toBeLessThan(300);
+  postId = created.body[0].postId;
+});
+
+afterAll(async () => {
+  await client?.close().catch(() => undefined);
+  await herald?.stop();
+  await fake?.close();
+});
+
+describe('MCP / REST parity', () => {
+  it('covers every tool that is both an MCP tool and a REST endpoint', () => {
+    const both = tools.filter((tool) => tool.mcp && tool.rest).map((tool) => tool.name).sort();
+    // Tools checked below; the generation tools with REST bindings are checked as not_supported on both sides.
+    expect(both).toEqual(
+      ['integrationList', 'groupList', 'triggerTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'videoFunctionTool', 'generateVideoTool'].sort(),
+    );
+  });
+
+  it('integrationList: MCP output equals GET /integrations', async () => {
+    const viaMcp = await mcp('integrationList', {});
+    const viaRest = await rest('GET', '/integrations');
+    expect(viaMcp.output).toHaveLength(1);
+    expect(viaRest).toEqual(viaMcp.output);
+  });
+
+  it('groupList: MCP output equals GET /groups', async () => {
+    const viaMcp = await mcp('groupList', {});
+    const viaRest = await rest('GET', '/groups');
+    expect(Array.isArray(viaRest)).toBe(true);
+    expect(viaRest).toEqual(viaMcp.output);
+  });
+
+  it('postsListTool: MCP equals GET /posts', async () => {
+    const startDate = start();
+    const endDate = end();
+    const viaMcp = await mcp('postsListTool', { startDate, endDate });
+    const viaRest = await rest('GET', `/posts?startDate=${q(startDate)}&endDate=${q(endDate)}`);
+    expect(viaMcp.posts.some((post: any) => post.id === postId)).toBe(true);
+    expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('findSlotTool: MCP equals GET /find-slot/:id', async () => {
+    const viaMcp = await mcp('findSlotTool', { id: channelId });
+    const viaRest = await rest('GET', `/find-slot/${channelId}`);
+    expect(typeof viaMcp.date).toBe('string');
+    expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('channelAnalyticsTool: MCP output equals GET /analytics/:integration', async () => {
+    const viaMcp = await mcp('channelAnalyticsTool', { integration: channelId, date: 7 });
+    const viaRest = await rest('GET', `/analytics/${channelId}?date=7`);
+    expect(Array.isArray(viaMcp.output)).toBe(true);
+    expect(viaRest).toEqual(viaMcp.output);
+  });
+
+  it('postAnalyticsTool: MCP output equals GET /analytics/post/:postId', async () => {
+    const viaMcp = await mcp('postAnalyticsTool', { postId, date: 7 });
+    const viaRest = await rest('GET', `/analytics/post/${postId}?date=7`);
+    expect(Array.isArray(viaMcp.output)).toBe(true);
+    expect(viaRest).toEqual(viaMcp.output);
+  });
+
+  it('notificationListTool: MCP equals GET /notifications', async () => {
+    const viaMcp = await mcp('notificationListTool', { page: 0 });
+    const viaRest = await rest('GET', '/notifications?page=0');
+    expect(viaMcp).toMatchObject({ page: 0, limit: 100 });
+    expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('triggerTool: an unknown method is not_found on both, with the same message', async () => {
+    const viaMcp: any = await client.callTool({ name: 'triggerTool', arguments: { integrationId: channelId, methodName: 'noSuchMethod', dataSchema: [] } });
+    expect(viaMcp.isError).toBe(true);
+    const text: string = viaMcp.content[0].text;
+    expect(text).toMatch(/^not_found: /);
+    const viaRest = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'noSuchMethod', data: {} });
+    expect(viaRest.status).toBe(404);
+    expect(viaRest.body.code).toBe('not_found');
+    expect(text.startsWith(`not_found: ${viaRest.body.message}`)).toBe(true);
+  });
+
+  it('generation tools with REST bindings are not_supported on both', async () => {
+    const viaMcp: any = await client.callTool({ name: 'videoFunctionTool', arguments: { identifier: 'image-text-slides', functionName: 'loadVoices' } });
+    expect(viaMcp.isError).toBe(true);
+    expect(viaMcp.content[0].text).toMatch(/^not_supported/);
+    const viaRest = await herald.rest('POST', '/video/function', { identifier: 'image-text-slides', functionName: 'loadVoices' });
+    expect(viaRest.body.code).toBe('not_supported');
+
+    const videoMcp: any = await client.callTool({ name: 'generateVideoTool', arguments: { identifier: 'veo3', output: 'vertical', customParams: [{ key: 'prompt', value: 'x' }] } });
+    expect(videoMcp.isError).toBe(true);
+    expect(videoMcp.content[0].text).toMatch(/^not_supported/);
+    const videoRest = await herald.rest('POST', '/generate-video', { type: 'veo3', output: 'vertical', customParams: { prompt: 'x' } });
+    expect(videoRest.body.code).toBe('not_supported');
+  });
+
+  it.each(['schedule', 'draft'] as const)('schedulePostTool (MCP) and POST /posts (REST) create equivalent %s posts', async (type) => {
+    const date = futureDate(type === 'schedule' ? 7 : 8);
+    const stamp = Date.now();
+    const mcpContent = `<p>parity ${type} ${stamp}</p><p>second line</p>`;
+    const viaMcp = await mcp('schedulePostTool', {
+      socialPost: [
+        { integrationId: channelId, isPremium: false, date, shortLink: false, type, postsAndComments: [{ content: mcpContent, attachments: [] }], settings: [] },
+      ],
+    });
+    expect(viaMcp.output).toHaveLength(1);
+    const mcpId = viaMcp.output[0].postId;
+    expect(viaMcp.output[0].integration).toBe(channelId);
+
+    // The same request in REST form.
+    const viaRest = await rest('POST', '/posts', {
+      type,
+      date,
+      shortLink: false,
+      tags: [],
+      posts: [{ integration: { id: channelId }, value: [{ content: mcpContent, image: [] }], settings: {} }],
+    });
+    expect(viaRest).toHaveLength(1);
+    const restId = viaRest[0].postId;
+    expect(viaRest[0].integration).toBe(channelId);
+    expect(restId).not.toBe(mcpId);
+
+    const posts = await listPosts();
+    const fromMcp = posts.find((post) => post.id === mcpId);
+    const fromRest = posts.find((post) => post.id === restId);
+    expect(fromMcp).toBeDefined();
+    expect(fromRest).toBeDefined();
+    expect(fromMcp.state).toBe(type === 'draft' ? 'DRAFT' : 'QUEUE');
+    expect(fromMcp.date).toBe(date);
+    const comparable = (post: any) => ({
+      content: post.content,
+      state: post.state,
+      date: post.date,
+      publishDate: post.publishDate,
+      settings: post.settings,
+      image: post.image,
+      integration: post.integration,
+      releaseId: post.releaseId,
+      error: post.error,
+    });
+    expect(comparable(fromMcp)).toEqual(comparable(fromRest));
+    expect(fromMcp.group).not.toBe(fromRest.group);
+    expect(fromMcp.creationMethod).toBe('MCP');
+    expect(fromRest.creationMethod).toBe('API');
+  });
+
+  it('schedulePostTool (MCP) and POST /posts (REST) create equivalent threads', async () => {
+    const date = futureDate(9);
+    const parts = [`<p>thread one ${Date.now()}</p>`, '<p>thread two</p>'];
+    const viaMcp = await mcp('schedulePostTool', {
+      socialPost: [
+        { integrationId: channelId, isPremium: false, date, shortLink: false, type: 'schedule', postsAndComments: parts.map((content) => ({ content, attachments: [] })), settings: [] },
+      ],
+    });
+    const viaRest = await rest('POST', '/posts', {
+      type: 'schedule',
+      date,
+      shortLink: false,
+      tags: [],
+      posts: [{ integration: { id: channelId }, value: parts.map((content) => ({ content, image: [] })), settings: {} }],
+    });
+    const posts = await listPosts();
+    const fromMcp = posts.find((post) => post.id === viaMcp.output[0].postId);
+    const fromRest = posts.find((post) => post.id === viaRest[0].postId);
+    expect(fromMcp).toMatchObject({ content: parts[0], state: 'QUEUE', date });
+    expect(fromRest).toMatchObject({ content: parts[0], state: 'QUEUE', date });
+    // Both chains hold the same items in the same order: read them back from the database.
+    const chain = async (group: string) =>
+      (await herald.services.orm.em.fork().find(PostSchema, { group, deletedAt: null }, { orderBy: { position: 'asc' } })).map((post) => ({
+        content: post.content,
+        position: post.position,
+        state: post.state,
+        publishDate: post.publishDate.toISOString(),
+        integrationId: post.integrationId,
+      }));
+    const mcpChain = await chain(fromMcp.group);
+    expect(mcpChain.map((item) => item.content)).toEqual(parts);
+    expect(await chain(fromRest.group)).toEqual(mcpChain);
+  });
+});
