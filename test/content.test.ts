@@ -163,3 +163,17 @@ describe('isBlankContent', () => {
     expect(isBlankContent('x')).toBe(false);
   });
 });
+
+describe('grapheme counting across segmentation windows', () => {
+  const reference = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
+  it.each([
+    ['flag pairs', '🇫🇷🇩🇪'.repeat(700) + 'a'],
+    ['one long cluster', 'e' + '\u0301'.repeat(2000) + 'x'],
+    ['CR LF pairs', 'a\r\n'.repeat(900)],
+    ['ZWJ families', '👨‍👩‍👧'.repeat(400)],
+    ['underlined text', 'x\u0332 '.repeat(800)],
+    ['accented letters only', 'é'.repeat(3000)],
+  ])('counts %s exactly', (_name, text) => {
+    expect(contentLength(text, 'graphemes')).toBe(reference(text));
+  });
+});

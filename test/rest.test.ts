@@ -494,10 +494,15 @@ describe('client errors never 500', () => {
     expect((await listPosts()).find((post) => post.id === id).state).toBe('DRAFT');
   });
 
-  it('a 2 MB body on POST /posts is parsed (400 or 200 on content), never 413', async () => {
-    const tooLong = await herald.rest('POST', '/posts', postBody(channelA.id, 'y'.repeat(2_000_000)));
+  // Known bug (src/lib/content.ts contentLength 'graphemes'): Intl.Segmenter counting is quadratic here, 100k chars
+  // take ~3 s (the server shares this process, so the test waits for it) and 2 MB takes many minutes of CPU; an over-length post must be refused quickly.
+  it('an over-length 100k-character post is refused with 400 within 2 s', async () => {
+    const tooLong = await herald.rest('POST', '/posts', postBody(channelA.id, 'y'.repeat(100_000)));
     expectError(tooLong, 400, 'invalid_input');
     expect(tooLong.body.details[0].message).toContain('The maximum characters is 300');
+  }, 2_000);
+
+  it('a 2 MB body on POST /posts is parsed (400 or 200 on content), never 413', async () => {
     const padded = await herald.rest('POST', '/posts', { ...postBody(channelA.id, 'Padded request'), padding: 'z'.repeat(2_000_000) });
     expect(padded.status).toBe(200);
     expect(padded.body).toEqual([{ postId: expect.any(String), integration: channelA.id }]);

@@ -1,0 +1,120 @@
+// REST v1 rate limits (per organization, counted in Postgres) and the OAuth connect URL of a configured platform.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+
+// Mid-hour, so the fixed one-hour window cannot roll over during the test and Reset is exact.
+const FIXED_NOW = new Date('2031-03-10T10:30:00.000Z');
+
+function expectRateLimitHeaders(headers: Headers, limit: number, remaining: number): void {
+  expect(headers.get('ratelimit-limit')).toBe(String(limit));
+  expect(headers.get('ratelimit-remaining')).toBe(String(remaining));
+  expect(headers.get('ratelimit-reset')).toBe('1800');
+}
+
+describe('REST rate limit (API_RATE_LIMIT_PER_HOUR=3)', () => {
+  let herald: Herald;
+  beforeAll(async () => {
+    herald = await startHerald({ API_RATE_LIMIT_PER_HOUR: '3' });
+    herald.setNow(FIXED_NOW);
+  });
+  afterAll(async () => herald?.stop());
+
+  it('answers 3 requests with RateLimit-* headers, then 429 rate_limited; another organization is not affected', async () => {
+    const answers = [];
+    for (let index = 0; index < 3; index++) answers.push(await herald.rest('GET', '/is-connected'));
+    answers.forEach((answer, index) => {
+      expect(answer.status).toBe(200);
+      expectRateLimitHeaders(answer.headers, 3, 2 - index);
+    });
+
+    const limited = await herald.rest('GET', '/is-connected');
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({ statusCode: 429, code: 'rate_limited', message: expect.any(String), hint: expect.any(String), requestId: expect.any(String) });
+    expect(limited.headers.get('retry-after')).toBe('1800');
+    expectRateLimitHeaders(limited.headers, 3, 0);
+    // Still limited on any other route.
+    expect((await herald.rest('GET', '/integrations')).status).toBe(429);
+
+    const other = await herald.newOrganization('Other');
+    const fresh = await herald.rest('GET', '/is-connected', undefined, { authorization: other.apiKey });
+    expect(fresh.status).toBe(200);
+    expectRateLimitHeaders(fresh.headers, 3, 2);
+  });
+
+  it('a 401 is not counted against the organization', async () => {
+    const other = await herald.newOrganization('Third');
+    for (let index = 0; index < 5; index++) {
+      const refused = await herald.rest('GET', '/is-connected', undefined, { authorization: 'hrld_wrong-key-value' });
+      expect(refused.status).toBe(401);
+      expect(refused.body.code).toBe('unauthenticated');
+    }
+    const first = await herald.rest('GET', '/is-connected', undefined, { authorization: other.apiKey });
+    expect(first.status).toBe(200);
+    expectRateLimitHeaders(first.headers, 3, 2);
+  });
+});
+
+describe('post creation limit (CREATE_POST_RATE_LIMIT_PER_HOUR=1)', () => {
+  let herald: Herald;
+  let fake: BlueskyFake;
+  beforeAll(async () => {
+    herald = await startHerald({ CREATE_POST_RATE_LIMIT_PER_HOUR: '1' });
+    herald.setNow(FIXED_NOW);
+    fake = await startBlueskyFake();
+  });
+  afterAll(async () => {
+    await herald?.stop();
+    await fake?.close();
+  });
+
+  it('the second POST /posts in the hour is 429; other routes still answer', async () => {
+    const channel = await herald.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password });
+    expect(channel.status).toBe(200);
+    const body = {
+      type: 'draft',
+      date: '2031-03-12T09:00:00.000Z',
+      shortLink: false,
+      tags: [],
+      posts: [{ integration: { id: channel.body.id }, value: [{ content: 'Limited', image: [] }], settings: { __type: 'bluesky' } }],
+    };
+    const first = await herald.rest('POST', '/posts', body);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual([{ postId: expect.any(String), integration: channel.body.id }]);
+    const second = await herald.rest('POST', '/posts', body);
+    expect(second.status).toBe(429);
+    expect(second.body).toMatchObject({ statusCode: 429, code: 'rate_limited', requestId: expect.any(String) });
+    expect(second.headers.get('retry-after')).toBe('1800');
+    expect(second.headers.get('ratelimit-limit')).toBe('1');
+    expect((await herald.rest('GET', '/is-connected')).status).toBe(200);
+  });
+});
+
+describe('GET /social/x with X_CLIENT_ID configured', () => {
+  let herald: Herald;
+  beforeAll(async () => {
+    herald = await startHerald({ X_CLIENT_ID: 'abc' });
+  });
+  afterAll(async () => herald?.stop());
+
+  it('answers {url} of the X authorization page with PKCE and a sealed state', async () => {
+    const response = await herald.rest('GET', '/social/x');
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body)).toEqual(['url']);
+    const url = new URL(response.body.url);
+    expect(url.pathname).toMatch(/\/i\/oauth2\/authorize$/);
+    expect(url.searchParams.get('client_id')).toBe('abc');
+    expect(url.searchParams.get('response_type')).toBe('code');
+    expect(url.searchParams.get('redirect_uri')).toBe(`${herald.url}/api/integrations/social/x/callback`);
+    expect(url.searchParams.get('state')).toBeTruthy();
+    expect(url.searchParams.get('code_challenge')).toBeTruthy();
+    // linkedin is still not configured on this Herald.
+    const linkedin = await herald.rest('GET', '/social/linkedin');
+    expect(linkedin.status).toBe(400);
+    expect(linkedin.body.code).toBe('invalid_input');
+    // refresh of an unknown channel is 404.
+    const refresh = await herald.rest('GET', '/social/x?refresh=nope');
+    expect(refresh.status).toBe(404);
+    expect(refresh.body.code).toBe('not_found');
+  });
+});
