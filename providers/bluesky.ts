@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { AnalyticsMetric, ChannelAuth, PublishItem, PublishedRef, Provider, ProviderContext } from './types.js';
+import { currentMetric } from './shared.js';
 
 const endpoints = { service: 'https://bsky.social', web: 'https://bsky.app' };
 const MAX_IMAGES = 4;
@@ -171,8 +172,6 @@ async function createPost(context: ProviderContext, item: PublishItem, reply?: {
   return refOf(context, created.uri, created.cid);
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
-const metric = (label: string, value: number | undefined): AnalyticsMetric => ({ label, data: [{ total: String(value ?? 0), date: today() }], percentageChange: 0 });
 
 const bluesky: Provider = {
   identifier: 'bluesky',
@@ -250,12 +249,12 @@ const bluesky: Provider = {
     const { posts } = await call(context, 'app.bsky.feed.getPosts', postsSchema, { query: { uris: post.id } });
     const view = posts[0];
     if (!view) return [];
-    return [metric('Likes', view.likeCount), metric('Reposts', view.repostCount), metric('Replies', view.replyCount), metric('Quotes', view.quoteCount)];
+    return [currentMetric('Likes', view.likeCount), currentMetric('Reposts', view.repostCount), currentMetric('Replies', view.replyCount), currentMetric('Quotes', view.quoteCount)];
   },
 
   async analytics(context) {
     const profile = await call(context, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: context.auth.internalId } });
-    return [metric('Followers', profile.followersCount), metric('Following', profile.followsCount), metric('Posts', profile.postsCount)];
+    return [currentMetric('Followers', profile.followersCount), currentMetric('Following', profile.followsCount), currentMetric('Posts', profile.postsCount)];
   },
 
   async recent(context) {

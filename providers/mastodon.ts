@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { AnalyticsMetric, ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
+import { currentMetric } from './shared.js';
 
 /** What the calls below need of a context: connect has no stored channel yet, only a token. */
 type PlatformFetchContext = Pick<ProviderContext, 'fetch'> & { auth: Pick<ProviderContext['auth'], 'accessToken'> };
@@ -55,8 +56,6 @@ function instanceOf(context: ProviderContext): string {
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const today = () => new Date().toISOString().slice(0, 10);
-const metric = (label: string, value: number): AnalyticsMetric => ({ label, data: [{ total: String(value), date: today() }], percentageChange: 0 });
 
 function filenameOf(file: MediaFile, mimeType: string, index: number): string {
   try {
@@ -172,12 +171,12 @@ const mastodon: Provider = {
       headers: bearer(context.auth.accessToken),
       schema: statusSchema,
     });
-    return [metric('Favourites', data.favourites_count), metric('Boosts', data.reblogs_count), metric('Replies', data.replies_count)];
+    return [currentMetric('Favourites', data.favourites_count), currentMetric('Boosts', data.reblogs_count), currentMetric('Replies', data.replies_count)];
   },
 
   async analytics(context) {
     const account = await verifyCredentials(context, instanceOf(context));
-    return [metric('Followers', account.followers_count), metric('Following', account.following_count), metric('Posts', account.statuses_count)];
+    return [currentMetric('Followers', account.followers_count), currentMetric('Following', account.following_count), currentMetric('Posts', account.statuses_count)];
   },
 
   async recent(context) {

@@ -1,6 +1,6 @@
 // Small pieces shared by the provider descriptors: settings shapes, media-count rules, OAuth2 authorization URLs.
 import { z } from 'zod';
-import type { HelperToolDeclaration, ValidationItem } from './types.js';
+import type { AnalyticsMetric, HelperToolDeclaration, ValidationItem } from './types.js';
 
 /** Tags as the editor sends them: `[{value, label}]`. */
 export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
@@ -130,3 +130,10 @@ export function facebookDialogUrl(options: { clientId: string; redirectUri: stri
     scope: scopes.join(','),
   });
 }
+
+/** A metric known only as today's total (platforms that expose counters, not history). */
+export const currentMetric = (label: string, value: number | undefined): AnalyticsMetric => ({
+  label,
+  data: [{ total: String(value ?? 0), date: new Date().toISOString().slice(0, 10) }],
+  percentageChange: 0,
+});
