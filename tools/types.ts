@@ -45,7 +45,7 @@ export interface RestRequest {
   body: unknown;
 }
 
-export interface RestBinding<Input, Output> {
+export interface RestBinding<Output> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Express-style path relative to the REST base (e.g. `/posts/:id/status`). */
   path: string;
@@ -57,8 +57,6 @@ export interface RestBinding<Input, Output> {
   largeBody?: boolean;
   /** Status of a successful answer (200 unless said). */
   status?: number;
-  /** Only for typing `toInput`'s result against the tool input. */
-  readonly inputType?: Input;
 }
 
 export interface ToolAnnotations {
@@ -78,7 +76,7 @@ export interface ToolDefinition<InputSchema extends z.ZodType = z.ZodType, Outpu
   output: OutputSchema;
   /** Listed as an MCP tool. */
   mcp: boolean;
-  rest?: RestBinding<z.output<InputSchema>, z.output<OutputSchema>>;
+  rest?: RestBinding<z.output<OutputSchema>>;
   /** Counts against the per-organization post-creation limit (REST and MCP alike). */
   countsAsPostCreation?: boolean;
   handler: (input: z.output<InputSchema>, context: ToolContext) => Promise<z.output<OutputSchema>>;

@@ -1,7 +1,7 @@
 // MikroORM on Postgres, committed migrations and the graphile-worker schema, applied on start.
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { runMigrations } from 'graphile-worker';
+import { Logger as WorkerLogger, runMigrations } from 'graphile-worker';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 
@@ -28,5 +28,4 @@ export async function migrate(orm: Orm, databaseUrl: string): Promise<void> {
   await runMigrations({ connectionString: databaseUrl, logger: silentLogger });
 }
 
-import { Logger as WorkerLogger } from 'graphile-worker';
 export const silentLogger = new WorkerLogger(() => () => undefined);

@@ -10,8 +10,9 @@ export function extractCredential(header: string | undefined, options: { allowRa
   return options.allowRaw ? value : undefined;
 }
 
-export async function resolveCaller(services: Services, header: string | undefined, options: { allowBearer: boolean; allowRaw?: boolean }): Promise<Caller | undefined> {
-  const credential = extractCredential(header, { allowRaw: options.allowRaw ?? true });
+/** REST: the raw key, or `Bearer <key>`. */
+export async function resolveCaller(services: Services, header: string | undefined): Promise<Caller | undefined> {
+  const credential = extractCredential(header, { allowRaw: true });
   return resolveCredentialValue(services, credential);
 }
 

@@ -29,7 +29,7 @@ export function restRouter(services: Services): Router {
   // Authentication first, then the per-organization limit: a 401 never counts.
   router.use(async (request: Request, response: Response, next: NextFunction) => {
     try {
-      const caller = await resolveCaller(services, request.headers.authorization, { allowBearer: true });
+      const caller = await resolveCaller(services, request.headers.authorization);
       if (!caller) throw unauthenticated();
       response.locals.caller = caller;
       const state = await consumeRateLimit(services.orm.em.fork(), caller.organizationId, 'rest', services.config.apiRateLimitPerHour, services.now());

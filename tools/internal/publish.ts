@@ -45,14 +45,15 @@ function refOf(post: Post): PublishedRef {
   return { id: post.releaseId!, url: post.releaseUrl ?? undefined, meta: post.releaseMeta ?? undefined };
 }
 
-async function fail(services: Services, em: EntityManager, integration: Integration, item: Post, message: string): Promise<PublishOutcome> {
+/** Puts the item in ERROR and notifies; `where` names the channel, e.g. "Bluesky (Alice)". */
+async function fail(services: Services, em: EntityManager, where: string, item: Post, message: string): Promise<PublishOutcome> {
   item.state = 'ERROR';
   item.error = message;
   item.attemptStartedAt = null;
   const what = item.position === 0 ? 'Your post' : `Item ${item.position + 1} of your post`;
-  notify(em, item.organizationId, 'post_failed', `${what} on ${providerOf(integration).name} (${integration.name}) failed: ${message}`);
+  notify(em, item.organizationId, 'post_failed', `${what} on ${where} failed: ${message}`);
   await em.flush();
-  services.logger.warn({ postId: item.id, integrationId: integration.id }, `publishing failed: ${message}`);
+  services.logger.warn({ postId: item.id, integrationId: item.integrationId }, `publishing failed: ${message}`);
   return { kind: 'failed', error: message };
 }
 
@@ -67,10 +68,11 @@ export async function publishChain(services: Services, rootPostId: string, attem
 
   const integration = await em.findOne(IntegrationSchema, { id: root.integrationId, deletedAt: null });
   const pending = chain.find((item) => item.state === 'QUEUE')!;
-  if (!integration) return fail(services, em, { ...({} as Integration), name: 'deleted channel', providerIdentifier: 'unknown' } as Integration, pending, 'The channel was deleted.');
-  if (integration.disabled) return fail(services, em, integration, pending, 'Channel disabled.');
-  if (integration.refreshNeeded) return fail(services, em, integration, pending, 'The channel needs to be reconnected before it can publish.');
+  if (!integration) return fail(services, em, 'a deleted channel', pending, 'The channel was deleted.');
   const provider = providerOf(integration);
+  const where = `${provider.name} (${integration.name})`;
+  if (integration.disabled) return fail(services, em, where, pending, 'Channel disabled.');
+  if (integration.refreshNeeded) return fail(services, em, where, pending, 'The channel needs to be reconnected before it can publish.');
 
   let rootRef: PublishedRef | undefined;
   let parent: Post | undefined;
@@ -89,7 +91,7 @@ export async function publishChain(services: Services, rootPostId: string, attem
       return fail(
         services,
         em,
-        integration,
+        `${provider.name} (${integration.name})`,
         item,
         `Could not confirm whether ${provider.name} published this item: an earlier attempt was interrupted. Check the account before publishing again, to avoid a duplicate.`,
       );
@@ -150,15 +152,15 @@ async function handleFailure(
 ): Promise<PublishOutcome> {
   const lastAttempt = attempt.attempt >= attempt.maxAttempts;
   if (error instanceof DomainError && error.code === 'reauth_required') {
-    return fail(services, em, integration, item, error.message);
+    return fail(services, em, `${provider.name} (${integration.name})`, item, error.message);
   }
-  if (error instanceof MediaFetchError) return fail(services, em, integration, item, error.message);
+  if (error instanceof MediaFetchError) return fail(services, em, `${provider.name} (${integration.name})`, item, error.message);
   if (error instanceof PlatformHttpError) {
     if (error.outcomeUnknown && !provider.idempotentCreate) {
       return fail(
         services,
         em,
-        integration,
+        `${provider.name} (${integration.name})`,
         item,
         `Could not confirm whether ${provider.name} published this item (${error.message}). Check the account before publishing again, to avoid a duplicate.`,
       );
@@ -169,11 +171,11 @@ async function handleFailure(
       await em.flush();
       throw new RetryLater(`${provider.name} is temporarily unavailable: ${error.message}`);
     }
-    return fail(services, em, integration, item, `${provider.name} refused the post: ${error.bodyExcerpt || error.message}`);
+    return fail(services, em, `${provider.name} (${integration.name})`, item, `${provider.name} refused the post: ${error.bodyExcerpt || error.message}`);
   }
   // A failure of our own before the platform was reached: safe to retry.
   item.attemptStartedAt = null;
   await em.flush();
-  if (lastAttempt) return fail(services, em, integration, item, `Publishing failed: ${(error as Error).message}`);
+  if (lastAttempt) return fail(services, em, `${provider.name} (${integration.name})`, item, `Publishing failed: ${(error as Error).message}`);
   throw error;
 }
