@@ -136,6 +136,14 @@ export interface Provider {
 
   // Capabilities. Absent = not supported.
   connect?: (context: ConnectContext, fields: Record<string, string>) => Promise<ConnectedAccount>;
+  /** OAuth platforms: trades the authorization code of the channel callback for the account. */
+  exchangeCode?: (
+    context: ConnectContext,
+    options: { code: string; codeVerifier: string; redirectUri: string; clientId: string; clientSecret?: string },
+  ) => Promise<ConnectedAccount & { inBetweenSteps?: boolean }>;
+  /** Channels "in between steps": the pages/accounts the user chooses from, and the choice. */
+  accounts?: (context: ProviderContext) => Promise<{ id: string; name: string; picture?: string }[]>;
+  selectAccount?: (context: ProviderContext, id: string) => Promise<ConnectedAccount>;
   authorizeUrl?: (options: { clientId: string; redirectUri: string; state: string; codeChallenge: string; endpoints: Record<string, string> }) => string;
   refresh?: (context: ProviderContext) => Promise<Partial<ChannelAuth>>;
   publish?: (context: ProviderContext, item: PublishItem) => Promise<PublishedRef>;

@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import { IntegrationSchema } from '../src/db/entities.js';
 import { invalidInput, notSupported } from '../src/errors.js';
-import { newId } from '../src/lib/crypto.js';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import { findProvider } from '../providers/index.js';
 import { defineTool } from './types.js';
-import { providerEndpoints, sealCredentials, toIntegrationRecord } from './internal/integrations.js';
+import { providerEndpoints, saveConnectedAccount, toIntegrationRecord } from './internal/integrations.js';
 import { integrationRecordSchema } from './shapes.js';
 
 export const connectChannel = defineTool({
@@ -47,44 +45,7 @@ export const connectChannel = defineTool({
       }
       throw error;
     }
-    const existing = await em.findOne(IntegrationSchema, {
-      organizationId: caller.organizationId,
-      providerIdentifier: provider.identifier,
-      internalId: account.internalId,
-      deletedAt: null,
-    });
-    const credentials = sealCredentials(services, account);
-    const integration =
-      existing ??
-      em.create(IntegrationSchema, {
-        id: newId(),
-        organizationId: caller.organizationId,
-        providerIdentifier: provider.identifier,
-        internalId: account.internalId,
-        name: account.name,
-        profile: account.profile,
-        picture: account.picture ?? null,
-        credentials,
-        tokenExpiresAt: account.expiresAt ?? null,
-        disabled: false,
-        refreshNeeded: false,
-        inBetweenSteps: false,
-        customerId: null,
-        postingTimes: services.config.defaultPostingTimes,
-        additionalSettings: {},
-        createdAt: services.now(),
-        updatedAt: services.now(),
-        deletedAt: null,
-      });
-    Object.assign(integration, {
-      name: account.name,
-      profile: account.profile,
-      picture: account.picture ?? null,
-      credentials,
-      tokenExpiresAt: account.expiresAt ?? null,
-      refreshNeeded: false,
-    });
-    await em.flush();
+    const integration = await saveConnectedAccount(em, services, caller.organizationId, provider, account);
     return toIntegrationRecord(integration);
   },
 });

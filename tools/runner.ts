@@ -38,6 +38,13 @@ export async function enforcePostCreationLimit(services: Services, caller: Calle
   }
 }
 
+export const WRITE_SCOPE = 'mcp:write';
+
+/** Tools that change data need the write scope; API keys and console sessions carry every scope. */
+export function canCall(caller: Caller, tool: ToolDefinition): boolean {
+  return tool.annotations.readOnlyHint || caller.scopes.includes(WRITE_SCOPE);
+}
+
 export async function runTool<Tool extends ToolDefinition>(
   tool: Tool,
   raw: unknown,
@@ -45,6 +52,11 @@ export async function runTool<Tool extends ToolDefinition>(
   services: Services,
   requestId: string,
 ): Promise<z.output<Tool['output']>> {
+  if (!canCall(caller, tool)) {
+    throw new DomainError('forbidden', `This token only grants read access; ${tool.name} changes data.`, {
+      hint: `Authorize the app again and approve the ${WRITE_SCOPE} scope.`,
+    });
+  }
   const input = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
   if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
   const em = services.orm.em.fork();

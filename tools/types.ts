@@ -20,7 +20,7 @@ export interface Services {
   now: () => Date;
 }
 
-export type CredentialKind = 'api_key' | 'oauth_token';
+export type CredentialKind = 'api_key' | 'oauth_token' | 'session';
 
 /** Who is calling: resolved from the API key or OAuth token before any tool runs. */
 export interface Caller {

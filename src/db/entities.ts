@@ -1,5 +1,6 @@
 // Entities (defineEntity). Foreign keys are plain id columns: every query is scoped by organization explicitly.
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { accountEntities } from './account-entities.js';
 
 const timestamp = () => p.datetime().columnType('timestamptz');
 
@@ -128,4 +129,4 @@ export const NotificationSchema = defineEntity({
 });
 export type Notification = InferEntity<typeof NotificationSchema>;
 
-export const entities = [OrganizationSchema, ApiKeySchema, CustomerSchema, IntegrationSchema, PostSchema, NotificationSchema];
+export const entities = [OrganizationSchema, ApiKeySchema, CustomerSchema, IntegrationSchema, PostSchema, NotificationSchema, ...accountEntities];

@@ -6,7 +6,9 @@ import type { Services } from '../../tools/types.js';
 import { mcpRouter } from '../mcp/http.js';
 import type { McpSessions } from '../mcp/sessions.js';
 import { errorMiddleware } from './errors.js';
+import { oauthRouter } from './oauth.js';
 import { restRouter } from './rest.js';
+import { consoleRouter } from './web/index.js';
 
 export function createApp(services: Services, sessions: McpSessions): express.Express {
   const app = express();
@@ -27,12 +29,9 @@ export function createApp(services: Services, sessions: McpSessions): express.Ex
   const rest = restRouter(services);
   app.use('/api/public/v1', rest);
   app.use('/public/v1', rest);
+  app.use(oauthRouter(services));
   app.use(mcpRouter(services, sessions));
-  app.get('/', (_request, response) => {
-    response.type('text/plain').send(
-      `Herald is running.\nREST API: ${services.config.publicUrl}/api/public/v1\nMCP: ${services.config.publicUrl}/api/mcp\n`,
-    );
-  });
+  app.use(consoleRouter(services, sessions));
   app.use((request: Request, _response: Response, next: NextFunction) => {
     next(new DomainError('not_found', `No route ${request.method} ${request.path}.`, { hint: 'REST endpoints live under /api/public/v1; MCP under /api/mcp.' }));
   });

@@ -1,5 +1,6 @@
-// Resolves the Authorization header (raw key on REST, "Bearer <key>" on MCP; both accepted on REST) to a caller.
+// Resolves the Authorization header (raw key or pos_ token on REST, "Bearer <...>" on MCP; both accepted on REST) to a caller.
 import { resolveApiKey } from '../../tools/internal/credentials.js';
+import { resolveOAuthToken } from '../../tools/internal/oauth.js';
 import type { Caller, Services } from '../../tools/types.js';
 
 export function extractCredential(header: string | undefined, options: { allowRaw: boolean }): string | undefined {
@@ -16,7 +17,10 @@ export async function resolveCaller(services: Services, header: string | undefin
   return resolveCredentialValue(services, credential);
 }
 
+/** An API key or a `pos_` OAuth token; undefined when missing, unknown, revoked or of a deleted app. */
 export async function resolveCredentialValue(services: Services, credential: string | undefined): Promise<Caller | undefined> {
   if (!credential) return undefined;
-  return resolveApiKey(services.orm.em.fork(), credential);
+  const em = services.orm.em.fork();
+  if (credential.startsWith('pos_')) return resolveOAuthToken(em, credential, services.now());
+  return resolveApiKey(em, credential);
 }

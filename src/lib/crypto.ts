@@ -1,5 +1,5 @@
 // Random identifiers, SHA-256 hashing of secrets, AES-256-GCM for platform tokens at rest.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
 
@@ -32,6 +32,11 @@ export class SecretBox {
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+  /** HMAC-SHA256 under a key derived for `purpose`, so one secret serves several uses without crossing them. */
+  mac(purpose: string, value: string): string {
+    const key = createHmac('sha256', this.key).update(`herald:${purpose}`).digest();
+    return createHmac('sha256', key).update(value).digest('base64url');
   }
   sealJson(value: unknown): string {
     return this.seal(JSON.stringify(value));

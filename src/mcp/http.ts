@@ -3,6 +3,8 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { DomainError, unauthenticated } from '../errors.js';
 import type { Services } from '../../tools/types.js';
 import { extractCredential, resolveCredentialValue } from '../http/credentials.js';
+import { MCP_OAUTH_PATH, protectedResourceMetadataUrl } from '../http/oauth.js';
+import { SCOPES } from '../../tools/internal/oauth.js';
 import type { McpSessions } from './sessions.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -41,12 +43,17 @@ export function hostGuard(services: Services) {
 export function mcpRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
   const json = express.json({ limit: '5mb' });
-  const serve = (source: 'header' | 'path') => async (request: Request, response: Response, next: NextFunction) => {
+  const serve = (source: 'header' | 'path' | 'oauth') => async (request: Request, response: Response, next: NextFunction) => {
     try {
       const credential = source === 'path' ? String(request.params.key) : extractCredential(request.headers.authorization, { allowRaw: false });
       const caller = await resolveCredentialValue(services, credential);
       if (!caller || (source === 'path' && caller.credentialKind !== 'api_key')) {
-        response.setHeader('WWW-Authenticate', 'Bearer');
+        // /api/mcp-oauth points clients at its discovery document (RFC 9728 §5.1) so they can get a token on their own.
+        const challenge =
+          source === 'oauth'
+            ? `Bearer resource_metadata="${protectedResourceMetadataUrl(services)}", scope="${SCOPES.join(' ')}"${credential ? ', error="invalid_token"' : ''}`
+            : 'Bearer';
+        response.setHeader('WWW-Authenticate', challenge);
         throw unauthenticated();
       }
       await sessions.handle(request, response, caller);
@@ -55,6 +62,7 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
     }
   };
   router.all('/api/mcp', hostGuard(services), json, serve('header'));
+  router.all(MCP_OAUTH_PATH, hostGuard(services), json, serve('oauth'));
   router.all('/api/mcp/:key', hostGuard(services), json, serve('path'));
   return router;
 }

@@ -4,8 +4,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { z } from 'zod';
 import { asDomainError, DomainError, toToolErrorText } from '../errors.js';
 import { tools } from '../../tools/index.js';
-import { runTool } from '../../tools/runner.js';
-import type { Caller, Services, ToolDefinition } from '../../tools/types.js';
+import { canCall, runTool } from '../../tools/runner.js';
+import type { Caller, Services } from '../../tools/types.js';
 import { newId } from '../lib/crypto.js';
 
 export const mcpTools = tools.filter((tool) => tool.mcp);
@@ -26,24 +26,17 @@ export const mcpToolList = mcpTools.map((tool) => ({
   annotations: { title: tool.title, ...tool.annotations },
 }));
 
-const WRITE_SCOPE = 'mcp:write';
-
-export function canCall(caller: Caller, tool: ToolDefinition): boolean {
-  return tool.annotations.readOnlyHint || caller.scopes.includes(WRITE_SCOPE);
-}
-
 export function createMcpServer(services: Services, caller: Caller): Server {
   const server = new Server({ name: 'Herald', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: mcpToolList }));
+  // A read-only token sees only the tools it may call.
+  const visible = mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visible }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const requestId = newId();
     const tool = mcpTools.find((candidate) => candidate.name === request.params.name);
     try {
       if (!tool) {
         throw new DomainError('not_found', `Unknown tool "${request.params.name}".`, { hint: `Available tools: ${mcpTools.map((item) => item.name).join(', ')}.` });
-      }
-      if (!canCall(caller, tool)) {
-        throw new DomainError('forbidden', `This token only grants read access; ${tool.name} changes data.`, { hint: 'Reconnect and approve the mcp:write scope.' });
       }
       const output = (await runTool(tool, request.params.arguments ?? {}, caller, services, requestId)) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };

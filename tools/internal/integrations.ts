@@ -2,6 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CustomerSchema, IntegrationSchema, type Integration } from '../../src/db/entities.js';
 import { DomainError, notFound, notSupported } from '../../src/errors.js';
+import { newId } from '../../src/lib/crypto.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { findProvider } from '../../providers/index.js';
 import type { ChannelAuth, ConnectedAccount, Provider, ProviderContext } from '../../providers/types.js';
@@ -162,4 +163,95 @@ export function providerFailure(provider: Provider, error: unknown): DomainError
     });
   }
   throw error;
+}
+
+/**
+ * Creates the channel of a connected account, or updates it when the organization already has this account (or when
+ * `refresh` names the channel being reconnected).
+ */
+export async function saveConnectedAccount(
+  em: EntityManager,
+  services: Services,
+  organizationId: string,
+  provider: Provider,
+  account: ConnectedAccount,
+  options: { refresh?: string; inBetweenSteps?: boolean } = {},
+): Promise<Integration> {
+  const existing = options.refresh
+    ? await findIntegration(em, organizationId, options.refresh)
+    : await em.findOne(IntegrationSchema, { organizationId, providerIdentifier: provider.identifier, internalId: account.internalId, deletedAt: null });
+  const now = services.now();
+  const credentials = sealCredentials(services, account);
+  const integration =
+    existing ??
+    em.create(IntegrationSchema, {
+      id: newId(),
+      organizationId,
+      providerIdentifier: provider.identifier,
+      internalId: account.internalId,
+      name: account.name,
+      profile: account.profile,
+      picture: account.picture ?? null,
+      credentials,
+      tokenExpiresAt: account.expiresAt ?? null,
+      disabled: false,
+      refreshNeeded: false,
+      inBetweenSteps: false,
+      customerId: null,
+      postingTimes: services.config.defaultPostingTimes,
+      additionalSettings: {},
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: null,
+    });
+  Object.assign(integration, {
+    internalId: account.internalId,
+    name: account.name,
+    profile: account.profile,
+    picture: account.picture ?? null,
+    credentials,
+    tokenExpiresAt: account.expiresAt ?? null,
+    refreshNeeded: false,
+    inBetweenSteps: options.inBetweenSteps ?? false,
+  });
+  await em.flush();
+  return integration;
+}
+
+export type ChannelStatus = 'active' | 'disabled' | 'needs_reconnection' | 'choose_account';
+
+export function channelStatus(integration: Integration): ChannelStatus {
+  if (integration.inBetweenSteps) return 'choose_account';
+  if (integration.refreshNeeded) return 'needs_reconnection';
+  return integration.disabled ? 'disabled' : 'active';
+}
+
+export async function setChannelDisabled(em: EntityManager, organizationId: string, id: string, disabled: boolean): Promise<Integration> {
+  const integration = await findIntegration(em, organizationId, id);
+  integration.disabled = disabled;
+  await em.flush();
+  return integration;
+}
+
+/** Assigns the channel to a customer (the spec's group) by id, or to a new one by name; neither clears it. */
+export async function setPreferredCustomer(
+  em: EntityManager,
+  organizationId: string,
+  id: string,
+  choice: { customerId?: string; newName?: string },
+  now: Date,
+): Promise<Integration> {
+  const integration = await findIntegration(em, organizationId, id);
+  if (choice.newName?.trim()) {
+    const customer = em.create(CustomerSchema, { id: newId(), organizationId, name: choice.newName.trim().slice(0, 100), createdAt: now });
+    integration.customerId = customer.id;
+  } else if (choice.customerId) {
+    const customer = await em.findOne(CustomerSchema, { id: choice.customerId, organizationId });
+    if (!customer) throw notFound('That customer does not exist in this organization.');
+    integration.customerId = customer.id;
+  } else {
+    integration.customerId = null;
+  }
+  await em.flush();
+  return integration;
 }

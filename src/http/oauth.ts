@@ -1,0 +1,110 @@
+// The OAuth endpoints of the API: token exchange (RFC 6749 bodies), dynamic client registration (RFC 7591), and the
+// discovery documents of the OAuth-protected MCP endpoint (RFC 9728 protected resource, RFC 8414 authorization server).
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { consumeRateLimit } from '../lib/rate-limit.js';
+import { exchangeCode, OAuthError, registerDynamicClient, SCOPES } from '../../tools/internal/oauth.js';
+import type { Services } from '../../tools/types.js';
+
+export const MCP_OAUTH_PATH = '/api/mcp-oauth';
+const REGISTRATIONS_PER_ADDRESS_PER_HOUR = 30;
+
+export const protectedResourceMetadataUrl = (services: Services) => `${services.config.publicUrl}/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`;
+
+/** Browser-based MCP clients (MCP Inspector) call discovery, registration and token endpoints cross-origin; no cookie is involved. */
+function openCors(request: Request, response: Response, next: NextFunction): void {
+  response.setHeader('Access-Control-Allow-Origin', '*');
+  response.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+  response.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, MCP-Protocol-Version');
+  if (request.method === 'OPTIONS') {
+    response.status(204).end();
+    return;
+  }
+  next();
+}
+
+function sendOAuthError(response: Response, error: OAuthError): void {
+  if (error.status === 401) response.setHeader('WWW-Authenticate', 'Basic realm="herald"');
+  response.status(error.status).json({ error: error.error, error_description: error.description });
+}
+
+/** client_secret_basic: `Authorization: Basic base64(urlencoded id ":" urlencoded secret)` (RFC 6749 §2.3.1). */
+function basicCredentials(header: string | undefined): { client_id?: string; client_secret?: string } {
+  const match = header ? /^basic\s+(.+)$/i.exec(header.trim()) : null;
+  if (!match) return {};
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const index = decoded.indexOf(':');
+  if (index < 0) return {};
+  try {
+    return { client_id: decodeURIComponent(decoded.slice(0, index)), client_secret: decodeURIComponent(decoded.slice(index + 1)) };
+  } catch {
+    return {};
+  }
+}
+
+export function oauthRouter(services: Services): Router {
+  const router = express.Router();
+  const bodies = [express.json({ limit: '64kb' }), express.urlencoded({ extended: false, limit: '64kb' })];
+  const publicUrl = () => services.config.publicUrl;
+
+  router.get(`/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`, openCors, (_request, response) => {
+    response.json({
+      resource: `${publicUrl()}${MCP_OAUTH_PATH}`,
+      authorization_servers: [publicUrl()],
+      scopes_supported: SCOPES,
+      bearer_methods_supported: ['header'],
+      resource_name: 'Herald',
+    });
+  });
+
+  router.get('/.well-known/oauth-authorization-server', openCors, (_request, response) => {
+    response.json({
+      issuer: publicUrl(),
+      authorization_endpoint: `${publicUrl()}/oauth/authorize`,
+      token_endpoint: `${publicUrl()}/api/oauth/token`,
+      registration_endpoint: `${publicUrl()}/api/oauth/register`,
+      scopes_supported: SCOPES,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
+      code_challenge_methods_supported: ['S256'],
+      service_documentation: `${publicUrl()}/developer`,
+    });
+  });
+
+  const token = async (request: Request, response: Response, next: NextFunction) => {
+    response.setHeader('Cache-Control', 'no-store');
+    response.setHeader('Pragma', 'no-cache');
+    try {
+      const body = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
+      response.json(await exchangeCode(services.orm.em.fork(), body, services.now()));
+    } catch (error) {
+      if (error instanceof OAuthError) return sendOAuthError(response, error);
+      next(error);
+    }
+  };
+  router.options(['/api/oauth/token', '/oauth/token', '/api/oauth/register'], openCors);
+  router.post(['/api/oauth/token', '/oauth/token'], openCors, ...bodies, token);
+
+  router.post('/api/oauth/register', openCors, express.json({ limit: '64kb' }), async (request, response, next) => {
+    response.setHeader('Cache-Control', 'no-store');
+    try {
+      const limit = await consumeRateLimit(services.orm.em.fork(), `register-address:${request.ip ?? ''}`, 'oauth_register', REGISTRATIONS_PER_ADDRESS_PER_HOUR, services.now());
+      if (!limit.allowed) {
+        response.setHeader('Retry-After', String(limit.resetSeconds));
+        return response.status(429).json({ error: 'too_many_requests', error_description: `At most ${limit.limit} registrations per hour from one address.` });
+      }
+      response.status(201).json(await registerDynamicClient(services.orm.em.fork(), request.body, services.now()));
+    } catch (error) {
+      if (error instanceof OAuthError) return sendOAuthError(response, error);
+      next(error);
+    }
+  });
+
+  // A token request body that is not JSON or a form still gets an RFC 6749 answer.
+  router.use(['/api/oauth/token', '/oauth/token', '/api/oauth/register'], (raw: unknown, _request: Request, response: Response, next: NextFunction) => {
+    const status = (raw as { status?: number }).status;
+    if (status && status >= 400 && status < 500) return sendOAuthError(response, new OAuthError('invalid_request', 'The request body could not be read: send JSON or application/x-www-form-urlencoded.'));
+    next(raw);
+  });
+  return router;
+}

@@ -1,0 +1,225 @@
+// Sign-up, log-in, log-out, invitations and the organization switch.
+import type { Request, Response, Router } from 'express';
+import { asDomainError } from '../../errors.js';
+import { consumeRateLimit } from '../../lib/rate-limit.js';
+import { sha256 } from '../../lib/crypto.js';
+import {
+  acceptInvitation,
+  authenticate,
+  createSession,
+  describeInvitation,
+  endSession,
+  normalizeEmail,
+  organizationsOf,
+  PASSWORD_MIN,
+  signUp,
+  switchOrganization,
+  userCount,
+} from '../../../tools/internal/accounts.js';
+import type { Services } from '../../../tools/types.js';
+import { csrfField, html, sendPage, type Markup } from './html.js';
+import { clearSessionCookie, consoleLocals, requireSignedIn, safeNext, setSessionCookie } from './session.js';
+
+const LOGIN_PER_EMAIL_PER_HOUR = 10;
+const LOGIN_PER_ADDRESS_PER_HOUR = 50;
+
+const field = (body: unknown, name: string) => {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+};
+
+function signUpForm(csrf: string, options: { first: boolean; invitation?: string; email?: string; name?: string; organizationName?: string }): Markup {
+  return html`<form method="post" action="/signup" class="card">
+    ${csrfField(csrf)}
+    ${options.invitation ? html`<input type="hidden" name="invitation" value="${options.invitation}">` : ''}
+    <label for="name">Your name</label>
+    <input id="name" name="name" type="text" autocomplete="name" value="${options.name ?? ''}" maxlength="100">
+    <label for="email">Email</label>
+    <input id="email" name="email" type="email" autocomplete="email" required value="${options.email ?? ''}">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN}" aria-describedby="password-hint">
+    <p class="hint" id="password-hint">At least ${PASSWORD_MIN} characters.</p>
+    ${options.invitation
+      ? ''
+      : html`<label for="organizationName">Organization name</label>
+        <input id="organizationName" name="organizationName" type="text" maxlength="100" value="${options.organizationName ?? ''}" placeholder="My organization">
+        ${options.first ? html`<p class="hint">You become the owner. An organization created at the first start (whose API key was printed) becomes yours.</p>` : ''}`}
+    <button type="submit">Create account</button>
+  </form>
+  <p>Already have an account? <a href="/login">Log in</a></p>`;
+}
+
+async function renderSignUp(services: Services, request: Request, response: Response, error?: string, status = 200): Promise<void> {
+  const { csrf } = consoleLocals(response);
+  const em = services.orm.em.fork();
+  const invitation = field(request.method === 'GET' ? request.query : request.body, 'invitation') || undefined;
+  const first = (await userCount(em)) === 0;
+  let intro: Markup;
+  if (invitation) {
+    try {
+      const described = await describeInvitation(em, invitation, services.now());
+      intro = html`<p>You were invited to join <strong>${described.organizationName}</strong> as ${described.role}.</p>`;
+    } catch (raw) {
+      return sendPage(response, { title: 'Sign up', csrf, status: 400, flash: { kind: 'error', text: asDomainError(raw).message } }, html`<div class="narrow"><h1>Sign up</h1><p><a href="/login">Log in</a></p></div>`);
+    }
+  } else if (first) {
+    intro = html`<p>Welcome to Herald. Create the owner account of this instance.</p>`;
+  } else if (services.config.allowSignup) {
+    intro = html`<p>Create an account and a new organization.</p>`;
+  } else {
+    return sendPage(
+      response,
+      { title: 'Sign up', csrf, status: status === 200 ? 403 : status, flash: error ? { kind: 'error', text: error } : undefined },
+      html`<div class="narrow"><h1>Sign-up is by invitation</h1><p>Ask an owner of your organization for an invitation link. <a href="/login">Log in</a></p></div>`,
+    );
+  }
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  sendPage(
+    response,
+    { title: 'Sign up', csrf, status, flash: error ? { kind: 'error', text: error } : undefined },
+    html`<div class="narrow"><h1>${first ? 'Create the owner account' : 'Sign up'}</h1>${intro}${signUpForm(csrf, {
+      first,
+      invitation,
+      email: field(body, 'email'),
+      name: field(body, 'name'),
+      organizationName: field(body, 'organizationName'),
+    })}</div>`,
+  );
+}
+
+function loginPage(response: Response, options: { next?: string; email?: string; error?: string; status?: number }): void {
+  const { csrf } = consoleLocals(response);
+  sendPage(
+    response,
+    { title: 'Log in', csrf, status: options.status, flash: options.error ? { kind: 'error', text: options.error } : undefined },
+    html`<div class="narrow"><h1>Log in</h1>
+    <form method="post" action="/login" class="card">
+      ${csrfField(csrf)}
+      ${options.next ? html`<input type="hidden" name="next" value="${options.next}">` : ''}
+      <label for="email">Email</label>
+      <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}">
+      <label for="password">Password</label>
+      <input id="password" name="password" type="password" autocomplete="current-password" required>
+      <button type="submit">Log in</button>
+    </form>
+    <p>New here? <a href="/signup">Sign up</a> (the first account of an instance, or with an invitation link).</p></div>`,
+  );
+}
+
+export function authPages(router: Router, services: Services): void {
+  router.get('/', (_request, response) => {
+    response.redirect(303, consoleLocals(response).signedIn ? '/channels' : '/login');
+  });
+
+  router.get('/signup', async (request, response, next) => {
+    try {
+      await renderSignUp(services, request, response);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/signup', async (request, response, next) => {
+    try {
+      const body = request.body as Record<string, unknown>;
+      const { user, organizationId } = await signUp(
+        services.orm.em.fork(),
+        {
+          email: field(body, 'email'),
+          password: field(body, 'password'),
+          name: field(body, 'name'),
+          organizationName: field(body, 'organizationName'),
+          invitationToken: field(body, 'invitation') || undefined,
+        },
+        { allowSignup: services.config.allowSignup, now: services.now() },
+      );
+      const token = await createSession(services.orm.em.fork(), user.id, organizationId, services.now());
+      setSessionCookie(services, request, response, token);
+      response.redirect(303, '/channels');
+    } catch (raw) {
+      const error = asDomainError(raw);
+      if (error.code === 'internal') return next(raw);
+      await renderSignUp(services, request, response, [error.message, error.hint].filter(Boolean).join(' '), error.status).catch(next);
+    }
+  });
+
+  router.get('/login', (request, response) => {
+    if (consoleLocals(response).signedIn) return response.redirect(303, safeNext(request.query.next) ?? '/channels');
+    loginPage(response, { next: safeNext(request.query.next) });
+  });
+
+  router.post('/login', async (request, response, next) => {
+    try {
+      const email = normalizeEmail(field(request.body, 'email'));
+      const nextPath = safeNext(field(request.body, 'next'));
+      const em = services.orm.em.fork();
+      // Counted before the password is checked, known email or not, so the limit reveals nothing either.
+      const perEmail = await consumeRateLimit(em, `login-email:${sha256(email)}`, 'login', LOGIN_PER_EMAIL_PER_HOUR, services.now());
+      const perAddress = await consumeRateLimit(em, `login-address:${request.ip ?? ''}`, 'login', LOGIN_PER_ADDRESS_PER_HOUR, services.now());
+      if (!perEmail.allowed || !perAddress.allowed) {
+        const minutes = Math.ceil(Math.max(perEmail.allowed ? 0 : perEmail.resetSeconds, perAddress.allowed ? 0 : perAddress.resetSeconds) / 60);
+        response.setHeader('Retry-After', String(minutes * 60));
+        return loginPage(response, { next: nextPath, email, status: 429, error: `Too many log-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
+      }
+      const user = await authenticate(em, email, field(request.body, 'password'));
+      if (!user) return loginPage(response, { next: nextPath, email, status: 401, error: 'Email or password is incorrect.' });
+      const organizations = await organizationsOf(em, user.id);
+      const token = await createSession(em, user.id, organizations[0]?.id ?? null, services.now());
+      setSessionCookie(services, request, response, token);
+      response.redirect(303, nextPath ?? '/channels');
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/logout', async (request, response, next) => {
+    try {
+      await endSession(services.orm.em.fork(), consoleLocals(response).sessionToken);
+      clearSessionCookie(services, request, response);
+      response.redirect(303, '/login');
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/organization', requireSignedIn, async (request, response, next) => {
+    try {
+      const signedIn = consoleLocals(response).signedIn!;
+      const em = services.orm.em.fork();
+      await switchOrganization(em, { ...signedIn, session: em.merge(signedIn.session) }, field(request.body, 'organizationId'));
+      response.redirect(303, '/channels');
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  // An invitation link: new people sign up with it, logged-in people join with one click.
+  router.get('/invite/:token', async (request, response, next) => {
+    try {
+      const { signedIn, csrf } = consoleLocals(response);
+      const token = String(request.params.token);
+      if (!signedIn) return response.redirect(303, `/signup?invitation=${encodeURIComponent(token)}`);
+      const described = await describeInvitation(services.orm.em.fork(), token, services.now());
+      sendPage(
+        response,
+        { title: 'Invitation', signedIn, csrf },
+        html`<div class="narrow"><h1>Join ${described.organizationName}</h1><p>You were invited as ${described.role}.</p>
+        <form method="post" action="/invite/${token}">${csrfField(csrf)}<button type="submit">Join ${described.organizationName}</button></form></div>`,
+      );
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  router.post('/invite/:token', requireSignedIn, async (request, response, next) => {
+    try {
+      const signedIn = consoleLocals(response).signedIn!;
+      const em = services.orm.em.fork();
+      const organizationId = await acceptInvitation(em, String(request.params.token), signedIn.user.id, services.now());
+      await switchOrganization(em, { ...signedIn, session: em.merge(signedIn.session), organizations: await organizationsOf(em, signedIn.user.id) }, organizationId);
+      response.redirect(303, '/channels');
+    } catch (error) {
+      next(error);
+    }
+  });
+}

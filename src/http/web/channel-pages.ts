@@ -1,0 +1,287 @@
+// Channels in the console: list with status, connect (OAuth redirect or credential form), the page/account picker,
+// disable/enable/disconnect, posting times and the preferred customer. Operations go through the tools, as on REST.
+import type { Request, Response, Router } from 'express';
+import { CustomerSchema, IntegrationSchema, type Integration } from '../../db/entities.js';
+import { asDomainError, DomainError, notSupported } from '../../errors.js';
+import { findProvider, providers } from '../../../providers/index.js';
+import type { Provider } from '../../../providers/types.js';
+import { connectChannel } from '../../../tools/connect-channel.js';
+import { deleteIntegration } from '../../../tools/delete-integration.js';
+import { setPostingTimes } from '../../../tools/set-posting-times.js';
+import { socialConnectUrl, type ConnectState } from '../../../tools/social-connect-url.js';
+import {
+  channelStatus,
+  findIntegration,
+  providerContext,
+  providerEndpoints,
+  saveConnectedAccount,
+  setChannelDisabled,
+  setPreferredCustomer,
+  type ChannelStatus,
+} from '../../../tools/internal/integrations.js';
+import { runTool } from '../../../tools/runner.js';
+import type { Services } from '../../../tools/types.js';
+import { csrfField, html, safeUrl, sendPage } from './html.js';
+import { consoleCaller, consoleLocals, requireSignedIn } from './session.js';
+
+const STATUS_LABELS: Record<ChannelStatus, [string, string]> = {
+  active: ['Active', 'ok'],
+  disabled: ['Disabled', 'warn'],
+  needs_reconnection: ['Needs reconnection', 'error'],
+  choose_account: ['Waiting for a page/account choice', 'warn'],
+};
+
+const NOTICES: Record<string, string> = {
+  connected: 'Channel connected.',
+  disabled: 'Channel disabled: its scheduled posts wait until you enable it.',
+  enabled: 'Channel enabled.',
+  deleted: 'Channel disconnected and its scheduled posts deleted.',
+  times: 'Posting times saved.',
+  customer: 'Preferred customer saved.',
+};
+
+const formatTime = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+
+export function parseTimes(text: string): { time: number }[] {
+  const parts = text.split(/[\s,;]+/).filter(Boolean);
+  return parts.map((part) => {
+    const match = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(part);
+    if (!match) throw new DomainError('invalid_input', `"${part}" is not a time; write times as HH:MM in UTC, separated by commas.`);
+    return { time: Number(match[1]) * 60 + Number(match[2]) };
+  });
+}
+
+function configured(services: Services, provider: Provider): boolean {
+  if (provider.auth.kind === 'credentials') return Boolean(provider.connect);
+  return Boolean(provider.authorizeUrl && services.config.oauthClients[provider.identifier]);
+}
+
+const avatar = (url: string | null | undefined, name: string) =>
+  safeUrl(url) ? html`<img class="avatar" src="${safeUrl(url)}" alt="" referrerpolicy="no-referrer">` : html`<span class="avatar" aria-hidden="true"></span><span class="visually-hidden">${name}</span>`;
+
+async function channelsPage(services: Services, request: Request, response: Response, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) {
+  const { signedIn, csrf } = consoleLocals(response);
+  const caller = consoleCaller(response);
+  const em = services.orm.em.fork();
+  const channels = await em.find(IntegrationSchema, { organizationId: caller.organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const customers = await em.find(CustomerSchema, { organizationId: caller.organizationId }, { orderBy: { name: 'asc' } });
+  const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
+  const available = providers.filter((provider) => configured(services, provider));
+  const unconfigured = providers.filter((provider) => !configured(services, provider) && provider.auth.kind !== 'credentials');
+  const row = (channel: Integration) => {
+    const provider = findProvider(channel.providerIdentifier);
+    const state = channelStatus(channel);
+    const [label, kind] = STATUS_LABELS[state];
+    return html`<tr>
+      <td>${avatar(channel.picture, channel.name)} <strong>${channel.name}</strong><br><span class="hint">${channel.profile}</span></td>
+      <td>${provider?.name ?? channel.providerIdentifier}</td>
+      <td><span class="badge ${kind}">${label}</span>
+        ${state === 'choose_account' ? html`<br><a href="/channels/${channel.id}/choose">Choose the page or account</a>` : ''}
+        ${state === 'needs_reconnection' ? html`<br><a href="/channels/connect/${channel.providerIdentifier}?refresh=${channel.id}">Reconnect</a>` : ''}</td>
+      <td>
+        <details><summary>Settings</summary>
+          <form method="post" action="/channels/${channel.id}/posting-times">${csrfField(csrf)}
+            <label for="times-${channel.id}">Posting times (UTC, HH:MM)</label>
+            <input id="times-${channel.id}" name="times" type="text" value="${channel.postingTimes.map(formatTime).join(', ')}" aria-describedby="times-hint-${channel.id}">
+            <p class="hint" id="times-hint-${channel.id}">Used by find-slot to pick the next free time.</p>
+            <button type="submit" class="secondary">Save times</button>
+          </form>
+          <form method="post" action="/channels/${channel.id}/customer">${csrfField(csrf)}
+            <label for="customer-${channel.id}">Preferred customer</label>
+            <select id="customer-${channel.id}" name="customerId"><option value="">None</option>${customers.map(
+              (customer) => html`<option value="${customer.id}"${customer.id === channel.customerId ? html` selected` : ''}>${customer.name}</option>`,
+            )}</select>
+            <label for="new-customer-${channel.id}">or a new customer</label>
+            <input id="new-customer-${channel.id}" name="newCustomer" type="text" maxlength="100">
+            <button type="submit" class="secondary">Save customer</button>
+          </form>
+        </details>
+        <div class="actions">
+          <form method="post" action="/channels/${channel.id}/${channel.disabled ? 'enable' : 'disable'}">${csrfField(csrf)}<button type="submit" class="secondary">${channel.disabled ? 'Enable' : 'Disable'}</button></form>
+          <form method="post" action="/channels/${channel.id}/delete">${csrfField(csrf)}
+            <label class="hint"><input type="checkbox" name="confirm" value="yes" required> delete its scheduled posts too</label>
+            <button type="submit" class="danger">Disconnect</button></form>
+        </div>
+      </td>
+    </tr>`;
+  };
+  sendPage(
+    response,
+    { title: 'Channels', signedIn, csrf, section: 'channels', status, flash: flash ?? (notice ? { kind: 'ok', text: notice } : undefined) },
+    html`<h1>Channels</h1>
+    ${channels.length === 0
+      ? html`<p class="card">No channel yet. Connect one below.</p>`
+      : html`<table><caption class="visually-hidden">Connected channels</caption><thead><tr><th scope="col">Channel</th><th scope="col">Platform</th><th scope="col">Status</th><th scope="col">Manage</th></tr></thead><tbody>${channels.map(row)}</tbody></table>`}
+    <h2>Connect a channel</h2>
+    <ul class="grid" aria-label="Platforms">${available.map(
+      (provider) => html`<li><a class="button secondary" href="/channels/connect/${provider.identifier}">${provider.name}</a></li>`,
+    )}</ul>
+    ${unconfigured.length
+      ? html`<p class="hint">Not configured on this Herald: ${unconfigured.map((provider) => provider.name).join(', ')}. The operator sets
+        <code>&lt;PLATFORM&gt;_CLIENT_ID</code> and <code>&lt;PLATFORM&gt;_CLIENT_SECRET</code> from the platform's developer app to enable them.</p>`
+      : ''}`,
+  );
+}
+
+function credentialForm(response: Response, provider: Provider, values: Record<string, string>, error?: string, status = 200): void {
+  const { signedIn, csrf } = consoleLocals(response);
+  const fields = provider.auth.fields ?? [];
+  sendPage(
+    response,
+    { title: `Connect ${provider.name}`, signedIn, csrf, section: 'channels', status, flash: error ? { kind: 'error', text: error } : undefined },
+    html`<div class="narrow"><h1>Connect ${provider.name}</h1>
+    <form method="post" action="/channels/connect/${provider.identifier}" class="card">${csrfField(csrf)}
+      ${fields.map(
+        (item) => html`<label for="field-${item.key}">${item.label}</label>
+        <input id="field-${item.key}" name="${item.key}" type="${item.type}" ${item.required ? html`required` : ''}
+          value="${item.type === 'password' ? '' : (values[item.key] ?? item.defaultValue ?? '')}" autocomplete="off"${item.description ? html` aria-describedby="hint-${item.key}"` : ''}>
+        ${item.description ? html`<p class="hint" id="hint-${item.key}">${item.description}</p>` : ''}`,
+      )}
+      <button type="submit">Connect</button>
+    </form><p><a href="/channels">Back to channels</a></p></div>`,
+  );
+}
+
+function formValues(body: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries((body ?? {}) as Record<string, unknown>)) if (key !== '_csrf' && typeof value === 'string') out[key] = value;
+  return out;
+}
+
+export function channelPages(router: Router, services: Services): void {
+  const run = (handler: (request: Request, response: Response) => Promise<void>) => async (request: Request, response: Response, next: (error?: unknown) => void) => {
+    try {
+      await handler(request, response);
+    } catch (error) {
+      next(error);
+    }
+  };
+  /** Runs a channel action; a client mistake re-renders the list with the message instead of an error page. */
+  const action = (perform: (request: Request, response: Response, id: string) => Promise<string>) =>
+    run(async (request, response) => {
+      try {
+        const notice = await perform(request, response, String(request.params.id));
+        response.redirect(303, `/channels?notice=${notice}`);
+      } catch (raw) {
+        const error = asDomainError(raw);
+        if (error.code === 'internal') throw raw;
+        await channelsPage(services, request, response, { kind: 'error', text: [error.message, error.hint].filter(Boolean).join(' ') }, error.status);
+      }
+    });
+
+  router.get('/channels', requireSignedIn, run((request, response) => channelsPage(services, request, response)));
+
+  router.post('/channels/:id/disable', requireSignedIn, action(async (_request, response, id) => {
+    await setChannelDisabled(services.orm.em.fork(), consoleCaller(response).organizationId, id, true);
+    return 'disabled';
+  }));
+  router.post('/channels/:id/enable', requireSignedIn, action(async (_request, response, id) => {
+    await setChannelDisabled(services.orm.em.fork(), consoleCaller(response).organizationId, id, false);
+    return 'enabled';
+  }));
+  router.post('/channels/:id/delete', requireSignedIn, action(async (request, response, id) => {
+    if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', 'Tick the box to confirm: disconnecting deletes the channel\'s scheduled posts.');
+    await runTool(deleteIntegration, { id }, consoleCaller(response), services, String(response.locals.requestId));
+    return 'deleted';
+  }));
+  router.post('/channels/:id/posting-times', requireSignedIn, action(async (request, response, id) => {
+    await runTool(setPostingTimes, { id, postingTimes: parseTimes(String(request.body?.times ?? '')) }, consoleCaller(response), services, String(response.locals.requestId));
+    return 'times';
+  }));
+  router.post('/channels/:id/customer', requireSignedIn, action(async (request, response, id) => {
+    const customerId = typeof request.body?.customerId === 'string' ? request.body.customerId : undefined;
+    const newName = typeof request.body?.newCustomer === 'string' ? request.body.newCustomer : undefined;
+    await setPreferredCustomer(services.orm.em.fork(), consoleCaller(response).organizationId, id, { customerId: customerId || undefined, newName }, services.now());
+    return 'customer';
+  }));
+
+  router.get('/channels/connect/:identifier', requireSignedIn, run(async (request, response) => {
+    const provider = findProvider(String(request.params.identifier));
+    if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
+    if (provider.auth.kind === 'credentials') {
+      if (!provider.connect) throw notSupported(`Connecting ${provider.name} channels is not built yet in this Herald.`);
+      return credentialForm(response, provider, {});
+    }
+    const refresh = typeof request.query.refresh === 'string' ? request.query.refresh : undefined;
+    const { url } = await runTool(socialConnectUrl, { integration: provider.identifier, refresh }, consoleCaller(response), services, String(response.locals.requestId));
+    response.redirect(303, url);
+  }));
+
+  router.post('/channels/connect/:identifier', requireSignedIn, run(async (request, response) => {
+    const provider = findProvider(String(request.params.identifier));
+    if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
+    const values = formValues(request.body);
+    try {
+      await runTool(connectChannel, { identifier: provider.identifier, fields: values }, consoleCaller(response), services, String(response.locals.requestId));
+    } catch (raw) {
+      const error = asDomainError(raw);
+      if (error.code === 'internal') throw raw;
+      return credentialForm(response, provider, values, [error.message, error.hint].filter(Boolean).join(' '), error.status);
+    }
+    response.redirect(303, '/channels?notice=connected');
+  }));
+
+  // The page/account picker of platforms that connect a user first and a page second.
+  router.get('/channels/:id/choose', requireSignedIn, run(async (request, response) => {
+    const { signedIn, csrf } = consoleLocals(response);
+    const em = services.orm.em.fork();
+    const integration = await findIntegration(em, consoleCaller(response).organizationId, String(request.params.id));
+    const provider = findProvider(integration.providerIdentifier);
+    if (!provider?.accounts || !provider.selectAccount) throw notSupported(`Choosing the page or account of a ${provider?.name ?? integration.providerIdentifier} channel is not built yet in this Herald.`);
+    const accounts = await provider.accounts(providerContext(services, integration));
+    sendPage(
+      response,
+      { title: 'Choose a page', signedIn, csrf, section: 'channels' },
+      html`<h1>Choose the ${provider.name} page or account</h1>
+      <form method="post" action="/channels/${integration.id}/choose" class="card">${csrfField(csrf)}
+        <fieldset><legend>Publish as</legend>${accounts.map(
+          (account, index) => html`<label><input type="radio" name="account" value="${account.id}"${index === 0 ? html` checked` : ''}> ${avatar(account.picture, account.name)} ${account.name}</label>`,
+        )}</fieldset>
+        <button type="submit">Use this one</button></form>`,
+    );
+  }));
+
+  router.post('/channels/:id/choose', requireSignedIn, run(async (request, response) => {
+    const em = services.orm.em.fork();
+    const organizationId = consoleCaller(response).organizationId;
+    const integration = await findIntegration(em, organizationId, String(request.params.id));
+    const provider = findProvider(integration.providerIdentifier);
+    if (!provider?.selectAccount) throw notSupported(`Choosing the page or account of a ${provider?.name ?? integration.providerIdentifier} channel is not built yet in this Herald.`);
+    const account = await provider.selectAccount(providerContext(services, integration), String(request.body?.account ?? ''));
+    await saveConnectedAccount(em, services, organizationId, provider, account, { refresh: integration.id });
+    response.redirect(303, '/channels?notice=connected');
+  }));
+
+  // The platform sends the user back here after OAuth; the sealed state says for which organization and channel.
+  router.get('/api/integrations/social/:identifier/callback', run(async (request, response) => {
+    const provider = findProvider(String(request.params.identifier));
+    if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
+    if (typeof request.query.error === 'string') {
+      throw new DomainError('invalid_input', `${provider.name} did not authorize the connection: ${String(request.query.error_description ?? request.query.error)}.`, { hint: 'Try connecting again from the channels page.' });
+    }
+    let state: ConnectState;
+    try {
+      state = services.secrets.openJson<ConnectState>(String(request.query.state ?? ''));
+    } catch {
+      throw new DomainError('invalid_input', 'This connection link is not valid.', { hint: 'Start again from the channels page.' });
+    }
+    if (state.provider !== provider.identifier || state.expiresAt < services.now().getTime()) {
+      throw new DomainError('invalid_input', 'This connection link expired or belongs to another platform.', { hint: 'Start again from the channels page.' });
+    }
+    const client = services.config.oauthClients[provider.identifier];
+    if (!provider.exchangeCode || !client) throw notSupported(`Connecting ${provider.name} channels through OAuth is not built yet in this Herald.`);
+    const account = await provider.exchangeCode(
+      { fetch: services.fetch, endpoints: providerEndpoints(services, provider) },
+      {
+        code: String(request.query.code ?? ''),
+        codeVerifier: state.codeVerifier,
+        redirectUri: `${services.config.publicUrl}/api/integrations/social/${provider.identifier}/callback`,
+        clientId: client.clientId,
+        clientSecret: client.clientSecret,
+      },
+    );
+    await saveConnectedAccount(services.orm.em.fork(), services, state.organizationId, provider, account, { refresh: state.refresh, inBetweenSteps: account.inBetweenSteps });
+    response.redirect(303, '/channels?notice=connected');
+  }));
+}
+

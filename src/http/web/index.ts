@@ -1,0 +1,41 @@
+// The web console: server-rendered pages with forms that work without JavaScript. Errors become HTML pages here.
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { asDomainError } from '../../errors.js';
+import type { Services } from '../../../tools/types.js';
+import type { McpSessions } from '../../mcp/sessions.js';
+import { authPages } from './auth-pages.js';
+import { channelPages } from './channel-pages.js';
+import { CONSOLE_CSS, html, sendPage } from './html.js';
+import { oauthPages } from './oauth-pages.js';
+import { consolePages } from './pages.js';
+import { consoleLocals, consoleSession } from './session.js';
+
+export function consoleRouter(services: Services, sessions: McpSessions): Router {
+  const router = express.Router();
+  // API paths are not console pages, except the channel OAuth callback the browser lands on.
+  router.use((request: Request, _response: Response, next: NextFunction) =>
+    request.path.startsWith('/api/') && !request.path.startsWith('/api/integrations/social/') ? next('router') : next(),
+  );
+  router.get('/console.css', (_request, response) => {
+    response.type('text/css').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_CSS);
+  });
+  router.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: 100 }));
+  router.use(consoleSession(services));
+  authPages(router, services);
+  channelPages(router, services);
+  consolePages(router, services, sessions);
+  oauthPages(router, services, sessions);
+  router.use((raw: unknown, request: Request, response: Response, _next: NextFunction) => {
+    const error = asDomainError(raw);
+    if (error.code === 'internal') services.logger.error({ err: raw, requestId: response.locals.requestId, path: request.path }, 'console error');
+    if (response.headersSent) return;
+    const locals = consoleLocals(response);
+    sendPage(
+      response,
+      { title: 'Error', signedIn: locals.signedIn, csrf: locals.csrf ?? '', status: error.status },
+      html`<div class="narrow"><h1>Something is not right</h1><p class="flash error" role="alert">${error.message}</p>${error.hint ? html`<p>${error.hint}</p>` : ''}
+      <p class="hint">Request id: ${String(response.locals.requestId ?? '')}</p><p><a href="/">Back to the console</a></p></div>`,
+    );
+  });
+  return router;
+}

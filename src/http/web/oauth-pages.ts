@@ -1,0 +1,232 @@
+// OAuth apps (register, rotate the secret, delete), the apps a user approved, and the consent screen of /oauth/authorize.
+import type { Request, Response, Router } from 'express';
+import { asDomainError, DomainError } from '../../errors.js';
+import {
+  appsOf,
+  approve,
+  approvedApps,
+  checkAuthorizationRequest,
+  deleteApp,
+  denialUrl,
+  registerApp,
+  revokeApproval,
+  rotateSecret,
+  SCOPE_DESCRIPTIONS,
+  type AuthorizationParams,
+  type AuthorizationRequest,
+} from '../../../tools/internal/oauth.js';
+import type { Services } from '../../../tools/types.js';
+import type { McpSessions } from '../../mcp/sessions.js';
+import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
+import { handle } from './pages.js';
+import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+
+const text = (body: unknown, name: string) => {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+};
+
+const logo = (name: string, pictureUrl: string | null | undefined) =>
+  safeUrl(pictureUrl)
+    ? html`<img class="app-logo" src="${safeUrl(pictureUrl)}" alt="" referrerpolicy="no-referrer">`
+    : html`<span class="initial" aria-hidden="true">${(name.trim()[0] ?? '?').toUpperCase()}</span>`;
+
+const APP_NOTICES: Record<string, string> = { deleted: 'App deleted. Its tokens no longer work.', revoked: 'Access revoked. The app can no longer act for you.' };
+
+export function oauthPages(router: Router, services: Services, sessions: McpSessions): void {
+  async function appsPage(request: Request, response: Response, options: { secret?: { appName: string; clientId: string; clientSecret: string; created: boolean }; error?: string; status?: number } = {}) {
+    const { signedIn, csrf } = consoleLocals(response);
+    const organization = signedIn!.organization!;
+    const apps = await appsOf(services.orm.em.fork(), organization.id);
+    const owner = organization.role === 'owner';
+    const notice = typeof request.query.notice === 'string' ? APP_NOTICES[request.query.notice] : undefined;
+    const flash = options.error ? { kind: 'error' as const, text: options.error } : notice ? { kind: 'ok' as const, text: notice } : undefined;
+    sendPage(
+      response,
+      { title: 'OAuth apps', signedIn, csrf, section: 'apps', status: options.status, flash },
+      html`<h1>OAuth apps</h1>
+      <p>Register an app to let it act for Herald users through the authorization-code flow: send users to
+      <code>${services.config.publicUrl}/oauth/authorize?client_id=…&amp;response_type=code&amp;state=…</code>, then exchange the code at
+      <code>${services.config.publicUrl}/api/oauth/token</code>.</p>
+      ${options.secret
+        ? html`<section class="card" aria-labelledby="secret-title"><h2 id="secret-title">${options.secret.created ? 'App registered' : 'Secret rotated'}: ${options.secret.appName}</h2>
+          <p>Client ID: <code id="client-id">${options.secret.clientId}</code></p>
+          <p>Client Secret (shown only now; copy it):</p><code class="secret" id="client-secret">${options.secret.clientSecret}</code>
+          ${options.secret.created ? '' : html`<p class="hint">The previous secret no longer works for new exchanges; tokens already issued stay valid.</p>`}</section>`
+        : ''}
+      ${apps.length === 0
+        ? html`<p class="card">No app registered yet.</p>`
+        : apps.map(
+            (app) => html`<section class="card" aria-label="${app.name}"><div class="app-head">${logo(app.name, app.pictureUrl)}<div><h2>${app.name}</h2>
+            ${app.description ? html`<p>${app.description}</p>` : ''}</div></div>
+            <p>Client ID: <code>${app.clientId}</code><br>Redirect URL: <code>${app.redirectUris[0]}</code><br>
+            <span class="hint">Registered ${app.createdAt.toISOString().slice(0, 10)}${app.secretRotatedAt ? `, secret rotated ${app.secretRotatedAt.toISOString().slice(0, 10)}` : ''}</span></p>
+            ${owner
+              ? html`<div class="actions">
+                <form method="post" action="/apps/${app.id}/rotate-secret">${csrfField(csrf)}
+                  <label class="hint"><input type="checkbox" name="confirm" value="yes" required> the current secret stops working</label>
+                  <button type="submit" class="secondary">Rotate secret</button></form>
+                <form method="post" action="/apps/${app.id}/delete">${csrfField(csrf)}
+                  <label class="hint"><input type="checkbox" name="confirm" value="yes" required> revoke all its tokens; this cannot be undone</label>
+                  <button type="submit" class="danger">Delete app</button></form></div>`
+              : ''}</section>`,
+          )}
+      ${owner
+        ? html`<h2>Register an app</h2>
+        <form method="post" action="/apps" class="card">${csrfField(csrf)}
+          <label for="app-name">App Name</label><input id="app-name" name="name" type="text" required maxlength="100" value="${text(request.body, 'name')}">
+          <label for="app-description">Description (optional)</label><textarea id="app-description" name="description" maxlength="500">${text(request.body, 'description')}</textarea>
+          <label for="app-picture">Profile Picture URL (optional)</label><input id="app-picture" name="pictureUrl" type="url" value="${text(request.body, 'pictureUrl')}">
+          <label for="app-redirect">Redirect URL</label><input id="app-redirect" name="redirectUrl" type="url" required value="${text(request.body, 'redirectUrl')}" aria-describedby="redirect-hint">
+          <p class="hint" id="redirect-hint">https, or http on 127.0.0.1/localhost while developing. Users return here with code and state.</p>
+          <button type="submit">Register app</button></form>`
+        : html`<p class="hint">Only owners can register apps.</p>`}`,
+    );
+  }
+
+  router.get('/apps', requireSignedIn, handle((request, response) => appsPage(request, response)));
+
+  router.post('/apps', requireSignedIn, requireOwner, handle(async (request, response) => {
+    try {
+      const { app, clientSecret } = await registerApp(
+        services.orm.em.fork(),
+        consoleCaller(response).organizationId,
+        { name: text(request.body, 'name'), description: text(request.body, 'description'), pictureUrl: text(request.body, 'pictureUrl'), redirectUrl: text(request.body, 'redirectUrl') },
+        services.now(),
+      );
+      request.body = {};
+      await appsPage(request, response, { secret: { appName: app.name, clientId: app.clientId, clientSecret, created: true } });
+    } catch (raw) {
+      const error = asDomainError(raw);
+      if (error.code === 'internal') throw raw;
+      await appsPage(request, response, { error: [error.message, error.hint].filter(Boolean).join(' '), status: error.status });
+    }
+  }));
+
+  const confirmed = (request: Request, what: string) => {
+    if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', `Tick the box to confirm: ${what}.`);
+  };
+
+  router.post('/apps/:id/rotate-secret', requireSignedIn, requireOwner, handle(async (request, response) => {
+    confirmed(request, 'the current secret stops working');
+    const { app, clientSecret } = await rotateSecret(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.id), services.now());
+    request.body = {};
+    await appsPage(request, response, { secret: { appName: app.name, clientId: app.clientId, clientSecret, created: false } });
+  }));
+
+  router.post('/apps/:id/delete', requireSignedIn, requireOwner, handle(async (request, response) => {
+    confirmed(request, 'deleting the app revokes all its tokens and cannot be undone');
+    const revoked = await deleteApp(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.id), services.now());
+    for (const id of revoked) await sessions.closeForCredential(id);
+    response.redirect(303, '/apps?notice=deleted');
+  }));
+
+  router.get('/approved', requireSignedIn, handle(async (request, response) => {
+    const { signedIn, csrf } = consoleLocals(response);
+    const apps = await approvedApps(services.orm.em.fork(), signedIn!.organization!.id, signedIn!.user.id);
+    const notice = typeof request.query.notice === 'string' ? APP_NOTICES[request.query.notice] : undefined;
+    sendPage(
+      response,
+      { title: 'Approved apps', signedIn, csrf, section: 'approved', flash: notice ? { kind: 'ok', text: notice } : undefined },
+      html`<h1>Approved apps</h1><p>Apps you allowed to act for you in ${signedIn!.organization!.name}.</p>
+      ${apps.length === 0 ? html`<p class="card">You have not approved any app.</p>` : ''}
+      ${apps.map(
+        (app) => html`<section class="card" aria-label="${app.name}"><div class="app-head">${logo(app.name, app.pictureUrl)}<div><h2>${app.name}</h2>
+          ${app.description ? html`<p>${app.description}</p>` : ''}</div></div>
+          <p>Can: ${app.scopes.map((scope) => SCOPE_DESCRIPTIONS[scope as keyof typeof SCOPE_DESCRIPTIONS] ?? scope).join('; ')}.<br>
+          <span class="hint">Approved ${app.approvedAt.toISOString().slice(0, 10)}${app.lastUsedAt ? `, last used ${app.lastUsedAt.toISOString().slice(0, 10)}` : ''}</span></p>
+          <form method="post" action="/approved/${app.appId}/revoke">${csrfField(csrf)}<button type="submit" class="danger">Revoke access</button></form></section>`,
+      )}`,
+    );
+  }));
+
+  router.post('/approved/:appId/revoke', requireSignedIn, handle(async (request, response) => {
+    const signedIn = consoleLocals(response).signedIn!;
+    const revoked = await revokeApproval(services.orm.em.fork(), signedIn.organization!.id, signedIn.user.id, String(request.params.appId), services.now());
+    for (const id of revoked) await sessions.closeForCredential(id);
+    response.redirect(303, '/approved?notice=revoked');
+  }));
+
+  // ----- Consent screen -----
+
+  const PARAMS = ['client_id', 'response_type', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method'] as const;
+  const paramsOf = (source: unknown): AuthorizationParams => {
+    const out: Record<string, string> = {};
+    for (const name of PARAMS) {
+      const value = (source as Record<string, unknown> | undefined)?.[name];
+      if (typeof value === 'string') out[name] = value;
+    }
+    return out;
+  };
+
+  function consentPage(response: Response, request: AuthorizationRequest, params: AuthorizationParams): void {
+    const { signedIn, csrf } = consoleLocals(response);
+    const app = request.app;
+    const target = new URL(request.redirectUri);
+    const organizations = signedIn!.organizations;
+    const hidden: Markup[] = PARAMS.filter((name) => params[name] !== undefined).map((name) => html`<input type="hidden" name="${name}" value="${params[name]}">`);
+    sendPage(
+      response,
+      { title: `Authorize ${app.name}`, signedIn, csrf },
+      html`<div class="narrow consent"><div class="app-head">${logo(app.name, app.pictureUrl)}<h1>${app.name} wants to access your Herald account</h1></div>
+      ${app.description ? html`<p>${app.description}</p>` : ''}
+      ${app.dynamic ? html`<p class="hint">This app registered itself; Herald has not verified who runs it. Continue only if you just started connecting it.</p>` : ''}
+      <form method="post" action="/oauth/authorize" class="card">${csrfField(csrf)}${hidden}
+        <p>If you authorize it, ${app.name} can:</p>
+        <ul>${request.scopes.map((scope) => html`<li>${SCOPE_DESCRIPTIONS[scope]} <span class="hint">(${scope})</span></li>`)}</ul>
+        ${request.scopes.includes('mcp:write') ? '' : html`<p class="hint">It will not be able to create, change or delete anything.</p>`}
+        ${organizations.length > 1
+          ? html`<label for="consent-organization">For organization</label><select id="consent-organization" name="organizationId">${organizations.map(
+              (item) => html`<option value="${item.id}"${item.id === signedIn!.organization?.id ? html` selected` : ''}>${item.name}</option>`,
+            )}</select>`
+          : html`<p>Organization: <strong>${signedIn!.organization?.name}</strong></p><input type="hidden" name="organizationId" value="${signedIn!.organization?.id ?? ''}">`}
+        <p class="hint">You will be sent back to ${target.protocol === 'https:' || target.protocol === 'http:' ? target.host : target.protocol}. Access lasts until you revoke it in Approved apps.</p>
+        <div class="actions"><button type="submit" name="action" value="approve">Authorize</button>
+        <button type="submit" name="action" value="deny" class="secondary">Deny</button></div>
+      </form></div>`,
+    );
+  }
+
+  function authorizationError(response: Response, raw: unknown): void {
+    const error = asDomainError(raw);
+    const { signedIn, csrf } = consoleLocals(response);
+    sendPage(
+      response,
+      { title: 'Authorization error', signedIn, csrf, status: 400 },
+      html`<div class="narrow"><h1>This authorization request cannot be completed</h1><p class="flash error" role="alert">${error.message}</p>
+      ${error.hint ? html`<p>${error.hint}</p>` : ''}<p>You were not sent back to the app. You can close this page.</p></div>`,
+    );
+  }
+
+  router.get('/oauth/authorize', requireSignedIn, handle(async (request, response) => {
+    const params = paramsOf(request.query);
+    let checked: AuthorizationRequest;
+    try {
+      checked = await checkAuthorizationRequest(services.orm.em.fork(), params);
+    } catch (error) {
+      if (asDomainError(error).code === 'internal') throw error;
+      return authorizationError(response, error);
+    }
+    consentPage(response, checked, params);
+  }));
+
+  router.post('/oauth/authorize', requireSignedIn, handle(async (request, response) => {
+    const signedIn = consoleLocals(response).signedIn!;
+    const params = paramsOf(request.body);
+    const em = services.orm.em.fork();
+    let checked: AuthorizationRequest;
+    try {
+      checked = await checkAuthorizationRequest(em, params);
+    } catch (error) {
+      if (asDomainError(error).code === 'internal') throw error;
+      return authorizationError(response, error);
+    }
+    if (request.body?.action === 'deny') return response.redirect(303, denialUrl(checked));
+    if (request.body?.action !== 'approve') return authorizationError(response, new DomainError('invalid_input', 'Choose Authorize or Deny.'));
+    const organizationId = text(request.body, 'organizationId');
+    if (!signedIn.organizations.some((item) => item.id === organizationId)) {
+      return authorizationError(response, new DomainError('invalid_input', 'Choose one of your organizations.'));
+    }
+    response.redirect(303, await approve(em, checked, signedIn.user.id, organizationId, services.now()));
+  }));
+}

@@ -1,0 +1,188 @@
+// Posts, developer settings (API key, URLs, client snippets), notifications and members.
+import type { Request, Response, Router } from 'express';
+import { ApiKeySchema } from '../../db/entities.js';
+import { convertContent } from '../../lib/content.js';
+import { findProvider } from '../../../providers/index.js';
+import { createInvitation, membersOf, type OrganizationChoice } from '../../../tools/internal/accounts.js';
+import { mintApiKey } from '../../../tools/internal/credentials.js';
+import { notificationList } from '../../../tools/notification-list.js';
+import { postList } from '../../../tools/post-list.js';
+import { runTool } from '../../../tools/runner.js';
+import type { Services } from '../../../tools/types.js';
+import type { McpSessions } from '../../mcp/sessions.js';
+import { DomainError } from '../../errors.js';
+import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
+import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+
+type Handler = (request: Request, response: Response) => Promise<void>;
+export const handle = (handler: Handler) => async (request: Request, response: Response, next: (error?: unknown) => void) => {
+  try {
+    await handler(request, response);
+  } catch (error) {
+    next(error);
+  }
+};
+
+/** Monday 00:00 UTC of an ISO week `YYYY-Www`, or of the current week. */
+export function weekStart(value: unknown, now: Date): Date {
+  const match = typeof value === 'string' ? /^(\d{4})-W(\d{2})$/.exec(value) : null;
+  if (match) {
+    const year = Number(match[1]);
+    const week = Number(match[2]);
+    const january4 = new Date(Date.UTC(year, 0, 4));
+    const mondayOfWeek1 = new Date(january4.getTime() - ((january4.getUTCDay() + 6) % 7) * 86_400_000);
+    if (week >= 1 && week <= 53) return new Date(mondayOfWeek1.getTime() + (week - 1) * 7 * 86_400_000);
+  }
+  const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  return new Date(today.getTime() - ((today.getUTCDay() + 6) % 7) * 86_400_000);
+}
+
+export function isoWeek(monday: Date): string {
+  const thursday = new Date(monday.getTime() + 3 * 86_400_000);
+  const year = thursday.getUTCFullYear();
+  const week = Math.floor((thursday.getTime() - Date.UTC(year, 0, 1)) / (7 * 86_400_000)) + 1;
+  return `${year}-W${String(week).padStart(2, '0')}`;
+}
+
+const STATE_BADGES: Record<string, [string, string]> = { QUEUE: ['Scheduled', 'ok'], DRAFT: ['Draft', 'warn'], PUBLISHED: ['Published', 'ok'], ERROR: ['Failed', 'error'] };
+const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
+
+function mcpSnippets(publicUrl: string, key: string): Markup {
+  const mcpUrl = `${publicUrl}/api/mcp`;
+  const cursor = JSON.stringify({ mcpServers: { herald: { url: mcpUrl, headers: { Authorization: `Bearer ${key}` } } } }, null, 2);
+  const claude = JSON.stringify({ mcpServers: { herald: { command: 'npx', args: ['-y', 'mcp-remote', mcpUrl, '--header', `Authorization: Bearer ${key}`] } } }, null, 2);
+  return html`<h2>Client configuration</h2>
+    <h3>Cursor (<code>~/.cursor/mcp.json</code>)</h3><pre><code>${cursor}</code></pre>
+    <h3>Claude Desktop (<code>claude_desktop_config.json</code>)</h3><pre><code>${claude}</code></pre>
+    <h3>MCP Inspector</h3><pre><code>npx @modelcontextprotocol/inspector --cli ${publicUrl}/api/mcp/${key} --transport http --method tools/list</code></pre>
+    <p class="hint">Clients that speak the MCP authorization spec can use <code>${publicUrl}/api/mcp-oauth</code> with no key: they register themselves and send you to a consent screen.</p>`;
+}
+
+export function consolePages(router: Router, services: Services, sessions: McpSessions): void {
+  router.get('/posts', requireSignedIn, handle(async (request, response) => {
+    const { signedIn, csrf } = consoleLocals(response);
+    const start = weekStart(request.query.week, services.now());
+    const end = new Date(start.getTime() + 7 * 86_400_000 - 1);
+    const { posts } = await runTool(postList, { startDate: start.toISOString(), endDate: end.toISOString() }, consoleCaller(response), services, String(response.locals.requestId));
+    const channel = typeof request.query.channel === 'string' ? request.query.channel : '';
+    type Row = { id: string; content: string; publishDate: string; state: string; releaseURL: string | null; error: string | null; integration: { id: string; name: string; providerIdentifier: string } };
+    const rows = (posts as unknown as Row[]).filter((post) => !channel || post.integration.id === channel);
+    const channels = new Map((posts as unknown as Row[]).map((post) => [post.integration.id, post.integration]));
+    const byChannel = new Map<string, Row[]>();
+    for (const row of rows) byChannel.set(row.integration.id, [...(byChannel.get(row.integration.id) ?? []), row]);
+    const previous = isoWeek(new Date(start.getTime() - 7 * 86_400_000));
+    const following = isoWeek(new Date(start.getTime() + 7 * 86_400_000));
+    sendPage(
+      response,
+      { title: 'Posts', signedIn, csrf, section: 'posts' },
+      html`<h1>Posts, week of ${start.toISOString().slice(0, 10)}</h1>
+      <form method="get" action="/posts" class="card actions">
+        <div><label for="week">Week</label><input id="week" name="week" type="week" value="${isoWeek(start)}"></div>
+        <div><label for="channel">Channel</label><select id="channel" name="channel"><option value="">All channels</option>${[...channels.values()].map(
+          (item) => html`<option value="${item.id}"${item.id === channel ? html` selected` : ''}>${item.name}</option>`,
+        )}</select></div>
+        <button type="submit">Show</button>
+      </form>
+      <p><a href="/posts?week=${previous}">← Previous week</a> · <a href="/posts?week=${following}">Next week →</a></p>
+      ${rows.length === 0 ? html`<p class="card">No posts this week.</p>` : ''}
+      ${[...byChannel.entries()].map(([, items]) => {
+        const integration = items[0].integration;
+        return html`<h2>${integration.name} <span class="hint">${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier}</span></h2>
+        <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
+          const [label, kind] = STATE_BADGES[post.state] ?? [post.state, ''];
+          const excerpt = convertContent(post.content, 'plain').replace(/\s+/g, ' ').trim();
+          return html`<tr><td>${dateTime(post.publishDate)}</td><td><span class="badge ${kind}">${label}</span></td>
+            <td>${excerpt.length > 160 ? `${excerpt.slice(0, 157)}…` : excerpt}</td>
+            <td>${safeUrl(post.releaseURL) ? html`<a href="${safeUrl(post.releaseURL)}" rel="noopener noreferrer">View post</a>` : ''}${post.error ? html`<span class="badge error">Error</span> ${post.error}` : ''}</td></tr>`;
+        })}</tbody></table>`;
+      })}`,
+    );
+  }));
+
+  async function developerPage(response: Response, newKey?: string): Promise<void> {
+    const { signedIn, csrf } = consoleLocals(response);
+    const organization = signedIn!.organization as OrganizationChoice;
+    const key = await services.orm.em.fork().findOne(ApiKeySchema, { organizationId: organization.id, revokedAt: null });
+    const publicUrl = services.config.publicUrl;
+    sendPage(
+      response,
+      { title: 'Developer settings', signedIn, csrf, section: 'developer', flash: newKey ? { kind: 'ok', text: 'New API key created. Copy it now: it is shown only once.' } : undefined },
+      html`<h1>Developer settings</h1>
+      <section class="card" aria-labelledby="key-title"><h2 id="key-title">API key</h2>
+      ${newKey
+        ? html`<p>Your new key:</p><code class="secret" id="new-api-key">${newKey}</code><p class="hint">Clients using the previous key stop working now.</p>`
+        : key
+          ? html`<p>Current key ends in <code>…${key.lastFour}</code>, created ${key.createdAt.toISOString().slice(0, 10)}. It is stored only as a hash and cannot be shown again.</p>`
+          : html`<p>This organization has no API key yet.</p>`}
+      ${organization.role === 'owner'
+        ? html`<form method="post" action="/developer/api-key">${csrfField(csrf)}
+          ${key ? html`<label class="hint"><input type="checkbox" name="confirm" value="yes" required> I understand that clients using the current key stop working</label>` : html`<input type="hidden" name="confirm" value="yes">`}
+          <button type="submit"${key ? html` class="danger"` : ''}>${key ? 'Regenerate API key' : 'Create API key'}</button></form>`
+        : html`<p class="hint">Only owners can create or regenerate the key.</p>`}
+      </section>
+      <section class="card" aria-labelledby="urls-title"><h2 id="urls-title">Endpoints</h2>
+        <dl><dt>REST API</dt><dd><code>${publicUrl}/api/public/v1</code> (key in <code>Authorization</code>, no prefix)</dd>
+        <dt>MCP (key as Bearer)</dt><dd><code>${publicUrl}/api/mcp</code></dd>
+        <dt>MCP (key in the path)</dt><dd><code>${publicUrl}/api/mcp/&lt;API key&gt;</code></dd>
+        <dt>MCP (OAuth, no key)</dt><dd><code>${publicUrl}/api/mcp-oauth</code></dd></dl>
+        ${mcpSnippets(publicUrl, newKey ?? '<API key>')}
+      </section>`,
+    );
+  }
+
+  router.get('/developer', requireSignedIn, handle((_request, response) => developerPage(response)));
+
+  router.post('/developer/api-key', requireSignedIn, requireOwner, handle(async (request, response) => {
+    if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', 'Tick the box to confirm: the current key stops working.');
+    const organizationId = consoleCaller(response).organizationId;
+    const em = services.orm.em.fork();
+    const previous = await em.find(ApiKeySchema, { organizationId, revokedAt: null });
+    const key = await mintApiKey(em, organizationId, services.now());
+    for (const old of previous) await sessions.closeForCredential(old.id);
+    await developerPage(response, key);
+  }));
+
+  router.get('/notifications', requireSignedIn, handle(async (request, response) => {
+    const { signedIn, csrf } = consoleLocals(response);
+    const page = Math.max(0, Number.parseInt(String(request.query.page ?? '0'), 10) || 0);
+    const result = await runTool(notificationList, { page }, consoleCaller(response), services, String(response.locals.requestId));
+    sendPage(
+      response,
+      { title: 'Notifications', signedIn, csrf, section: 'notifications' },
+      html`<h1>Notifications</h1>
+      ${result.notifications.length === 0 ? html`<p class="card">Nothing yet.</p>` : ''}
+      <ul class="card">${result.notifications.map(
+        (item) => html`<li><span class="hint">${dateTime(item.createdAt)}</span> — ${item.content}${safeUrl(item.link) ? html` <a href="${safeUrl(item.link)}" rel="noopener noreferrer">Open</a>` : ''}</li>`,
+      )}</ul>
+      <p>${page > 0 ? html`<a href="/notifications?page=${page - 1}">← Newer</a> ` : ''}${result.hasMore ? html`<a href="/notifications?page=${page + 1}">Older →</a>` : ''}</p>`,
+    );
+  }));
+
+  async function membersPage(response: Response, invitationLink?: string): Promise<void> {
+    const { signedIn, csrf } = consoleLocals(response);
+    const organization = signedIn!.organization as OrganizationChoice;
+    const members = await membersOf(services.orm.em.fork(), organization.id);
+    sendPage(
+      response,
+      { title: 'Members', signedIn, csrf, section: 'members', flash: invitationLink ? { kind: 'ok', text: 'Invitation link created. Send it to the person; it works once, for 7 days.' } : undefined },
+      html`<h1>Members of ${organization.name}</h1>
+      ${invitationLink ? html`<code class="secret" id="invitation-link">${invitationLink}</code>` : ''}
+      <table><thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th></tr></thead>
+      <tbody>${members.map((member) => html`<tr><td>${member.name}</td><td>${member.email}</td><td>${member.role}</td></tr>`)}</tbody></table>
+      ${organization.role === 'owner'
+        ? html`<form method="post" action="/members/invite" class="card">${csrfField(csrf)}
+          <label for="role">Invite someone as</label><select id="role" name="role"><option value="member">Member</option><option value="owner">Owner</option></select>
+          <button type="submit">Create invitation link</button></form>`
+        : ''}`,
+    );
+  }
+
+  router.get('/members', requireSignedIn, handle((_request, response) => membersPage(response)));
+
+  router.post('/members/invite', requireSignedIn, requireOwner, handle(async (request, response) => {
+    const signedIn = consoleLocals(response).signedIn!;
+    const role = request.body?.role === 'owner' ? 'owner' : 'member';
+    const token = await createInvitation(services.orm.em.fork(), signedIn.organization!.id, signedIn.user.id, role, services.now());
+    await membersPage(response, `${services.config.publicUrl}/invite/${token}`);
+  }));
+}

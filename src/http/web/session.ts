@@ -1,0 +1,116 @@
+// Browser sessions and CSRF protection of the console.
+// The session cookie is HttpOnly, SameSite=Lax and Secure behind HTTPS. Every form carries a CSRF token: an HMAC of a
+// per-browser cookie and the session, checked on every POST together with the Origin header.
+import type { NextFunction, Request, Response } from 'express';
+import { DomainError } from '../../errors.js';
+import { randomToken, safeEqual, sha256 } from '../../lib/crypto.js';
+import { resolveSession, SESSION_DAYS, type SignedIn } from '../../../tools/internal/accounts.js';
+import type { Caller, Services } from '../../../tools/types.js';
+
+export const SESSION_COOKIE = 'herald_session';
+const CSRF_COOKIE = 'herald_csrf';
+
+export interface ConsoleLocals {
+  signedIn?: SignedIn;
+  csrf: string;
+  sessionToken?: string;
+}
+
+export function cookies(request: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const index = part.indexOf('=');
+    if (index < 0) continue;
+    const name = part.slice(0, index).trim();
+    try {
+      out[name] = decodeURIComponent(part.slice(index + 1).trim());
+    } catch {
+      // A malformed cookie is ignored, like a missing one.
+    }
+  }
+  return out;
+}
+
+const secure = (services: Services, request: Request) => request.secure || services.config.publicUrl.startsWith('https:');
+
+function cookieOptions(services: Services, request: Request, maxAgeMs?: number) {
+  return { httpOnly: true, sameSite: 'lax' as const, secure: secure(services, request), path: '/', ...(maxAgeMs ? { maxAge: maxAgeMs } : {}) };
+}
+
+export function setSessionCookie(services: Services, request: Request, response: Response, token: string): void {
+  response.cookie(SESSION_COOKIE, token, cookieOptions(services, request, SESSION_DAYS * 24 * 60 * 60 * 1000));
+}
+
+export function clearSessionCookie(services: Services, request: Request, response: Response): void {
+  response.clearCookie(SESSION_COOKIE, cookieOptions(services, request));
+}
+
+/** The token for forms rendered now: bound to this browser's CSRF cookie and to its session (none before log-in). */
+export function csrfToken(services: Services, browserSecret: string, sessionToken: string | undefined): string {
+  return services.secrets.mac('csrf', `${browserSecret}|${sessionToken ? sha256(sessionToken) : ''}`);
+}
+
+/** Loads the session (if any) and the CSRF token into response.locals; checks the CSRF token of every POST. */
+export function consoleSession(services: Services) {
+  return async (request: Request, response: Response, next: NextFunction) => {
+    try {
+      const jar = cookies(request);
+      let browserSecret = jar[CSRF_COOKIE];
+      if (!browserSecret || !/^[\w-]{20,100}$/.test(browserSecret)) {
+        browserSecret = randomToken(24);
+        response.cookie(CSRF_COOKIE, browserSecret, cookieOptions(services, request, 365 * 24 * 60 * 60 * 1000));
+      }
+      const sessionToken = jar[SESSION_COOKIE];
+      const signedIn = await resolveSession(services.orm.em.fork(), sessionToken, services.now());
+      const locals: ConsoleLocals = { signedIn, sessionToken: signedIn ? sessionToken : undefined, csrf: csrfToken(services, browserSecret, signedIn ? sessionToken : undefined) };
+      Object.assign(response.locals, locals);
+      if (request.method === 'POST') {
+        const origin = request.headers.origin;
+        if (origin && origin !== 'null' && origin !== new URL(services.config.publicUrl).origin && origin !== `${request.protocol}://${request.headers.host}`) {
+          throw new DomainError('forbidden', 'This form was sent from another site.', { hint: 'Open the page on this Herald and send the form again.' });
+        }
+        const sent = typeof request.body?._csrf === 'string' ? request.body._csrf : '';
+        if (!sent || !safeEqual(sent, locals.csrf)) {
+          throw new DomainError('forbidden', 'The form expired or was not sent from this console.', { hint: 'Go back, reload the page and send the form again.' });
+        }
+      }
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+export const consoleLocals = (response: Response) => response.locals as ConsoleLocals;
+
+/** Where to go after logging in: only a path on this site. */
+export function safeNext(value: unknown): string | undefined {
+  return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') && value.length < 2000 ? value : undefined;
+}
+
+export function requireSignedIn(request: Request, response: Response, next: NextFunction): void {
+  const locals = consoleLocals(response);
+  if (!locals.signedIn) {
+    response.redirect(303, `/login?next=${encodeURIComponent(request.originalUrl)}`);
+    return;
+  }
+  if (!locals.signedIn.organization) {
+    next(new DomainError('forbidden', 'You are not a member of any organization.', { hint: 'Ask an owner for an invitation link.' }));
+    return;
+  }
+  next();
+}
+
+export function requireOwner(_request: Request, response: Response, next: NextFunction): void {
+  if (consoleLocals(response).signedIn?.organization?.role !== 'owner') {
+    next(new DomainError('forbidden', 'Only owners of the organization can do this.', { hint: 'Ask an owner of the organization.' }));
+    return;
+  }
+  next();
+}
+
+/** The console acts as the signed-in user's current organization, with every scope. */
+export function consoleCaller(response: Response): Caller {
+  const signedIn = consoleLocals(response).signedIn!;
+  return { organizationId: signedIn.organization!.id, credentialId: `session:${signedIn.session.id}`, credentialKind: 'session', scopes: ['mcp:read', 'mcp:write'] };
+}
