@@ -1,0 +1,81 @@
+// A cookie-keeping HTTP client that uses the console the way a browser without JavaScript does: GET a page, read the
+// CSRF token of its forms, POST the form. Redirects are not followed, so tests see them.
+export interface Page {
+  status: number;
+  text: string;
+  location?: string;
+  headers: Headers;
+}
+
+export class ConsoleClient {
+  readonly cookies = new Map<string, string>();
+  lastPage?: Page;
+
+  constructor(readonly baseUrl: string) {}
+
+  private remember(headers: Headers): void {
+    for (const line of headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const index = pair.indexOf('=');
+      const name = pair.slice(0, index).trim();
+      const value = pair.slice(index + 1).trim();
+      if (!value || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  private cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  async request(method: string, path: string, body?: Record<string, string>, headers: Record<string, string> = {}): Promise<Page> {
+    const response = await fetch(new URL(path, this.baseUrl), {
+      method,
+      redirect: 'manual',
+      headers: {
+        ...(this.cookies.size ? { cookie: this.cookieHeader() } : {}),
+        ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...headers,
+      },
+      body: body ? new URLSearchParams(body).toString() : undefined,
+    });
+    this.remember(response.headers);
+    const page: Page = { status: response.status, text: await response.text(), location: response.headers.get('location') ?? undefined, headers: response.headers };
+    if (method === 'GET') this.lastPage = page;
+    return page;
+  }
+
+  get(path: string): Promise<Page> {
+    return this.request('GET', path);
+  }
+
+  /** The CSRF token of the forms on a page (the last GET page by default). */
+  csrf(page = this.lastPage): string {
+    const match = page ? /name="_csrf" value="([^"]+)"/.exec(page.text) : null;
+    if (!match) throw new Error(`No CSRF token on the page (status ${page?.status}): ${page?.text.slice(0, 300)}`);
+    return match[1];
+  }
+
+  /** GETs `from` (to read its CSRF token), then POSTs the form to `action`. */
+  async submit(from: string, action: string, fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<Page> {
+    const page = await this.get(from);
+    return this.request('POST', action, { _csrf: this.csrf(page), ...fields }, headers);
+  }
+
+  async signUp(fields: { email: string; password: string; name?: string; organizationName?: string; invitation?: string }): Promise<Page> {
+    const from = fields.invitation ? `/signup?invitation=${encodeURIComponent(fields.invitation)}` : '/signup';
+    const { invitation, ...rest } = fields;
+    return this.submit(from, '/signup', { name: '', organizationName: '', ...rest, ...(invitation ? { invitation } : {}) } as Record<string, string>);
+  }
+
+  async logIn(email: string, password: string): Promise<Page> {
+    return this.submit('/login', '/login', { email, password });
+  }
+}
+
+/** Pulls the text of an element with this id out of a page. */
+export function textOf(page: Page, id: string): string {
+  const match = new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(page.text);
+  if (!match) throw new Error(`No element #${id} on the page: ${page.text.slice(0, 500)}`);
+  return match[1].replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'");
+}
