@@ -174,7 +174,9 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
       <form method="post" action="/oauth/authorize" class="card">${csrfField(csrf)}${hidden}
         <p>If you authorize it, ${app.name} can:</p>
         <ul>${request.scopes.map((scope) => html`<li>${SCOPE_DESCRIPTIONS[scope]} <span class="hint">(${scope})</span></li>`)}</ul>
-        ${request.scopes.includes('mcp:write') ? '' : html`<p class="hint">It will not be able to create, change or delete anything.</p>`}
+        ${request.scopes.includes('mcp:write')
+          ? html`<label class="hint"><input type="checkbox" name="read_only" value="yes"> Only let it read: no creating, changing or deleting (grants mcp:read alone)</label>`
+          : html`<p class="hint">It will not be able to create, change or delete anything.</p>`}
         ${organizations.length > 1
           ? html`<label for="consent-organization">For organization</label><select id="consent-organization" name="organizationId">${organizations.map(
               (item) => html`<option value="${item.id}"${item.id === signedIn!.organization?.id ? html` selected` : ''}>${item.name}</option>`,
@@ -227,6 +229,8 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     if (!signedIn.organizations.some((item) => item.id === organizationId)) {
       return authorizationError(response, new DomainError('invalid_input', 'Choose one of your organizations.'));
     }
-    response.redirect(303, await approve(em, checked, signedIn.user.id, organizationId, services.now()));
+    // The person may grant less than the app asked for.
+    const granted = request.body?.read_only === 'yes' ? { ...checked, scopes: checked.scopes.filter((scope) => scope !== 'mcp:write') } : checked;
+    response.redirect(303, await approve(em, granted, signedIn.user.id, organizationId, services.now()));
   }));
 }

@@ -1,0 +1,112 @@
+// End to end: the MCP SDK's own client OAuth support (discovery, dynamic registration, PKCE) gets a token from Herald
+// through the consent screen and lists the tools of /api/mcp-oauth, with no API key anywhere.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { ConsoleClient } from './helpers/console-client.js';
+
+const REDIRECT = 'http://127.0.0.1:53682/oauth/callback';
+let herald: Herald;
+
+beforeAll(async () => {
+  herald = await startHerald();
+});
+afterAll(async () => {
+  await herald.stop();
+});
+
+/** What a desktop MCP client keeps: its registration, the PKCE verifier, the tokens; "opening the browser" is recorded. */
+class MemoryProvider implements OAuthClientProvider {
+  information?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  authorizationUrl?: URL;
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.information;
+  }
+  saveClientInformation(information: OAuthClientInformationMixed) {
+    this.information = information;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/** The person in the browser: logs in, reads the consent screen, clicks Authorize; returns the code the app receives. */
+async function approveInBrowser(browser: ConsoleClient, authorizationUrl: URL, extra: Record<string, string> = {}): Promise<string> {
+  const path = authorizationUrl.pathname + authorizationUrl.search;
+  const page = await browser.get(path);
+  expect(page.status, page.text.slice(0, 1500)).toBe(200);
+  expect(page.text).toContain('SDK test client wants to access');
+  const hidden = Object.fromEntries([...page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [match[1], match[2].replace(/&amp;/g, '&')]));
+  const answer = await browser.request('POST', '/oauth/authorize', { ...hidden, ...extra, action: 'approve' });
+  const back = new URL(answer.location!);
+  expect(back.origin + back.pathname).toBe(REDIRECT);
+  expect(back.searchParams.get('state')).toBe(authorizationUrl.searchParams.get('state'));
+  return back.searchParams.get('code')!;
+}
+
+it('the SDK client discovers, registers itself, completes PKCE through the consent screen and lists the tools', async () => {
+  const browser = new ConsoleClient(herald.url);
+  await browser.signUp({ email: 'agent-owner@example.com', password: 'correct horse battery' });
+  const provider = new MemoryProvider();
+  const serverUrl = new URL(`${herald.url}/api/mcp-oauth`);
+
+  const first = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
+  await expect(new Client({ name: 'sdk', version: '1.0.0' }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+  expect(provider.information?.client_id).toMatch(/^pca_/);
+  const url = provider.authorizationUrl!;
+  expect(url.origin + url.pathname).toBe(`${herald.url}/oauth/authorize`);
+  expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+  expect(url.searchParams.get('resource')).toBe(serverUrl.toString());
+
+  await first.finishAuth(await approveInBrowser(browser, url));
+  expect(provider.saved?.access_token).toMatch(/^pos_/);
+  expect(provider.saved?.token_type.toLowerCase()).toBe('bearer');
+
+  const client = new Client({ name: 'sdk', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider }));
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  expect(names).toEqual(expect.arrayContaining(['integrationList', 'schedulePostTool', 'groupList']));
+  const listed = await client.callTool({ name: 'integrationList', arguments: {} });
+  expect(listed.isError).toBeFalsy();
+  await client.close();
+});
+
+it('when the person grants read access only, the client gets an mcp:read token and sees only read-only tools', async () => {
+  const browser = new ConsoleClient(herald.url);
+  await browser.logIn('agent-owner@example.com', 'correct horse battery');
+  const provider = new MemoryProvider();
+  const serverUrl = new URL(`${herald.url}/api/mcp-oauth`);
+  const first = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
+  await expect(new Client({ name: 'sdk', version: '1.0.0' }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+  await first.finishAuth(await approveInBrowser(browser, provider.authorizationUrl!, { read_only: 'yes' }));
+  expect(provider.saved?.scope).toBe('mcp:read');
+  const client = new Client({ name: 'sdk', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider }));
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  expect(names).toContain('integrationList');
+  expect(names).not.toContain('schedulePostTool');
+  await client.close();
+});
