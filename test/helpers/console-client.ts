@@ -62,6 +62,16 @@ export class ConsoleClient {
     return this.request('POST', action, { _csrf: this.csrf(page), ...fields }, headers);
   }
 
+  /** Follows a redirect answer (Post/Redirect/Get) to the page it points at. */
+  async follow(page: Page): Promise<Page> {
+    if (page.status < 300 || page.status >= 400 || !page.location) throw new Error(`Expected a redirect, got ${page.status}: ${page.text.slice(0, 300)}`);
+    return this.get(page.location);
+  }
+
+  async submitAndFollow(from: string, action: string, fields: Record<string, string> = {}): Promise<Page> {
+    return this.follow(await this.submit(from, action, fields));
+  }
+
   async signUp(fields: { email: string; password: string; name?: string; organizationName?: string; invitation?: string }): Promise<Page> {
     const from = fields.invitation ? `/signup?invitation=${encodeURIComponent(fields.invitation)}` : '/signup';
     const { invitation, ...rest } = fields;

@@ -19,7 +19,7 @@ import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
 import { handle } from './pages.js';
-import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
 
 const text = (body: unknown, name: string) => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
@@ -84,7 +84,10 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     );
   }
 
-  router.get('/apps', requireSignedIn, handle((request, response) => appsPage(request, response)));
+  router.get('/apps', requireSignedIn, handle(async (request, response) => {
+    const secret = takeReveal(services, request, response, 'app-secret');
+    await appsPage(request, response, secret ? { secret: { appName: secret.appName, clientId: secret.clientId, clientSecret: secret.clientSecret, created: secret.created === 'yes' } } : {});
+  }));
 
   router.post('/apps', requireSignedIn, requireOwner, handle(async (request, response) => {
     try {
@@ -94,8 +97,8 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
         { name: text(request.body, 'name'), description: text(request.body, 'description'), pictureUrl: text(request.body, 'pictureUrl'), redirectUrl: text(request.body, 'redirectUrl') },
         services.now(),
       );
-      request.body = {};
-      await appsPage(request, response, { secret: { appName: app.name, clientId: app.clientId, clientSecret, created: true } });
+      revealAfterRedirect(services, request, response, 'app-secret', { appName: app.name, clientId: app.clientId, clientSecret, created: 'yes' });
+      response.redirect(303, '/apps');
     } catch (raw) {
       const error = asDomainError(raw);
       if (error.code === 'internal') throw raw;
@@ -110,8 +113,8 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
   router.post('/apps/:id/rotate-secret', requireSignedIn, requireOwner, handle(async (request, response) => {
     confirmed(request, 'the current secret stops working');
     const { app, clientSecret } = await rotateSecret(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.id), services.now());
-    request.body = {};
-    await appsPage(request, response, { secret: { appName: app.name, clientId: app.clientId, clientSecret, created: false } });
+    revealAfterRedirect(services, request, response, 'app-secret', { appName: app.name, clientId: app.clientId, clientSecret, created: 'no' });
+    response.redirect(303, '/apps');
   }));
 
   router.post('/apps/:id/delete', requireSignedIn, requireOwner, handle(async (request, response) => {

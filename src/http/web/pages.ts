@@ -12,7 +12,7 @@ import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
-import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
 
 type Handler = (request: Request, response: Response) => Promise<void>;
 export const handle = (handler: Handler) => async (request: Request, response: Response, next: (error?: unknown) => void) => {
@@ -130,7 +130,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   }
 
-  router.get('/developer', requireSignedIn, handle((_request, response) => developerPage(response)));
+  router.get('/developer', requireSignedIn, handle((request, response) => developerPage(response, takeReveal(services, request, response, 'api-key')?.key)));
 
   router.post('/developer/api-key', requireSignedIn, requireOwner, handle(async (request, response) => {
     if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', 'Tick the box to confirm: the current key stops working.');
@@ -139,7 +139,8 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const previous = await em.find(ApiKeySchema, { organizationId, revokedAt: null });
     const key = await mintApiKey(em, organizationId, services.now());
     for (const old of previous) await sessions.closeForCredential(old.id);
-    await developerPage(response, key);
+    revealAfterRedirect(services, request, response, 'api-key', { key });
+    response.redirect(303, '/developer');
   }));
 
   router.get('/notifications', requireSignedIn, handle(async (request, response) => {
@@ -177,12 +178,13 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   }
 
-  router.get('/members', requireSignedIn, handle((_request, response) => membersPage(response)));
+  router.get('/members', requireSignedIn, handle((request, response) => membersPage(response, takeReveal(services, request, response, 'invitation')?.link)));
 
   router.post('/members/invite', requireSignedIn, requireOwner, handle(async (request, response) => {
     const signedIn = consoleLocals(response).signedIn!;
     const role = request.body?.role === 'owner' ? 'owner' : 'member';
     const token = await createInvitation(services.orm.em.fork(), signedIn.organization!.id, signedIn.user.id, role, services.now());
-    await membersPage(response, `${services.config.publicUrl}/invite/${token}`);
+    revealAfterRedirect(services, request, response, 'invitation', { link: `${services.config.publicUrl}/invite/${token}` });
+    response.redirect(303, '/members');
   }));
 }

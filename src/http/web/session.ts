@@ -114,3 +114,29 @@ export function consoleCaller(response: Response): Caller {
   const signedIn = consoleLocals(response).signedIn!;
   return { organizationId: signedIn.organization!.id, credentialId: `session:${signedIn.session.id}`, credentialKind: 'session', scopes: ['mcp:read', 'mcp:write'] };
 }
+
+const REVEAL_COOKIE = 'herald_reveal';
+
+/**
+ * Shows a secret once after a redirect (Post/Redirect/Get: reloading the page never repeats the action). The secret
+ * travels sealed in a short-lived cookie bound to the session, and is cleared when read.
+ */
+export function revealAfterRedirect(services: Services, request: Request, response: Response, kind: string, value: Record<string, string>): void {
+  const sessionToken = consoleLocals(response).sessionToken ?? '';
+  const sealed = services.secrets.sealJson({ kind, value, session: sha256(sessionToken), expiresAt: services.now().getTime() + 5 * 60_000 });
+  response.cookie(REVEAL_COOKIE, sealed, { ...cookieOptions(services, request, 5 * 60_000) });
+}
+
+export function takeReveal(services: Services, request: Request, response: Response, kind: string): Record<string, string> | undefined {
+  const sealed = cookies(request)[REVEAL_COOKIE];
+  if (!sealed) return undefined;
+  response.clearCookie(REVEAL_COOKIE, cookieOptions(services, request));
+  try {
+    const opened = services.secrets.openJson<{ kind: string; value: Record<string, string>; session: string; expiresAt: number }>(sealed);
+    const sessionToken = consoleLocals(response).sessionToken ?? '';
+    if (opened.kind !== kind || opened.session !== sha256(sessionToken) || opened.expiresAt < services.now().getTime()) return undefined;
+    return opened.value;
+  } catch {
+    return undefined;
+  }
+}

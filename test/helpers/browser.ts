@@ -1,0 +1,36 @@
+// A real browser for console tests: Debian's chromium driven by playwright-core. When chromium is missing the test setup
+// installs it with apt (the CI machine runs as root with the Debian registry reachable); otherwise it says what to do.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+
+const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((item): item is string => Boolean(item));
+
+export const SCREENSHOT_DIR = path.resolve('test-artifacts/screenshots');
+
+function findChromium(): string | undefined {
+  return CANDIDATES.find((candidate) => fs.existsSync(candidate));
+}
+
+export function ensureChromium(): string {
+  const found = findChromium();
+  if (found) return found;
+  if (process.getuid?.() !== 0 || !fs.existsSync('/usr/bin/apt-get')) {
+    throw new Error('Chromium is needed for the console tests: install Debian\'s "chromium" package (apt-get install chromium) or set CHROMIUM_PATH.');
+  }
+  const environment = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env: environment, timeout: 240_000 });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { stdio: 'ignore', env: environment, timeout: 480_000 });
+  const installed = findChromium();
+  if (!installed) throw new Error('apt-get installed chromium but no chromium binary was found.');
+  return installed;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: ensureChromium(),
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage', '--no-first-run', '--disable-extensions'],
+  });
+}
