@@ -47,6 +47,8 @@ async function main(): Promise<void> {
       `  REST API:  ${base}/api/public/v1   (header  Authorization: <API key>)`,
       `  MCP:       ${base}/api/mcp         (header  Authorization: Bearer <API key>)`,
       `             ${base}/api/mcp/<API key>`,
+      `             ${base}/api/mcp-oauth     (OAuth: clients register themselves, you approve in the browser)`,
+      `  Console:   ${base}/   (the first sign-up becomes the owner of this instance)`,
       freshKey
         ? `  API key:   ${freshKey}\n             Shown once: store it now. Mint a new one with  npm run herald -- key:create`
         : '  API key:   already created (mint a new one with  npm run herald -- key:create)',

@@ -367,3 +367,22 @@ describe('/api/mcp-oauth discovery', () => {
     expect((await fetch(`${herald.url}/.well-known/oauth-protected-resource`)).status).toBe(404);
   });
 });
+
+describe('clean-up', () => {
+  it('prunes expired sessions and codes and dynamic clients that never got a token, and keeps the rest', async () => {
+    const { pruneExpiredAccess } = await import('../tools/internal/oauth.js');
+    const db = () => herald.services.orm.em.fork().getConnection();
+    const unused = await (await fetch(`${herald.url}/api/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://unused.example/cb'] }) })).json();
+    const used = await (await fetch(`${herald.url}/api/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT] }) })).json();
+    const usedApp = { id: '', clientId: used.client_id, clientSecret: used.client_secret };
+    const accessToken = (await exchange(usedApp, await codeFor(usedApp))).body.access_token;
+    const later = new Date(Date.now() + 31 * 24 * 60 * 60 * 1000);
+    await pruneExpiredAccess(herald.services.orm.em.fork(), later);
+    const clients = (await db().execute('select client_id from oauth_app where dynamic')).map((row: { client_id: string }) => row.client_id);
+    expect(clients).toContain(used.client_id);
+    expect(clients).not.toContain(unused.client_id);
+    expect(await db().execute('select count(*)::int as n from web_session')).toEqual([{ n: 0 }]);
+    expect(await db().execute('select count(*)::int as n from oauth_code')).toEqual([{ n: 0 }]);
+    expect((await restWith(accessToken)).status).toBe(200);
+  });
+});

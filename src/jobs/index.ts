@@ -6,6 +6,7 @@ import type { Services } from '../../tools/types.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { PUBLISH_TASK, publishJobKey, sweepDuePosts } from '../../tools/internal/queue.js';
 import { pruneRateLimits } from '../lib/rate-limit.js';
+import { pruneExpiredAccess } from '../../tools/internal/oauth.js';
 import { silentLogger } from '../db/orm.js';
 
 const publishPayload = z.object({ postId: z.string().min(1) });
@@ -37,6 +38,9 @@ export const taskList = (services: Services) => ({
   prune_rate_limits: (async () => {
     await pruneRateLimits(services.orm.em.fork(), services.now());
   }) as Task,
+  prune_expired: (async () => {
+    await pruneExpiredAccess(services.orm.em.fork(), services.now());
+  }) as Task,
 });
 
 export interface Worker {
@@ -59,7 +63,7 @@ export async function startWorker(services: Services, connectionString: string):
     pollInterval: 1000,
     logger: silentLogger,
     taskList: taskList(services),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n`,
   });
   return {
     runner,

@@ -136,7 +136,7 @@ th{font-size:.85rem;color:var(--muted);font-weight:600}
 .flash{padding:10px 14px;border-radius:6px}.flash.ok{background:#dafbe1}.flash.error{background:#ffebe9}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem}pre{background:#eaeef2;padding:12px;border-radius:6px;overflow:auto;white-space:pre-wrap;word-break:break-all}
 .secret{font-size:1rem;background:#fff8c5;padding:8px;border-radius:6px;word-break:break-all;display:block}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:8px}
+.grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:8px}
 .actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}.actions form{margin:0}.actions button{margin-top:0}
 details{margin-top:8px}summary{cursor:pointer;color:var(--accent)}
 .consent ul{padding-left:20px}.app-head{display:flex;gap:12px;align-items:center}.app-logo{width:48px;height:48px;border-radius:8px;object-fit:cover}
