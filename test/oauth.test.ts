@@ -378,7 +378,7 @@ describe('clean-up', () => {
     const accessToken = (await exchange(usedApp, await codeFor(usedApp))).body.access_token;
     const later = new Date(Date.now() + 31 * 24 * 60 * 60 * 1000);
     await pruneExpiredAccess(herald.services.orm.em.fork(), later);
-    const clients = (await db().execute('select client_id from oauth_app where dynamic')).map((row: { client_id: string }) => row.client_id);
+    const clients = (await db().execute('select client_id from oauth_app where dynamic')).map((row) => String(row.client_id));
     expect(clients).toContain(used.client_id);
     expect(clients).not.toContain(unused.client_id);
     expect(await db().execute('select count(*)::int as n from web_session')).toEqual([{ n: 0 }]);
