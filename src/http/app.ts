@@ -7,6 +7,7 @@ import { mcpRouter } from '../mcp/http.js';
 import type { McpSessions } from '../mcp/sessions.js';
 import { errorMiddleware } from './errors.js';
 import { restRouter } from './rest.js';
+import { uploadsHandler } from './uploads.js';
 
 export function createApp(services: Services, sessions: McpSessions): express.Express {
   const app = express();
@@ -28,6 +29,7 @@ export function createApp(services: Services, sessions: McpSessions): express.Ex
   app.use('/api/public/v1', rest);
   app.use('/public/v1', rest);
   app.use(mcpRouter(services, sessions));
+  if (services.storage.kind === 'local') app.use('/uploads', uploadsHandler(services.config));
   app.get('/', (_request, response) => {
     response.type('text/plain').send(
       `Herald is running.\nREST API: ${services.config.publicUrl}/api/public/v1\nMCP: ${services.config.publicUrl}/api/mcp\n`,
