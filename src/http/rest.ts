@@ -11,6 +11,8 @@ import { resolveCaller } from './credentials.js';
 
 const SMALL_BODY = '1mb';
 const LARGE_BODY = '50mb';
+/** How long the rest of a refused upload is read and discarded before the connection is closed. */
+const LINGER_MS = 2000;
 
 export function setRateLimitHeaders(response: Response, state: RateLimitState): void {
   response.setHeader('RateLimit-Limit', String(state.limit));
@@ -60,10 +62,15 @@ export function restRouter(services: Services): Router {
         response.status(binding.status ?? 200).json(binding.toResponse ? binding.toResponse(output) : output);
       } catch (error) {
         if (binding.multipartFile && !request.complete) {
-          // Refused mid-stream (too large, wrong type): answer now and close, dropping the rest of the body unread.
-          response.setHeader('Connection', 'close');
+          // Refused mid-stream (too large, wrong type): answer at once, then discard what the client is still sending for a
+          // short while (closing at once would make most clients report a broken pipe instead of this answer), then hang up.
           request.unpipe();
           request.resume();
+          response.once('finish', () => {
+            const hangUp = setTimeout(() => request.socket.destroy(), LINGER_MS);
+            hangUp.unref();
+            request.once('end', () => clearTimeout(hangUp));
+          });
         }
         next(error);
       }
