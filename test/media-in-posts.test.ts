@@ -7,6 +7,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PostSchema } from '../src/db/entities.js';
 import { publishChain } from '../tools/internal/publish.js';
+import { mediaByUrlWarnings, type PlanEntry } from '../tools/internal/create-posts.js';
+import { publicReachabilityWarning } from '../tools/internal/media.js';
+import { providers } from '../providers/index.js';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
@@ -268,5 +271,29 @@ describe('at publish time, the guard applies to client URLs', () => {
     } finally {
       await strict.stop();
     }
+  });
+});
+
+describe('platforms that pull media by URL need a public PUBLIC_URL', () => {
+  const entry = (path: string): PlanEntry => ({
+    integrationId: 'x',
+    type: 'schedule',
+    shortLink: false,
+    groupKey: 0,
+    settings: {},
+    items: [{ content: 'x', delay: 0, media: [{ id: 'm', path }] }],
+  });
+  const provider = (identifier: string) => providers.find((candidate) => candidate.identifier === identifier)!;
+
+  it('warns for URL-pulling platforms when media are on a loopback, private or plain-http address, never for upload platforms', () => {
+    for (const identifier of ['instagram', 'instagram-standalone', 'threads', 'pinterest', 'tiktok']) {
+      const warnings = mediaByUrlWarnings(provider(identifier), entry('http://localhost:3000/uploads/2026/01/01/a.png'));
+      expect(warnings, identifier).toEqual([expect.stringContaining('which platforms cannot reach')]);
+    }
+    expect(mediaByUrlWarnings(provider('instagram'), entry('http://192.168.1.20/uploads/a.png'))).toHaveLength(1);
+    expect(mediaByUrlWarnings(provider('instagram'), entry('http://media.example.com/a.png'))).toEqual([expect.stringContaining('plain http')]);
+    expect(mediaByUrlWarnings(provider('instagram'), entry('https://media.example.com/a.png'))).toEqual([]);
+    for (const identifier of ['bluesky', 'mastodon', 'telegram']) expect(mediaByUrlWarnings(provider(identifier), entry('http://localhost/a.png'))).toEqual([]);
+    expect(publicReachabilityWarning('https://herald.example.com/uploads/a.png')).toBeUndefined();
   });
 });

@@ -18,7 +18,12 @@ export const analyticsMetricSchema = z.object({
   percentageChange: z.number(),
 });
 
-export const createdPostSchema = z.object({ postId: z.string(), integration: z.string() });
+export const createdPostSchema = z.object({
+  postId: z.string(),
+  integration: z.string(),
+  /** Present when the post was created but something may still make it fail (e.g. media the platform cannot reach). */
+  warnings: z.array(z.string()).optional(),
+});
 
 /** `{output: X}`: MCP structured content must be an object, and the spec's REST bodies use the same wrapper. */
 export const wrapped = <T extends z.ZodType>(schema: T) => z.object({ output: schema });

@@ -8,7 +8,7 @@ import type { Provider, ValidationItem } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { providerOf } from './integrations.js';
 import { schedulePublish } from './queue.js';
-import { findLibraryMedia } from './media.js';
+import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
 
 export interface PlanItem {
@@ -165,6 +165,20 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
 export interface CreatedPost {
   postId: string;
   integration: string;
+  warnings?: string[];
+}
+
+/** For platforms that pull media by URL: a warning when a media URL of the entry is not publicly reachable (e.g. PUBLIC_URL on localhost). */
+export function mediaByUrlWarnings(provider: Provider, entry: PlanEntry): string[] {
+  if (!provider.mediaByUrl) return [];
+  const warnings = new Set<string>();
+  for (const item of entry.items) {
+    for (const media of item.media) {
+      const warning = publicReachabilityWarning(media.path);
+      if (warning) warnings.add(`${provider.name} fetches media by URL: ${warning}`);
+    }
+  }
+  return [...warnings];
 }
 
 export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
@@ -213,7 +227,8 @@ export async function createPosts(services: Services, em: EntityManager, organiz
       }
       await transaction.flush();
       if (state === 'QUEUE') await schedulePublish(transaction, rootId, publishDate);
-      created.push({ postId: rootId, integration: integration.id });
+      const warnings = mediaByUrlWarnings(providerOf(integration), entry);
+      created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}) });
     }
   });
   return created;
