@@ -32,6 +32,21 @@ function encryptionKey(config: Config, logger: Logger): string {
   return key;
 }
 
+/** Uploads in flight are staged in DATA_DIR/tmp; files left there by a crash are removed once they are a day old. */
+function removeStaleUploads(config: Config, logger: Logger): void {
+  const directory = path.join(config.dataDir, 'tmp');
+  if (!fs.existsSync(directory)) return;
+  const cutoff = Date.now() - 24 * 3600 * 1000;
+  for (const name of fs.readdirSync(directory)) {
+    const file = path.join(directory, name);
+    try {
+      if (name.startsWith('upload-') && fs.statSync(file).mtimeMs < cutoff) fs.rmSync(file, { force: true });
+    } catch (error) {
+      logger.warn({ err: error, file }, 'could not remove a stale upload');
+    }
+  }
+}
+
 export async function openServices(config: Config, logger = createLogger(config.logLevel)): Promise<Opened> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -42,6 +57,7 @@ export async function openServices(config: Config, logger = createLogger(config.
   }
   try {
     const orm = await openDatabase(databaseUrl, { migrate: true });
+    removeStaleUploads(config, logger);
     if (!config.ssrfProtection) logger.warn('DISABLE_SSRF_PROTECTION is on: URLs sent by clients may make Herald fetch private and internal addresses');
     const urlGuard = createUrlGuard({
       userAgent: USER_AGENT,

@@ -99,7 +99,7 @@ export function publicReachabilityWarning(mediaPath: string): string | undefined
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const local = host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || (ipaddr.isValid(host) && blockedRange(host) !== undefined);
   if (local) {
-    return `Media is served from ${url.origin}, which platforms cannot reach. Platforms that fetch media by URL (Instagram, Threads, Pinterest, TikTok, Facebook) will fail; set PUBLIC_URL (or S3_PUBLIC_URL) to a public https address.`;
+    return `Media is served from ${url.origin}, which platforms cannot reach. Platforms that fetch media by URL (Instagram, Threads, Pinterest, TikTok) will fail; set PUBLIC_URL (or S3_PUBLIC_URL) to a public https address.`;
   }
   if (url.protocol !== 'https:') return `Media is served over plain http (${url.origin}); platforms that fetch media by URL need https.`;
   return undefined;
