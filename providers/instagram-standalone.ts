@@ -22,6 +22,7 @@ const instagramStandalone: Provider = {
   rules: `${instagramRules} Added audio is not available on this connection.`,
   settings: z.object(instagramSettings),
   chain: 'comments',
+  mediaByUrl: true,
   validate: (items, settings) =>
     settings.audio !== undefined
       ? 'The audio setting works only on Instagram channels connected through the Facebook business login: remove it.'

@@ -64,6 +64,7 @@ const instagram: Provider = {
       .describe('Music or original sound added to a single-video Reel'),
   }),
   chain: 'comments',
+  mediaByUrl: true,
   validate: instagramMediaRules,
   tools: [
     tool('audioSearch', 'Searches Instagram audio for a Reel; an empty query lists trending audio. Put the chosen id in settings.audio.id.', [

@@ -22,6 +22,7 @@ const pinterest: Provider = {
     link: httpUrl().optional().describe('Destination link of the pin'),
   }),
   chain: 'none',
+  mediaByUrl: true,
   validate: (items) =>
     firstProblem(
       items,

@@ -17,6 +17,7 @@ const threads: Provider = {
     'Media must be reachable at a public URL.',
   settings: null,
   chain: 'thread',
+  mediaByUrl: true,
   validate: (items) => firstProblem(items, ({ total }) => (total > 10 ? `has ${total} attachments; a Threads carousel takes at most 10.` : undefined)),
   tools: [],
   authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>

@@ -51,6 +51,7 @@ const tiktok: Provider = {
       .describe('DIRECT_POST publishes with these settings; UPLOAD sends the media to the TikTok inbox and ignores the other settings'),
   }),
   chain: 'none',
+  mediaByUrl: true,
   validate,
   tools: [],
   // TikTok's web login needs no PKCE (the code verifier is optional for web apps).

@@ -131,6 +131,8 @@ export interface Provider {
   /** Media and settings rules checked at validation; returns the first problem as a sentence, or undefined. */
   validate?: (items: ValidationItem[], settings: Record<string, unknown>) => string | undefined;
   tools: HelperTool[];
+  /** The platform fetches media from our public URL itself (instead of receiving the bytes), so PUBLIC_URL must be public https. */
+  mediaByUrl?: boolean;
   /** True when the create call carries an idempotency key, so an attempt of unknown outcome may be repeated safely. */
   idempotentCreate?: boolean;
 

@@ -8,6 +8,8 @@ import { SecretBox, randomToken } from './lib/crypto.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createMediaFetcher } from './lib/media-fetch.js';
 import { createPlatformFetch } from './lib/platform-http.js';
+import { createUrlGuard } from './lib/ssrf.js';
+import { createStorage } from './lib/storage/index.js';
 import type { Services } from '../tools/types.js';
 
 export const USER_AGENT = 'Herald/0.1 (+https://github.com/herald-social/herald)';
@@ -30,6 +32,21 @@ function encryptionKey(config: Config, logger: Logger): string {
   return key;
 }
 
+/** Uploads in flight are staged in DATA_DIR/tmp; files left there by a crash are removed once they are a day old. */
+function removeStaleUploads(config: Config, logger: Logger): void {
+  const directory = path.join(config.dataDir, 'tmp');
+  if (!fs.existsSync(directory)) return;
+  const cutoff = Date.now() - 24 * 3600 * 1000;
+  for (const name of fs.readdirSync(directory)) {
+    const file = path.join(directory, name);
+    try {
+      if (name.startsWith('upload-') && fs.statSync(file).mtimeMs < cutoff) fs.rmSync(file, { force: true });
+    } catch (error) {
+      logger.warn({ err: error, file }, 'could not remove a stale upload');
+    }
+  }
+}
+
 export async function openServices(config: Config, logger = createLogger(config.logLevel)): Promise<Opened> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -40,12 +57,23 @@ export async function openServices(config: Config, logger = createLogger(config.
   }
   try {
     const orm = await openDatabase(databaseUrl, { migrate: true });
+    removeStaleUploads(config, logger);
+    if (!config.ssrfProtection) logger.warn('DISABLE_SSRF_PROTECTION is on: URLs sent by clients may make Herald fetch private and internal addresses');
+    const urlGuard = createUrlGuard({
+      userAgent: USER_AGENT,
+      connectTimeoutMs: config.uploads.connectTimeoutMs,
+      timeoutMs: config.uploads.timeoutMs,
+      allowedHosts: config.uploads.allowedHosts,
+      protection: config.ssrfProtection,
+    });
     const services: Services = {
       config,
       orm,
       secrets: new SecretBox(encryptionKey(config, logger)),
       fetch: createPlatformFetch({ timeoutMs: config.platformTimeoutMs, userAgent: USER_AGENT }),
-      fetchMedia: createMediaFetcher({ timeoutMs: config.platformTimeoutMs * 4, maxBytes: 1024 * 1024 * 1024, userAgent: USER_AGENT }),
+      urlGuard,
+      fetchMedia: createMediaFetcher(urlGuard, { maxBytes: Math.max(config.uploads.maxImageBytes, config.uploads.maxVideoBytes) }),
+      storage: await createStorage(config),
       logger,
       now: () => new Date(),
     };

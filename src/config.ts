@@ -51,6 +51,20 @@ const environmentSchema = z.object({
   PLATFORM_TIMEOUT_SECONDS: intFromEnv(30, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   ALLOW_SIGNUP: boolFromEnv(false),
+  UPLOAD_MAX_IMAGE_BYTES: intFromEnv(10 * 1024 * 1024, 1),
+  UPLOAD_MAX_VIDEO_BYTES: intFromEnv(1024 * 1024 * 1024, 1),
+  UPLOAD_URL_ALLOWED_HOSTS: optionalString,
+  FETCH_CONNECT_TIMEOUT_SECONDS: intFromEnv(10, 1),
+  FETCH_TIMEOUT_SECONDS: intFromEnv(300, 1),
+  DISABLE_SSRF_PROTECTION: boolFromEnv(false),
+  STORAGE: z.enum(['local', 's3']).optional().default('local'),
+  S3_ENDPOINT: optionalString,
+  S3_REGION: optionalString,
+  S3_BUCKET: optionalString,
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_PUBLIC_URL: optionalString,
+  S3_FORCE_PATH_STYLE: boolFromEnv(true),
 });
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -58,6 +72,31 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface OAuthClientCredentials {
   clientId: string;
   clientSecret?: string;
+}
+
+export interface S3Settings {
+  /** Absent: AWS's own endpoint for the region. */
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  /** Both or neither; neither uses the AWS SDK's default credential chain (environment, instance role...). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** Public origin (and optional path) under which the bucket's objects are served; media paths start with it. */
+  publicUrl: string;
+  forcePathStyle: boolean;
+}
+
+export type StorageSettings = { kind: 'local' } | ({ kind: 's3' } & S3Settings);
+
+export interface UploadSettings {
+  maxImageBytes: number;
+  maxVideoBytes: number;
+  /** Hostnames /upload-from-url may fetch from (exact, or `*.example.com` for subdomains); empty = any public host. */
+  allowedHosts: string[];
+  connectTimeoutMs: number;
+  /** Whole fetch, body included. */
+  timeoutMs: number;
 }
 
 export interface Config {
@@ -83,6 +122,10 @@ export interface Config {
   platformTimeoutMs: number;
   logLevel: LogLevel;
   allowSignup: boolean;
+  uploads: UploadSettings;
+  /** False only with DISABLE_SSRF_PROTECTION=true: server-side fetches may then reach private addresses. Dangerous. */
+  ssrfProtection: boolean;
+  storage: StorageSettings;
 }
 
 export class ConfigError extends Error {
@@ -110,6 +153,47 @@ function parseEndpoints(value: string | undefined, problems: string[]): Record<s
     problems.push('SOCIAL_ENDPOINTS: must be JSON like {"bluesky":{"video":"https://video.example"}} with URL values');
     return {};
   }
+}
+
+function parseHostList(value: string | undefined, problems: string[]): string[] {
+  if (value === undefined) return [];
+  const hosts = value
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter((host) => host !== '');
+  const bad = hosts.filter((host) => !/^(\*\.)?[a-z0-9.-]+$/.test(host) && !/^\[[0-9a-f:.]+\]$/.test(host));
+  if (bad.length > 0) problems.push(`UPLOAD_URL_ALLOWED_HOSTS: must be comma-separated hostnames (e.g. cdn.example.com,*.images.example.com), got "${bad.join(', ')}"`);
+  return hosts;
+}
+
+function httpOrigin(name: string, value: string, problems: string[]): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
+    return url.origin + url.pathname.replace(/\/+$/, '');
+  } catch {
+    problems.push(`${name}: must be an absolute http(s) URL, got "${value}"`);
+    return value;
+  }
+}
+
+function storageSettings(values: z.output<typeof environmentSchema>, problems: string[]): StorageSettings {
+  if (values.STORAGE === 'local') return { kind: 'local' };
+  if (!values.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE=s3');
+  if (!values.S3_PUBLIC_URL) problems.push('S3_PUBLIC_URL: required when STORAGE=s3 (the public address the bucket\'s files are served from)');
+  if ((values.S3_ACCESS_KEY_ID === undefined) !== (values.S3_SECRET_ACCESS_KEY === undefined)) {
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY: set both, or neither to use the default AWS credential chain');
+  }
+  return {
+    kind: 's3',
+    endpoint: values.S3_ENDPOINT === undefined ? undefined : httpOrigin('S3_ENDPOINT', values.S3_ENDPOINT, problems),
+    region: values.S3_REGION ?? 'us-east-1',
+    bucket: values.S3_BUCKET ?? '',
+    accessKeyId: values.S3_ACCESS_KEY_ID,
+    secretAccessKey: values.S3_SECRET_ACCESS_KEY,
+    publicUrl: values.S3_PUBLIC_URL === undefined ? '' : httpOrigin('S3_PUBLIC_URL', values.S3_PUBLIC_URL, problems),
+    forcePathStyle: values.S3_FORCE_PATH_STYLE,
+  };
 }
 
 function readOAuthClients(environment: NodeJS.ProcessEnv): Record<string, OAuthClientCredentials> {
@@ -145,6 +229,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   const defaultPostingTimes = parsePostingTimes(values.DEFAULT_POSTING_TIMES, problems);
   const socialEndpoints = parseEndpoints(values.SOCIAL_ENDPOINTS, problems);
+  const allowedHosts = parseHostList(values.UPLOAD_URL_ALLOWED_HOSTS, problems);
+  const storage = storageSettings(values, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port: values.PORT,
@@ -165,5 +251,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     platformTimeoutMs: values.PLATFORM_TIMEOUT_SECONDS * 1000,
     logLevel: values.LOG_LEVEL,
     allowSignup: values.ALLOW_SIGNUP,
+    uploads: {
+      maxImageBytes: values.UPLOAD_MAX_IMAGE_BYTES,
+      maxVideoBytes: values.UPLOAD_MAX_VIDEO_BYTES,
+      allowedHosts,
+      connectTimeoutMs: values.FETCH_CONNECT_TIMEOUT_SECONDS * 1000,
+      timeoutMs: values.FETCH_TIMEOUT_SECONDS * 1000,
+    },
+    ssrfProtection: !values.DISABLE_SSRF_PROTECTION,
+    storage,
   };
 }

@@ -17,7 +17,9 @@ const SPEC_TOOLS = [
   'videoFunctionTool',
   'generateVideoTool',
 ];
-const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool'];
+const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool'];
+/** Extra tools that change data. */
+const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
@@ -34,6 +36,8 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
   postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },
   notificationListTool: { properties: ['page'], required: [] },
+  mediaListTool: { properties: ['page', 'pageSize'], required: [] },
+  uploadFromUrlTool: { properties: ['url'], required: ['url'] },
 };
 
 const INIT_BODY = {
@@ -157,9 +161,9 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
     ({ client } = await connect(form));
   });
 
-  it('lists exactly the spec tools plus the extra read tools, each fully described', async () => {
+  it('lists exactly the spec tools plus the extra tools, each fully described', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([...SPEC_TOOLS, ...EXTRA_READ_TOOLS].sort());
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...SPEC_TOOLS, ...EXTRA_READ_TOOLS, ...EXTRA_WRITE_TOOLS].sort());
     for (const tool of tools) {
       expect(tool.description, tool.name).toBeTruthy();
       expect(tool.description!.trim().length, tool.name).toBeGreaterThan(10);
@@ -181,6 +185,7 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
     expect(byName.get('schedulePostTool')!.annotations!.readOnlyHint).toBe(false);
     expect(byName.get('triggerTool')!.annotations!.readOnlyHint).toBe(false);
     for (const name of EXTRA_READ_TOOLS) expect(byName.get(name)!.annotations!.readOnlyHint, name).toBe(true);
+    for (const name of EXTRA_WRITE_TOOLS) expect(byName.get(name)!.annotations!.readOnlyHint, name).toBe(false);
     // The socialPost item schema names the spec's fields.
     const socialPostSchema = (byName.get('schedulePostTool')!.inputSchema.properties as any).socialPost;
     expect(socialPostSchema.type).toBe('array');

@@ -74,7 +74,20 @@ describe('MCP / REST parity', () => {
     const both = tools.filter((tool) => tool.mcp && tool.rest).map((tool) => tool.name).sort();
     // Tools checked below; the generation tools with REST bindings are checked as not_supported on both sides.
     expect(both).toEqual(
-      ['integrationList', 'groupList', 'triggerTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'videoFunctionTool', 'generateVideoTool'].sort(),
+      [
+        'integrationList',
+        'groupList',
+        'triggerTool',
+        'postsListTool',
+        'findSlotTool',
+        'channelAnalyticsTool',
+        'postAnalyticsTool',
+        'notificationListTool',
+        'videoFunctionTool',
+        'generateVideoTool',
+        'mediaListTool',
+        'uploadFromUrlTool',
+      ].sort(),
     );
   });
 
@@ -127,6 +140,22 @@ describe('MCP / REST parity', () => {
     const viaRest = await rest('GET', '/notifications?page=0');
     expect(viaMcp).toMatchObject({ page: 0, limit: 100 });
     expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('mediaListTool: MCP equals GET /media', async () => {
+    const viaMcp = await mcp('mediaListTool', { page: 0, pageSize: 5 });
+    const viaRest = await rest('GET', '/media?page=0&pageSize=5');
+    expect(viaMcp).toMatchObject({ page: 0, pageSize: 5, hasMore: false });
+    expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('uploadFromUrlTool: a blocked address is the same invalid_input "fetch failed" on both', async () => {
+    const viaMcp: any = await client.callTool({ name: 'uploadFromUrlTool', arguments: { url: 'http://169.254.169.254/latest/meta-data' } });
+    expect(viaMcp.isError).toBe(true);
+    const viaRest = await herald.rest('POST', '/upload-from-url', { url: 'http://169.254.169.254/latest/meta-data' });
+    expect(viaRest.status).toBe(400);
+    expect(viaRest.body).toMatchObject({ code: 'invalid_input', message: 'fetch failed: 169.254.169.254 is a blocked address (link-local)' });
+    expect(viaMcp.content[0].text.startsWith(`invalid_input: ${viaRest.body.message}`)).toBe(true);
   });
 
   it('triggerTool: an unknown method is not_found on both, with the same message', async () => {

@@ -23,6 +23,10 @@ import { postAnalytics } from './post-analytics.js';
 import { notificationList } from './notification-list.js';
 import { connectChannel } from './connect-channel.js';
 import { setPostingTimes } from './set-posting-times.js';
+import { uploadMedia } from './upload-media.js';
+import { uploadFromUrlTool } from './upload-from-url.js';
+import { mediaList } from './media-list.js';
+import { deleteMedia } from './delete-media.js';
 
 export const tools: readonly ToolDefinition[] = [
   integrationList,
@@ -39,6 +43,8 @@ export const tools: readonly ToolDefinition[] = [
   channelAnalytics,
   postAnalytics,
   notificationList,
+  uploadFromUrlTool,
+  mediaList,
   isConnected,
   deleteIntegration,
   socialConnectUrl,
@@ -51,6 +57,8 @@ export const tools: readonly ToolDefinition[] = [
   changePostStatus,
   connectChannel,
   setPostingTimes,
+  uploadMedia,
+  deleteMedia,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -7,14 +7,20 @@ import type { Logger } from '../src/lib/logger.js';
 import type { PlatformFetch } from '../src/lib/platform-http.js';
 import type { Orm } from '../src/db/orm.js';
 import type { MediaFetcher } from '../src/lib/media-fetch.js';
+import type { UrlGuard } from '../src/lib/ssrf.js';
+import type { Storage } from '../src/lib/storage/index.js';
 
 export interface Services {
   config: Config;
   orm: Orm;
   secrets: SecretBox;
   fetch: PlatformFetch;
-  /** Loads media bytes for upload-style platforms. */
+  /** Loads the bytes of a client's media URL at publish time, through `urlGuard`. */
   fetchMedia: MediaFetcher;
+  /** The SSRF guard: every server-side fetch of a URL a client supplied goes through it. */
+  urlGuard: UrlGuard;
+  /** Where media files live (local disk or S3-compatible). */
+  storage: Storage;
   logger: Logger;
   /** The clock; tests replace it. */
   now: () => Date;
@@ -55,6 +61,11 @@ export interface RestBinding<Output> {
   toResponse?: (output: Output) => unknown;
   /** 50 MB JSON body instead of 1 MB (post creation). */
   largeBody?: boolean;
+  /**
+   * A multipart/form-data upload instead of JSON: the file of this form field reaches the tool input as `{file: IncomingMedia}`
+   * (a stream, never buffered whole); other fields are ignored.
+   */
+  multipartFile?: string;
   /** Status of a successful answer (200 unless said). */
   status?: number;
 }

@@ -79,6 +79,8 @@ export interface StoredMedia {
   path: string;
   alt?: string;
   thumbnail?: string;
+  /** The detected MIME type, set when the item is a file of the media library (then `id` is its media id). */
+  type?: string;
 }
 
 export const PostSchema = defineEntity({
@@ -129,4 +131,28 @@ export const NotificationSchema = defineEntity({
 });
 export type Notification = InferEntity<typeof NotificationSchema>;
 
-export const entities = [OrganizationSchema, ApiKeySchema, CustomerSchema, IntegrationSchema, PostSchema, NotificationSchema, ...accountEntities];
+/** A file of an organization's media library; the bytes live in storage under `storageKey`. */
+export const MediaSchema = defineEntity({
+  name: 'Media',
+  tableName: 'media',
+  properties: {
+    id: p.string().primary(),
+    organizationId: p.string(),
+    name: p.string(),
+    storageKey: p.string(),
+    /** Absolute public URL (PUBLIC_URL/uploads/... or the bucket's public URL). */
+    path: p.text(),
+    /** Detected from the bytes, one of the accepted types. */
+    type: p.string(),
+    size: p.bigint('number'),
+    width: p.integer().nullable(),
+    height: p.integer().nullable(),
+    /** Seconds (videos). */
+    duration: p.double().nullable(),
+    createdAt: timestamp().onCreate(() => new Date()),
+    deletedAt: timestamp().nullable(),
+  },
+});
+export type Media = InferEntity<typeof MediaSchema>;
+
+export const entities = [OrganizationSchema, ApiKeySchema, CustomerSchema, IntegrationSchema, PostSchema, NotificationSchema, MediaSchema, ...accountEntities];

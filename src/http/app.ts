@@ -9,6 +9,7 @@ import { errorMiddleware } from './errors.js';
 import { oauthRouter } from './oauth.js';
 import { restRouter } from './rest.js';
 import { consoleRouter } from './web/index.js';
+import { uploadsHandler } from './uploads.js';
 
 export function createApp(services: Services, sessions: McpSessions): express.Express {
   const app = express();
@@ -31,6 +32,7 @@ export function createApp(services: Services, sessions: McpSessions): express.Ex
   app.use('/public/v1', rest);
   app.use(oauthRouter(services));
   app.use(mcpRouter(services, sessions));
+  if (services.storage.kind === 'local') app.use('/uploads', uploadsHandler(services.config));
   app.use(consoleRouter(services, sessions));
   app.use((request: Request, _response: Response, next: NextFunction) => {
     next(new DomainError('not_found', `No route ${request.method} ${request.path}.`, { hint: 'REST endpoints live under /api/public/v1; MCP under /api/mcp.' }));

@@ -1,14 +1,18 @@
 // REST v1: a thin adapter over the tool registry. Paths and bodies are the spec's; each route calls the shared runner.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { DomainError, unauthenticated } from '../errors.js';
+import busboy from 'busboy';
+import { DomainError, invalidInput, unauthenticated } from '../errors.js';
 import { consumeRateLimit, type RateLimitState } from '../lib/rate-limit.js';
 import { tools } from '../../tools/index.js';
 import { runTool } from '../../tools/runner.js';
 import type { Caller, Services } from '../../tools/types.js';
+import type { IncomingMedia } from '../../tools/internal/media.js';
 import { resolveCaller } from './credentials.js';
 
 const SMALL_BODY = '1mb';
 const LARGE_BODY = '50mb';
+/** How long the rest of a refused upload is read and discarded before the connection is closed. */
+const LINGER_MS = 2000;
 
 export function setRateLimitHeaders(response: Response, state: RateLimitState): void {
   response.setHeader('RateLimit-Limit', String(state.limit));
@@ -46,14 +50,28 @@ export function restRouter(services: Services): Router {
     if (!binding) continue;
     const parseBody = express.json({ limit: binding.largeBody ? LARGE_BODY : SMALL_BODY, strict: false, type: () => true });
     const method = binding.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-    const handlers = binding.method === 'GET' || binding.method === 'DELETE' ? [] : [requireJsonBody, parseBody];
+    const bodyless = binding.method === 'GET' || binding.method === 'DELETE' || binding.multipartFile !== undefined;
+    const handlers = bodyless ? [] : [requireJsonBody, parseBody];
     router[method](binding.path, ...handlers, async (request: Request, response: Response, next: NextFunction) => {
       try {
-        const restRequest = { params: { ...request.params } as Record<string, string>, query: { ...(request.query as Record<string, unknown>) }, body: request.body };
+        // A multipart body is streamed into the tool, never parsed whole here.
+        const body = binding.multipartFile ? { file: await multipartFile(request, binding.multipartFile) } : request.body;
+        const restRequest = { params: { ...request.params } as Record<string, string>, query: { ...(request.query as Record<string, unknown>) }, body };
         const input = binding.toInput ? binding.toInput(restRequest) : { ...restRequest.query, ...(isObject(restRequest.body) ? restRequest.body : {}), ...restRequest.params };
         const output = await runTool(tool, input, response.locals.caller as Caller, services, response.locals.requestId as string);
         response.status(binding.status ?? 200).json(binding.toResponse ? binding.toResponse(output) : output);
       } catch (error) {
+        if (binding.multipartFile && !request.complete) {
+          // Refused mid-stream (too large, wrong type): answer at once, then discard what the client is still sending for a
+          // short while (closing at once would make most clients report a broken pipe instead of this answer), then hang up.
+          request.unpipe();
+          request.resume();
+          response.once('finish', () => {
+            const hangUp = setTimeout(() => request.socket.destroy(), LINGER_MS);
+            hangUp.unref();
+            request.once('end', () => clearTimeout(hangUp));
+          });
+        }
         next(error);
       }
     });
@@ -62,6 +80,49 @@ export function restRouter(services: Services): Router {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The file of `field` in a multipart/form-data request, as a stream; other parts are skipped. */
+function multipartFile(request: Request, field: string): Promise<IncomingMedia> {
+  return new Promise((resolve, reject) => {
+    if (!request.is('multipart/form-data')) {
+      reject(
+        new DomainError('invalid_input', `Unsupported content type "${request.headers['content-type'] ?? 'none'}".`, {
+          hint: `Send the file as multipart/form-data in the field "${field}" (curl -F ${field}=@picture.png).`,
+          status: 415,
+        }),
+      );
+      return;
+    }
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: request.headers, limits: { files: 2, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
+    } catch {
+      reject(invalidInput('The multipart body could not be read: its boundary is missing.', { hint: 'Let your HTTP client build the multipart body.' }));
+      return;
+    }
+    let file: IncomingMedia | undefined;
+    parser.on('file', (name, stream, info) => {
+      if (name !== field || file) {
+        stream.resume();
+        return;
+      }
+      file = { stream, filename: info.filename };
+      resolve(file);
+    });
+    parser.on('error', (error: Error) => {
+      if (file) file.stream.destroy(error);
+      else reject(invalidInput(`The multipart body could not be read: ${error.message}.`, { hint: 'Let your HTTP client build the multipart body.' }));
+    });
+    parser.on('close', () => {
+      if (!file) reject(invalidInput(`No file provided: send it in the multipart form field "${field}".`, { hint: `curl -F ${field}=@picture.png ...` }));
+    });
+    request.on('close', () => {
+      // The client went away mid-upload: end the file stream with an error so nothing half-written is kept.
+      if (!request.complete) file?.stream.destroy(invalidInput('The upload was interrupted before the whole file arrived.'));
+    });
+    request.pipe(parser);
+  });
+}
 
 /** Bodies must be JSON; anything else is refused before parsing (an empty body is treated as `{}`). */
 function requireJsonBody(request: Request, _response: Response, next: NextFunction): void {

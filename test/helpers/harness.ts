@@ -1,5 +1,8 @@
 // A real Herald per test file: its own database cloned from the migrated template, real HTTP on 127.0.0.1,
 // an organization with an API key, and a controllable clock.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -10,6 +13,8 @@ import { SecretBox, randomToken } from '../../src/lib/crypto.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createMediaFetcher } from '../../src/lib/media-fetch.js';
 import { createPlatformFetch } from '../../src/lib/platform-http.js';
+import { createUrlGuard, type UrlGuardOptions } from '../../src/lib/ssrf.js';
+import { createStorage } from '../../src/lib/storage/index.js';
 import { createApp } from '../../src/http/app.js';
 import { McpSessions } from '../../src/mcp/sessions.js';
 import { startWorker, type Worker } from '../../src/jobs/index.js';
@@ -22,6 +27,8 @@ export interface Herald {
   apiKey: string;
   organizationId: string;
   databaseUrl: string;
+  /** This Herald's own data directory (local uploads live under uploads/), removed on stop. */
+  dataDir: string;
   services: Services;
   sessions: McpSessions;
   /** Sets the clock (undefined: real time). */
@@ -35,7 +42,12 @@ export interface Herald {
 
 let counter = 0;
 
-export async function startHerald(environment: Record<string, string> = {}): Promise<Herald> {
+export interface HeraldOptions {
+  /** Overrides of the SSRF guard, e.g. `{allowLoopback: true}` to reach fakes on 127.0.0.1 (other blocked ranges stay blocked). */
+  guard?: Partial<UrlGuardOptions>;
+}
+
+export async function startHerald(environment: Record<string, string> = {}, options: HeraldOptions = {}): Promise<Herald> {
   const adminUrl = inject('adminUrl');
   const database = `herald_test_${process.pid}_${Date.now()}_${counter++}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -43,7 +55,11 @@ export async function startHerald(environment: Record<string, string> = {}): Pro
   await admin.query(`create database ${database} template herald_template`);
   await admin.end();
   const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-data-'));
   const config: Config = loadConfig({
+    DATA_DIR: dataDir,
+    FETCH_CONNECT_TIMEOUT_SECONDS: '5',
+    FETCH_TIMEOUT_SECONDS: '10',
     API_RATE_LIMIT_PER_HOUR: '100000',
     CREATE_POST_RATE_LIMIT_PER_HOUR: '100000',
     LOG_LEVEL: 'silent',
@@ -52,12 +68,23 @@ export async function startHerald(environment: Record<string, string> = {}): Pro
   } as NodeJS.ProcessEnv);
   const orm = await openDatabase(databaseUrl, { migrate: false });
   let now: Date | undefined;
+  // Built as src/bootstrap.ts builds it, from the same config; tests only add overrides.
+  const urlGuard = createUrlGuard({
+    userAgent: 'Herald-test',
+    connectTimeoutMs: config.uploads.connectTimeoutMs,
+    timeoutMs: config.uploads.timeoutMs,
+    allowedHosts: config.uploads.allowedHosts,
+    protection: config.ssrfProtection,
+    ...options.guard,
+  });
   const services: Services = {
     config,
     orm,
     secrets: new SecretBox(Buffer.from(randomToken(32), 'base64url').toString('hex')),
     fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test' }),
-    fetchMedia: createMediaFetcher({ timeoutMs: 5000, maxBytes: 50 * 1024 * 1024, userAgent: 'Herald-test' }),
+    urlGuard,
+    fetchMedia: createMediaFetcher(urlGuard, { maxBytes: Math.max(config.uploads.maxImageBytes, config.uploads.maxVideoBytes) }),
+    storage: await createStorage(config),
     logger: createLogger('silent'),
     now: () => now ?? new Date(),
   };
@@ -79,6 +106,7 @@ export async function startHerald(environment: Record<string, string> = {}): Pro
     apiKey,
     organizationId: organization.id,
     databaseUrl,
+    dataDir,
     services,
     sessions,
     setNow(date) {
@@ -115,6 +143,7 @@ export async function startHerald(environment: Record<string, string> = {}): Pro
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await orm.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,6 +1,6 @@
 // Creating posts: one validation for REST and MCP, all or nothing, then rows and jobs in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IntegrationSchema, PostSchema, type Integration, type PostState, type StoredMedia } from '../../src/db/entities.js';
+import { IntegrationSchema, PostSchema, type Integration, type Media, type PostState, type StoredMedia } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { checkContentRules, contentLength, convertContent, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
@@ -8,6 +8,8 @@ import type { Provider, ValidationItem } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { providerOf } from './integrations.js';
 import { schedulePublish } from './queue.js';
+import { findLibraryMedia, publicReachabilityWarning } from './media.js';
+import { hostAllowed } from '../../src/lib/ssrf.js';
 
 export interface PlanItem {
   content: string;
@@ -53,8 +55,43 @@ export class PostValidationError extends DomainError {
 
 const VIDEO_EXTENSION = /\.(mp4|mov|m4v|webm)(\?|#|$)/i;
 
+/** Library files know their detected type; for a client's URL the extension is all there is before publishing. */
 export function mediaKind(media: StoredMedia): 'image' | 'video' {
+  if (media.type) return media.type.startsWith('video/') ? 'video' : 'image';
   return VIDEO_EXTENSION.test(media.path) ? 'video' : 'image';
+}
+
+/**
+ * Points each media item at a library file when it names one (by media id, or by its path: agents send our URL), else keeps
+ * the client's http(s) URL, fetched through the SSRF guard at publish time. Answers the first item that is neither.
+ */
+function resolveMedia(entry: PlanEntry, library: Media[], allowedHosts: readonly string[]): string | undefined {
+  const byId = new Map(library.map((row) => [row.id, row]));
+  const byPath = new Map(library.map((row) => [row.path, row]));
+  for (const [index, item] of entry.items.entries()) {
+    const where = entry.items.length > 1 ? `item ${index + 1}: ` : '';
+    for (const [position, media] of item.media.entries()) {
+      const row = byId.get(media.id) ?? byPath.get(media.path);
+      if (row) {
+        item.media[position] = { id: row.id, path: row.path, type: row.type, ...(media.alt ? { alt: media.alt } : {}), ...(media.thumbnail ? { thumbnail: media.thumbnail } : {}) };
+        continue;
+      }
+      let url: URL | undefined;
+      try {
+        url = new URL(media.path);
+      } catch {
+        url = undefined;
+      }
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+        return `${where}media "${media.id}" is neither a media id of this organization nor an http(s) URL; upload the file first (POST /upload, /upload-from-url or uploadFromUrlTool) and send the returned id and path`;
+      }
+      if (!hostAllowed(url.hostname.replace(/^\[|\]$/g, ''), allowedHosts)) {
+        return `${where}media "${media.id}" is on ${url.hostname}, which is not an allowed media host of this Herald (${allowedHosts.join(', ')}); upload the file with POST /upload instead`;
+      }
+      delete item.media[position].type; // only library files carry a type: a client cannot claim one
+    }
+  }
+  return undefined;
 }
 
 /** The text a platform receives, and the length counted against its limit. */
@@ -89,9 +126,6 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     const rule = checkContentRules(item.content);
     if (rule) return `${where}${rule}`;
     if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
-    for (const media of item.media) {
-      if (!/^https?:\/\//i.test(media.path)) return `${where}media "${media.id}" needs an http(s) path (upload it first and use the returned path)`;
-    }
     const { length } = measure(provider, sanitizeContent(item.content));
     if (length > maxLength) return `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
@@ -103,11 +137,12 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
   return provider.validate?.(items, entry.settings);
 }
 
-/** Checks the whole plan; throws PostValidationError listing every problem (all or nothing). */
-export async function validatePlan(em: EntityManager, organizationId: string, plan: PostPlan): Promise<Map<string, Integration>> {
+/** Checks the whole plan; throws PostValidationError listing every problem (all or nothing). Media items are resolved in place. */
+export async function validatePlan(em: EntityManager, organizationId: string, plan: PostPlan, allowedHosts: readonly string[] = []): Promise<Map<string, Integration>> {
   const ids = [...new Set(plan.entries.map((entry) => entry.integrationId))];
   const integrations = await em.find(IntegrationSchema, { id: { $in: ids }, organizationId, deletedAt: null });
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
+  const library = await findLibraryMedia(em, organizationId, plan.entries.flatMap((entry) => entry.items.flatMap((item) => item.media)));
   const problems: EntryProblem[] = [];
   for (const entry of plan.entries) {
     const integration = byId.get(entry.integrationId);
@@ -120,7 +155,7 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
       continue;
     }
     const provider = providerOf(integration);
-    const message = validateEntry(provider, integration, entry);
+    const message = resolveMedia(entry, library, allowedHosts) ?? validateEntry(provider, integration, entry);
     if (message) problems.push({ integrationId: integration.id, channel: integration.name, platform: provider.identifier, message });
   }
   if (problems.length > 0) throw new PostValidationError(problems);
@@ -130,10 +165,24 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
 export interface CreatedPost {
   postId: string;
   integration: string;
+  warnings?: string[];
+}
+
+/** For platforms that pull media by URL: a warning when a media URL of the entry is not publicly reachable (e.g. PUBLIC_URL on localhost). */
+export function mediaByUrlWarnings(provider: Provider, entry: PlanEntry): string[] {
+  if (!provider.mediaByUrl) return [];
+  const warnings = new Set<string>();
+  for (const item of entry.items) {
+    for (const media of item.media) {
+      const warning = publicReachabilityWarning(media.path);
+      if (warning) warnings.add(`${provider.name} fetches media by URL: ${warning}`);
+    }
+  }
+  return [...warnings];
 }
 
 export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
-  const integrations = await validatePlan(em, organizationId, plan);
+  const integrations = await validatePlan(em, organizationId, plan, services.config.uploads.allowedHosts);
   const now = services.now();
   const groups = new Map<number, string>();
   const created: CreatedPost[] = [];
@@ -178,7 +227,8 @@ export async function createPosts(services: Services, em: EntityManager, organiz
       }
       await transaction.flush();
       if (state === 'QUEUE') await schedulePublish(transaction, rootId, publishDate);
-      created.push({ postId: rootId, integration: integration.id });
+      const warnings = mediaByUrlWarnings(providerOf(integration), entry);
+      created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}) });
     }
   });
   return created;

@@ -11,6 +11,7 @@ import { measure, mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
 import { notify } from './notifications.js';
 import { chainOf } from './posts.js';
+import { loadLibraryMedia } from './media.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -37,7 +38,8 @@ function mediaFiles(services: Services, post: Post): MediaFile[] {
     url: media.path,
     kind: mediaKind(media),
     alt: media.alt,
-    load: () => services.fetchMedia(media.path),
+    // Library files are read from storage; a client's own URL is fetched through the SSRF guard.
+    load: () => (media.type ? loadLibraryMedia(services, post.organizationId, media.id) : services.fetchMedia(media.path)),
   }));
 }
 
