@@ -2,7 +2,7 @@
 // Sessions are stored and refreshed with refreshSession; createSession runs again only when the refresh token is dead.
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
-import type { AnalyticsMetric, ChannelAuth, PublishItem, PublishedRef, Provider, ProviderContext } from './types.js';
+import type { ChannelAuth, PublishItem, PublishedRef, Provider, ProviderContext } from './types.js';
 import { currentMetric } from './shared.js';
 
 const endpoints = { service: 'https://bsky.social', web: 'https://bsky.app' };

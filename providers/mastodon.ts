@@ -3,7 +3,7 @@
 // POST /api/v1/statuses carries an Idempotency-Key (our post id), so a create of unknown outcome can be repeated.
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
-import type { AnalyticsMetric, ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
+import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
 import { currentMetric } from './shared.js';
 
 /** What the calls below need of a context: connect has no stored channel yet, only a token. */

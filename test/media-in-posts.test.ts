@@ -11,6 +11,7 @@ import { mediaByUrlWarnings, type PlanEntry } from '../tools/internal/create-pos
 import { publicReachabilityWarning } from '../tools/internal/media.js';
 import { providers } from '../providers/index.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { connectFakeChannels } from './helpers/channels.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
@@ -50,14 +51,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => mediaServer.listen(0, '127.0.0.1', resolve));
   mediaOrigin = `http://127.0.0.1:${(mediaServer.address() as AddressInfo).port}`;
   herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) }, { guard: { allowLoopback: true } });
-  const connect = async (identifier: string, fields: Record<string, string>) => {
-    const response = await herald.rest('POST', `/integrations/${identifier}/connect`, fields);
-    expect(response.status, JSON.stringify(response.body)).toBe(200);
-    return response.body.id as string;
-  };
-  channel.bluesky = await connect('bluesky', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password });
-  channel.mastodon = await connect('mastodon', { instance: mastodon.url, accessToken: mastodon.token });
-  channel.telegram = await connect('telegram', { botToken: telegram.token, chatId: String(telegram.chat.id) });
+  Object.assign(channel, await connectFakeChannels(herald, { bluesky, mastodon, telegram }));
   for (const [key, bytes, name] of [['png', png, 'dot.png'], ['jpeg', jpeg, 'red.jpg'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
     const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
     expect(response.status).toBe(200);

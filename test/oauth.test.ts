@@ -370,7 +370,7 @@ describe('/api/mcp-oauth discovery', () => {
 
 describe('clean-up', () => {
   it('prunes expired sessions and codes and dynamic clients that never got a token, and keeps the rest', async () => {
-    const { pruneExpiredAccess } = await import('../tools/internal/oauth.js');
+    const { pruneExpiredAccess } = await import('../tools/internal/oauth-apps.js');
     const db = () => herald.services.orm.em.fork().getConnection();
     const unused = await (await fetch(`${herald.url}/api/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://unused.example/cb'] }) })).json();
     const used = await (await fetch(`${herald.url}/api/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT] }) })).json();

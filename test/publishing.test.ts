@@ -1,6 +1,7 @@
 // Publishing end to end: the real worker, real Postgres, the three fake platforms over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { connectFakeChannels } from './helpers/channels.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
@@ -18,14 +19,7 @@ const channel: Record<'bluesky' | 'mastodon' | 'telegram', string> = { bluesky: 
 beforeAll(async () => {
   [bluesky, mastodon, telegram] = await Promise.all([startBlueskyFake(), startMastodonFake(), startTelegramFake()]);
   herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) });
-  const connect = async (identifier: string, fields: Record<string, string>) => {
-    const response = await herald.rest('POST', `/integrations/${identifier}/connect`, fields);
-    expect(response.status, JSON.stringify(response.body)).toBe(200);
-    return response.body.id as string;
-  };
-  channel.bluesky = await connect('bluesky', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password });
-  channel.mastodon = await connect('mastodon', { instance: mastodon.url, accessToken: mastodon.token });
-  channel.telegram = await connect('telegram', { botToken: telegram.token, chatId: String(telegram.chat.id) });
+  Object.assign(channel, await connectFakeChannels(herald, { bluesky, mastodon, telegram }));
 });
 
 afterAll(async () => {

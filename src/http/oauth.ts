@@ -2,7 +2,8 @@
 // discovery documents of the OAuth-protected MCP endpoint (RFC 9728 protected resource, RFC 8414 authorization server).
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { consumeRateLimit } from '../lib/rate-limit.js';
-import { exchangeCode, OAuthError, registerDynamicClient, SCOPES } from '../../tools/internal/oauth.js';
+import { exchangeCode, OAuthError, SCOPES } from '../../tools/internal/oauth.js';
+import { registerDynamicClient } from '../../tools/internal/oauth-apps.js';
 import type { Services } from '../../tools/types.js';
 
 export const MCP_OAUTH_PATH = '/api/mcp-oauth';

@@ -6,7 +6,7 @@ import type { Services } from '../../tools/types.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { PUBLISH_TASK, publishJobKey, sweepDuePosts } from '../../tools/internal/queue.js';
 import { pruneRateLimits } from '../lib/rate-limit.js';
-import { pruneExpiredAccess } from '../../tools/internal/oauth.js';
+import { pruneExpiredAccess } from '../../tools/internal/oauth-apps.js';
 import { silentLogger } from '../db/orm.js';
 
 const publishPayload = z.object({ postId: z.string().min(1) });

@@ -181,39 +181,31 @@ export async function saveConnectedAccount(
     ? await findIntegration(em, organizationId, options.refresh)
     : await em.findOne(IntegrationSchema, { organizationId, providerIdentifier: provider.identifier, internalId: account.internalId, deletedAt: null });
   const now = services.now();
-  const credentials = sealCredentials(services, account);
-  const integration =
-    existing ??
-    em.create(IntegrationSchema, {
-      id: newId(),
-      organizationId,
-      providerIdentifier: provider.identifier,
-      internalId: account.internalId,
-      name: account.name,
-      profile: account.profile,
-      picture: account.picture ?? null,
-      credentials,
-      tokenExpiresAt: account.expiresAt ?? null,
-      disabled: false,
-      refreshNeeded: false,
-      inBetweenSteps: false,
-      customerId: null,
-      postingTimes: services.config.defaultPostingTimes,
-      additionalSettings: {},
-      createdAt: now,
-      updatedAt: now,
-      deletedAt: null,
-    });
-  Object.assign(integration, {
+  const fields = {
     internalId: account.internalId,
     name: account.name,
     profile: account.profile,
     picture: account.picture ?? null,
-    credentials,
+    credentials: sealCredentials(services, account),
     tokenExpiresAt: account.expiresAt ?? null,
     refreshNeeded: false,
     inBetweenSteps: options.inBetweenSteps ?? false,
-  });
+  };
+  const integration = existing
+    ? Object.assign(existing, fields)
+    : em.create(IntegrationSchema, {
+        id: newId(),
+        organizationId,
+        providerIdentifier: provider.identifier,
+        ...fields,
+        disabled: false,
+        customerId: null,
+        postingTimes: services.config.defaultPostingTimes,
+        additionalSettings: {},
+        createdAt: now,
+        updatedAt: now,
+        deletedAt: null,
+      });
   await em.flush();
   return integration;
 }

@@ -1,16 +1,11 @@
 // OAuth apps (register, rotate the secret, delete), the apps a user approved, and the consent screen of /oauth/authorize.
 import type { Request, Response, Router } from 'express';
 import { asDomainError, DomainError } from '../../errors.js';
+import { appsOf, approvedApps, deleteApp, registerApp, revokeApproval, rotateSecret } from '../../../tools/internal/oauth-apps.js';
 import {
-  appsOf,
   approve,
-  approvedApps,
   checkAuthorizationRequest,
-  deleteApp,
   denialUrl,
-  registerApp,
-  revokeApproval,
-  rotateSecret,
   SCOPE_DESCRIPTIONS,
   type AuthorizationParams,
   type AuthorizationRequest,
