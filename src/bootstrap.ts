@@ -8,7 +8,7 @@ import { SecretBox, randomToken } from './lib/crypto.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createMediaFetcher } from './lib/media-fetch.js';
 import { createPlatformFetch } from './lib/platform-http.js';
-import { createUrlGuard } from './lib/ssrf.js';
+import { createUrlGuard, type UrlGuardOptions } from './lib/ssrf.js';
 import { createStorage } from './lib/storage/index.js';
 import type { Services } from '../tools/types.js';
 
@@ -47,6 +47,36 @@ function removeStaleUploads(config: Config, logger: Logger): void {
   }
 }
 
+/**
+ * Assembles the services from the config: the one place the SSRF guard, the media fetcher and storage are built (the
+ * test harness calls it too, adding only test overrides of the guard).
+ */
+export async function buildServices(
+  config: Config,
+  parts: Pick<Services, 'orm' | 'secrets' | 'logger' | 'now'> & { userAgent?: string; guard?: Partial<UrlGuardOptions> },
+): Promise<Services> {
+  const userAgent = parts.userAgent ?? USER_AGENT;
+  const urlGuard = createUrlGuard({
+    userAgent,
+    connectTimeoutMs: config.uploads.connectTimeoutMs,
+    timeoutMs: config.uploads.timeoutMs,
+    allowedHosts: config.uploads.allowedHosts,
+    protection: config.ssrfProtection,
+    ...parts.guard,
+  });
+  return {
+    config,
+    orm: parts.orm,
+    secrets: parts.secrets,
+    fetch: createPlatformFetch({ timeoutMs: config.platformTimeoutMs, userAgent }),
+    urlGuard,
+    fetchMedia: createMediaFetcher(urlGuard, { maxBytes: Math.max(config.uploads.maxImageBytes, config.uploads.maxVideoBytes) }),
+    storage: await createStorage(config),
+    logger: parts.logger,
+    now: parts.now,
+  };
+}
+
 export async function openServices(config: Config, logger = createLogger(config.logLevel)): Promise<Opened> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -59,24 +89,7 @@ export async function openServices(config: Config, logger = createLogger(config.
     const orm = await openDatabase(databaseUrl, { migrate: true });
     removeStaleUploads(config, logger);
     if (!config.ssrfProtection) logger.warn('DISABLE_SSRF_PROTECTION is on: URLs sent by clients may make Herald fetch private and internal addresses');
-    const urlGuard = createUrlGuard({
-      userAgent: USER_AGENT,
-      connectTimeoutMs: config.uploads.connectTimeoutMs,
-      timeoutMs: config.uploads.timeoutMs,
-      allowedHosts: config.uploads.allowedHosts,
-      protection: config.ssrfProtection,
-    });
-    const services: Services = {
-      config,
-      orm,
-      secrets: new SecretBox(encryptionKey(config, logger)),
-      fetch: createPlatformFetch({ timeoutMs: config.platformTimeoutMs, userAgent: USER_AGENT }),
-      urlGuard,
-      fetchMedia: createMediaFetcher(urlGuard, { maxBytes: Math.max(config.uploads.maxImageBytes, config.uploads.maxVideoBytes) }),
-      storage: await createStorage(config),
-      logger,
-      now: () => new Date(),
-    };
+    const services = await buildServices(config, { orm, secrets: new SecretBox(encryptionKey(config, logger)), logger, now: () => new Date() });
     return {
       services,
       databaseUrl,

@@ -11,10 +11,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase } from '../../src/db/orm.js';
 import { SecretBox, randomToken } from '../../src/lib/crypto.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { createMediaFetcher } from '../../src/lib/media-fetch.js';
-import { createPlatformFetch } from '../../src/lib/platform-http.js';
-import { createUrlGuard, type UrlGuardOptions } from '../../src/lib/ssrf.js';
-import { createStorage } from '../../src/lib/storage/index.js';
+import type { UrlGuardOptions } from '../../src/lib/ssrf.js';
+import { buildServices } from '../../src/bootstrap.js';
 import { createApp } from '../../src/http/app.js';
 import { McpSessions } from '../../src/mcp/sessions.js';
 import { startWorker, type Worker } from '../../src/jobs/index.js';
@@ -68,26 +66,14 @@ export async function startHerald(environment: Record<string, string> = {}, opti
   } as NodeJS.ProcessEnv);
   const orm = await openDatabase(databaseUrl, { migrate: false });
   let now: Date | undefined;
-  // Built as src/bootstrap.ts builds it, from the same config; tests only add overrides.
-  const urlGuard = createUrlGuard({
-    userAgent: 'Herald-test',
-    connectTimeoutMs: config.uploads.connectTimeoutMs,
-    timeoutMs: config.uploads.timeoutMs,
-    allowedHosts: config.uploads.allowedHosts,
-    protection: config.ssrfProtection,
-    ...options.guard,
-  });
-  const services: Services = {
-    config,
+  const services: Services = await buildServices(config, {
     orm,
     secrets: new SecretBox(Buffer.from(randomToken(32), 'base64url').toString('hex')),
-    fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test' }),
-    urlGuard,
-    fetchMedia: createMediaFetcher(urlGuard, { maxBytes: Math.max(config.uploads.maxImageBytes, config.uploads.maxVideoBytes) }),
-    storage: await createStorage(config),
     logger: createLogger('silent'),
     now: () => now ?? new Date(),
-  };
+    userAgent: 'Herald-test',
+    guard: options.guard,
+  });
   const sessions = new McpSessions(services);
   const app = createApp(services, sessions);
   const server: Server = await new Promise((resolve) => {

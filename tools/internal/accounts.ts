@@ -139,10 +139,10 @@ export async function endSession(em: EntityManager, token: string | undefined): 
   if (token) await em.nativeDelete(WebSessionSchema, { tokenHash: sha256(token) });
 }
 
-export async function switchOrganization(em: EntityManager, signedIn: SignedIn, organizationId: string): Promise<void> {
-  if (!signedIn.organizations.some((item) => item.id === organizationId)) throw invalidInput('You are not a member of that organization.');
-  signedIn.session.organizationId = organizationId;
-  await em.flush();
+/** Points the session at another organization of its user. */
+export async function switchOrganization(em: EntityManager, session: WebSession, organizationId: string): Promise<void> {
+  if (!(await em.findOne(MembershipSchema, { userId: session.userId, organizationId }))) throw invalidInput('You are not a member of that organization.');
+  await em.nativeUpdate(WebSessionSchema, { id: session.id }, { organizationId });
 }
 
 async function findUsableInvitation(em: EntityManager, token: string, now: Date) {

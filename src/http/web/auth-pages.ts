@@ -1,6 +1,5 @@
 // Sign-up, log-in, log-out, invitations and the organization switch.
 import type { Request, Response, Router } from 'express';
-import { asDomainError } from '../../errors.js';
 import { consumeRateLimit } from '../../lib/rate-limit.js';
 import { sha256 } from '../../lib/crypto.js';
 import {
@@ -17,7 +16,7 @@ import {
   userCount,
 } from '../../../tools/internal/accounts.js';
 import type { Services } from '../../../tools/types.js';
-import { csrfField, html, sendPage, type Markup } from './html.js';
+import { clientError, csrfField, html, sendPage, sentence, type Markup } from './html.js';
 import { clearSessionCookie, consoleLocals, requireSignedIn, safeNext, setSessionCookie } from './session.js';
 
 const LOGIN_PER_EMAIL_PER_HOUR = 10;
@@ -60,7 +59,7 @@ async function renderSignUp(services: Services, request: Request, response: Resp
       const described = await describeInvitation(em, invitation, services.now());
       intro = html`<p>You were invited to join <strong>${described.organizationName}</strong> as ${described.role}.</p>`;
     } catch (raw) {
-      return sendPage(response, { title: 'Sign up', csrf, status: 400, flash: { kind: 'error', text: asDomainError(raw).message } }, html`<div class="narrow"><h1>Sign up</h1><p><a href="/login">Log in</a></p></div>`);
+      return sendPage(response, { title: 'Sign up', csrf, status: 400, flash: { kind: 'error', text: clientError(raw).message } }, html`<div class="narrow"><h1>Sign up</h1><p><a href="/login">Log in</a></p></div>`);
     }
   } else if (first) {
     intro = html`<p>Welcome to Herald. Create the owner account of this instance.</p>`;
@@ -111,15 +110,11 @@ export function authPages(router: Router, services: Services): void {
     response.redirect(303, consoleLocals(response).signedIn ? '/channels' : '/login');
   });
 
-  router.get('/signup', async (request, response, next) => {
-    try {
-      await renderSignUp(services, request, response);
-    } catch (error) {
-      next(error);
-    }
+  router.get('/signup', async (request, response) => {
+    await renderSignUp(services, request, response);
   });
 
-  router.post('/signup', async (request, response, next) => {
+  router.post('/signup', async (request, response) => {
     try {
       const body = request.body as Record<string, unknown>;
       const { user, organizationId } = await signUp(
@@ -137,9 +132,8 @@ export function authPages(router: Router, services: Services): void {
       setSessionCookie(services, request, response, token);
       response.redirect(303, '/channels');
     } catch (raw) {
-      const error = asDomainError(raw);
-      if (error.code === 'internal') return next(raw);
-      await renderSignUp(services, request, response, [error.message, error.hint].filter(Boolean).join(' '), error.status).catch(next);
+      const error = clientError(raw);
+      await renderSignUp(services, request, response, sentence(error), error.status);
     }
   });
 
@@ -148,78 +142,58 @@ export function authPages(router: Router, services: Services): void {
     loginPage(response, { next: safeNext(request.query.next) });
   });
 
-  router.post('/login', async (request, response, next) => {
-    try {
-      const email = normalizeEmail(field(request.body, 'email'));
-      const nextPath = safeNext(field(request.body, 'next'));
-      const em = services.orm.em.fork();
-      // Counted before the password is checked, known email or not, so the limit reveals nothing either.
-      const perEmail = await consumeRateLimit(em, `login-email:${sha256(email)}`, 'login', LOGIN_PER_EMAIL_PER_HOUR, services.now());
-      const perAddress = await consumeRateLimit(em, `login-address:${request.ip ?? ''}`, 'login', LOGIN_PER_ADDRESS_PER_HOUR, services.now());
-      if (!perEmail.allowed || !perAddress.allowed) {
-        const minutes = Math.ceil(Math.max(perEmail.allowed ? 0 : perEmail.resetSeconds, perAddress.allowed ? 0 : perAddress.resetSeconds) / 60);
-        response.setHeader('Retry-After', String(minutes * 60));
-        return loginPage(response, { next: nextPath, email, status: 429, error: `Too many log-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
-      }
-      const user = await authenticate(em, email, field(request.body, 'password'));
-      if (!user) return loginPage(response, { next: nextPath, email, status: 401, error: 'Email or password is incorrect.' });
-      const organizations = await organizationsOf(em, user.id);
-      const token = await createSession(em, user.id, organizations[0]?.id ?? null, services.now());
-      setSessionCookie(services, request, response, token);
-      response.redirect(303, nextPath ?? '/channels');
-    } catch (error) {
-      next(error);
+  router.post('/login', async (request, response) => {
+    const email = normalizeEmail(field(request.body, 'email'));
+    const nextPath = safeNext(field(request.body, 'next'));
+    const em = services.orm.em.fork();
+    // Counted before the password is checked, known email or not, so the limit reveals nothing either.
+    const perEmail = await consumeRateLimit(em, `login-email:${sha256(email)}`, 'login', LOGIN_PER_EMAIL_PER_HOUR, services.now());
+    const perAddress = await consumeRateLimit(em, `login-address:${request.ip ?? ''}`, 'login', LOGIN_PER_ADDRESS_PER_HOUR, services.now());
+    if (!perEmail.allowed || !perAddress.allowed) {
+      const minutes = Math.ceil(Math.max(perEmail.allowed ? 0 : perEmail.resetSeconds, perAddress.allowed ? 0 : perAddress.resetSeconds) / 60);
+      response.setHeader('Retry-After', String(minutes * 60));
+      return loginPage(response, { next: nextPath, email, status: 429, error: `Too many log-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
     }
+    const user = await authenticate(em, email, field(request.body, 'password'));
+    if (!user) return loginPage(response, { next: nextPath, email, status: 401, error: 'Email or password is incorrect.' });
+    const organizations = await organizationsOf(em, user.id);
+    const token = await createSession(em, user.id, organizations[0]?.id ?? null, services.now());
+    setSessionCookie(services, request, response, token);
+    response.redirect(303, nextPath ?? '/channels');
   });
 
-  router.post('/logout', async (request, response, next) => {
-    try {
-      await endSession(services.orm.em.fork(), consoleLocals(response).sessionToken);
-      clearSessionCookie(services, request, response);
-      response.redirect(303, '/login');
-    } catch (error) {
-      next(error);
-    }
+  router.post('/logout', async (request, response) => {
+    await endSession(services.orm.em.fork(), consoleLocals(response).sessionToken);
+    clearSessionCookie(services, request, response);
+    response.redirect(303, '/login');
   });
 
-  router.post('/organization', requireSignedIn, async (request, response, next) => {
-    try {
-      const signedIn = consoleLocals(response).signedIn!;
-      const em = services.orm.em.fork();
-      await switchOrganization(em, { ...signedIn, session: em.merge(signedIn.session) }, field(request.body, 'organizationId'));
-      response.redirect(303, '/channels');
-    } catch (error) {
-      next(error);
-    }
+  router.post('/organization', requireSignedIn, async (request, response) => {
+    const signedIn = consoleLocals(response).signedIn!;
+    const em = services.orm.em.fork();
+    await switchOrganization(em, signedIn.session, field(request.body, 'organizationId'));
+    response.redirect(303, '/channels');
   });
 
   // An invitation link: new people sign up with it, logged-in people join with one click.
-  router.get('/invite/:token', async (request, response, next) => {
-    try {
-      const { signedIn, csrf } = consoleLocals(response);
-      const token = String(request.params.token);
-      if (!signedIn) return response.redirect(303, `/signup?invitation=${encodeURIComponent(token)}`);
-      const described = await describeInvitation(services.orm.em.fork(), token, services.now());
-      sendPage(
-        response,
-        { title: 'Invitation', signedIn, csrf },
-        html`<div class="narrow"><h1>Join ${described.organizationName}</h1><p>You were invited as ${described.role}.</p>
-        <form method="post" action="/invite/${token}">${csrfField(csrf)}<button type="submit">Join ${described.organizationName}</button></form></div>`,
-      );
-    } catch (error) {
-      next(error);
-    }
+  router.get('/invite/:token', async (request, response) => {
+    const { signedIn, csrf } = consoleLocals(response);
+    const token = String(request.params.token);
+    if (!signedIn) return response.redirect(303, `/signup?invitation=${encodeURIComponent(token)}`);
+    const described = await describeInvitation(services.orm.em.fork(), token, services.now());
+    sendPage(
+      response,
+      { title: 'Invitation', signedIn, csrf },
+      html`<div class="narrow"><h1>Join ${described.organizationName}</h1><p>You were invited as ${described.role}.</p>
+      <form method="post" action="/invite/${token}">${csrfField(csrf)}<button type="submit">Join ${described.organizationName}</button></form></div>`,
+    );
   });
 
-  router.post('/invite/:token', requireSignedIn, async (request, response, next) => {
-    try {
-      const signedIn = consoleLocals(response).signedIn!;
-      const em = services.orm.em.fork();
-      const organizationId = await acceptInvitation(em, String(request.params.token), signedIn.user.id, services.now());
-      await switchOrganization(em, { ...signedIn, session: em.merge(signedIn.session), organizations: await organizationsOf(em, signedIn.user.id) }, organizationId);
-      response.redirect(303, '/channels');
-    } catch (error) {
-      next(error);
-    }
+  router.post('/invite/:token', requireSignedIn, async (request, response) => {
+    const signedIn = consoleLocals(response).signedIn!;
+    const em = services.orm.em.fork();
+    const organizationId = await acceptInvitation(em, String(request.params.token), signedIn.user.id, services.now());
+    await switchOrganization(em, signedIn.session, organizationId);
+    response.redirect(303, '/channels');
   });
 }

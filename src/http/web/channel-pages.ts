@@ -2,7 +2,7 @@
 // disable/enable/disconnect, posting times and the preferred customer. Operations go through the tools, as on REST.
 import type { Request, Response, Router } from 'express';
 import { CustomerSchema, IntegrationSchema, type Integration } from '../../db/entities.js';
-import { asDomainError, DomainError, notSupported } from '../../errors.js';
+import { DomainError, notSupported } from '../../errors.js';
 import { findProvider, providers } from '../../../providers/index.js';
 import type { Provider } from '../../../providers/types.js';
 import { connectChannel } from '../../../tools/connect-channel.js';
@@ -21,7 +21,7 @@ import {
 } from '../../../tools/internal/integrations.js';
 import { runTool } from '../../../tools/runner.js';
 import type { Services } from '../../../tools/types.js';
-import { csrfField, html, safeUrl, sendPage } from './html.js';
+import { clientError, csrfField, html, safeUrl, sendPage, sentence } from './html.js';
 import { consoleCaller, consoleLocals, requireSignedIn } from './session.js';
 
 const STATUS_LABELS: Record<ChannelStatus, [string, string]> = {
@@ -149,27 +149,19 @@ function formValues(body: unknown): Record<string, string> {
 }
 
 export function channelPages(router: Router, services: Services): void {
-  const run = (handler: (request: Request, response: Response) => Promise<void>) => async (request: Request, response: Response, next: (error?: unknown) => void) => {
-    try {
-      await handler(request, response);
-    } catch (error) {
-      next(error);
-    }
-  };
   /** Runs a channel action; a client mistake re-renders the list with the message instead of an error page. */
   const action = (perform: (request: Request, response: Response, id: string) => Promise<string>) =>
-    run(async (request, response) => {
+    async (request: Request, response: Response) => {
       try {
         const notice = await perform(request, response, String(request.params.id));
         response.redirect(303, `/channels?notice=${notice}`);
       } catch (raw) {
-        const error = asDomainError(raw);
-        if (error.code === 'internal') throw raw;
-        await channelsPage(services, request, response, { kind: 'error', text: [error.message, error.hint].filter(Boolean).join(' ') }, error.status);
+        const error = clientError(raw);
+        await channelsPage(services, request, response, { kind: 'error', text: sentence(error) }, error.status);
       }
-    });
+    };
 
-  router.get('/channels', requireSignedIn, run((request, response) => channelsPage(services, request, response)));
+  router.get('/channels', requireSignedIn, (request, response) => channelsPage(services, request, response));
 
   router.post('/channels/:id/disable', requireSignedIn, action(async (_request, response, id) => {
     await setChannelDisabled(services.orm.em.fork(), consoleCaller(response).organizationId, id, true);
@@ -195,7 +187,7 @@ export function channelPages(router: Router, services: Services): void {
     return 'customer';
   }));
 
-  router.get('/channels/connect/:identifier', requireSignedIn, run(async (request, response) => {
+  router.get('/channels/connect/:identifier', requireSignedIn, async (request, response) => {
     const provider = findProvider(String(request.params.identifier));
     if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
     if (provider.auth.kind === 'credentials') {
@@ -205,24 +197,23 @@ export function channelPages(router: Router, services: Services): void {
     const refresh = typeof request.query.refresh === 'string' ? request.query.refresh : undefined;
     const { url } = await runTool(socialConnectUrl, { integration: provider.identifier, refresh }, consoleCaller(response), services, String(response.locals.requestId));
     response.redirect(303, url);
-  }));
+  });
 
-  router.post('/channels/connect/:identifier', requireSignedIn, run(async (request, response) => {
+  router.post('/channels/connect/:identifier', requireSignedIn, async (request, response) => {
     const provider = findProvider(String(request.params.identifier));
     if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
     const values = formValues(request.body);
     try {
       await runTool(connectChannel, { identifier: provider.identifier, fields: values }, consoleCaller(response), services, String(response.locals.requestId));
     } catch (raw) {
-      const error = asDomainError(raw);
-      if (error.code === 'internal') throw raw;
-      return credentialForm(response, provider, values, [error.message, error.hint].filter(Boolean).join(' '), error.status);
+      const error = clientError(raw);
+      return credentialForm(response, provider, values, sentence(error), error.status);
     }
     response.redirect(303, '/channels?notice=connected');
-  }));
+  });
 
   // The page/account picker of platforms that connect a user first and a page second.
-  router.get('/channels/:id/choose', requireSignedIn, run(async (request, response) => {
+  router.get('/channels/:id/choose', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
     const em = services.orm.em.fork();
     const integration = await findIntegration(em, consoleCaller(response).organizationId, String(request.params.id));
@@ -239,9 +230,9 @@ export function channelPages(router: Router, services: Services): void {
         )}</fieldset>
         <button type="submit">Use this one</button></form>`,
     );
-  }));
+  });
 
-  router.post('/channels/:id/choose', requireSignedIn, run(async (request, response) => {
+  router.post('/channels/:id/choose', requireSignedIn, async (request, response) => {
     const em = services.orm.em.fork();
     const organizationId = consoleCaller(response).organizationId;
     const integration = await findIntegration(em, organizationId, String(request.params.id));
@@ -250,10 +241,10 @@ export function channelPages(router: Router, services: Services): void {
     const account = await provider.selectAccount(providerContext(services, integration), String(request.body?.account ?? ''));
     await saveConnectedAccount(em, services, organizationId, provider, account, { refresh: integration.id });
     response.redirect(303, '/channels?notice=connected');
-  }));
+  });
 
   // The platform sends the user back here after OAuth; the sealed state says for which organization and channel.
-  router.get('/api/integrations/social/:identifier/callback', run(async (request, response) => {
+  router.get('/api/integrations/social/:identifier/callback', async (request, response) => {
     const provider = findProvider(String(request.params.identifier));
     if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
     if (typeof request.query.error === 'string') {
@@ -282,6 +273,6 @@ export function channelPages(router: Router, services: Services): void {
     );
     await saveConnectedAccount(services.orm.em.fork(), services, state.organizationId, provider, account, { refresh: state.refresh, inBetweenSteps: account.inBetweenSteps });
     response.redirect(303, '/channels?notice=connected');
-  }));
+  });
 }
 

@@ -1,5 +1,6 @@
 // Server-rendered HTML: a tagged template that escapes every interpolation unless it is already markup, and the page layout.
 import type { Response } from 'express';
+import { asDomainError, type DomainError } from '../../errors.js';
 import type { SignedIn } from '../../../tools/internal/accounts.js';
 
 export class Markup {
@@ -142,3 +143,13 @@ details{margin-top:8px}summary{cursor:pointer;color:var(--accent)}
 .consent ul{padding-left:20px}.app-head{display:flex;gap:12px;align-items:center}.app-logo{width:48px;height:48px;border-radius:8px;object-fit:cover}
 .initial{width:48px;height:48px;border-radius:8px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center;font-size:1.5rem;font-weight:700}
 `;
+
+/** A client mistake, to show on the form it came from; anything else (a bug, the database) is rethrown for the error page. */
+export function clientError(raw: unknown): DomainError {
+  const error = asDomainError(raw);
+  if (error.code === 'internal') throw raw;
+  return error;
+}
+
+/** What is wrong and what to do, as one sentence for a form. */
+export const sentence = (error: DomainError) => [error.message, error.hint].filter(Boolean).join(' ');

@@ -1,6 +1,6 @@
 // OAuth apps (register, rotate the secret, delete), the apps a user approved, and the consent screen of /oauth/authorize.
 import type { Request, Response, Router } from 'express';
-import { asDomainError, DomainError } from '../../errors.js';
+import { DomainError } from '../../errors.js';
 import { appsOf, approvedApps, deleteApp, registerApp, revokeApproval, rotateSecret } from '../../../tools/internal/oauth-apps.js';
 import {
   approve,
@@ -12,8 +12,7 @@ import {
 } from '../../../tools/internal/oauth.js';
 import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
-import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
-import { handle } from './pages.js';
+import { clientError, csrfField, html, safeUrl, sendPage, sentence, type Markup } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
 
 const text = (body: unknown, name: string) => {
@@ -79,12 +78,12 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     );
   }
 
-  router.get('/apps', requireSignedIn, handle(async (request, response) => {
+  router.get('/apps', requireSignedIn, async (request, response) => {
     const secret = takeReveal(services, request, response, 'app-secret');
     await appsPage(request, response, secret ? { secret: { appName: secret.appName, clientId: secret.clientId, clientSecret: secret.clientSecret, created: secret.created === 'yes' } } : {});
-  }));
+  });
 
-  router.post('/apps', requireSignedIn, requireOwner, handle(async (request, response) => {
+  router.post('/apps', requireSignedIn, requireOwner, async (request, response) => {
     try {
       const { app, clientSecret } = await registerApp(
         services.orm.em.fork(),
@@ -95,31 +94,30 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
       revealAfterRedirect(services, request, response, 'app-secret', { appName: app.name, clientId: app.clientId, clientSecret, created: 'yes' });
       response.redirect(303, '/apps');
     } catch (raw) {
-      const error = asDomainError(raw);
-      if (error.code === 'internal') throw raw;
-      await appsPage(request, response, { error: [error.message, error.hint].filter(Boolean).join(' '), status: error.status });
+      const error = clientError(raw);
+      await appsPage(request, response, { error: sentence(error), status: error.status });
     }
-  }));
+  });
 
   const confirmed = (request: Request, what: string) => {
     if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', `Tick the box to confirm: ${what}.`);
   };
 
-  router.post('/apps/:id/rotate-secret', requireSignedIn, requireOwner, handle(async (request, response) => {
+  router.post('/apps/:id/rotate-secret', requireSignedIn, requireOwner, async (request, response) => {
     confirmed(request, 'the current secret stops working');
     const { app, clientSecret } = await rotateSecret(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.id), services.now());
     revealAfterRedirect(services, request, response, 'app-secret', { appName: app.name, clientId: app.clientId, clientSecret, created: 'no' });
     response.redirect(303, '/apps');
-  }));
+  });
 
-  router.post('/apps/:id/delete', requireSignedIn, requireOwner, handle(async (request, response) => {
+  router.post('/apps/:id/delete', requireSignedIn, requireOwner, async (request, response) => {
     confirmed(request, 'deleting the app revokes all its tokens and cannot be undone');
     const revoked = await deleteApp(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.id), services.now());
     for (const id of revoked) await sessions.closeForCredential(id);
     response.redirect(303, '/apps?notice=deleted');
-  }));
+  });
 
-  router.get('/approved', requireSignedIn, handle(async (request, response) => {
+  router.get('/approved', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
     const apps = await approvedApps(services.orm.em.fork(), signedIn!.organization!.id, signedIn!.user.id);
     const notice = typeof request.query.notice === 'string' ? APP_NOTICES[request.query.notice] : undefined;
@@ -136,14 +134,14 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
           <form method="post" action="/approved/${app.appId}/revoke">${csrfField(csrf)}<button type="submit" class="danger">Revoke access</button></form></section>`,
       )}`,
     );
-  }));
+  });
 
-  router.post('/approved/:appId/revoke', requireSignedIn, handle(async (request, response) => {
+  router.post('/approved/:appId/revoke', requireSignedIn, async (request, response) => {
     const signedIn = consoleLocals(response).signedIn!;
     const revoked = await revokeApproval(services.orm.em.fork(), signedIn.organization!.id, signedIn.user.id, String(request.params.appId), services.now());
     for (const id of revoked) await sessions.closeForCredential(id);
     response.redirect(303, '/approved?notice=revoked');
-  }));
+  });
 
   // ----- Consent screen -----
 
@@ -187,8 +185,7 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     );
   }
 
-  function authorizationError(response: Response, raw: unknown): void {
-    const error = asDomainError(raw);
+  function authorizationError(response: Response, error: DomainError): void {
     const { signedIn, csrf } = consoleLocals(response);
     sendPage(
       response,
@@ -198,29 +195,26 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     );
   }
 
-  router.get('/oauth/authorize', requireSignedIn, handle(async (request, response) => {
-    const params = paramsOf(request.query);
-    let checked: AuthorizationRequest;
+  /** The checked request, or undefined after showing what is wrong (never redirecting to an unverified URL). */
+  async function checkOrExplain(response: Response, params: AuthorizationParams): Promise<AuthorizationRequest | undefined> {
     try {
-      checked = await checkAuthorizationRequest(services.orm.em.fork(), params);
-    } catch (error) {
-      if (asDomainError(error).code === 'internal') throw error;
-      return authorizationError(response, error);
+      return await checkAuthorizationRequest(services.orm.em.fork(), params);
+    } catch (raw) {
+      authorizationError(response, clientError(raw));
+      return undefined;
     }
-    consentPage(response, checked, params);
-  }));
+  }
 
-  router.post('/oauth/authorize', requireSignedIn, handle(async (request, response) => {
+  router.get('/oauth/authorize', requireSignedIn, async (request, response) => {
+    const params = paramsOf(request.query);
+    const checked = await checkOrExplain(response, params);
+    if (checked) consentPage(response, checked, params);
+  });
+
+  router.post('/oauth/authorize', requireSignedIn, async (request, response) => {
     const signedIn = consoleLocals(response).signedIn!;
-    const params = paramsOf(request.body);
-    const em = services.orm.em.fork();
-    let checked: AuthorizationRequest;
-    try {
-      checked = await checkAuthorizationRequest(em, params);
-    } catch (error) {
-      if (asDomainError(error).code === 'internal') throw error;
-      return authorizationError(response, error);
-    }
+    const checked = await checkOrExplain(response, paramsOf(request.body));
+    if (!checked) return;
     if (request.body?.action === 'deny') return response.redirect(303, denialUrl(checked));
     if (request.body?.action !== 'approve') return authorizationError(response, new DomainError('invalid_input', 'Choose Authorize or Deny.'));
     const organizationId = text(request.body, 'organizationId');
@@ -229,6 +223,6 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     }
     // The person may grant less than the app asked for.
     const granted = request.body?.read_only === 'yes' ? { ...checked, scopes: checked.scopes.filter((scope) => scope !== 'mcp:write') } : checked;
-    response.redirect(303, await approve(em, granted, signedIn.user.id, organizationId, services.now()));
-  }));
+    response.redirect(303, await approve(services.orm.em.fork(), granted, signedIn.user.id, organizationId, services.now()));
+  });
 }

@@ -1,5 +1,5 @@
 // Posts, developer settings (API key, URLs, client snippets), notifications and members.
-import type { Request, Response, Router } from 'express';
+import type { Response, Router } from 'express';
 import { ApiKeySchema } from '../../db/entities.js';
 import { convertContent } from '../../lib/content.js';
 import { findProvider } from '../../../providers/index.js';
@@ -13,15 +13,6 @@ import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
-
-type Handler = (request: Request, response: Response) => Promise<void>;
-export const handle = (handler: Handler) => async (request: Request, response: Response, next: (error?: unknown) => void) => {
-  try {
-    await handler(request, response);
-  } catch (error) {
-    next(error);
-  }
-};
 
 /** Monday 00:00 UTC of an ISO week `YYYY-Www`, or of the current week. */
 export function weekStart(value: unknown, now: Date): Date {
@@ -59,7 +50,7 @@ function mcpSnippets(publicUrl: string, key: string): Markup {
 }
 
 export function consolePages(router: Router, services: Services, sessions: McpSessions): void {
-  router.get('/posts', requireSignedIn, handle(async (request, response) => {
+  router.get('/posts', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
     const start = weekStart(request.query.week, services.now());
     const end = new Date(start.getTime() + 7 * 86_400_000 - 1);
@@ -97,7 +88,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         })}</tbody></table>`;
       })}`,
     );
-  }));
+  });
 
   async function developerPage(response: Response, newKey?: string): Promise<void> {
     const { signedIn, csrf } = consoleLocals(response);
@@ -130,9 +121,9 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   }
 
-  router.get('/developer', requireSignedIn, handle((request, response) => developerPage(response, takeReveal(services, request, response, 'api-key')?.key)));
+  router.get('/developer', requireSignedIn, (request, response) => developerPage(response, takeReveal(services, request, response, 'api-key')?.key));
 
-  router.post('/developer/api-key', requireSignedIn, requireOwner, handle(async (request, response) => {
+  router.post('/developer/api-key', requireSignedIn, requireOwner, async (request, response) => {
     if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', 'Tick the box to confirm: the current key stops working.');
     const organizationId = consoleCaller(response).organizationId;
     const em = services.orm.em.fork();
@@ -141,9 +132,9 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     for (const old of previous) await sessions.closeForCredential(old.id);
     revealAfterRedirect(services, request, response, 'api-key', { key });
     response.redirect(303, '/developer');
-  }));
+  });
 
-  router.get('/notifications', requireSignedIn, handle(async (request, response) => {
+  router.get('/notifications', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
     const page = Math.max(0, Number.parseInt(String(request.query.page ?? '0'), 10) || 0);
     const result = await runTool(notificationList, { page }, consoleCaller(response), services, String(response.locals.requestId));
@@ -157,7 +148,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
       )}</ul>
       <p>${page > 0 ? html`<a href="/notifications?page=${page - 1}">← Newer</a> ` : ''}${result.hasMore ? html`<a href="/notifications?page=${page + 1}">Older →</a>` : ''}</p>`,
     );
-  }));
+  });
 
   async function membersPage(response: Response, invitationLink?: string): Promise<void> {
     const { signedIn, csrf } = consoleLocals(response);
@@ -178,13 +169,13 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   }
 
-  router.get('/members', requireSignedIn, handle((request, response) => membersPage(response, takeReveal(services, request, response, 'invitation')?.link)));
+  router.get('/members', requireSignedIn, (request, response) => membersPage(response, takeReveal(services, request, response, 'invitation')?.link));
 
-  router.post('/members/invite', requireSignedIn, requireOwner, handle(async (request, response) => {
+  router.post('/members/invite', requireSignedIn, requireOwner, async (request, response) => {
     const signedIn = consoleLocals(response).signedIn!;
     const role = request.body?.role === 'owner' ? 'owner' : 'member';
     const token = await createInvitation(services.orm.em.fork(), signedIn.organization!.id, signedIn.user.id, role, services.now());
     revealAfterRedirect(services, request, response, 'invitation', { link: `${services.config.publicUrl}/invite/${token}` });
     response.redirect(303, '/members');
-  }));
+  });
 }

@@ -52,32 +52,29 @@ export function csrfToken(services: Services, browserSecret: string, sessionToke
 
 /** Loads the session (if any) and the CSRF token into response.locals; checks the CSRF token of every POST. */
 export function consoleSession(services: Services) {
+  // Express 5 passes a rejected promise of a handler to the error handlers.
   return async (request: Request, response: Response, next: NextFunction) => {
-    try {
-      const jar = cookies(request);
-      let browserSecret = jar[CSRF_COOKIE];
-      if (!browserSecret || !/^[\w-]{20,100}$/.test(browserSecret)) {
-        browserSecret = randomToken(24);
-        response.cookie(CSRF_COOKIE, browserSecret, cookieOptions(services, request, 365 * 24 * 60 * 60 * 1000));
-      }
-      const sessionToken = jar[SESSION_COOKIE];
-      const signedIn = await resolveSession(services.orm.em.fork(), sessionToken, services.now());
-      const locals: ConsoleLocals = { signedIn, sessionToken: signedIn ? sessionToken : undefined, csrf: csrfToken(services, browserSecret, signedIn ? sessionToken : undefined) };
-      Object.assign(response.locals, locals);
-      if (request.method === 'POST') {
-        const origin = request.headers.origin;
-        if (origin && origin !== 'null' && origin !== new URL(services.config.publicUrl).origin && origin !== `${request.protocol}://${request.headers.host}`) {
-          throw new DomainError('forbidden', 'This form was sent from another site.', { hint: 'Open the page on this Herald and send the form again.' });
-        }
-        const sent = typeof request.body?._csrf === 'string' ? request.body._csrf : '';
-        if (!sent || !safeEqual(sent, locals.csrf)) {
-          throw new DomainError('forbidden', 'The form expired or was not sent from this console.', { hint: 'Go back, reload the page and send the form again.' });
-        }
-      }
-      next();
-    } catch (error) {
-      next(error);
+    const jar = cookies(request);
+    let browserSecret = jar[CSRF_COOKIE];
+    if (!browserSecret || !/^[\w-]{20,100}$/.test(browserSecret)) {
+      browserSecret = randomToken(24);
+      response.cookie(CSRF_COOKIE, browserSecret, cookieOptions(services, request, 365 * 24 * 60 * 60 * 1000));
     }
+    const sessionToken = jar[SESSION_COOKIE];
+    const signedIn = await resolveSession(services.orm.em.fork(), sessionToken, services.now());
+    const locals: ConsoleLocals = { signedIn, sessionToken: signedIn ? sessionToken : undefined, csrf: csrfToken(services, browserSecret, signedIn ? sessionToken : undefined) };
+    Object.assign(response.locals, locals);
+    if (request.method === 'POST') {
+      const origin = request.headers.origin;
+      if (origin && origin !== 'null' && origin !== new URL(services.config.publicUrl).origin && origin !== `${request.protocol}://${request.headers.host}`) {
+        throw new DomainError('forbidden', 'This form was sent from another site.', { hint: 'Open the page on this Herald and send the form again.' });
+      }
+      const sent = typeof request.body?._csrf === 'string' ? request.body._csrf : '';
+      if (!sent || !safeEqual(sent, locals.csrf)) {
+        throw new DomainError('forbidden', 'The form expired or was not sent from this console.', { hint: 'Go back, reload the page and send the form again.' });
+      }
+    }
+    next();
   };
 }
 
