@@ -353,6 +353,9 @@ describe('/api/mcp-oauth discovery', () => {
     const wrong = await fetch(`${herald.url}/api/mcp-oauth`, { method: 'POST', headers: { authorization: 'Bearer pos_nope', 'content-type': 'application/json' }, body: '{}' });
     expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');
 
+    const preflight = await fetch(metadataUrl, { method: 'OPTIONS', headers: { origin: 'http://localhost:6274', 'access-control-request-headers': 'mcp-protocol-version' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('MCP-Protocol-Version');
     const resource = await (await fetch(metadataUrl)).json();
     expect(resource).toMatchObject({ resource: `${herald.url}/api/mcp-oauth`, authorization_servers: [herald.url], scopes_supported: ['mcp:read', 'mcp:write'] });
     const server = await (await fetch(`${herald.url}/.well-known/oauth-authorization-server`)).json();

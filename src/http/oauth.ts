@@ -46,8 +46,13 @@ export function oauthRouter(services: Services): Router {
   const router = express.Router();
   const bodies = [express.json({ limit: '64kb' }), express.urlencoded({ extended: false, limit: '64kb' })];
   const publicUrl = () => services.config.publicUrl;
+  // Every path of this router, preflight included (discovery requests carry MCP-Protocol-Version).
+  router.use(
+    [`/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`, '/.well-known/oauth-authorization-server', '/api/oauth/token', '/oauth/token', '/api/oauth/register'],
+    openCors,
+  );
 
-  router.get(`/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`, openCors, (_request, response) => {
+  router.get(`/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`, (_request, response) => {
     response.json({
       resource: `${publicUrl()}${MCP_OAUTH_PATH}`,
       authorization_servers: [publicUrl()],
@@ -57,7 +62,7 @@ export function oauthRouter(services: Services): Router {
     });
   });
 
-  router.get('/.well-known/oauth-authorization-server', openCors, (_request, response) => {
+  router.get('/.well-known/oauth-authorization-server', (_request, response) => {
     response.json({
       issuer: publicUrl(),
       authorization_endpoint: `${publicUrl()}/oauth/authorize`,
@@ -83,10 +88,9 @@ export function oauthRouter(services: Services): Router {
       next(error);
     }
   };
-  router.options(['/api/oauth/token', '/oauth/token', '/api/oauth/register'], openCors);
-  router.post(['/api/oauth/token', '/oauth/token'], openCors, ...bodies, token);
+  router.post(['/api/oauth/token', '/oauth/token'], ...bodies, token);
 
-  router.post('/api/oauth/register', openCors, express.json({ limit: '64kb' }), async (request, response, next) => {
+  router.post('/api/oauth/register', express.json({ limit: '64kb' }), async (request, response, next) => {
     response.setHeader('Cache-Control', 'no-store');
     try {
       const limit = await consumeRateLimit(services.orm.em.fork(), `register-address:${request.ip ?? ''}`, 'oauth_register', REGISTRATIONS_PER_ADDRESS_PER_HOUR, services.now());

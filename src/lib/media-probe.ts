@@ -126,3 +126,38 @@ export function videoWarnings(info: VideoInfo): string[] {
   }
   return warnings;
 }
+
+/** Width and height from a PNG or JPEG header (JPEG EXIF orientations 5–8 swap them); undefined when unsure. */
+export function imageSize(bytes: Buffer): { width: number; height: number } | undefined {
+  try {
+    if (bytes.readUInt32BE(0) === 0x89504e47 && bytes.toString('ascii', 12, 16) === 'IHDR') {
+      const size = { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+      return size.width > 0 && size.height > 0 ? size : undefined;
+    }
+    if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return undefined;
+    let orientation = 1;
+    for (let offset = 2; offset + 4 <= bytes.length && bytes[offset] === 0xff; ) {
+      const marker = bytes[offset + 1];
+      const length = bytes.readUInt16BE(offset + 2);
+      if (marker === 0xe1 && bytes.toString('ascii', offset + 4, offset + 10) === 'Exif\0\0') orientation = exifOrientation(bytes.subarray(offset + 10, offset + 2 + length));
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        const height = bytes.readUInt16BE(offset + 5);
+        const width = bytes.readUInt16BE(offset + 7);
+        if (width === 0 || height === 0) return undefined;
+        return orientation >= 5 ? { width: height, height: width } : { width, height };
+      }
+      offset += 2 + length;
+    }
+  } catch {
+    /* truncated or odd file: no aspect ratio */
+  }
+  return undefined;
+}
+
+function exifOrientation(tiff: Buffer): number {
+  const little = tiff.toString('ascii', 0, 2) === 'II';
+  const u16 = (at: number) => (little ? tiff.readUInt16LE(at) : tiff.readUInt16BE(at));
+  const ifd = little ? tiff.readUInt32LE(4) : tiff.readUInt32BE(4);
+  for (let entry = 0; entry < u16(ifd); entry++) if (u16(ifd + 2 + entry * 12) === 0x0112) return u16(ifd + 2 + entry * 12 + 8);
+  return 1;
+}

@@ -65,13 +65,11 @@ export function mediaKind(media: StoredMedia): 'image' | 'video' {
  * Points each media item at a library file when it names one (by media id, or by its path: agents send our URL), else keeps
  * the client's http(s) URL, fetched through the SSRF guard at publish time. Answers the first item that is neither.
  */
-function resolveMedia(entry: PlanEntry, library: Media[], allowedHosts: readonly string[]): string | undefined {
-  const byId = new Map(library.map((row) => [row.id, row]));
-  const byPath = new Map(library.map((row) => [row.path, row]));
+function resolveMedia(entry: PlanEntry, libraryFile: (media: StoredMedia) => Media | undefined, allowedHosts: readonly string[]): string | undefined {
   for (const [index, item] of entry.items.entries()) {
     const where = entry.items.length > 1 ? `item ${index + 1}: ` : '';
     for (const [position, media] of item.media.entries()) {
-      const row = byId.get(media.id) ?? byPath.get(media.path);
+      const row = libraryFile(media);
       if (row) {
         item.media[position] = { id: row.id, path: row.path, type: row.type, ...(media.alt ? { alt: media.alt } : {}), ...(media.thumbnail ? { thumbnail: media.thumbnail } : {}) };
         continue;
@@ -143,6 +141,9 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
   const integrations = await em.find(IntegrationSchema, { id: { $in: ids }, organizationId, deletedAt: null });
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
   const library = await findLibraryMedia(em, organizationId, plan.entries.flatMap((entry) => entry.items.flatMap((item) => item.media)));
+  const mediaById = new Map(library.map((row) => [row.id, row]));
+  const mediaByPath = new Map(library.map((row) => [row.path, row]));
+  const libraryFile = (media: StoredMedia) => mediaById.get(media.id) ?? mediaByPath.get(media.path);
   const problems: EntryProblem[] = [];
   for (const entry of plan.entries) {
     const integration = byId.get(entry.integrationId);
@@ -155,7 +156,7 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
       continue;
     }
     const provider = providerOf(integration);
-    const message = resolveMedia(entry, library, allowedHosts) ?? validateEntry(provider, integration, entry);
+    const message = resolveMedia(entry, libraryFile, allowedHosts) ?? validateEntry(provider, integration, entry);
     if (message) problems.push({ integrationId: integration.id, channel: integration.name, platform: provider.identifier, message });
   }
   if (problems.length > 0) throw new PostValidationError(problems);

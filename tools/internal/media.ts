@@ -11,10 +11,9 @@ import ipaddr from 'ipaddr.js';
 import { MediaSchema, type Media } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notFound } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
-import { ACCEPTED_TYPES, detectType, isVideoType, probeMp4, SAMPLE_BYTES, VideoMetadataError, videoWarnings } from '../../src/lib/media-probe.js';
+import { ACCEPTED_TYPES, detectType, imageSize, isVideoType, probeMp4, SAMPLE_BYTES, VideoMetadataError, videoWarnings } from '../../src/lib/media-probe.js';
 import { MediaFetchError, type LoadedMedia } from '../../src/lib/media-fetch.js';
 import { blockedRange } from '../../src/lib/ssrf.js';
-import { imageSize } from '../../providers/bluesky.js';
 import type { Services } from '../types.js';
 
 export interface IncomingMedia {
