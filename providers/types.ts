@@ -51,6 +51,8 @@ export interface ChannelAuth {
   data: Record<string, string>;
 }
 
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
 export interface ProviderContext {
   fetch: PlatformFetch;
   /** Default base URLs of the descriptor merged with deployment overrides (SOCIAL_ENDPOINTS). */
@@ -58,6 +60,32 @@ export interface ProviderContext {
   auth: ChannelAuth;
   /** The channel's settings for this post (validated against `settings`), `{}` outside publishing. */
   settings: Record<string, unknown>;
+  /**
+   * Runs one platform call that creates something (an upload session, a container, the post itself) exactly once per item.
+   * Its result is recorded in Postgres before the next step; a later run of the same item (after a crash, a retry or a
+   * `CheckAgainLater`) answers the recorded result without calling the platform again. A step interrupted mid-call has an
+   * unknown outcome: `recover` looks the result up on the platform (answering undefined when nothing was created, so the call
+   * is made again); without `recover` the item stops with "could not confirm". A step whose call failed with a definite
+   * answer from the platform (4xx, 5xx, connection refused) is forgotten, so a retry makes the call again.
+   * Outside publishing (helpers, analytics) it simply runs `run`.
+   */
+  step<T extends JsonValue>(name: string, run: () => Promise<T>, recover?: () => Promise<T | undefined>): Promise<T>;
+}
+
+/**
+ * Thrown by `publish`/`comment` while the platform is still processing (a video, a container): the job is re-scheduled to
+ * run the item again after `seconds` (recorded steps are not repeated) instead of holding a worker asleep. After
+ * `maxWaitSeconds` of waiting on one item (default one hour) the item fails with `message`.
+ */
+export class CheckAgainLater extends Error {
+  constructor(
+    readonly seconds: number,
+    message: string,
+    readonly maxWaitSeconds = 3600,
+  ) {
+    super(message);
+    this.name = 'CheckAgainLater';
+  }
 }
 
 export interface ConnectContext {
@@ -135,6 +163,17 @@ export interface Provider {
   mediaByUrl?: boolean;
   /** True when the create call carries an idempotency key, so an attempt of unknown outcome may be repeated safely. */
   idempotentCreate?: boolean;
+  /**
+   * True when `publish`/`comment` wrap every platform call that creates something in `context.step`, so the provider itself
+   * knows what an interrupted run left behind. The core then resumes an interrupted item instead of stopping it with
+   * "could not confirm" (which it does for providers without steps and without `idempotentCreate`).
+   */
+  recordsSteps?: boolean;
+  /**
+   * Long-lived tokens that are refreshed by a scheduled job rather than on a 401 (Threads, Instagram standalone: 60 days):
+   * the daily job refreshes the channel when its token expires within this many days.
+   */
+  refreshDaysBeforeExpiry?: number;
 
   // Capabilities. Absent = not supported.
   connect?: (context: ConnectContext, fields: Record<string, string>) => Promise<ConnectedAccount>;

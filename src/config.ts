@@ -49,6 +49,7 @@ const environmentSchema = z.object({
   DEFAULT_POSTING_TIMES: optionalString,
   SOCIAL_ENDPOINTS: optionalString,
   PLATFORM_TIMEOUT_SECONDS: intFromEnv(30, 1),
+  PUBLISH_RECHECK_MAX_SECONDS: intFromEnv(300, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   ALLOW_SIGNUP: boolFromEnv(false),
   UPLOAD_MAX_IMAGE_BYTES: intFromEnv(10 * 1024 * 1024, 1),
@@ -120,6 +121,8 @@ export interface Config {
   /** OAuth app credentials per platform identifier, from `<IDENTIFIER>_CLIENT_ID` / `<IDENTIFIER>_CLIENT_SECRET`. */
   oauthClients: Record<string, OAuthClientCredentials>;
   platformTimeoutMs: number;
+  /** Upper bound of the wait between two checks of a platform's processing (a video, a container); providers ask for less. */
+  publishRecheckMaxSeconds: number;
   logLevel: LogLevel;
   allowSignup: boolean;
   uploads: UploadSettings;
@@ -249,6 +252,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     socialEndpoints,
     oauthClients: readOAuthClients(environment),
     platformTimeoutMs: values.PLATFORM_TIMEOUT_SECONDS * 1000,
+    publishRecheckMaxSeconds: values.PUBLISH_RECHECK_MAX_SECONDS,
     logLevel: values.LOG_LEVEL,
     allowSignup: values.ALLOW_SIGNUP,
     uploads: {

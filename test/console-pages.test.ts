@@ -81,13 +81,13 @@ describe('channels', () => {
     expect((await db().execute('select count(*)::int as n from integration'))[0].n).toBe(1);
   });
 
-  it('shows the page picker as not supported for a platform that cannot list pages yet, and lists unconfigured OAuth platforms with how to enable them', async () => {
+  it('shows the page picker as not supported for a platform that has no pages to choose, and lists unconfigured OAuth platforms with how to enable them', async () => {
     await db().execute(`update integration set in_between_steps = true where id = ?`, [channelId]);
     const list = await browser.get('/channels');
     expect(list.text).toContain('Waiting for a page/account choice');
     const picker = await browser.get(`/channels/${channelId}/choose`);
     expect(picker.status).toBe(400);
-    expect(picker.text).toContain('not built yet');
+    expect(picker.text).toContain('have no page or account to choose');
     await db().execute(`update integration set in_between_steps = false where id = ?`, [channelId]);
     expect(list.text).toContain('Not configured on this Herald:');
     expect(list.text).toMatch(/href="\/channels\/connect\/x"/);

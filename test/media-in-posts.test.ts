@@ -28,7 +28,6 @@ let client: Client;
 const channel = { bluesky: '', mastodon: '', telegram: '' };
 const png = tinyPng();
 const jpeg = acceptedSamples()[0].bytes;
-const once = { attempt: 1, maxAttempts: 8 };
 
 interface Uploaded {
   id: string;
@@ -85,7 +84,7 @@ async function publishNow(integrationId: string, items: { content: string; image
   const created = await herald.rest('POST', '/posts', body(integrationId, items));
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   const rootId = created.body[0].postId as string;
-  const outcome = await publishChain(herald.services, rootId, once);
+  const outcome = await publishChain(herald.services, rootId);
   const root = await herald.services.orm.em.fork().findOneOrFail(PostSchema, { id: rootId });
   return { rootId, outcome, root };
 }
@@ -166,7 +165,7 @@ describe('publishing media on each platform', () => {
     const rootId = result.structuredContent.output[0].postId;
     const root = await herald.services.orm.em.fork().findOneOrFail(PostSchema, { id: rootId });
     expect(root.media).toEqual([{ id: library.jpeg.id, path: library.jpeg.path, type: 'image/jpeg' }]);
-    expect(await publishChain(herald.services, rootId, once)).toEqual({ kind: 'published' });
+    expect(await publishChain(herald.services, rootId)).toEqual({ kind: 'published' });
     expect(bluesky.blobs.at(-1)!.bytes.equals(jpeg)).toBe(true);
   });
 
@@ -175,7 +174,7 @@ describe('publishing media on each platform', () => {
     const created = await herald.rest('POST', '/posts', body(channel.mastodon, [{ content: '<p>Soon gone</p>', image: [{ id: doomed.id, path: doomed.path }] }]));
     expect(created.status).toBe(200);
     expect((await herald.rest('DELETE', `/media/${doomed.id}`)).status).toBe(200);
-    const outcome = await publishChain(herald.services, created.body[0].postId, once);
+    const outcome = await publishChain(herald.services, created.body[0].postId);
     expect(outcome.kind).toBe('failed');
     expect((outcome as { error: string }).error).toContain('was deleted from the media library');
   });
@@ -248,7 +247,7 @@ describe('at publish time, the guard applies to client URLs', () => {
         const connected = await strict.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password });
         const created = await strict.rest('POST', '/posts', body(connected.body.id, [{ content: '<p>x</p>', image: [{ id: 'm', path: `${mediaOrigin}/client/cat.jpg` }] }]));
         expect(created.status).toBe(200);
-        const outcome = await publishChain(strict.services, created.body[0].postId, once);
+        const outcome = await publishChain(strict.services, created.body[0].postId);
         expect(outcome.kind).toBe('failed');
         expect((outcome as { error: string }).error).toContain('fetch failed: 127.0.0.1 is a blocked address (loopback)');
         expect(fake.blobs).toHaveLength(0);
@@ -256,7 +255,7 @@ describe('at publish time, the guard applies to client URLs', () => {
         // A library file still publishes there: it is read from storage, never fetched back from our loopback PUBLIC_URL.
         const stored = (await upload(strict.restUrl, strict.apiKey, png, 'dot.png')).body;
         const fromLibrary = await strict.rest('POST', '/posts', body(connected.body.id, [{ content: '<p>y</p>', image: [{ id: stored.id, path: stored.path }] }]));
-        expect(await publishChain(strict.services, fromLibrary.body[0].postId, once)).toEqual({ kind: 'published' });
+        expect(await publishChain(strict.services, fromLibrary.body[0].postId)).toEqual({ kind: 'published' });
         expect(fake.blobs).toHaveLength(1);
         expect(fake.blobs[0].bytes.equals(png)).toBe(true);
       } finally {

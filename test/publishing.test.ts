@@ -6,7 +6,7 @@ import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { PostSchema, NotificationSchema } from '../src/db/entities.js';
-import { publishChain, RetryLater } from '../tools/internal/publish.js';
+import { MAX_PUBLISH_ATTEMPTS, publishChain } from '../tools/internal/publish.js';
 import { cancelPublish, hasPublishJob, sweepDuePosts } from '../tools/internal/queue.js';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 
@@ -62,7 +62,6 @@ const published = (rootId: string) => async () => {
   return items.every((item) => item.state === 'PUBLISHED') ? items : undefined;
 };
 
-const once = { attempt: 1, maxAttempts: 8 };
 
 describe('a scheduled thread is published at its date, exactly once, on each platform', () => {
   it('publishes on Bluesky, Mastodon and Telegram with the items chained', async () => {
@@ -130,16 +129,21 @@ describe('resuming and failing', () => {
       return realFetch(request);
     };
     try {
-      await expect(publishChain(herald.services, rootId, once)).rejects.toBeInstanceOf(RetryLater);
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     } finally {
       herald.services.fetch = realFetch;
     }
     let state = await chain(rootId);
     expect(state.map((item) => item.state)).toEqual(['PUBLISHED', 'QUEUE', 'QUEUE']);
     expect(state[1].attemptStartedAt).toBeNull();
+    expect(state[1].attempts).toBe(1);
+    expect(state[1].lastError).toContain('503');
+    expect(state[1].nextAttemptAt!.getTime()).toBeGreaterThan(Date.now());
     expect(bluesky.records.length).toBe(before + 1);
 
-    const outcome = await publishChain(herald.services, rootId, { attempt: 2, maxAttempts: 8 });
+    herald.setNow(new Date(state[1].nextAttemptAt!.getTime() + 1000));
+    const outcome = await publishChain(herald.services, rootId);
+    herald.setNow(undefined);
     expect(outcome.kind).toBe('published');
     state = await chain(rootId);
     expect(state.map((item) => item.state)).toEqual(['PUBLISHED', 'PUBLISHED', 'PUBLISHED']);
@@ -151,39 +155,39 @@ describe('resuming and failing', () => {
 
   it('never repeats an attempt left open by a crash: the item goes to ERROR "could not confirm"', async () => {
     const rootId = await createThread(channel.bluesky, new Date(), ['<p>B1</p>', '<p>B2</p>']);
-    await publishChain(herald.services, rootId, once);
+    await publishChain(herald.services, rootId);
     const before = bluesky.records.length;
     // Simulate a crash while the platform call of item 2 was in flight.
     const em = herald.services.orm.em.fork();
     const items = await em.find(PostSchema, { id: { $in: (await chain(rootId)).map((item) => item.id) } }, { orderBy: { position: 'asc' } });
     Object.assign(items[1], { state: 'QUEUE', releaseId: null, releaseUrl: null, releaseMeta: null, publishedAt: null, attemptStartedAt: new Date() });
     await em.flush();
-    const outcome = await publishChain(herald.services, rootId, once);
+    const outcome = await publishChain(herald.services, rootId);
     expect(outcome.kind).toBe('failed');
     expect(bluesky.records.length).toBe(before);
     const [, second] = await chain(rootId);
     expect(second.state).toBe('ERROR');
     expect(second.error).toMatch(/could not confirm/i);
-    const failures = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_failed' });
+    const failures = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_partial' });
     expect(failures.some((notification) => /could not confirm/i.test(notification.content))).toBe(true);
   });
 
   it('repeats an interrupted attempt on Mastodon, whose create is idempotent, without a duplicate', async () => {
     const rootId = await createThread(channel.mastodon, new Date(), ['<p>Idempotent</p>']);
     const em = herald.services.orm.em.fork();
-    await publishChain(herald.services, rootId, once);
+    await publishChain(herald.services, rootId);
     const count = mastodon.statuses.length;
     const root = await em.findOneOrFail(PostSchema, { id: rootId });
     Object.assign(root, { state: 'QUEUE', releaseId: null, attemptStartedAt: new Date() });
     await em.flush();
-    expect((await publishChain(herald.services, rootId, once)).kind).toBe('published');
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(mastodon.statuses.length).toBe(count);
   });
 
   it('puts the post in ERROR with the platform message on a permanent error, with a notification', async () => {
     const rootId = await createThread(channel.mastodon, new Date(), ['<p>Refused</p>']);
     mastodon.server.failNext('POST', '/api/v1/statuses', { status: 422, json: { error: 'Validation failed: Text character limit of 500 exceeded' } });
-    const outcome = await publishChain(herald.services, rootId, once);
+    const outcome = await publishChain(herald.services, rootId);
     expect(outcome.kind).toBe('failed');
     const [root] = await chain(rootId);
     expect(root.state).toBe('ERROR');
@@ -195,17 +199,28 @@ describe('resuming and failing', () => {
   it('backs off on a retryable error and gives up with ERROR on the last attempt', async () => {
     const rootId = await createThread(channel.telegram, new Date(), ['<p>Busy</p>']);
     telegram.server.failNext('POST', `/bot${telegram.token}/sendMessage`, { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } }, 2);
-    await expect(publishChain(herald.services, rootId, once)).rejects.toBeInstanceOf(RetryLater);
-    expect((await chain(rootId))[0].state).toBe('QUEUE');
-    const outcome = await publishChain(herald.services, rootId, { attempt: 8, maxAttempts: 8 });
+    const first = await publishChain(herald.services, rootId);
+    expect(first.kind).toBe('waiting');
+    const [waiting] = await chain(rootId);
+    expect(waiting.state).toBe('QUEUE');
+    // Telegram's retry_after (1 s) is shorter than the first backoff step: the backoff wins.
+    expect((first as { runAt: Date }).runAt.getTime() - Date.now()).toBeGreaterThan(25_000);
+    const em = herald.services.orm.em.fork();
+    const row = await em.findOneOrFail(PostSchema, { id: rootId });
+    row.attempts = MAX_PUBLISH_ATTEMPTS - 1;
+    row.nextAttemptAt = null;
+    await em.flush();
+    const outcome = await publishChain(herald.services, rootId);
     expect(outcome.kind).toBe('failed');
-    expect((await chain(rootId))[0].state).toBe('ERROR');
+    const [failed] = await chain(rootId);
+    expect(failed.state).toBe('ERROR');
+    expect(failed.error).toMatch(/gave up after 8 attempts/);
   });
 
   it('refreshes an expired Bluesky session once and publishes', async () => {
     const rootId = await createThread(channel.bluesky, new Date(), ['<p>After refresh</p>']);
     bluesky.expireAccessTokens();
-    expect((await publishChain(herald.services, rootId, once)).kind).toBe('published');
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(bluesky.records.at(-1)?.record.text).toBe('After refresh');
     expect(bluesky.server.requestsTo('POST', '/xrpc/com.atproto.server.refreshSession').length).toBeGreaterThan(0);
   });
@@ -225,7 +240,7 @@ describe('the state machine and the queue', () => {
     expect(await hasPublishJob(em(), rootId)).toBe(false);
 
     const now = await createThread(channel.mastodon, new Date(), ['<p>Now</p>']);
-    await publishChain(herald.services, now, once);
+    await publishChain(herald.services, now);
     const again = await herald.rest('PUT', `/posts/${now}/status`, { status: 'schedule' });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('conflict');

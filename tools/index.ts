@@ -27,6 +27,7 @@ import { uploadMedia } from './upload-media.js';
 import { uploadFromUrlTool } from './upload-from-url.js';
 import { mediaList } from './media-list.js';
 import { deleteMedia } from './delete-media.js';
+import { channelAccounts, chooseChannelAccount } from './channel-accounts.js';
 
 export const tools: readonly ToolDefinition[] = [
   integrationList,
@@ -59,6 +60,8 @@ export const tools: readonly ToolDefinition[] = [
   setPostingTimes,
   uploadMedia,
   deleteMedia,
+  channelAccounts,
+  chooseChannelAccount,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -5,15 +5,8 @@ import { randomToken } from '../src/lib/crypto.js';
 import { findProvider } from '../providers/index.js';
 import { defineTool } from './types.js';
 import { findIntegration, providerEndpoints } from './internal/integrations.js';
+import { redirectUri, type ConnectState } from './internal/channel-connect.js';
 
-/** What the platform's redirect brings back in `state`: sealed, so it cannot be forged or read. */
-export interface ConnectState {
-  organizationId: string;
-  provider: string;
-  codeVerifier: string;
-  refresh?: string;
-  expiresAt: number;
-}
 
 export const socialConnectUrl = defineTool({
   name: 'socialConnectUrl',
@@ -48,7 +41,7 @@ export const socialConnectUrl = defineTool({
     };
     const url = provider.authorizeUrl({
       clientId: client.clientId,
-      redirectUri: `${services.config.publicUrl}/api/integrations/social/${provider.identifier}/callback`,
+      redirectUri: redirectUri(services, provider),
       state: services.secrets.sealJson(state),
       codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url'),
       endpoints: providerEndpoints(services, provider),

@@ -83,6 +83,12 @@ export interface StoredMedia {
   type?: string;
 }
 
+export interface PublishProgress {
+  steps: Record<string, { state: 'started' } | { state: 'done'; result: unknown }>;
+  /** When the item first waited on the platform's processing (CheckAgainLater). */
+  waitingSince?: string;
+}
+
 export const PostSchema = defineEntity({
   name: 'Post',
   tableName: 'post',
@@ -93,6 +99,8 @@ export const PostSchema = defineEntity({
     group: p.string().fieldName('group_id'),
     /** The previous item of the chain (thread item or comment); null for the root. */
     parentPostId: p.string().nullable(),
+    /** The root of the chain this item belongs to (its own id for the root): a chain is never identified by group and channel. */
+    rootPostId: p.string(),
     /** 0 for the root, then 1, 2... along the chain. */
     position: p.integer(),
     content: p.text(),
@@ -108,6 +116,13 @@ export const PostSchema = defineEntity({
     error: p.text().nullable(),
     /** Set just before the platform is called for this item, cleared when the outcome is known. */
     attemptStartedAt: timestamp().nullable(),
+    /** Platform steps recorded while publishing this item (providers with `recordsSteps`), and when waiting began. */
+    publishProgress: p.json<PublishProgress>().nullable(),
+    /** Publishing attempts of this item that met a retryable failure, and when the next one is due. */
+    attempts: p.integer().default(0),
+    /** The last retryable failure while the item is still QUEUE (`error` is set only when it fails for good). */
+    lastError: p.text().nullable(),
+    nextAttemptAt: timestamp().nullable(),
     publishedAt: timestamp().nullable(),
     creationMethod: p.string(),
     createdAt: timestamp().onCreate(() => new Date()),

@@ -19,7 +19,7 @@ export function publishPostTask(services: Services): Task {
       const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [publishJobKey(postId)]);
       if (!rows[0]?.locked) return;
       try {
-        const outcome = await publishChain(services, postId, { attempt: helpers.job.attempts, maxAttempts: helpers.job.max_attempts });
+        const outcome = await publishChain(services, postId);
         if (outcome.kind === 'waiting') {
           await helpers.addJob(PUBLISH_TASK, { postId }, { runAt: outcome.runAt, jobKey: publishJobKey(postId), jobKeyMode: 'replace', maxAttempts: 8 });
         }

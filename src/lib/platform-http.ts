@@ -31,6 +31,10 @@ export class PlatformHttpError extends Error {
   get isAuthError(): boolean {
     return this.status === 401;
   }
+  /** No answer came back (DNS, connection, time-out): the platform was not reached or did not reply. */
+  get isNetworkError(): boolean {
+    return this.status === 0;
+  }
 }
 
 export interface PlatformRequest<T> {
@@ -59,7 +63,30 @@ export type PlatformFetch = <T = unknown>(request: PlatformRequest<T>) => Promis
 
 const excerpt = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` : text);
 
-const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET_BEFORE_SEND']);
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET_BEFORE_SEND', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** What a network failure was, in words a user can act on. */
+export function networkReason(code: string | undefined, name: string, detail?: string): string {
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'DNS lookup failed';
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+      return 'the connection was reset';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'no route to the host';
+    case 'CERT_HAS_EXPIRED':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+      return `its TLS certificate was refused (${code})`;
+    default:
+      if (name === 'TimeoutError' || name === 'AbortError') return 'no answer before the time-out';
+      return code ? `network error ${code}` : `network error${detail ? ` (${detail})` : ''}`;
+  }
+}
 
 function networkErrorCode(error: unknown): string | undefined {
   const cause = (error as { cause?: { code?: string } })?.cause;
@@ -109,7 +136,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
         retryable: true,
         outcomeUnknown: !refused,
         bodyExcerpt: '',
-        message: `Could not reach the platform (${code ?? (error as Error).name}).`,
+        message: `Could not reach the platform: ${networkReason(code, (error as Error).name, (error as { cause?: Error }).cause?.message)}`,
       });
     }
     const text = await response.text();

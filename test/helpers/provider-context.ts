@@ -1,14 +1,30 @@
 // Builds the context a provider gets at publish time, pointed at a fake platform.
 import zlib from 'node:zlib';
 import { createPlatformFetch } from '../../src/lib/platform-http.js';
-import type { ChannelAuth, MediaFile, ProviderContext } from '../../providers/types.js';
+import type { ChannelAuth, JsonValue, MediaFile, ProviderContext } from '../../providers/types.js';
 
-export function providerContext(options: { endpoints?: Record<string, string>; auth?: Partial<ChannelAuth>; settings?: Record<string, unknown> }): ProviderContext {
+/**
+ * A provider context pointed at a fake. `steps` (when given) records step results like the publishing job does, so a test
+ * can run `publish` twice with the same map to check that recorded steps are not repeated.
+ */
+export function providerContext(options: {
+  endpoints?: Record<string, string>;
+  auth?: Partial<ChannelAuth>;
+  settings?: Record<string, unknown>;
+  steps?: Map<string, unknown>;
+}): ProviderContext {
+  const steps = options.steps ?? new Map<string, unknown>();
   return {
     fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }),
     endpoints: options.endpoints ?? {},
     auth: { accessToken: 'test-access-token', internalId: 'account-1', data: {}, ...options.auth },
     settings: options.settings ?? {},
+    step: async <T extends JsonValue>(name: string, run: () => Promise<T>) => {
+      if (steps.has(name)) return steps.get(name) as T;
+      const result = await run();
+      steps.set(name, result);
+      return result;
+    },
   };
 }
 

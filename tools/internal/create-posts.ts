@@ -196,15 +196,17 @@ export async function createPosts(services: Services, em: EntityManager, organiz
       const group = groups.get(entry.groupKey)!;
       const settings = { ...entry.settings, __type: integration.providerIdentifier };
       let parentPostId: string | null = null;
-      let rootId = '';
+      // Each entry is its own chain, whatever else the request holds for the same channel.
+      const rootId = newId();
       for (const [position, item] of entry.items.entries()) {
-        const id = newId();
+        const id = position === 0 ? rootId : newId();
         transaction.create(PostSchema, {
           id,
           organizationId,
           integrationId: integration.id,
           group,
           parentPostId,
+          rootPostId: rootId,
           position,
           content: sanitizeContent(item.content),
           settings,
@@ -217,13 +219,16 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           releaseMeta: null,
           error: null,
           attemptStartedAt: null,
+          publishProgress: null,
+          attempts: 0,
+          lastError: null,
+          nextAttemptAt: null,
           publishedAt: null,
           creationMethod: plan.creationMethod,
           createdAt: now,
           updatedAt: now,
           deletedAt: null,
         });
-        if (position === 0) rootId = id;
         parentPostId = id;
       }
       await transaction.flush();

@@ -86,9 +86,12 @@ export function providerEndpoints(services: Services, provider: Provider): Recor
   return { ...provider.endpoints, ...services.config.socialEndpoints[provider.identifier] };
 }
 
+/** Outside publishing a step is just the call: nothing is recorded (helpers and analytics create nothing). */
+const runStep: ProviderContext['step'] = (_name, run) => run();
+
 export function providerContext(services: Services, integration: Integration, settings: Record<string, unknown> = {}): ProviderContext {
   const provider = providerOf(integration);
-  return { fetch: services.fetch, endpoints: providerEndpoints(services, provider), auth: channelAuth(services, integration), settings };
+  return { fetch: services.fetch, endpoints: providerEndpoints(services, provider), auth: channelAuth(services, integration), settings, step: runStep };
 }
 
 export function reauthRequired(integration: Integration): DomainError {
@@ -97,9 +100,42 @@ export function reauthRequired(integration: Integration): DomainError {
   });
 }
 
+/** Tokens this close to their expiry are refreshed before the call rather than after a 401. */
+const REFRESH_MARGIN_MS = 2 * 60 * 1000;
+
 /**
- * Runs a provider call with the channel's credentials. A 401 refreshes the token once and repeats the call;
- * a failed refresh flags the channel for reconnection, notifies the organization and answers `reauth_required`.
+ * Refreshes the channel's token and stores the new one (rotating refresh tokens included). A refresh that fails with a
+ * definite answer flags the channel for reconnection, notifies, and answers `reauth_required`; a network failure is
+ * rethrown as it is (the token may still be good).
+ */
+export async function refreshChannel(services: Services, em: EntityManager, integration: Integration): Promise<void> {
+  const provider = providerOf(integration);
+  if (!provider.refresh) {
+    await markNeedsReconnection(services, em, integration);
+    throw reauthRequired(integration);
+  }
+  let refreshed: Partial<ChannelAuth>;
+  try {
+    refreshed = await provider.refresh(providerContext(services, integration));
+  } catch (error) {
+    if (error instanceof PlatformHttpError && (error.isNetworkError || error.status === 429 || error.status >= 500)) throw error;
+    await markNeedsReconnection(services, em, integration);
+    throw reauthRequired(integration);
+  }
+  const current = channelAuth(services, integration);
+  integration.credentials = sealCredentials(services, {
+    accessToken: refreshed.accessToken ?? current.accessToken,
+    refreshToken: refreshed.refreshToken ?? current.refreshToken,
+    data: { ...current.data, ...refreshed.data },
+  });
+  integration.tokenExpiresAt = refreshed.expiresAt ?? null;
+  await em.flush();
+}
+
+/**
+ * Runs a provider call with the channel's credentials. A token about to expire is refreshed first; a 401 refreshes the
+ * token once and repeats the call; a failed refresh flags the channel for reconnection, notifies the organization and
+ * answers `reauth_required`.
  */
 export async function withChannel<T>(
   services: Services,
@@ -110,29 +146,15 @@ export async function withChannel<T>(
 ): Promise<T> {
   if (integration.refreshNeeded) throw reauthRequired(integration);
   const provider = providerOf(integration);
+  const expiresAt = integration.tokenExpiresAt?.getTime();
+  if (provider.refresh && expiresAt !== undefined && expiresAt - REFRESH_MARGIN_MS < services.now().getTime()) {
+    await refreshChannel(services, em, integration);
+  }
   try {
     return await call(providerContext(services, integration, settings));
   } catch (error) {
     if (!(error instanceof PlatformHttpError) || !error.isAuthError) throw error;
-    if (!provider.refresh) {
-      await markNeedsReconnection(services, em, integration);
-      throw reauthRequired(integration);
-    }
-    let refreshed: Partial<ChannelAuth>;
-    try {
-      refreshed = await provider.refresh(providerContext(services, integration, settings));
-    } catch {
-      await markNeedsReconnection(services, em, integration);
-      throw reauthRequired(integration);
-    }
-    const current = channelAuth(services, integration);
-    integration.credentials = sealCredentials(services, {
-      accessToken: refreshed.accessToken ?? current.accessToken,
-      refreshToken: refreshed.refreshToken ?? current.refreshToken,
-      data: { ...current.data, ...refreshed.data },
-    });
-    integration.tokenExpiresAt = refreshed.expiresAt ?? null;
-    await em.flush();
+    await refreshChannel(services, em, integration);
     try {
       return await call(providerContext(services, integration, settings));
     } catch (retryError) {

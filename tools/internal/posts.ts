@@ -16,19 +16,14 @@ export async function findPost(em: EntityManager, organizationId: string, id: st
   return post;
 }
 
-/** The chain of a post's channel entry, root first. */
+/** The chain a post belongs to (the entry it was created in), root first. Never looked up by group and channel. */
 export async function chainOf(em: EntityManager, post: Post): Promise<Post[]> {
-  return em.find(
-    PostSchema,
-    { organizationId: post.organizationId, group: post.group, integrationId: post.integrationId, deletedAt: null },
-    { orderBy: { position: 'asc' } },
-  );
+  return em.find(PostSchema, { organizationId: post.organizationId, rootPostId: post.rootPostId, deletedAt: null }, { orderBy: { position: 'asc' } });
 }
 
 export async function rootOf(em: EntityManager, post: Post): Promise<Post> {
-  if (post.position === 0) return post;
-  const chain = await chainOf(em, post);
-  return chain[0] ?? post;
+  if (post.id === post.rootPostId) return post;
+  return (await em.findOne(PostSchema, { id: post.rootPostId, organizationId: post.organizationId })) ?? post;
 }
 
 export interface PostRecord extends Record<string, unknown> {

@@ -1,11 +1,13 @@
-// Publishing a chain exactly once (DESIGN.md §5): each item's platform id is recorded before moving on, an attempt is
-// recorded before each platform call, and an attempt found open after a crash is never blindly repeated.
+// Publishing a chain exactly once (DESIGN.md §5): each item's platform id is recorded before moving on, an attempt (or each
+// creating step of a provider with `recordsSteps`) is recorded before the platform call, and an attempt found open after a
+// crash is never blindly repeated. Retries, platform processing waits and thread delays re-schedule the job instead of
+// holding a worker; a chain that stops half way says which items went out, which failed and which were not attempted.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IntegrationSchema, PostSchema, type Integration, type Post } from '../../src/db/entities.js';
+import { IntegrationSchema, PostSchema, type Integration, type Post, type PublishProgress } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { MediaFetchError } from '../../src/lib/media-fetch.js';
-import type { MediaFile, Provider, PublishedRef } from '../../providers/types.js';
+import { CheckAgainLater, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { measure, mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
@@ -19,18 +21,19 @@ export type PublishOutcome =
   | { kind: 'waiting'; runAt: Date }
   | { kind: 'failed'; error: string };
 
-/** Thrown to ask the queue for another attempt later (graphile-worker's backoff). */
-export class RetryLater extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RetryLater';
-  }
+/** Retryable failures of one item before it goes to ERROR. */
+export const MAX_PUBLISH_ATTEMPTS = 8;
+
+/** Seconds before the next attempt after `attempts` retryable failures: 30 s, 1, 2, 4, 8, 16, 32 min (capped at an hour). */
+export function backoffSeconds(attempts: number): number {
+  return Math.min(3600, 30 * 2 ** Math.max(0, attempts - 1));
 }
 
-export interface PublishAttempt {
-  /** 1-based attempt number of the job, and the job's maximum. */
-  attempt: number;
-  maxAttempts: number;
+/** A step of a provider was interrupted mid-call and the provider cannot look its result up. */
+class OutcomeUnknown extends Error {
+  constructor(readonly step: string) {
+    super(`the "${step}" step was interrupted before the platform answered`);
+  }
 }
 
 function mediaFiles(services: Services, post: Post): MediaFile[] {
@@ -47,34 +50,74 @@ function refOf(post: Post): PublishedRef {
   return { id: post.releaseId!, url: post.releaseUrl ?? undefined, meta: post.releaseMeta ?? undefined };
 }
 
-/** Puts the item in ERROR and notifies; `where` names the channel, e.g. "Bluesky (Alice)". */
-async function fail(services: Services, em: EntityManager, where: string, item: Post, message: string): Promise<PublishOutcome> {
+const couldNotConfirm = (provider: Provider, why: string) =>
+  `Could not confirm whether ${provider.name} published this item: ${why}. Check the account before publishing again, to avoid a duplicate.`;
+
+interface Run {
+  services: Services;
+  em: EntityManager;
+  provider: Provider;
+  /** e.g. "Bluesky (Alice)". */
+  where: string;
+  chain: Post[];
+}
+
+/**
+ * Puts `item` in ERROR with `message`, and every later item of the chain in ERROR as not attempted, then notifies once:
+ * a failure of the whole post, or a partial publication naming what went out.
+ */
+async function failFrom(run: Run, item: Post, message: string): Promise<PublishOutcome> {
+  const { services, em, where, chain } = run;
   item.state = 'ERROR';
   item.error = message;
   item.attemptStartedAt = null;
-  const what = item.position === 0 ? 'Your post' : `Item ${item.position + 1} of your post`;
-  notify(em, item.organizationId, 'post_failed', `${what} on ${where} failed: ${message}`);
+  item.nextAttemptAt = null;
+  const later = chain.filter((other) => other.position > item.position && other.state === 'QUEUE');
+  for (const other of later) {
+    other.state = 'ERROR';
+    other.error = `Not attempted: item ${item.position + 1} failed before it. Retry the post to resume at item ${item.position + 1}.`;
+    other.nextAttemptAt = null;
+  }
+  const sent = chain.filter((other) => other.state === 'PUBLISHED');
+  if (sent.length > 0) {
+    const links = sent.map((other) => `item ${other.position + 1}${other.releaseUrl ? ` (${other.releaseUrl})` : ''}`).join(', ');
+    const notSent = later.length > 0 ? `; ${later.length === 1 ? `item ${later[0].position + 1} was` : `items ${later[0].position + 1}–${later.at(-1)!.position + 1} were`} not sent` : '';
+    notify(
+      em,
+      item.organizationId,
+      'post_partial',
+      `Your post on ${where} was published only in part: ${links} went out; item ${item.position + 1} failed: ${message}${notSent}. Retry the post to resume at item ${item.position + 1}.`,
+      chain[0].releaseUrl ?? undefined,
+    );
+  } else {
+    const what = item.position === 0 ? 'Your post' : `Item ${item.position + 1} of your post`;
+    notify(em, item.organizationId, 'post_failed', `${what} on ${where} failed: ${message}`);
+  }
   await em.flush();
-  services.logger.warn({ postId: item.id, integrationId: item.integrationId }, `publishing failed: ${message}`);
+  services.logger.warn({ postId: item.id, integrationId: item.integrationId, partial: sent.length > 0 }, `publishing failed: ${message}`);
   return { kind: 'failed', error: message };
 }
 
-export async function publishChain(services: Services, rootPostId: string, attempt: PublishAttempt): Promise<PublishOutcome> {
+export async function publishChain(services: Services, rootPostId: string): Promise<PublishOutcome> {
   const em = services.orm.em.fork();
   const root = await em.findOne(PostSchema, { id: rootPostId, deletedAt: null });
   if (!root) return { kind: 'skipped', reason: 'post deleted' };
   const chain = await chainOf(em, root);
   const now = services.now();
   if (root.state === 'QUEUE' && root.publishDate.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: root.publishDate };
-  if (!chain.some((item) => item.state === 'QUEUE')) return { kind: 'skipped', reason: `nothing queued (root is ${root.state})` };
+  const pending = chain.find((item) => item.state === 'QUEUE');
+  if (!pending) return { kind: 'skipped', reason: `nothing queued (root is ${root.state})` };
+  // An item waiting for a retry or the platform's processing runs at its time, not before (a sweep or a replaced job).
+  if (pending.nextAttemptAt && pending.nextAttemptAt.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: pending.nextAttemptAt };
 
   const integration = await em.findOne(IntegrationSchema, { id: root.integrationId, deletedAt: null });
-  const pending = chain.find((item) => item.state === 'QUEUE')!;
-  if (!integration) return fail(services, em, 'a deleted channel', pending, 'The channel was deleted.');
+  if (!integration) {
+    return failFrom({ services, em, provider: { name: 'the platform' } as Provider, where: 'a deleted channel', chain }, pending, 'The channel was deleted.');
+  }
   const provider = providerOf(integration);
-  const where = `${provider.name} (${integration.name})`;
-  if (integration.disabled) return fail(services, em, where, pending, 'Channel disabled.');
-  if (integration.refreshNeeded) return fail(services, em, where, pending, 'The channel needs to be reconnected before it can publish.');
+  const run: Run = { services, em, provider, where: `${provider.name} (${integration.name})`, chain };
+  if (integration.disabled) return failFrom(run, pending, 'Channel disabled: enable it in the console, then retry the post.');
+  if (integration.refreshNeeded) return failFrom(run, pending, 'The channel needs to be reconnected before it can publish: reconnect it, then retry the post.');
 
   let rootRef: PublishedRef | undefined;
   let parent: Post | undefined;
@@ -89,16 +132,10 @@ export async function publishChain(services: Services, rootPostId: string, attem
       const due = new Date(parent.publishedAt.getTime() + item.delay * 60_000);
       if (due.getTime() > services.now().getTime()) return { kind: 'waiting', runAt: due };
     }
-    if (item.attemptStartedAt && !provider.idempotentCreate) {
-      return fail(
-        services,
-        em,
-        `${provider.name} (${integration.name})`,
-        item,
-        `Could not confirm whether ${provider.name} published this item: an earlier attempt was interrupted. Check the account before publishing again, to avoid a duplicate.`,
-      );
+    if (item.attemptStartedAt && !provider.idempotentCreate && !provider.recordsSteps) {
+      return failFrom(run, item, couldNotConfirm(provider, 'an earlier attempt was interrupted'));
     }
-    const outcome = await publishItem(services, em, provider, integration, item, rootRef, parent, attempt);
+    const outcome = await publishItem(run, integration, item, rootRef, parent);
     if (outcome) return outcome;
     rootRef ??= refOf(item);
     parent = item;
@@ -106,78 +143,121 @@ export async function publishChain(services: Services, rootPostId: string, attem
   return { kind: 'published' };
 }
 
+/** `context.step` of one item: results recorded in the item's publish progress before the next step. */
+function stepsOf(run: Run, item: Post): ProviderContext['step'] {
+  const save = async (change: (progress: PublishProgress) => void) => {
+    const progress: PublishProgress = structuredClone(item.publishProgress ?? { steps: {} });
+    change(progress);
+    item.publishProgress = progress;
+    await run.em.flush();
+  };
+  return async <T extends JsonValue>(name: string, call: () => Promise<T>, recover?: () => Promise<T | undefined>): Promise<T> => {
+    const recorded = item.publishProgress?.steps[name];
+    if (recorded?.state === 'done') return recorded.result as T;
+    if (recorded?.state === 'started') {
+      if (!recover) throw new OutcomeUnknown(name);
+      const found = await recover();
+      if (found !== undefined) {
+        await save((progress) => (progress.steps[name] = { state: 'done', result: found }));
+        return found;
+      }
+    }
+    await save((progress) => (progress.steps[name] = { state: 'started' }));
+    let result: T;
+    try {
+      result = await call();
+    } catch (error) {
+      // A definite answer (the platform refused, or was never reached) means nothing was created: forget the step.
+      if (!(error instanceof PlatformHttpError && error.outcomeUnknown)) await save((progress) => delete progress.steps[name]);
+      throw error;
+    }
+    await save((progress) => (progress.steps[name] = { state: 'done', result }));
+    return result;
+  };
+}
+
 /** Publishes one item; answers an outcome only when the chain must stop. */
 async function publishItem(
-  services: Services,
-  em: EntityManager,
-  provider: Provider,
+  run: Run,
   integration: Integration,
   item: Post,
   rootRef: PublishedRef | undefined,
   parent: Post | undefined,
-  attempt: PublishAttempt,
 ): Promise<PublishOutcome | undefined> {
+  const { services, em, provider } = run;
   item.attemptStartedAt = services.now();
   await em.flush();
   const publishItemInput = { postId: item.id, text: measure(provider, item.content).text, media: mediaFiles(services, item) };
+  const step = stepsOf(run, item);
   try {
-    const ref = await withChannel(services, em, integration, item.settings, (context) =>
-      item.position === 0 || !rootRef || !parent
-        ? provider.publish!(context, publishItemInput)
-        : provider.comment!(context, publishItemInput, { root: rootRef, parent: refOf(parent) }),
-    );
+    const ref = await withChannel(services, em, integration, item.settings, (context) => {
+      const withSteps = { ...context, step };
+      return item.position === 0 || !rootRef || !parent
+        ? provider.publish!(withSteps, publishItemInput)
+        : provider.comment!(withSteps, publishItemInput, { root: rootRef, parent: refOf(parent) });
+    });
     item.releaseId = ref.id;
     item.releaseUrl = ref.url ?? null;
     item.releaseMeta = ref.meta ?? null;
     item.state = 'PUBLISHED';
     item.publishedAt = services.now();
     item.attemptStartedAt = null;
+    item.nextAttemptAt = null;
     item.error = null;
+    item.lastError = null;
     if (item.position === 0) {
-      notify(em, item.organizationId, 'post_published', `Your post has been published on ${provider.name} (${integration.name})${ref.url ? ` at ${ref.url}` : ''}.`, ref.url);
+      notify(em, item.organizationId, 'post_published', `Your post has been published on ${run.where}${ref.url ? ` at ${ref.url}` : ''}.`, ref.url);
     }
     await em.flush();
     return undefined;
   } catch (error) {
-    return handleFailure(services, em, provider, integration, item, attempt, error);
+    return handleFailure(run, item, error);
   }
 }
 
-async function handleFailure(
-  services: Services,
-  em: EntityManager,
-  provider: Provider,
-  integration: Integration,
-  item: Post,
-  attempt: PublishAttempt,
-  error: unknown,
-): Promise<PublishOutcome> {
-  const lastAttempt = attempt.attempt >= attempt.maxAttempts;
-  if (error instanceof DomainError && error.code === 'reauth_required') {
-    return fail(services, em, `${provider.name} (${integration.name})`, item, error.message);
+/** The job runs again at `runAt`; the item stays QUEUE with what happened recorded for REST, MCP and the console. */
+async function retryAt(run: Run, item: Post, runAt: Date, lastError: string | null): Promise<PublishOutcome> {
+  item.nextAttemptAt = runAt;
+  if (lastError !== null) item.lastError = lastError;
+  await run.em.flush();
+  return { kind: 'waiting', runAt };
+}
+
+async function handleFailure(run: Run, item: Post, error: unknown): Promise<PublishOutcome> {
+  const { services, provider } = run;
+  const now = services.now();
+  if (error instanceof CheckAgainLater) {
+    item.attemptStartedAt = null;
+    const since = item.publishProgress?.waitingSince ? new Date(item.publishProgress.waitingSince) : now;
+    if (now.getTime() - since.getTime() > error.maxWaitSeconds * 1000) {
+      return failFrom(run, item, `${error.message} (still not ready after ${Math.round(error.maxWaitSeconds / 60)} minutes)`);
+    }
+    item.publishProgress = { ...(item.publishProgress ?? { steps: {} }), waitingSince: since.toISOString() };
+    const seconds = Math.max(1, Math.min(error.seconds, services.config.publishRecheckMaxSeconds));
+    return retryAt(run, item, new Date(now.getTime() + seconds * 1000), null);
   }
-  if (error instanceof MediaFetchError) return fail(services, em, `${provider.name} (${integration.name})`, item, error.message);
+  if (error instanceof OutcomeUnknown) return failFrom(run, item, couldNotConfirm(provider, error.message));
+  if (error instanceof DomainError && error.code === 'reauth_required') return failFrom(run, item, error.message);
+  if (error instanceof MediaFetchError) return failFrom(run, item, error.message);
   if (error instanceof PlatformHttpError) {
-    if (error.outcomeUnknown && !provider.idempotentCreate) {
-      return fail(
-        services,
-        em,
-        `${provider.name} (${integration.name})`,
-        item,
-        `Could not confirm whether ${provider.name} published this item (${error.message}). Check the account before publishing again, to avoid a duplicate.`,
-      );
+    const message = error.isNetworkError ? `Could not reach ${provider.name}: ${error.message.replace(/^could not reach the platform: /i, '')}` : `${provider.name}: ${error.message}`;
+    // A create that may have reached the platform is repeated only when the provider can tell (idempotency key or steps).
+    if (error.outcomeUnknown && !provider.idempotentCreate && !provider.recordsSteps) {
+      return failFrom(run, item, couldNotConfirm(provider, message));
     }
-    if (error.retryable && !lastAttempt) {
-      // The platform answered (or the create is idempotent): repeating the call is safe.
-      if (!error.outcomeUnknown) item.attemptStartedAt = null;
-      await em.flush();
-      throw new RetryLater(`${provider.name} is temporarily unavailable: ${error.message}`);
-    }
-    return fail(services, em, `${provider.name} (${integration.name})`, item, `${provider.name} refused the post: ${error.bodyExcerpt || error.message}`);
+    if (!error.retryable) return failFrom(run, item, `${provider.name} refused the post: ${error.message}`);
+    if (!error.outcomeUnknown) item.attemptStartedAt = null;
+    item.attempts += 1;
+    if (item.attempts >= MAX_PUBLISH_ATTEMPTS) return failFrom(run, item, `${message} (gave up after ${item.attempts} attempts)`);
+    const wait = Math.max(error.retryAfterSeconds ?? 0, backoffSeconds(item.attempts));
+    services.logger.info({ postId: item.id, attempts: item.attempts, wait }, `publishing will be retried: ${message}`);
+    return retryAt(run, item, new Date(now.getTime() + wait * 1000), message);
   }
-  // A failure of our own before the platform was reached: safe to retry.
+  // A failure of our own before the platform was reached: retried like a network failure.
   item.attemptStartedAt = null;
-  await em.flush();
-  if (lastAttempt) return fail(services, em, `${provider.name} (${integration.name})`, item, `Publishing failed: ${(error as Error).message}`);
-  throw error;
+  item.attempts += 1;
+  const message = `Publishing failed: ${(error as Error).message}`;
+  services.logger.warn({ postId: item.id, err: error }, 'publishing failed on our side');
+  if (item.attempts >= MAX_PUBLISH_ATTEMPTS) return failFrom(run, item, message);
+  return retryAt(run, item, new Date(now.getTime() + backoffSeconds(item.attempts) * 1000), message);
 }

@@ -28,7 +28,7 @@ export async function hasPublishJob(em: EntityManager, rootPostId: string): Prom
 export async function sweepDuePosts(em: EntityManager, now: Date): Promise<number> {
   const rows = await em.getConnection().execute<{ id: string }[]>(
     `select distinct root.id from post item
-       join post root on root.group_id = item.group_id and root.integration_id = item.integration_id and root.position = 0
+       join post root on root.id = item.root_post_id
        where item.state = 'QUEUE' and item.deleted_at is null and root.deleted_at is null and root.publish_date <= ?
          and not exists (select 1 from graphile_worker.jobs job where job.key = 'publish:' || root.id)
        limit 500`,

@@ -8,13 +8,10 @@ import type { Provider } from '../../../providers/types.js';
 import { connectChannel } from '../../../tools/connect-channel.js';
 import { deleteIntegration } from '../../../tools/delete-integration.js';
 import { setPostingTimes } from '../../../tools/set-posting-times.js';
-import { socialConnectUrl, type ConnectState } from '../../../tools/social-connect-url.js';
+import { socialConnectUrl } from '../../../tools/social-connect-url.js';
+import { callbackPath, channelAccounts, chooseChannelAccount, completeOAuthConnect } from '../../../tools/internal/channel-connect.js';
 import {
   channelStatus,
-  findIntegration,
-  providerContext,
-  providerEndpoints,
-  saveConnectedAccount,
   setChannelDisabled,
   setPreferredCustomer,
   type ChannelStatus,
@@ -215,16 +212,13 @@ export function channelPages(router: Router, services: Services): void {
   // The page/account picker of platforms that connect a user first and a page second.
   router.get('/channels/:id/choose', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
-    const em = services.orm.em.fork();
-    const integration = await findIntegration(em, consoleCaller(response).organizationId, String(request.params.id));
-    const provider = findProvider(integration.providerIdentifier);
-    if (!provider?.accounts || !provider.selectAccount) throw notSupported(`Choosing the page or account of a ${provider?.name ?? integration.providerIdentifier} channel is not built yet in this Herald.`);
-    const accounts = await provider.accounts(providerContext(services, integration));
+    const id = String(request.params.id);
+    const accounts = await channelAccounts(services, services.orm.em.fork(), consoleCaller(response).organizationId, id);
     sendPage(
       response,
       { title: 'Choose a page', signedIn, csrf, section: 'channels' },
-      html`<h1>Choose the ${provider.name} page or account</h1>
-      <form method="post" action="/channels/${integration.id}/choose" class="card">${csrfField(csrf)}
+      html`<h1>Choose the page or account to publish as</h1>
+      <form method="post" action="/channels/${id}/choose" class="card">${csrfField(csrf)}
         <fieldset><legend>Publish as</legend>${accounts.map(
           (account, index) => html`<label><input type="radio" name="account" value="${account.id}"${index === 0 ? html` checked` : ''}> ${avatar(account.picture, account.name)} ${account.name}</label>`,
         )}</fieldset>
@@ -233,46 +227,14 @@ export function channelPages(router: Router, services: Services): void {
   });
 
   router.post('/channels/:id/choose', requireSignedIn, async (request, response) => {
-    const em = services.orm.em.fork();
-    const organizationId = consoleCaller(response).organizationId;
-    const integration = await findIntegration(em, organizationId, String(request.params.id));
-    const provider = findProvider(integration.providerIdentifier);
-    if (!provider?.selectAccount) throw notSupported(`Choosing the page or account of a ${provider?.name ?? integration.providerIdentifier} channel is not built yet in this Herald.`);
-    const account = await provider.selectAccount(providerContext(services, integration), String(request.body?.account ?? ''));
-    await saveConnectedAccount(em, services, organizationId, provider, account, { refresh: integration.id });
+    await chooseChannelAccount(services, services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.id), String(request.body?.account ?? ''));
     response.redirect(303, '/channels?notice=connected');
   });
 
   // The platform sends the user back here after OAuth; the sealed state says for which organization and channel.
-  router.get('/api/integrations/social/:identifier/callback', async (request, response) => {
-    const provider = findProvider(String(request.params.identifier));
-    if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
-    if (typeof request.query.error === 'string') {
-      throw new DomainError('invalid_input', `${provider.name} did not authorize the connection: ${String(request.query.error_description ?? request.query.error)}.`, { hint: 'Try connecting again from the channels page.' });
-    }
-    let state: ConnectState;
-    try {
-      state = services.secrets.openJson<ConnectState>(String(request.query.state ?? ''));
-    } catch {
-      throw new DomainError('invalid_input', 'This connection link is not valid.', { hint: 'Start again from the channels page.' });
-    }
-    if (state.provider !== provider.identifier || state.expiresAt < services.now().getTime()) {
-      throw new DomainError('invalid_input', 'This connection link expired or belongs to another platform.', { hint: 'Start again from the channels page.' });
-    }
-    const client = services.config.oauthClients[provider.identifier];
-    if (!provider.exchangeCode || !client) throw notSupported(`Connecting ${provider.name} channels through OAuth is not built yet in this Herald.`);
-    const account = await provider.exchangeCode(
-      { fetch: services.fetch, endpoints: providerEndpoints(services, provider) },
-      {
-        code: String(request.query.code ?? ''),
-        codeVerifier: state.codeVerifier,
-        redirectUri: `${services.config.publicUrl}/api/integrations/social/${provider.identifier}/callback`,
-        clientId: client.clientId,
-        clientSecret: client.clientSecret,
-      },
-    );
-    await saveConnectedAccount(services.orm.em.fork(), services, state.organizationId, provider, account, { refresh: state.refresh, inBetweenSteps: account.inBetweenSteps });
-    response.redirect(303, '/channels?notice=connected');
+  router.get(callbackPath(':identifier'), async (request, response) => {
+    const integration = await completeOAuthConnect(services, String(request.params.identifier), request.query as Record<string, unknown>);
+    response.redirect(303, integration.inBetweenSteps ? `/channels/${integration.id}/choose` : '/channels?notice=connected');
   });
 }
 

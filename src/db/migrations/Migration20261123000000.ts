@@ -1,0 +1,30 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * A chain is identified by its root post (one request may hold several entries for one channel), and publishing keeps
+ * per-item progress: recorded platform steps, the attempt count, the last error and when the next attempt is due.
+ */
+export class Migration20261123000000 extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`alter table post add column root_post_id text null;`);
+    // Existing chains: follow parent links from each root (rows written before this migration were chained per entry).
+    this.addSql(`with recursive chain as (
+        select id, id as root from post where parent_post_id is null
+        union all
+        select child.id, chain.root from post child join chain on child.parent_post_id = chain.id
+      )
+      update post set root_post_id = chain.root from chain where post.id = chain.id;`);
+    this.addSql(`update post set root_post_id = id where root_post_id is null;`);
+    this.addSql(`alter table post alter column root_post_id set not null;`);
+    this.addSql(`create index post_root_idx on post (root_post_id, position);`);
+    this.addSql(`alter table post add column publish_progress jsonb null;`);
+    this.addSql(`alter table post add column attempts integer not null default 0;`);
+    this.addSql(`alter table post add column last_error text null;`);
+    this.addSql(`alter table post add column next_attempt_at timestamptz null;`);
+  }
+
+  override async down(): Promise<void> {
+    this.addSql('drop index if exists post_root_idx;');
+    this.addSql('alter table post drop column root_post_id, drop column publish_progress, drop column attempts, drop column last_error, drop column next_attempt_at;');
+  }
+}
