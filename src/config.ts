@@ -116,7 +116,7 @@ export interface Config {
   sweepCron: string;
   /** Minutes after midnight UTC. */
   defaultPostingTimes: number[];
-  /** Per-provider endpoint overrides, e.g. {"bluesky":{"video":"http://127.0.0.1:4100"}}. */
+  /** Per-provider endpoint overrides, e.g. {"bluesky":{"video":"http://127.0.0.1:4100"}}; keys ending in `Version` are API versions. */
   socialEndpoints: Record<string, Record<string, string>>;
   /** OAuth app credentials per platform identifier, from `<IDENTIFIER>_CLIENT_ID` / `<IDENTIFIER>_CLIENT_SECRET`. */
   oauthClients: Record<string, OAuthClientCredentials>;
@@ -147,15 +147,25 @@ function parsePostingTimes(value: string | undefined, problems: string[]): numbe
   return [...new Set(times)].sort((a, b) => a - b);
 }
 
+/** Keys ending in `Version` carry an API version (Graph API `v23.0`, LinkedIn-Version `202510`); every other value is a base URL. */
+const endpointValue = z.string().min(1);
+
 function parseEndpoints(value: string | undefined, problems: string[]): Record<string, Record<string, string>> {
   if (value === undefined) return {};
+  let parsed: Record<string, Record<string, string>>;
   try {
-    const parsed = z.record(z.string(), z.record(z.string(), z.string().url())).parse(JSON.parse(value));
-    return parsed;
+    parsed = z.record(z.string(), z.record(z.string(), endpointValue)).parse(JSON.parse(value));
   } catch {
-    problems.push('SOCIAL_ENDPOINTS: must be JSON like {"bluesky":{"video":"https://video.example"}} with URL values');
+    problems.push('SOCIAL_ENDPOINTS: must be JSON like {"bluesky":{"service":"https://pds.example"},"facebook":{"graphVersion":"v23.0"}}');
     return {};
   }
+  for (const [identifier, entries] of Object.entries(parsed)) {
+    for (const [key, entry] of Object.entries(entries)) {
+      if (key.endsWith('Version')) continue;
+      if (!z.url({ protocol: /^https?$/ }).safeParse(entry).success) problems.push(`SOCIAL_ENDPOINTS: ${identifier}.${key} must be an http(s) URL, got "${entry}"`);
+    }
+  }
+  return parsed;
 }
 
 function parseHostList(value: string | undefined, problems: string[]): string[] {
