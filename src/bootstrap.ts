@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
-import { openDatabase } from './db/orm.js';
+import { databaseStartError, migrate, openDatabase, type Orm } from './db/orm.js';
 import { SecretBox, randomToken } from './lib/crypto.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createMediaFetcher } from './lib/media-fetch.js';
@@ -77,16 +77,26 @@ export async function buildServices(
   };
 }
 
-export async function openServices(config: Config, logger = createLogger(config.logLevel)): Promise<Opened> {
+/**
+ * Opens the database (the embedded one unless DATABASE_URL is set) and the services. `attach` (the CLI) uses the embedded
+ * Postgres of a Herald already running on the data directory instead of refusing to start a second one.
+ */
+export async function openServices(config: Config, logger = createLogger(config.logLevel), options: { attach?: boolean } = {}): Promise<Opened> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger });
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger, binariesDir: config.embeddedPostgresBinaries, attach: options.attach });
     await embedded.createDatabase('herald');
     databaseUrl = embedded.urlFor('herald');
   }
   try {
-    const orm = await openDatabase(databaseUrl, { migrate: true });
+    let orm: Orm;
+    try {
+      orm = await openDatabase(databaseUrl, { migrate: false });
+    } catch (error) {
+      throw databaseStartError(error, databaseUrl);
+    }
+    await migrate(orm, databaseUrl);
     removeStaleUploads(config, logger);
     if (!config.ssrfProtection) logger.warn('DISABLE_SSRF_PROTECTION is on: URLs sent by clients may make Herald fetch private and internal addresses');
     const services = await buildServices(config, { orm, secrets: new SecretBox(encryptionKey(config, logger)), logger, now: () => new Date() });

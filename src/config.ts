@@ -40,6 +40,7 @@ const environmentSchema = z.object({
   DATABASE_URL: optionalString,
   DATA_DIR: optionalString,
   EMBEDDED_POSTGRES_PORT: intFromEnv(54329, 1),
+  EMBEDDED_POSTGRES_BINARIES: optionalString,
   ENCRYPTION_KEY: optionalString,
   API_RATE_LIMIT_PER_HOUR: intFromEnv(30, 1),
   CREATE_POST_RATE_LIMIT_PER_HOUR: intFromEnv(90, 1),
@@ -108,6 +109,8 @@ export interface Config {
   databaseUrl?: string;
   dataDir: string;
   embeddedPostgresPort: number;
+  /** A Postgres build (bin/, lib/, share/) to run instead of the npm package's. */
+  embeddedPostgresBinaries?: string;
   encryptionKey?: string;
   apiRateLimitPerHour: number;
   createPostRateLimitPerHour: number;
@@ -252,6 +255,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     databaseUrl: values.DATABASE_URL,
     dataDir: path.resolve(values.DATA_DIR ?? './data'),
     embeddedPostgresPort: values.EMBEDDED_POSTGRES_PORT,
+    embeddedPostgresBinaries: values.EMBEDDED_POSTGRES_BINARIES === undefined ? undefined : path.resolve(values.EMBEDDED_POSTGRES_BINARIES),
     encryptionKey: values.ENCRYPTION_KEY,
     apiRateLimitPerHour: values.API_RATE_LIMIT_PER_HOUR,
     createPostRateLimitPerHour: values.CREATE_POST_RATE_LIMIT_PER_HOUR,

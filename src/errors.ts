@@ -77,3 +77,11 @@ export function asDomainError(error: unknown): DomainError {
 export function toToolErrorText(error: DomainError): string {
   return `${error.code}: ${error.message}${error.hint ? ` ${error.hint}` : ''}`;
 }
+
+/** A start that cannot go on: its message is one sentence saying what is wrong and what to do, printed without a stack. */
+export class StartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartError';
+  }
+}

@@ -1,5 +1,7 @@
 // Composition root: config -> database -> worker + HTTP. Stops in reverse order on SIGINT/SIGTERM.
 import type { Server } from 'node:http';
+import net from 'node:net';
+import { StartError } from './errors.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { openServices } from './bootstrap.js';
@@ -8,6 +10,22 @@ import { createApp } from './http/app.js';
 import { McpSessions } from './mcp/sessions.js';
 import { OrganizationSchema } from './db/entities.js';
 import { createOrganization, mintApiKey } from '../tools/internal/credentials.js';
+
+/** Checks that the HTTP port can be bound before anything else starts (the database, the worker, a first API key). */
+function checkPort(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port)));
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === 'EADDRINUSE') return new StartError(`Port ${port} on ${host} is already in use: stop the program using it, or set PORT to a free port.`);
+  if (error.code === 'EACCES') return new StartError(`Herald may not listen on port ${port} (permission denied): set PORT to a port above 1023.`);
+  if (error.code === 'EADDRNOTAVAIL') return new StartError(`HOST ${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0.`);
+  return error;
+}
 
 async function main(): Promise<void> {
   let config;
@@ -21,8 +39,17 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  await checkPort(config.host, config.port);
   const opened = await openServices(config, logger);
   const { services } = opened;
+
+  const worker = await startWorker(services, opened.databaseUrl);
+  const sessions = new McpSessions(services);
+  const app = createApp(services, sessions);
+  const server: Server = await new Promise((resolve, reject) => {
+    const listening = app.listen(config.port, config.host, () => resolve(listening));
+    listening.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config.host, config.port)));
+  });
 
   // A fresh instance gets an organization and an API key, shown once, so it is usable before any console exists.
   let freshKey: string | undefined;
@@ -31,13 +58,6 @@ async function main(): Promise<void> {
     const organization = await createOrganization(em, 'My organization');
     freshKey = await mintApiKey(em, organization.id);
   }
-
-  const worker = await startWorker(services, opened.databaseUrl);
-  const sessions = new McpSessions(services);
-  const app = createApp(services, sessions);
-  const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(config.port, config.host, () => resolve(listening));
-  });
 
   const base = config.publicUrl;
   console.log(
@@ -75,7 +95,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-main().catch((error) => {
-  console.error('Herald failed to start:', error instanceof Error ? error.message : error);
+main().catch((error: unknown) => {
+  // One sentence, no stack: a StartError says what to do; anything else is named by its first line.
+  const message = error instanceof StartError ? error.message : ((error as Error)?.message?.split('\n')[0] || `an unexpected ${String(error)} was thrown`);
+  console.error(`Herald failed to start: ${message}`);
   process.exit(1);
 });

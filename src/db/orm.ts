@@ -4,6 +4,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { Logger as WorkerLogger, runMigrations } from 'graphile-worker';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
+import { StartError } from '../errors.js';
 
 export type Orm = MikroORM;
 
@@ -19,6 +20,11 @@ export async function openDatabase(databaseUrl: string, options: { migrate: bool
     allowGlobalContext: false,
     forceUtcTimezone: true,
   });
+  const check = await orm.checkConnection();
+  if (!check.ok) {
+    await orm.close(true).catch(() => undefined);
+    throw check.error ?? new Error(check.reason);
+  }
   if (options.migrate) await migrate(orm, databaseUrl);
   return orm;
 }
@@ -26,6 +32,31 @@ export async function openDatabase(databaseUrl: string, options: { migrate: bool
 export async function migrate(orm: Orm, databaseUrl: string): Promise<void> {
   await orm.getMigrator().up();
   await runMigrations({ connectionString: databaseUrl, logger: silentLogger });
+}
+
+/** Why a connection to `databaseUrl` failed, as one sentence for a failed start (no password, no stack). */
+export function databaseStartError(error: unknown, databaseUrl: string): StartError {
+  let where = 'the database';
+  try {
+    const url = new URL(databaseUrl);
+    where = `the database ${url.pathname.slice(1) || '(default)'} at ${url.hostname}:${url.port || 5432}`;
+  } catch {
+    /* keep the generic name */
+  }
+  const code = (error as { code?: string }).code;
+  const reasons: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host not found',
+    ETIMEDOUT: 'no answer',
+    '28P01': 'wrong user name or password',
+    '28000': 'this client is not allowed to connect',
+    '3D000': 'the database does not exist',
+    '53300': 'too many connections',
+    '57P03': 'Postgres is starting up or shutting down',
+  };
+  const reason = (code && reasons[code]) ?? (error as Error).message?.split('\n')[0] ?? String(error);
+  return new StartError(`Herald cannot connect to ${where} (${reason}): check DATABASE_URL and that Postgres is running and reachable.`);
 }
 
 export const silentLogger = new WorkerLogger(() => () => undefined);

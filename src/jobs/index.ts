@@ -53,6 +53,8 @@ export async function startWorker(services: Services, connectionString: string):
   // Our own pool, so a connection dropped under us (Ctrl-C reaches the embedded Postgres too) is logged, not fatal.
   const pgPool = new pg.Pool({ connectionString, max: services.config.workerConcurrency + 2 });
   pgPool.on('error', (error) => services.logger.warn({ err: error.message }, 'worker database connection lost'));
+  // Every client gets its own handler too: an idle client whose server went away must not crash the process.
+  pgPool.on('connect', (client) => client.on('error', (error) => services.logger.warn({ err: error.message }, 'worker database client error')));
   // One worker process per database is the supported deployment: jobs left locked by a crashed run are released at start.
   // The per-post advisory lock still prevents two live runs of one post.
   await services.orm.em.fork().getConnection().execute('update graphile_worker._private_jobs set locked_at = null, locked_by = null where locked_at is not null');

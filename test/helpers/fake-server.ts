@@ -31,6 +31,8 @@ export interface FakeServer {
   /** Makes the next `times` calls of a route answer `reply` before the normal handler applies again. */
   failNext(method: string, path: string, reply: FakeReply, times?: number): void;
   requestsTo(method: string, path: string): RecordedRequest[];
+  /** Every answer waits this long before it is sent (a slow platform). */
+  setDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startFakeServer(): Promise<FakeServer> {
   const routes: { method: string; path: string; handler: FakeHandler }[] = [];
   const failures: { method: string; path: string; reply: FakeReply; times: number }[] = [];
   const requests: RecordedRequest[] = [];
+  let delayMs = 0;
   const server = http.createServer(async (incoming, outgoing) => {
     const chunks: Buffer[] = [];
     for await (const chunk of incoming) chunks.push(chunk as Buffer);
@@ -69,6 +72,7 @@ export async function startFakeServer(): Promise<FakeServer> {
       const route = routes.find((item) => item.method === recorded.method && matches(item.path, recorded.path));
       reply = route ? await route.handler(recorded) : { status: 404, json: { error: `fake has no route ${recorded.method} ${recorded.path}` } };
     }
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const headers: Record<string, string> = { ...reply.headers };
     let payload: string | Buffer = '';
     if (reply.json !== undefined) {
@@ -91,6 +95,9 @@ export async function startFakeServer(): Promise<FakeServer> {
     },
     failNext(method, path, reply, times = 1) {
       failures.push({ method, path, reply, times });
+    },
+    setDelay(ms) {
+      delayMs = ms;
     },
     requestsTo(method, path) {
       return requests.filter((request) => request.method === method && matches(path, request.path));

@@ -45,14 +45,19 @@ export interface HeraldOptions {
   guard?: Partial<UrlGuardOptions>;
 }
 
-export async function startHerald(environment: Record<string, string> = {}, options: HeraldOptions = {}): Promise<Herald> {
+/** A new database cloned from the migrated template: its connection string. */
+export async function newTestDatabase(): Promise<string> {
   const adminUrl = inject('adminUrl');
   const database = `herald_test_${process.pid}_${Date.now()}_${counter++}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${database} template herald_template`);
   await admin.end();
-  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
+  return Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
+}
+
+export async function startHerald(environment: Record<string, string> = {}, options: HeraldOptions = {}): Promise<Herald> {
+  const databaseUrl = await newTestDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-data-'));
   const config: Config = loadConfig({
     DATA_DIR: dataDir,
