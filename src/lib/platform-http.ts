@@ -49,6 +49,11 @@ export interface PlatformRequest<T> {
   /** Parses the response body; without it the body is returned as parsed JSON (or text when not JSON). */
   schema?: z.ZodType<T>;
   timeoutMs?: number;
+  /**
+   * Statuses outside 2xx that are answers, not errors (YouTube's `308 Resume Incomplete`); the response is returned as is,
+   * and redirects are not followed.
+   */
+  okStatuses?: number[];
   /** Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after"). */
   classify?: (status: number, body: string) => Partial<PlatformHttpErrorInit> | undefined;
 }
@@ -126,6 +131,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
         method: request.method ?? (body ? 'POST' : 'GET'),
         headers,
         body,
+        redirect: request.okStatuses ? 'manual' : 'follow',
         signal: AbortSignal.timeout(request.timeoutMs ?? options.timeoutMs),
       });
     } catch (error) {
@@ -140,7 +146,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
       });
     }
     const text = await response.text();
-    if (!response.ok) {
+    if (!response.ok && !request.okStatuses?.includes(response.status)) {
       const retryAfter = Number(response.headers.get('retry-after'));
       const base: PlatformHttpErrorInit = {
         status: response.status,
