@@ -7,7 +7,7 @@ import instagram from './instagram.js';
 import instagramStandalone from './instagram-standalone.js';
 import facebook from './facebook.js';
 import threads from './threads.js';
-import youtube from './youtube.js';
+import youtube from './youtube/index.js';
 import tiktok from './tiktok.js';
 import reddit from './reddit.js';
 import lemmy from './lemmy.js';
