@@ -62,6 +62,8 @@ export interface PlatformResponse<T> {
   status: number;
   headers: Headers;
   data: T;
+  /** The body as received: for values JSON numbers cannot hold exactly (TikTok's 19-digit int64 post ids). */
+  text: string;
 }
 
 export type PlatformFetch = <T = unknown>(request: PlatformRequest<T>) => Promise<PlatformResponse<T>>;
@@ -179,8 +181,8 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
             .join('; ')}`,
         });
       }
-      return { status: response.status, headers: response.headers, data: result.data };
+      return { status: response.status, headers: response.headers, data: result.data, text };
     }
-    return { status: response.status, headers: response.headers, data: parsed as T };
+    return { status: response.status, headers: response.headers, data: parsed as T, text };
   };
 }
