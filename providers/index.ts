@@ -8,7 +8,7 @@ import instagramStandalone from './instagram-standalone.js';
 import facebook from './facebook.js';
 import threads from './threads.js';
 import youtube from './youtube/index.js';
-import tiktok from './tiktok.js';
+import tiktok from './tiktok/index.js';
 import reddit from './reddit.js';
 import lemmy from './lemmy.js';
 import pinterest from './pinterest.js';

@@ -208,7 +208,7 @@ describe('provider catalog', () => {
       const url = provider.authorizeUrl?.({ clientId: 'c', redirectUri: 'https://r.example/', state: 's', codeChallenge: 'cc', endpoints: provider.endpoints });
       if (url && new URL(url).searchParams.get('code_challenge_method') === 'S256') withPkce.push(identifier);
     }
-    expect(withPkce.sort()).toEqual(['kick', 'vk', 'whop', 'x', 'youtube']);
+    expect(withPkce.sort()).toEqual(['kick', 'tiktok', 'vk', 'whop', 'x', 'youtube']);
   });
 
   it('builds the real authorization endpoints', () => {
