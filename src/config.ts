@@ -49,6 +49,7 @@ const environmentSchema = z.object({
   SWEEP_CRON: optionalString,
   DEFAULT_POSTING_TIMES: optionalString,
   SOCIAL_ENDPOINTS: optionalString,
+  TIKTOK_APP_AUDITED: boolFromEnv(false),
   PLATFORM_TIMEOUT_SECONDS: intFromEnv(30, 1),
   PUBLISH_RECHECK_MAX_SECONDS: intFromEnv(300, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
@@ -119,7 +120,10 @@ export interface Config {
   sweepCron: string;
   /** Minutes after midnight UTC. */
   defaultPostingTimes: number[];
-  /** Per-provider endpoint overrides, e.g. {"bluesky":{"video":"http://127.0.0.1:4100"}}; keys ending in `Version` are API versions. */
+  /**
+   * Per-provider endpoint overrides, e.g. {"bluesky":{"video":"http://127.0.0.1:4100"}}; keys ending in `Version` are API versions.
+   * TikTok's also carries `appAudited` ("true"/"false", from TIKTOK_APP_AUDITED): the provider's one view of the deployment.
+   */
   socialEndpoints: Record<string, Record<string, string>>;
   /** OAuth app credentials per platform identifier, from `<IDENTIFIER>_CLIENT_ID` / `<IDENTIFIER>_CLIENT_SECRET`. */
   oauthClients: Record<string, OAuthClientCredentials>;
@@ -245,6 +249,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   const defaultPostingTimes = parsePostingTimes(values.DEFAULT_POSTING_TIMES, problems);
   const socialEndpoints = parseEndpoints(values.SOCIAL_ENDPOINTS, problems);
+  // Until TikTok audits the deployment's app, every post it makes is private: the provider forces SELF_ONLY.
+  socialEndpoints.tiktok = { ...socialEndpoints.tiktok, appAudited: String(values.TIKTOK_APP_AUDITED) };
   const allowedHosts = parseHostList(values.UPLOAD_URL_ALLOWED_HOSTS, problems);
   const storage = storageSettings(values, problems);
   if (problems.length > 0) throw new ConfigError(problems);

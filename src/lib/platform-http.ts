@@ -49,6 +49,11 @@ export interface PlatformRequest<T> {
   /** Parses the response body; without it the body is returned as parsed JSON (or text when not JSON). */
   schema?: z.ZodType<T>;
   timeoutMs?: number;
+  /**
+   * Statuses outside 2xx that are answers, not errors (YouTube's `308 Resume Incomplete`); the response is returned as is,
+   * and redirects are not followed.
+   */
+  okStatuses?: number[];
   /** Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after"). */
   classify?: (status: number, body: string) => Partial<PlatformHttpErrorInit> | undefined;
 }
@@ -57,6 +62,8 @@ export interface PlatformResponse<T> {
   status: number;
   headers: Headers;
   data: T;
+  /** The body as received: for values JSON numbers cannot hold exactly (TikTok's 19-digit int64 post ids). */
+  text: string;
 }
 
 export type PlatformFetch = <T = unknown>(request: PlatformRequest<T>) => Promise<PlatformResponse<T>>;
@@ -126,6 +133,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
         method: request.method ?? (body ? 'POST' : 'GET'),
         headers,
         body,
+        redirect: request.okStatuses ? 'manual' : 'follow',
         signal: AbortSignal.timeout(request.timeoutMs ?? options.timeoutMs),
       });
     } catch (error) {
@@ -140,7 +148,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
       });
     }
     const text = await response.text();
-    if (!response.ok) {
+    if (!response.ok && !request.okStatuses?.includes(response.status)) {
       const retryAfter = Number(response.headers.get('retry-after'));
       const base: PlatformHttpErrorInit = {
         status: response.status,
@@ -173,8 +181,8 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
             .join('; ')}`,
         });
       }
-      return { status: response.status, headers: response.headers, data: result.data };
+      return { status: response.status, headers: response.headers, data: result.data, text };
     }
-    return { status: response.status, headers: response.headers, data: parsed as T };
+    return { status: response.status, headers: response.headers, data: parsed as T, text };
   };
 }

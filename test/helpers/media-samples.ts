@@ -47,6 +47,13 @@ export const goodMp4 = () =>
     '-t', '1', '-c:v', 'libx264', '-profile:v', 'baseline', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart',
   ]);
 
+/** Two seconds of 640x360 H.264 at about 1.5 Mbit/s with noise so it does not compress away (some 430 KiB): several chunks for chunked-upload fakes. */
+export const mediumMp4 = () =>
+  ffmpeg('medium.mp4', [
+    '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440',
+    '-t', '2', '-vf', 'noise=alls=30:allf=t', '-c:v', 'libx264', '-profile:v', 'main', '-b:v', '1500k', '-maxrate', '1500k', '-bufsize', '1500k', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart',
+  ]);
+
 /** The movie header at the end of the file (no faststart), so the parser has to skip the media data to find it. */
 export const moovAtEndMp4 = () =>
   ffmpeg('moov-at-end.mp4', ['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25', '-t', '2', '-c:v', 'libx264', '-profile:v', 'main', '-pix_fmt', 'yuv420p']);

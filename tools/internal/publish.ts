@@ -2,6 +2,7 @@
 // creating step of a provider with `recordsSteps`) is recorded before the platform call, and an attempt found open after a
 // crash is never blindly repeated. Retries, platform processing waits and thread delays re-schedule the job instead of
 // holding a worker; a chain that stops half way says which items went out, which failed and which were not attempted.
+import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema, type Integration, type Post, type PublishProgress } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
@@ -13,7 +14,7 @@ import { measure, mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
 import { notify } from './notifications.js';
 import { chainOf } from './posts.js';
-import { loadLibraryMedia } from './media.js';
+import { ingestMedia, loadLibraryMedia } from './media.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -176,6 +177,12 @@ function stepsOf(run: Run, item: Post): ProviderContext['step'] {
   };
 }
 
+/** A file a provider derived from a post's media (e.g. PNG re-encoded as JPEG), taken into the library like an upload. */
+async function storeDerivedMedia(services: Services, organizationId: string, bytes: Buffer, filename: string): Promise<string> {
+  const stored = await ingestMedia(services, services.orm.em.fork(), organizationId, { stream: Readable.from([bytes]), filename, declaredLength: bytes.length });
+  return stored.path;
+}
+
 /** Publishes one item; answers an outcome only when the chain must stop. */
 async function publishItem(
   run: Run,
@@ -191,7 +198,7 @@ async function publishItem(
   const step = stepsOf(run, item);
   try {
     const ref = await withChannel(services, em, integration, item.settings, (context) => {
-      const withSteps = { ...context, step };
+      const withSteps: ProviderContext = { ...context, step, storeMedia: (bytes, filename) => storeDerivedMedia(services, item.organizationId, bytes, filename) };
       return item.position === 0 || !rootRef || !parent
         ? provider.publish!(withSteps, publishItemInput)
         : provider.comment!(withSteps, publishItemInput, { root: rootRef, parent: refOf(parent) });

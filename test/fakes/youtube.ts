@@ -1,0 +1,285 @@
+// A fake Google (OAuth 2.0 + userinfo) with the YouTube Data API v3, its resumable upload, and the YouTube Analytics API v2,
+// on one real HTTP server (startFakeServer). Shapes follow developers.google.com/youtube/v3/docs and the resumable upload guide.
+//
+//   const fake = await startYouTubeFake();           // fake.channels: the channels `mine=true` lists (two by default)
+//   SOCIAL_ENDPOINTS={"youtube":{"authorize":fake.url,"token":fake.url,"api":fake.url,"analytics":fake.url}}
+//   fake.videos     -> every finished upload: { id, snippet, status, bytes, sessionId }
+//   fake.sessions   -> every resumable session: { id, metadata, size, mimeType, received }
+//   fake.comments, fake.playlistItems; fake.authority (tokens: expireAccessTokens, revokeAll)
+//
+// Refuses what Google refuses: an authorization request without offline access, consent prompt, PKCE S256 or the upload scope;
+// a code exchange with the wrong verifier, redirect URI or client (credentials in the form body, as Google's web flow sends
+// them); API calls without a valid bearer token (401 authError); a session without X-Upload-Content-Length/-Type or with a
+// title that is missing, over 100 characters or contains < or >; a chunk whose length is not a multiple of 256 KiB (except
+// the last), a Content-Range that skips or repeats bytes or disagrees with the body, and an unknown session (404).
+// cutChunk(start, keep): the chunk starting at byte `start` is cut to its first `keep` bytes (a server that lost the rest).
+import { randomBytes } from 'node:crypto';
+import { createOAuthAuthority, OAuthRefusal, bearerOf } from './oauth-authority.js';
+import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+
+export const QUANTUM = 256 * 1024;
+const UPLOAD_SCOPE = 'https://www.googleapis.com/auth/youtube.upload';
+
+export interface FakeChannel {
+  id: string;
+  title: string;
+  customUrl: string;
+  thumbnail: string;
+}
+
+export interface FakeSession {
+  id: string;
+  metadata: any;
+  size: number;
+  mimeType: string;
+  received: Buffer[];
+  held: number;
+  videoId?: string;
+}
+
+export interface FakeVideo {
+  id: string;
+  snippet: any;
+  status: any;
+  bytes: Buffer;
+  sessionId: string;
+}
+
+/** Google's error body. */
+export const googleError = (code: number, reason: string, message: string, domain = 'youtube'): FakeReply => ({
+  status: code,
+  json: { error: { code, message, errors: [{ message, domain, reason }] } },
+});
+
+const id = (prefix: string, length = 11) => `${prefix}${randomBytes(16).toString('base64url').slice(0, length)}`;
+
+export async function startYouTubeFake() {
+  const server: FakeServer = await startFakeServer();
+  const { url } = server;
+  const authority = createOAuthAuthority({ clientId: 'google-client', clientSecret: 'google-secret', requirePkce: true, expiresIn: 3599 });
+  const channels: FakeChannel[] = [
+    { id: 'UCmain0000000000000000a', title: 'Herald Main', customUrl: '@heraldmain', thumbnail: `${url}/thumbs/main.jpg` },
+    { id: 'UCbrand000000000000000b', title: 'Herald Brand', customUrl: '@heraldbrand', thumbnail: `${url}/thumbs/brand.jpg` },
+  ];
+  const playlists = [
+    { id: 'PLfavourites', title: 'Favourites' },
+    { id: 'PLlaunches', title: 'Launches' },
+  ];
+  const sessions: FakeSession[] = [];
+  const videos: FakeVideo[] = [];
+  const comments: { id: string; commentId: string; videoId: string; text: string; channelId: string }[] = [];
+  const playlistItems: { id: string; playlistId: string; videoId: string }[] = [];
+  let cut: { start: number; keep: number } | undefined;
+  /** The channel the token acts as (the one chosen on Google's consent screen, or the first). */
+  let actingChannel = () => channels[0];
+
+  const unauthorized = googleError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', 'global');
+  const authed =
+    (handler: FakeHandler): FakeHandler =>
+    (request) =>
+      authority.subjectOf(bearerOf(request.headers.authorization as string | undefined)) ? handler(request) : unauthorized;
+  const oauthError = (error: OAuthRefusal): FakeReply => ({ status: error.error === 'invalid_client' ? 401 : 400, json: { error: error.error, error_description: error.description } });
+
+  server.on('GET', '/o/oauth2/v2/auth', (request) => {
+    const query = request.query;
+    const scope = query.get('scope') ?? '';
+    const missing = [
+      query.get('response_type') !== 'code' && 'response_type=code',
+      query.get('access_type') !== 'offline' && 'access_type=offline',
+      !(query.get('prompt') ?? '').split(' ').includes('consent') && 'prompt=consent',
+      !scope.split(' ').includes(UPLOAD_SCOPE) && `scope ${UPLOAD_SCOPE}`,
+    ].filter(Boolean);
+    if (missing.length > 0) return { status: 400, body: `Error 400: invalid_request. Missing ${missing.join(', ')}` };
+    try {
+      const location = authority.approvalRedirect({
+        clientId: query.get('client_id') ?? '',
+        redirectUri: query.get('redirect_uri') ?? '',
+        state: query.get('state') ?? '',
+        scope,
+        codeChallenge: query.get('code_challenge') ?? undefined,
+        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
+      });
+      return { status: 302, headers: { location } };
+    } catch (error) {
+      if (error instanceof OAuthRefusal) return { status: 400, body: `Error 400: ${error.error}. ${error.description}` };
+      throw error;
+    }
+  });
+
+  server.on('POST', '/token', (request) => {
+    const form = request.form ?? new URLSearchParams();
+    try {
+      authority.checkClient(form.get('client_id') ?? undefined, form.get('client_secret') ?? undefined);
+      if (form.get('grant_type') === 'authorization_code') {
+        const issued = authority.redeemCode({
+          code: form.get('code') ?? undefined,
+          redirectUri: form.get('redirect_uri') ?? undefined,
+          codeVerifier: form.get('code_verifier') ?? undefined,
+          clientId: form.get('client_id') ?? undefined,
+        });
+        return { json: { access_token: issued.accessToken, expires_in: issued.expiresIn, refresh_token: issued.refreshToken, scope: issued.scope, token_type: 'Bearer' } };
+      }
+      if (form.get('grant_type') === 'refresh_token') {
+        // Google keeps the refresh token: the answer carries none.
+        const issued = authority.redeemRefreshToken(form.get('refresh_token') ?? undefined);
+        return { json: { access_token: issued.accessToken, expires_in: issued.expiresIn, scope: UPLOAD_SCOPE, token_type: 'Bearer' } };
+      }
+      throw new OAuthRefusal('unsupported_grant_type', 'Invalid grant_type');
+    } catch (error) {
+      if (error instanceof OAuthRefusal) return oauthError(error);
+      throw error;
+    }
+  });
+
+  server.on('GET', '/oauth2/v3/userinfo', authed(() => ({ json: { sub: '108000000000000000001', name: 'Herald Owner', picture: `${url}/photos/owner.jpg`, locale: 'en' } })));
+
+  const channelResource = (channel: FakeChannel) => ({
+    kind: 'youtube#channel',
+    etag: 'etag',
+    id: channel.id,
+    snippet: { title: channel.title, description: '', customUrl: channel.customUrl, thumbnails: { default: { url: channel.thumbnail, width: 88, height: 88 } } },
+  });
+  const list = (items: unknown[], kind: string) => ({ kind, etag: 'etag', pageInfo: { totalResults: items.length, resultsPerPage: items.length }, items });
+
+  server.on('GET', '/youtube/v3/channels', authed((request) => {
+    if (request.query.get('mine') !== 'true' || !request.query.get('part')?.includes('snippet')) return googleError(400, 'missingRequiredParameter', 'No filter selected. Expected one of: mine, id, forHandle...');
+    return { json: list(channels.map(channelResource), 'youtube#channelListResponse') };
+  }));
+
+  server.on('GET', '/youtube/v3/playlists', authed((request) => {
+    if (request.query.get('mine') !== 'true') return googleError(400, 'missingRequiredParameter', 'No filter selected.');
+    return { json: list(playlists.map((playlist) => ({ kind: 'youtube#playlist', id: playlist.id, snippet: { title: playlist.title, channelId: actingChannel().id } })), 'youtube#playlistListResponse') };
+  }));
+
+  server.on('POST', '/youtube/v3/playlistItems', authed((request) => {
+    const snippet = request.json?.snippet;
+    if (request.query.get('part') !== 'snippet' || !snippet?.playlistId || snippet?.resourceId?.kind !== 'youtube#video') return googleError(400, 'invalidResourceId', 'The resource ID is invalid.');
+    if (!playlists.some((playlist) => playlist.id === snippet.playlistId)) return googleError(404, 'playlistNotFound', 'The playlist identified with the request\'s playlistId parameter cannot be found.');
+    if (!videos.some((video) => video.id === snippet.resourceId.videoId)) return googleError(404, 'videoNotFound', 'The video that you are trying to add to the playlist cannot be found.');
+    const item = { id: id('PLI', 20), playlistId: snippet.playlistId, videoId: snippet.resourceId.videoId };
+    playlistItems.push(item);
+    return { json: { kind: 'youtube#playlistItem', id: item.id, snippet: { playlistId: item.playlistId, resourceId: { kind: 'youtube#video', videoId: item.videoId } } } };
+  }));
+
+  server.on('GET', '/youtube/v3/playlistItems', authed((request) => {
+    const found = playlistItems.filter((item) => item.playlistId === request.query.get('playlistId') && (!request.query.get('videoId') || item.videoId === request.query.get('videoId')));
+    return { json: list(found.map((item) => ({ kind: 'youtube#playlistItem', id: item.id })), 'youtube#playlistItemListResponse') };
+  }));
+
+  const threadResource = (comment: (typeof comments)[number]) => ({
+    kind: 'youtube#commentThread',
+    id: comment.id,
+    snippet: { videoId: comment.videoId, topLevelComment: { kind: 'youtube#comment', id: comment.commentId, snippet: { textOriginal: comment.text, textDisplay: comment.text, authorChannelId: { value: comment.channelId } } } },
+  });
+
+  server.on('POST', '/youtube/v3/commentThreads', authed((request) => {
+    const snippet = request.json?.snippet;
+    const text = snippet?.topLevelComment?.snippet?.textOriginal;
+    if (request.query.get('part') !== 'snippet' || typeof text !== 'string' || text.trim() === '') return googleError(400, 'commentTextRequired', 'The comment resource must contain a snippet.topLevelComment.snippet.textOriginal property.');
+    if (!videos.some((video) => video.id === snippet.videoId)) return googleError(404, 'videoNotFound', 'The video identified by the videoId parameter could not be found.');
+    const comment = { id: id('Ug', 24), commentId: id('Ug', 24), videoId: snippet.videoId, text, channelId: actingChannel().id };
+    comments.push(comment);
+    return { json: threadResource(comment) };
+  }));
+
+  server.on('GET', '/youtube/v3/commentThreads', authed((request) => {
+    const found = comments.filter((comment) => comment.videoId === request.query.get('videoId')).reverse();
+    return { json: list(found.map(threadResource), 'youtube#commentThreadListResponse') };
+  }));
+
+  const videoResource = (video: FakeVideo) => ({ kind: 'youtube#video', etag: 'etag', id: video.id, snippet: { ...video.snippet, channelId: actingChannel().id }, status: { uploadStatus: 'uploaded', ...video.status } });
+
+  server.on('POST', '/upload/youtube/v3/videos', authed((request) => {
+    const size = Number(request.headers['x-upload-content-length']);
+    const mimeType = String(request.headers['x-upload-content-type'] ?? '');
+    if (request.query.get('uploadType') !== 'resumable') return googleError(400, 'invalidUploadType', 'Only resumable uploads are served by this fake.', 'global');
+    if (!Number.isInteger(size) || size <= 0) return googleError(400, 'invalidValue', 'X-Upload-Content-Length is required.', 'global');
+    if (!/^video\/|^application\/octet-stream$/.test(mimeType)) return googleError(400, 'invalidValue', 'X-Upload-Content-Type must be a video type.', 'global');
+    const metadata = request.json;
+    const title = metadata?.snippet?.title;
+    if (typeof title !== 'string' || title.trim() === '') return googleError(400, 'invalidTitle', 'The request metadata specifies an invalid or empty video title.');
+    if (title.length > 100 || /[<>]/.test(title)) return googleError(400, 'invalidTitle', 'The request metadata specifies an invalid video title.');
+    if (/[<>]/.test(metadata?.snippet?.description ?? '')) return googleError(400, 'invalidDescription', 'The request metadata specifies an invalid video description.');
+    if (!['public', 'private', 'unlisted'].includes(metadata?.status?.privacyStatus)) return googleError(400, 'invalidVideoMetadata', 'The request metadata is invalid.');
+    const session: FakeSession = { id: id('ABPtcP', 30), metadata, size, mimeType, received: [], held: 0 };
+    sessions.push(session);
+    return { headers: { location: `${url}/upload/youtube/v3/videos?uploadType=resumable&upload_id=${session.id}` } };
+  }));
+
+  const resumeIncomplete = (session: FakeSession): FakeReply => ({ status: 308, headers: session.held > 0 ? { range: `bytes=0-${session.held - 1}` } : {} });
+
+  server.on('PUT', '/upload/youtube/v3/videos', (request: RecordedRequest) => {
+    const session = sessions.find((candidate) => candidate.id === request.query.get('upload_id'));
+    if (!session) return { status: 404, body: 'Not Found' };
+    const range = String(request.headers['content-range'] ?? '');
+    const finished = () => videos.find((video) => video.id === session.videoId)!;
+    if (range === `bytes */${session.size}`) {
+      if (request.body.length > 0) return googleError(400, 'badRequest', 'A status check carries no body.', 'global');
+      return session.videoId ? { status: 201, json: videoResource(finished()) } : resumeIncomplete(session);
+    }
+    if (session.videoId) return googleError(400, 'badRequest', 'The upload is already complete.', 'global');
+    const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(range);
+    if (!match || Number(match[3]) !== session.size) return googleError(400, 'badContent', `Invalid Content-Range "${range}".`, 'global');
+    const [first, last] = [Number(match[1]), Number(match[2])];
+    if (first > session.held) return googleError(400, 'badContent', `Content-Range starts at ${first} but the session holds ${session.held} bytes: bytes were skipped.`, 'global');
+    if (first < session.held) return googleError(400, 'badContent', `Content-Range starts at ${first} but the session already holds ${session.held} bytes.`, 'global');
+    if (last - first + 1 !== request.body.length || last >= session.size) return googleError(400, 'badContent', 'Content-Range does not match the body.', 'global');
+    const isLast = last === session.size - 1;
+    if (!isLast && request.body.length % QUANTUM !== 0) return googleError(400, 'badContent', `Chunk of ${request.body.length} bytes: every chunk but the last must be a multiple of 256 KiB.`, 'global');
+    let body = request.body;
+    if (cut?.start === first) {
+      body = body.subarray(0, cut.keep);
+      cut = undefined;
+    }
+    session.received.push(body);
+    session.held += body.length;
+    if (session.held < session.size) return resumeIncomplete(session);
+    const video: FakeVideo = { id: id('', 11), snippet: session.metadata.snippet, status: session.metadata.status ?? {}, bytes: Buffer.concat(session.received), sessionId: session.id };
+    videos.push(video);
+    session.videoId = video.id;
+    return { status: 201, json: videoResource(video) };
+  });
+
+  /** Daily rows: views 10, 11, 12...; the other metrics derived from the day index; `filters=video==ID` scales them down. */
+  server.on('GET', '/v2/reports', authed((request) => {
+    const query = request.query;
+    const missing = ['ids', 'startDate', 'endDate', 'metrics'].filter((key) => !query.get(key));
+    if (missing.length > 0) return googleError(400, 'required', `Required parameter(s) missing: ${missing.join(', ')}.`, 'global');
+    if (query.get('ids') !== 'channel==MINE' || query.get('dimensions') !== 'day') return googleError(400, 'badRequest', 'The query is not supported.', 'global');
+    const metrics = query.get('metrics')!.split(',');
+    const start = new Date(`${query.get('startDate')}T00:00:00Z`).getTime();
+    const days = Math.round((new Date(`${query.get('endDate')}T00:00:00Z`).getTime() - start) / 86_400_000) + 1;
+    const scale = query.get('filters')?.startsWith('video==') ? 1 : 10;
+    const rows = Array.from({ length: days }, (_, index) => [new Date(start + index * 86_400_000).toISOString().slice(0, 10), ...metrics.map((_metric, column) => (10 + index + column) * scale)]);
+    return {
+      json: {
+        kind: 'youtubeAnalytics#resultTable',
+        columnHeaders: [{ name: 'day', columnType: 'DIMENSION', dataType: 'STRING' }, ...metrics.map((name) => ({ name, columnType: 'METRIC', dataType: 'INTEGER' }))],
+        rows,
+      },
+    };
+  }));
+
+  return {
+    server,
+    url,
+    authority,
+    channels,
+    playlists,
+    sessions,
+    videos,
+    comments,
+    playlistItems,
+    /** The SOCIAL_ENDPOINTS entry pointing the youtube provider here. */
+    endpoints: { authorize: url, token: url, api: url, analytics: url },
+    cutChunk(start: number, keep: number) {
+      cut = { start, keep };
+    },
+    actAs(channelId: string) {
+      actingChannel = () => channels.find((channel) => channel.id === channelId)!;
+    },
+    close: () => server.close(),
+  };
+}
+
+export type YouTubeFake = Awaited<ReturnType<typeof startYouTubeFake>>;
