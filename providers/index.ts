@@ -1,6 +1,6 @@
 // The provider registry: every platform identifier of the spec, by identifier.
 import type { Provider } from './types.js';
-import x from './x.js';
+import x from './x/index.js';
 import linkedin from './linkedin.js';
 import linkedinPage from './linkedin-page.js';
 import instagram from './instagram.js';
