@@ -275,7 +275,7 @@ describe('refusals before anything is created', () => {
 
 describe('X analytics', () => {
   it('reports followers from users/me and the daily engagement of recent posts', async () => {
-    const last = fake.posts.findLast((post) => post.in_reply_to === null)!;
+    const last = [...fake.posts].reverse().find((post) => post.in_reply_to === null)!;
     Object.assign(last.public_metrics, { impression_count: 1000, like_count: 12 });
     const response = await herald.rest('GET', `/analytics/${channelId}?date=7`);
     expect(response.status).toBe(200);
