@@ -6,7 +6,7 @@ import linkedinPage from './linkedin-page.js';
 import instagram from './instagram.js';
 import instagramStandalone from './instagram-standalone.js';
 import facebook from './facebook.js';
-import threads from './threads.js';
+import threads from './threads/index.js';
 import youtube from './youtube.js';
 import tiktok from './tiktok.js';
 import reddit from './reddit.js';
