@@ -42,6 +42,9 @@ export function classifyX(status: number, body: string, headers: Headers): Parti
   if (/duplicate content/i.test(text)) {
     return { retryable: false, message: 'this account already posted exactly this text (duplicate content); change the text, then retry the post' };
   }
+  if (status === 403 && /not permitted/i.test(text)) {
+    return { retryable: false, message: `${text} (HTTP 403): X refuses this for the account, e.g. a community it is not a member of, or a post longer than 280 without X Premium` };
+  }
   if (/usage.?cap/i.test(body)) return { retryable: false, message: `the X developer app has used up its monthly post quota (${text}); raise the app's plan or wait for the next month` };
   return { message: `${text} (HTTP ${status})` };
 }

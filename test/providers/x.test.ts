@@ -116,6 +116,17 @@ describe('publishing on X', () => {
     expect(chain[0].releaseUrl).toBe(`${fake.url}/heraldtest/status/${first.id}`);
   });
 
+  it('sends no reply_settings for everyone, and reports X\'s refusal of a community the account is not in', async () => {
+    const open = await createPost(herald, channelId, ['<p>Anyone may reply</p>'], { settings });
+    expect((await publishUntilSettled(herald, open)).outcome.kind).toBe('published');
+    expect(createRequests().at(-1)!.json).toEqual({ text: 'Anyone may reply' });
+
+    const rootId = await createPost(herald, channelId, ['<p>Into a strange community</p>'], { settings: { ...settings, community: 'https://x.com/i/communities/42' } });
+    const { outcome } = await publishUntilSettled(herald, rootId);
+    expect(createRequests().at(-1)!.json).toEqual({ text: 'Into a strange community', community_id: '42' });
+    expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringContaining('a community it is not a member of') });
+  });
+
   it('uploads a video in segments, waits for processing by re-scheduling, then posts it once', async () => {
     const saved = xUpload.segmentBytes;
     xUpload.segmentBytes = 8 * 1024;
