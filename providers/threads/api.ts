@@ -32,6 +32,8 @@ export function classifyThreads(status: number, body: string): Partial<PlatformH
   const code = `code ${error.code ?? '?'}${error.error_subcode ? `/${error.error_subcode}` : ''}`;
   if (error.code === 190) return { status: 401, retryable: false, message: `the access token was refused (${said}); it expired or was revoked` };
   if (status === 429 || (error.code !== undefined && THROTTLED.has(error.code))) return { retryable: true, message: `rate limit reached (${said}, ${code})` };
+  // Publishing a container a moment before Threads has it ready: ask again shortly.
+  if (error.error_subcode === 2207027) return { retryable: true, message: `the media is not ready yet (${said}, ${code})` };
   if (error.is_transient || error.code === 1 || error.code === 2) return { retryable: true, message: `Threads is temporarily unavailable (${said}, ${code})` };
   if (/LINK_LIMIT_EXCEEDED/.test(body)) return { retryable: false, message: 'a post may contain at most 5 links; remove some, then retry the post' };
   if (error.code === 10 || (error.code !== undefined && error.code >= 200 && error.code < 300)) {

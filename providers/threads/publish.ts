@@ -82,16 +82,22 @@ export async function publishThread(context: ProviderContext, item: PublishItem,
     for (const [index, file] of item.media.entries()) {
       children.push(await context.step(`container:${index}`, () => createContainer(context, { ...mediaParams(file), is_carousel_item: 'true' }), again));
     }
-    await whenFinished(context, children, hasVideo);
-    container = await context.step('container', () => createContainer(context, { ...base, media_type: 'CAROUSEL', children: children.join(',') }), again);
+    // Checked inside the step: once the carousel container exists, its items are not looked at again.
+    container = await context.step('container', async () => {
+      await whenFinished(context, children, hasVideo);
+      return createContainer(context, { ...base, media_type: 'CAROUSEL', children: children.join(',') });
+    }, again);
   } else {
     const params = item.media.length === 1 ? { ...base, ...mediaParams(item.media[0]) } : { ...base, media_type: 'TEXT' };
     container = await context.step('container', () => createContainer(context, params), again);
   }
-  await whenFinished(context, [container], hasVideo);
   const id = await context.step(
     'publish',
-    () => graph(context, { method: 'POST', path: `${encodeURIComponent(context.auth.internalId)}/threads_publish`, params: { creation_id: container }, schema: idSchema }).then((published) => published.id),
+    async () => {
+      await whenFinished(context, [container], hasVideo);
+      const published = await graph(context, { method: 'POST', path: `${encodeURIComponent(context.auth.internalId)}/threads_publish`, params: { creation_id: container }, schema: idSchema });
+      return published.id;
+    },
     () => recoverPublish(context, container, item.text, replyTo),
   );
   const { permalink } = await graph(context, { path: encodeURIComponent(id), params: { fields: 'id,permalink' }, schema: z.object({ permalink: z.string().optional() }) });
