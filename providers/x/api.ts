@@ -111,7 +111,7 @@ export const userSchema = z.object({
   }),
 });
 
-export const USER_FIELDS = 'profile_image_url,public_metrics,verified';
+export const USER_FIELDS = 'profile_image_url,public_metrics';
 
 /** X serves `_normal` (48 px) avatars by default; the 400 px variant has the same path with another suffix. */
 export const largeAvatar = (url: string | undefined) => url?.replace(/_normal(\.[a-z]+)$/i, '_400x400$1');
