@@ -1,12 +1,12 @@
 // The provider registry: every platform identifier of the spec, by identifier.
 import type { Provider } from './types.js';
-import x from './x.js';
+import x from './x/index.js';
 import linkedin from './linkedin.js';
 import linkedinPage from './linkedin-page.js';
 import instagram from './instagram.js';
 import instagramStandalone from './instagram-standalone.js';
 import facebook from './facebook.js';
-import threads from './threads.js';
+import threads from './threads/index.js';
 import youtube from './youtube/index.js';
 import tiktok from './tiktok/index.js';
 import reddit from './reddit.js';

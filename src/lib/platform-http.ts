@@ -54,8 +54,11 @@ export interface PlatformRequest<T> {
    * and redirects are not followed.
    */
   okStatuses?: number[];
-  /** Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after"). */
-  classify?: (status: number, body: string) => Partial<PlatformHttpErrorInit> | undefined;
+  /**
+   * Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after");
+   * `headers` carries the platform's own rate-limit headers (e.g. X's `x-rate-limit-reset`).
+   */
+  classify?: (status: number, body: string, headers: Headers) => Partial<PlatformHttpErrorInit> | undefined;
 }
 
 export interface PlatformResponse<T> {
@@ -156,7 +159,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
         bodyExcerpt: excerpt(text),
         retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
       };
-      throw new PlatformHttpError({ ...base, ...request.classify?.(response.status, text) });
+      throw new PlatformHttpError({ ...base, ...request.classify?.(response.status, text, response.headers) });
     }
     let parsed: unknown = text;
     if (text.length > 0) {

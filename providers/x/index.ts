@@ -1,0 +1,218 @@
+// X (Twitter): posts and reply threads through the X API v2, connected with OAuth 2.0 Authorization Code + PKCE.
+// API reference: https://docs.x.com/x-api/posts/create-post (POST /2/tweets),
+// https://docs.x.com/x-api/media/quickstart/media-upload-chunked and https://docs.x.com/x-api/media/upload-media (media),
+// https://docs.x.com/fundamentals/authentication/oauth-2-0/user-access-token (authorize, token, refresh),
+// https://docs.x.com/x-api/users/get-my-user, https://docs.x.com/x-api/users/get-posts, https://docs.x.com/x-api/posts/get-post-by-id;
+// request and response shapes checked against X's OpenAPI description 2.167 (github.com/xdevplatform/xdk, specs/openapi.json).
+import { z } from 'zod';
+import { convertContent } from '../../src/lib/content.js';
+import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
+import { authorizationUrl, currentMetric, picturesOrOneVideo, pkce } from '../shared.js';
+import { largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
+import { uploadMedia } from './media.js';
+
+const scopes = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'];
+
+const settings = z.object({
+  who_can_reply_post: z.enum(['everyone', 'followers']).describe('Who may reply to the post'),
+  community: z.string().optional().describe('URL of an X community to post into; leave empty for the main timeline'),
+});
+
+/** X's `reply_settings` takes following, mentionedUsers, subscribers or verified; it has no "followers only", so followers → following. */
+const replySettings: Record<string, string | undefined> = { everyone: undefined, followers: 'following' };
+
+const COMMUNITY_URL = /^https?:\/\/(?:www\.)?(?:x|twitter)\.com\/i\/communities\/(\d{1,19})\/?(?:[?#].*)?$/i;
+const communityId = (value: unknown) => (typeof value === 'string' ? COMMUNITY_URL.exec(value.trim())?.[1] : undefined);
+
+const postMetrics = z.looseObject({
+  impression_count: z.number().optional(),
+  like_count: z.number().optional(),
+  reply_count: z.number().optional(),
+  // X renamed retweet_count to repost_count in its 2026 API description; both are read.
+  repost_count: z.number().optional(),
+  retweet_count: z.number().optional(),
+  quote_count: z.number().optional(),
+  bookmark_count: z.number().optional(),
+});
+const postSchema = z.looseObject({
+  id: z.string(),
+  text: z.string().default(''),
+  created_at: z.string().optional(),
+  public_metrics: postMetrics.optional(),
+  referenced_tweets: z.array(z.object({ type: z.string(), id: z.string() })).optional(),
+  attachments: z.looseObject({ media_keys: z.array(z.string()).optional() }).optional(),
+});
+const timelineSchema = z.object({
+  data: z.array(postSchema).default([]),
+  includes: z.looseObject({ media: z.array(z.looseObject({ media_key: z.string(), url: z.string().optional(), preview_image_url: z.string().optional() })).optional() }).optional(),
+});
+type Timeline = z.infer<typeof timelineSchema>;
+
+const timeline = (context: ProviderContext, query: Record<string, string | number | undefined>) =>
+  xCall(context, { path: `2/users/${encodeURIComponent(context.auth.internalId)}/tweets`, query, schema: timelineSchema });
+
+/** Text as X answers it (entities escaped, links shortened to t.co), reduced to what survives: words without links. */
+const comparable = (text: string) =>
+  text.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/https?:\/\/\S+/g, '').replace(/\s+/g, ' ').trim();
+
+/** A post of ours an interrupted create may have made: same words, replying to the same post (or to none). */
+async function findPosted(context: ProviderContext, text: string, inReplyTo?: string): Promise<string | undefined> {
+  const { data } = await timeline(context, { max_results: 20, 'tweet.fields': 'created_at,referenced_tweets', exclude: inReplyTo ? 'retweets' : 'retweets,replies' });
+  const wanted = comparable(text);
+  return data.find((post) => {
+    const parent = post.referenced_tweets?.find((reference) => reference.type === 'replied_to')?.id;
+    return comparable(post.text) === wanted && parent === inReplyTo;
+  })?.id;
+}
+
+function refOf(context: ProviderContext, id: string): PublishedRef {
+  const username = context.auth.data.username;
+  return { id, url: `${context.endpoints.web}/${username ? encodeURIComponent(username) : 'i/web'}/status/${id}` };
+}
+
+async function createPost(context: ProviderContext, item: PublishItem, inReplyTo?: string): Promise<PublishedRef> {
+  const mediaIds = await uploadMedia(context, item.media);
+  // The html editor hands over trimmed HTML (the anchor keeps it for articles); a post is its plain-text rendering.
+  const text = convertContent(item.text, 'plain');
+  const choice = settings.partial().safeParse(context.settings).data ?? {};
+  const reply = replySettings[choice.who_can_reply_post ?? 'everyone'];
+  const community = communityId(choice.community);
+  const body = {
+    text,
+    ...(mediaIds.length > 0 ? { media: { media_ids: mediaIds } } : {}),
+    // Who may reply and the community are properties of the first post; the replies of the thread follow it.
+    ...(inReplyTo ? { reply: { in_reply_to_tweet_id: inReplyTo } } : { ...(reply ? { reply_settings: reply } : {}), ...(community ? { community_id: community } : {}) }),
+  };
+  const id = await context.step(
+    'post',
+    async () => (await xCall(context, { method: 'POST', path: '2/tweets', json: body, schema: z.object({ data: z.object({ id: z.string() }) }) })).data.id,
+    () => findPosted(context, text, inReplyTo),
+  );
+  return refOf(context, id);
+}
+
+const me = (context: Pick<ProviderContext, 'fetch' | 'endpoints' | 'auth'>) =>
+  xCall(context, { path: '2/users/me', query: { 'user.fields': USER_FIELDS }, schema: userSchema }).then(({ data }) => data);
+
+const POST_LABELS = [
+  ['Impressions', (m: z.infer<typeof postMetrics>) => m.impression_count],
+  ['Likes', (m: z.infer<typeof postMetrics>) => m.like_count],
+  ['Replies', (m: z.infer<typeof postMetrics>) => m.reply_count],
+  ['Reposts', (m: z.infer<typeof postMetrics>) => m.repost_count ?? m.retweet_count],
+  ['Quotes', (m: z.infer<typeof postMetrics>) => m.quote_count],
+  ['Bookmarks', (m: z.infer<typeof postMetrics>) => m.bookmark_count],
+] as const;
+
+/** Per-day sums of the engagement of the account's own posts published in the period (one page: the latest 100). */
+function dailyEngagement(posts: Timeline['data']): AnalyticsMetric[] {
+  const metrics: AnalyticsMetric[] = [];
+  for (const [label, read] of POST_LABELS) {
+    const byDay = new Map<string, number>();
+    for (const post of posts) {
+      const value = post.public_metrics && read(post.public_metrics);
+      if (value === undefined || !post.created_at) continue;
+      const day = post.created_at.slice(0, 10);
+      byDay.set(day, (byDay.get(day) ?? 0) + value);
+    }
+    if (byDay.size === 0) continue;
+    const data = [...byDay].sort(([a], [b]) => a.localeCompare(b)).map(([date, total]) => ({ total: String(total), date }));
+    metrics.push({ label, data, percentageChange: 0 });
+  }
+  return metrics;
+}
+
+const x: Provider = {
+  identifier: 'x',
+  name: 'X',
+  // The anchor's editor for X is html (for articles); posts are flattened to plain text at publish, and length is counted on that.
+  editor: 'html',
+  lengthMethod: 'twitter',
+  auth: { kind: 'oauth2', scopes },
+  endpoints: { web: 'https://x.com', api: 'https://api.x.com' },
+  maxLength: ({ isPremium, settings: chosen }) => (chosen?.post_type === 'article' ? 100_000 : isPremium ? 4000 : 280),
+  rules:
+    'X: each item of the thread is a post replying to the previous one. A post carries up to 4 pictures, or 1 GIF or 1 video alone, or no media. ' +
+    "Length is X's weighted length (links count 23, CJK characters 2): 280, or 4,000 when the account has X Premium (isPremium). " +
+    'who_can_reply_post: everyone, or followers; X has no followers-only option, so followers is sent as X\'s closest, "following" ' +
+    '(only accounts you follow and people you mention can reply). community: the URL of an X community you belong to ' +
+    '(https://x.com/i/communities/<id>); the first post goes into it. Both settings apply to the first post, the replies follow it. ' +
+    'X Articles are not supported. Re-posting exactly the same text is refused by X as a duplicate.',
+  settings,
+  chain: 'thread',
+  recordsSteps: true,
+  tools: [],
+
+  validate(items, chosen) {
+    if (chosen.post_type === 'article') return 'X Articles are not supported by Herald: remove post_type and post a thread instead.';
+    if (typeof chosen.community === 'string' && chosen.community.trim() !== '' && !communityId(chosen.community)) {
+      return 'settings.community must be the URL of an X community, e.g. https://x.com/i/communities/1493446837214187523; leave it empty to post on the timeline.';
+    }
+    const gif = items.findIndex((item) => item.media.length > 1 && item.media.some((media) => /\.gif(?:[?#]|$)/i.test(media.url)));
+    if (gif >= 0) return `${gif === 0 ? 'The post' : `Item ${gif + 1}`} has a GIF with other media: X takes a GIF alone.`;
+    return picturesOrOneVideo(items, 'X', { maxImages: 4 });
+  },
+
+  authorizeUrl: ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
+    authorizationUrl(endpoints.web, 'i/oauth2/authorize', {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      scope: scopes.join(' '),
+      state,
+      ...pkce(codeChallenge),
+    }),
+
+  async exchangeCode(context, { code, codeVerifier, redirectUri, clientId, clientSecret }) {
+    const tokens = await tokenRequest(context.fetch, context.endpoints, { clientId, clientSecret }, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: codeVerifier,
+    });
+    const user = await me({ ...context, auth: { ...tokens, internalId: '', data: {} } });
+    return { internalId: user.id, name: user.name, profile: user.username, picture: largeAvatar(user.profile_image_url), ...tokens, data: { username: user.username } };
+  },
+
+  async refresh(context) {
+    if (!context.client) throw new Error('X_CLIENT_ID is not configured: the X token cannot be refreshed.');
+    if (!context.auth.refreshToken) throw new Error('This X channel has no refresh token: reconnect it.');
+    // X refresh tokens are single use: the answer carries the next one, which replaces the stored one.
+    return tokenRequest(context.fetch, context.endpoints, context.client, { grant_type: 'refresh_token', refresh_token: context.auth.refreshToken });
+  },
+
+  publish: (context, item) => createPost(context, item),
+  comment: (context, item, { parent }) => createPost(context, item, parent.id),
+
+  async postAnalytics(context, post) {
+    const answer = await xCall(context, {
+      path: `2/tweets/${encodeURIComponent(post.id)}`,
+      query: { 'tweet.fields': 'public_metrics' },
+      schema: z.object({ data: postSchema.optional() }),
+    });
+    const metrics = answer.data?.public_metrics;
+    if (!metrics) return [];
+    return POST_LABELS.flatMap(([label, read]) => (read(metrics) === undefined ? [] : [currentMetric(label, read(metrics))]));
+  },
+
+  async analytics(context, days) {
+    const user = await me(context);
+    const counts = user.public_metrics;
+    const account = counts
+      ? [currentMetric('Followers', counts.followers_count), currentMetric('Following', counts.following_count), currentMetric('Posts', counts.post_count ?? counts.tweet_count)]
+      : [];
+    const since = new Date(Date.now() - Math.max(1, days) * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const { data } = await timeline(context, { max_results: 100, start_time: since, exclude: 'retweets,replies', 'tweet.fields': 'public_metrics,created_at' });
+    return [...account, ...dailyEngagement(data)];
+  },
+
+  async recent(context) {
+    const answer = await timeline(context, { max_results: 20, exclude: 'retweets', expansions: 'attachments.media_keys', 'media.fields': 'url,preview_image_url' });
+    const media = new Map(answer.includes?.media?.map((item) => [item.media_key, item.preview_image_url ?? item.url]) ?? []);
+    return answer.data.map((post) => {
+      const key = post.attachments?.media_keys?.find((candidate) => media.get(candidate));
+      return { id: post.id, url: (key && media.get(key)) || refOf(context, post.id).url! };
+    });
+  },
+};
+
+export default x;

@@ -1,0 +1,340 @@
+// A fake X API v2 (and its OAuth 2.0 authorization server) on 127.0.0.1, shaped after X's OpenAPI description 2.167.
+//
+//   const fake = await startXFake();                    // endpoints: { web: fake.url, api: fake.url }
+//   auth: fake.channelAuth()                             // a connected channel's tokens (no HTTP call)
+//   fake.posts / fake.media / fake.oauth                 // what X holds; fake.server.requests = every request received
+//   fake.setProcessingChecks(n)                          // videos/GIFs finalized afterwards answer in_progress on their first n STATUS checks
+//   fake.communities.add('1493446837214187523')          // communities the user belongs to
+//
+// OAuth: GET /i/oauth2/authorize approves at once (302 to redirect_uri with code and state; PKCE S256 required).
+//   POST /2/oauth2/token (form) needs the app in HTTP Basic (a client_secret in the body is refused: X's confidential
+//   clients authenticate with Basic); authorization_code checks redirect_uri and code_verifier; refresh_token rotates
+//   (a refresh token works once). Errors: 400/401 {error, error_description}.
+// API (Bearer access token, else 401 problem+json): GET /2/users/me; POST /2/media/upload (multipart media +
+//   media_category; pictures only, ≤ 5 MB); POST /2/media/upload/initialize (JSON) → /{id}/append (multipart media +
+//   segment_index, ≤ 5 MB a segment, not after finalize) → /{id}/finalize (segments 0..n-1 adding up to total_bytes);
+//   GET /2/media/upload?command=STATUS&media_id; POST /2/media/metadata (alt text); POST /2/tweets (201; refuses unknown
+//   fields, text over 280 weighted characters (4000 when `premium`), unknown/unfinished media, a video with other media,
+//   an unknown reply target, a community the user is not in, and duplicate text with 403 like X); GET /2/tweets/:id;
+//   GET /2/users/:id/tweets (newest first; text escaped and links shortened to t.co, as X answers).
+import { fileTypeFromBuffer } from 'file-type';
+import twitterText from 'twitter-text';
+import type { ChannelAuth } from '../../providers/types.js';
+import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { basicCredentials, bearerOf, createOAuthAuthority, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
+
+export interface XFakeMedia {
+  id: string;
+  kind: 'picture' | 'chunked';
+  category: string;
+  mediaType: string;
+  totalBytes: number;
+  segments: Map<number, Buffer>;
+  finalized: boolean;
+  /** STATUS checks still answering in_progress. */
+  pendingChecks: number;
+  failed?: string;
+  alt?: string;
+}
+
+export interface XFakePost {
+  id: string;
+  text: string;
+  media_ids: string[];
+  in_reply_to: string | null;
+  reply_settings: string | null;
+  community_id: string | null;
+  created_at: string;
+  public_metrics: { impression_count: number; like_count: number; reply_count: number; repost_count: number; quote_count: number; bookmark_count: number };
+}
+
+export interface XFake {
+  server: FakeServer;
+  url: string;
+  oauth: OAuthAuthority;
+  user: { id: string; name: string; username: string; profile_image_url: string; followers_count: number; following_count: number };
+  posts: XFakePost[];
+  media: XFakeMedia[];
+  communities: Set<string>;
+  /** Lets the user post 4,000 weighted characters (X Premium). */
+  premium: boolean;
+  setProcessingChecks(n: number): void;
+  /** Makes the processing of a finalized media fail with this message. */
+  failProcessing(id: string, message: string): void;
+  channelAuth(): ChannelAuth;
+  /** Bytes of a chunked upload, segments in order. */
+  bytesOf(id: string): Buffer;
+  close(): Promise<void>;
+}
+
+const SEGMENT_LIMIT = 5 * 1024 * 1024;
+const POST_FIELDS = new Set(['text', 'media', 'reply', 'reply_settings', 'community_id', 'share_with_followers', 'quote_tweet_id', 'poll', 'made_with_ai', 'paid_partnership', 'nullcast', 'for_super_followers_only', 'geo', 'card_uri', 'direct_message_deep_link', 'edit_options']);
+const CATEGORIES = ['tweet_image', 'tweet_video', 'tweet_gif', 'dm_image', 'dm_video', 'dm_gif', 'subtitles'];
+const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeReply => ({ status, json: { title, detail, type, status } });
+const invalid = (detail: string) => ({ status: 400, json: { errors: [{ message: detail }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } });
+const oauthError = (error: OAuthRefusal): FakeReply => ({ status: error.error === 'invalid_client' ? 401 : 400, json: { error: error.error, error_description: error.description } });
+
+async function multipart(request: RecordedRequest): Promise<FormData | undefined> {
+  if (!String(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return undefined;
+  return new Request('http://fake/', { method: 'POST', headers: { 'content-type': String(request.headers['content-type']) }, body: new Uint8Array(request.body) }).formData().catch(() => undefined);
+}
+
+/** How X answers a post's text: entities escaped, every link shortened to a t.co link. */
+const asX = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/https?:\/\/\S+/g, () => `https://t.co/${Math.random().toString(36).slice(2, 12)}`);
+
+export async function startXFake(options: { clientId?: string; clientSecret?: string } = {}): Promise<XFake> {
+  const server = await startFakeServer();
+  const oauth = createOAuthAuthority({ clientId: options.clientId ?? 'x-client-id', clientSecret: options.clientSecret ?? 'x-client-secret', requirePkce: true, rotateRefreshTokens: true, expiresIn: 7200 });
+  const user = { id: '1467726470533754880', name: 'Herald Test', username: 'heraldtest', profile_image_url: `${server.url}/profile_images/1/avatar_normal.jpg`, followers_count: 321, following_count: 12 };
+  oauth.setSubject(user.id);
+  const posts: XFakePost[] = [];
+  const media: XFakeMedia[] = [];
+  const communities = new Set<string>();
+  let processingChecks = 0;
+  let nextId = 1880000000000000000n;
+  const newId = () => String(++nextId);
+  const fake = { premium: false };
+
+  const authed = (handler: FakeHandler): FakeHandler => (request) =>
+    oauth.subjectOf(bearerOf(request.headers.authorization)) ? handler(request) : problem(401, 'Unauthorized', 'Unauthorized');
+  const mediaOf = (id: string | undefined) => media.find((item) => item.id === id);
+  const processingInfo = (item: XFakeMedia) => {
+    if (item.failed) return { state: 'failed', progress_percent: 100, error: { code: 1, name: 'InvalidMedia', message: item.failed } };
+    if (item.pendingChecks > 0) return { state: 'in_progress', check_after_secs: 1, progress_percent: 50 };
+    return { state: 'succeeded', progress_percent: 100 };
+  };
+  const ready = (item: XFakeMedia) => item.finalized && !item.failed && (item.kind === 'picture' || item.pendingChecks === 0);
+
+  server.on('GET', '/i/oauth2/authorize', (request) => {
+    const query = request.query;
+    try {
+      if (query.get('response_type') !== 'code') throw new OAuthRefusal('invalid_request', 'response_type must be code');
+      const scope = (query.get('scope') ?? '').split(' ');
+      for (const needed of ['tweet.read', 'tweet.write', 'users.read', 'offline.access']) if (!scope.includes(needed)) throw new OAuthRefusal('invalid_request', `scope ${needed} missing`);
+      const location = oauth.approvalRedirect({
+        clientId: query.get('client_id') ?? '',
+        redirectUri: query.get('redirect_uri') ?? '',
+        state: query.get('state') ?? '',
+        scope: query.get('scope') ?? '',
+        codeChallenge: query.get('code_challenge') ?? undefined,
+        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
+      });
+      return { status: 302, headers: { location } };
+    } catch (error) {
+      return error instanceof OAuthRefusal ? oauthError(error) : { status: 500 };
+    }
+  });
+
+  server.on('POST', '/2/oauth2/token', (request) => {
+    try {
+      const form = request.form;
+      if (!form) throw new OAuthRefusal('invalid_request', 'the body must be application/x-www-form-urlencoded');
+      if (form.has('client_secret')) throw new OAuthRefusal('invalid_client', 'confidential clients authenticate with HTTP Basic, not client_secret in the body');
+      const basic = basicCredentials(request.headers.authorization);
+      oauth.checkClient(basic.id, basic.secret);
+      const issued =
+        form.get('grant_type') === 'authorization_code'
+          ? (() => {
+              if (!form.get('code_verifier')) throw new OAuthRefusal('invalid_request', 'code_verifier is required');
+              return oauth.redeemCode({ code: form.get('code') ?? undefined, redirectUri: form.get('redirect_uri') ?? undefined, codeVerifier: form.get('code_verifier') ?? undefined, clientId: basic.id });
+            })()
+          : form.get('grant_type') === 'refresh_token'
+            ? oauth.redeemRefreshToken(form.get('refresh_token') ?? undefined)
+            : (() => {
+                throw new OAuthRefusal('unsupported_grant_type', `grant_type ${form.get('grant_type')} is not supported`);
+              })();
+      return { json: { token_type: 'bearer', expires_in: issued.expiresIn, access_token: issued.accessToken, scope: 'tweet.read tweet.write users.read media.write offline.access', refresh_token: issued.refreshToken } };
+    } catch (error) {
+      if (error instanceof OAuthRefusal) return oauthError(error);
+      throw error;
+    }
+  });
+
+  server.on('GET', '/2/users/me', authed((request) => {
+    const fields = (request.query.get('user.fields') ?? '').split(',');
+    return {
+      json: {
+        data: {
+          id: user.id,
+          name: user.name,
+          username: user.username,
+          ...(fields.includes('profile_image_url') ? { profile_image_url: user.profile_image_url } : {}),
+          ...(fields.includes('public_metrics')
+            ? { public_metrics: { followers_count: user.followers_count, following_count: user.following_count, post_count: posts.length, listed_count: 1, like_count: 0, media_count: 0 } }
+            : {}),
+        },
+      },
+    };
+  }));
+
+  server.on('POST', '/2/media/upload', authed(async (request) => {
+    const form = await multipart(request);
+    if (!form) return invalid('the body must be multipart/form-data (or JSON)');
+    const unknown = [...form.keys()].filter((key) => !['media', 'media_category', 'additional_owners'].includes(key));
+    if (unknown.length > 0) return invalid(`unknown field(s): ${unknown.join(', ')}`);
+    const file = form.get('media');
+    const category = String(form.get('media_category') ?? '');
+    if (!file || typeof file === 'string') return invalid('media is required');
+    if (!CATEGORIES.includes(category)) return invalid(`media_category must be one of ${CATEGORIES.join(', ')}`);
+    const bytes = Buffer.from(await file.arrayBuffer());
+    const type = (await fileTypeFromBuffer(bytes))?.mime ?? 'unknown';
+    if (!['image/jpeg', 'image/png', 'image/webp', 'image/bmp', 'image/tiff'].includes(type)) return invalid(`one-shot upload takes pictures only (got ${type}); use the chunked upload`);
+    if (bytes.length > SEGMENT_LIMIT) return invalid('pictures are limited to 5 MB');
+    const item: XFakeMedia = { id: newId(), kind: 'picture', category, mediaType: type, totalBytes: bytes.length, segments: new Map([[0, bytes]]), finalized: true, pendingChecks: 0 };
+    media.push(item);
+    return { json: { data: { id: item.id, media_key: `3_${item.id}`, size: bytes.length, expires_after_secs: 86400, image: { image_type: type, w: 1, h: 1 } } } };
+  }));
+
+  server.on('POST', '/2/media/upload/initialize', authed((request) => {
+    const body = request.json;
+    if (!body) return invalid('the body must be JSON');
+    const unknown = Object.keys(body).filter((key) => !['media_type', 'total_bytes', 'media_category', 'additional_owners', 'shared'].includes(key));
+    if (unknown.length > 0 || 'command' in body) return invalid(`unknown field(s): ${unknown.join(', ')}`);
+    if (!['video/mp4', 'video/quicktime', 'video/webm', 'image/gif', 'image/jpeg', 'image/png', 'image/webp'].includes(body.media_type)) return invalid(`media_type ${body.media_type} is not supported`);
+    if (!Number.isInteger(body.total_bytes) || body.total_bytes <= 0) return invalid('total_bytes must be a positive integer');
+    if (!['tweet_video', 'tweet_gif', 'tweet_image', 'amplify_video'].includes(body.media_category)) return invalid('media_category is invalid');
+    const item: XFakeMedia = { id: newId(), kind: 'chunked', category: body.media_category, mediaType: body.media_type, totalBytes: body.total_bytes, segments: new Map(), finalized: false, pendingChecks: 0 };
+    media.push(item);
+    return { json: { data: { id: item.id, media_key: `7_${item.id}`, expires_after_secs: 86399 } } };
+  }));
+
+  server.on('POST', '/2/media/upload/*/append', authed(async (request) => {
+    const item = mediaOf(request.path.split('/')[4]);
+    if (!item || item.kind !== 'chunked') return problem(404, 'Not Found Error', 'media id not found', 'https://api.twitter.com/2/problems/resource-not-found');
+    if (item.finalized) return invalid('the upload was already finalized');
+    const form = await multipart(request);
+    const file = form?.get('media');
+    const index = Number(form?.get('segment_index'));
+    if (!form || !file || typeof file === 'string') return invalid('media is required');
+    if (!Number.isInteger(index) || index < 0 || index > 999) return invalid('segment_index must be an integer from 0 to 999');
+    const bytes = Buffer.from(await file.arrayBuffer());
+    if (bytes.length > SEGMENT_LIMIT) return invalid('a segment is limited to 5 MB');
+    item.segments.set(index, bytes);
+    return { json: { data: { expires_at: Math.floor(Date.now() / 1000) + 86400 } } };
+  }));
+
+  server.on('POST', '/2/media/upload/*/finalize', authed((request) => {
+    const item = mediaOf(request.path.split('/')[4]);
+    if (!item || item.kind !== 'chunked') return problem(404, 'Not Found Error', 'media id not found', 'https://api.twitter.com/2/problems/resource-not-found');
+    if (item.finalized) return invalid('the upload was already finalized');
+    const indexes = [...item.segments.keys()].sort((a, b) => a - b);
+    if (indexes.length === 0 || indexes.some((value, position) => value !== position)) return invalid('segments are missing: send segment_index 0..n-1');
+    const size = [...item.segments.values()].reduce((sum, bytes) => sum + bytes.length, 0);
+    if (size !== item.totalBytes) return invalid(`Segments do not add up to provided total file size (${size} of ${item.totalBytes})`);
+    item.finalized = true;
+    item.pendingChecks = item.category === 'tweet_image' ? 0 : processingChecks;
+    const processing = item.category === 'tweet_image' ? {} : { processing_info: { state: 'pending', check_after_secs: 1 } };
+    return { json: { data: { id: item.id, media_key: `7_${item.id}`, size, expires_after_secs: 86400, ...processing } } };
+  }));
+
+  server.on('GET', '/2/media/upload', authed((request) => {
+    if (request.query.get('command') !== 'STATUS') return invalid('command must be STATUS');
+    const item = mediaOf(request.query.get('media_id') ?? undefined);
+    if (!item) return problem(404, 'Not Found Error', 'media id not found', 'https://api.twitter.com/2/problems/resource-not-found');
+    if (!item.finalized) return invalid('the upload is not finalized');
+    const processing_info = processingInfo(item);
+    if (item.pendingChecks > 0) item.pendingChecks -= 1;
+    return { json: { data: { id: item.id, media_key: `7_${item.id}`, processing_info } } };
+  }));
+
+  server.on('POST', '/2/media/metadata', authed((request) => {
+    const item = mediaOf(request.json?.id);
+    const text = request.json?.metadata?.alt_text?.text;
+    if (!item) return invalid('id must be a media id you uploaded');
+    if (typeof text !== 'string' || text.length > 1000) return invalid('metadata.alt_text.text must be a string of at most 1000 characters');
+    item.alt = text;
+    return { json: { data: { id: item.id, associated_metadata: { alt_text: { text } } } } };
+  }));
+
+  server.on('POST', '/2/tweets', authed((request) => {
+    const body = request.json;
+    if (!body || typeof body !== 'object') return invalid('the body must be JSON');
+    const unknown = Object.keys(body).filter((key) => !POST_FIELDS.has(key));
+    if (unknown.length > 0) return invalid(`The request body contains unknown field(s): ${unknown.join(', ')}`);
+    const text = typeof body.text === 'string' ? body.text : '';
+    const mediaIds: string[] = body.media?.media_ids ?? [];
+    if (text.trim() === '' && mediaIds.length === 0) return invalid('text is required unless media is attached');
+    const limit = fake.premium ? 4000 : 280;
+    if (twitterText.parseTweet(text).weightedLength > limit) return problem(403, 'Forbidden', 'You are not permitted to perform this action.');
+    if (mediaIds.length > 4) return invalid('media.media_ids must have at most 4 items');
+    const attached = mediaIds.map(mediaOf);
+    if (attached.some((item) => !item)) return invalid('Your media IDs are invalid.');
+    if (attached.some((item) => !ready(item!))) return invalid('Your media IDs are invalid: the media is not finished processing.');
+    if (attached.length > 1 && attached.some((item) => item!.category !== 'tweet_image')) return invalid('a video or GIF must be the only media of a post');
+    if (body.reply_settings !== undefined && !['following', 'mentionedUsers', 'subscribers', 'verified'].includes(body.reply_settings)) return invalid(`reply_settings ${body.reply_settings} is invalid`);
+    const inReplyTo = body.reply?.in_reply_to_tweet_id ?? null;
+    if (inReplyTo && !posts.some((post) => post.id === inReplyTo)) return invalid('The post you are replying to does not exist or is not visible to you.');
+    if (body.community_id !== undefined && (!/^\d{1,19}$/.test(body.community_id) || !communities.has(body.community_id))) return problem(403, 'Forbidden', 'You are not permitted to perform this action.');
+    if (text.trim() !== '' && posts.some((post) => post.text === text)) return problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
+    const post: XFakePost = {
+      id: newId(),
+      text,
+      media_ids: mediaIds,
+      in_reply_to: inReplyTo,
+      reply_settings: body.reply_settings ?? null,
+      community_id: body.community_id ?? null,
+      created_at: new Date().toISOString(),
+      public_metrics: { impression_count: 0, like_count: 0, reply_count: 0, repost_count: 0, quote_count: 0, bookmark_count: 0 },
+    };
+    posts.push(post);
+    const parent = posts.find((item) => item.id === inReplyTo);
+    if (parent) parent.public_metrics.reply_count += 1;
+    return { status: 201, json: { data: { id: post.id, text, edit_history_tweet_ids: [post.id] } } };
+  }));
+
+  const postView = (post: XFakePost, fields: string[]) => ({
+    id: post.id,
+    text: asX(post.text),
+    edit_history_tweet_ids: [post.id],
+    ...(fields.includes('created_at') ? { created_at: post.created_at } : {}),
+    ...(fields.includes('public_metrics') ? { public_metrics: post.public_metrics } : {}),
+    ...(fields.includes('referenced_tweets') && post.in_reply_to ? { referenced_tweets: [{ type: 'replied_to', id: post.in_reply_to }] } : {}),
+    ...(post.media_ids.length > 0 ? { attachments: { media_keys: post.media_ids.map((id) => `3_${id}`) } } : {}),
+  });
+
+  server.on('GET', '/2/tweets/*', authed((request) => {
+    const post = posts.find((item) => item.id === request.path.split('/')[3]);
+    const fields = (request.query.get('tweet.fields') ?? '').split(',');
+    if (!post) return { json: { errors: [{ value: request.path.split('/')[3], detail: 'Could not find tweet.', title: 'Not Found Error', type: 'https://api.twitter.com/2/problems/resource-not-found' }] } };
+    return { json: { data: postView(post, fields) } };
+  }));
+
+  server.on('GET', '/2/users/*/tweets', authed((request) => {
+    if (request.path.split('/')[3] !== user.id) return problem(404, 'Not Found Error', 'Could not find user');
+    const max = Number(request.query.get('max_results') ?? 10);
+    if (!Number.isInteger(max) || max < 5 || max > 100) return invalid('max_results must be between 5 and 100');
+    const exclude = (request.query.get('exclude') ?? '').split(',');
+    const since = request.query.get('start_time');
+    const fields = (request.query.get('tweet.fields') ?? '').split(',');
+    const list = [...posts].reverse().filter((post) => !(exclude.includes('replies') && post.in_reply_to) && !(since && post.created_at < since)).slice(0, max);
+    const withMedia = (request.query.get('expansions') ?? '').includes('attachments.media_keys');
+    const includes = withMedia ? { media: list.flatMap((post) => post.media_ids.map((id) => ({ media_key: `3_${id}`, type: 'photo', url: `${server.url}/media/${id}.jpg` }))) } : undefined;
+    return { json: { data: list.map((post) => postView(post, fields)), ...(includes ? { includes } : {}), meta: { result_count: list.length } } };
+  }));
+
+  return Object.assign(fake, {
+    server,
+    url: server.url,
+    oauth,
+    user,
+    posts,
+    media,
+    communities,
+    setProcessingChecks(n: number) {
+      processingChecks = n;
+    },
+    failProcessing(id: string, message: string) {
+      const item = mediaOf(id);
+      if (item) item.failed = message;
+    },
+    channelAuth(): ChannelAuth {
+      const issued = oauth.issue(user.id);
+      return { accessToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: new Date(Date.now() + issued.expiresIn * 1000), internalId: user.id, data: { username: user.username } };
+    },
+    bytesOf(id: string) {
+      const item = mediaOf(id);
+      return Buffer.concat([...(item?.segments ?? new Map()).entries()].sort(([a], [b]) => a - b).map(([, bytes]) => bytes));
+    },
+    close: () => server.close(),
+  });
+}
