@@ -60,6 +60,8 @@ export interface ProviderContext {
   auth: ChannelAuth;
   /** The channel's settings for this post (validated against `settings`), `{}` outside publishing. */
   settings: Record<string, unknown>;
+  /** The platform app's OAuth client credentials (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`), for token refreshes that authenticate the client. */
+  client?: { clientId: string; clientSecret?: string };
   /**
    * Runs one platform call that creates something (an upload session, a container, the post itself) exactly once per item.
    * Its result is recorded in Postgres before the next step; a later run of the same item (after a crash, a retry or a
