@@ -7,10 +7,9 @@
 import { z } from 'zod';
 import { invalidInput } from '../src/errors.js';
 import type { Provider } from './types.js';
-import { basicProfile, exchangeCode, linkedinEndpoints, postUrl, refresh } from './linkedin/api.js';
+import { basicProfile, exchangeCode, linkedinAuthorizeUrl, linkedinEndpoints, postUrl, refresh } from './linkedin/api.js';
 import { administeredOrganizations, pageAnalytics, pagePostAnalytics } from './linkedin/organizations.js';
-import { linkedinMediaRules, linkedinRules, publishComment, publishPost, recentPosts } from './linkedin/publish.js';
-import { carouselSetting, linkedinAuthorizeUrl } from './linkedin.js';
+import { carouselSetting, linkedinMediaRules, linkedinRules, publishComment, publishPost, recentPosts } from './linkedin/publish.js';
 
 const scopes = ['r_basicprofile', 'w_member_social', 'r_organization_social', 'w_organization_social', 'rw_organization_admin'];
 

@@ -5,27 +5,10 @@
 // only with the Community Management API, which cannot share an app with OpenID Connect, so a personal channel has none ([]).
 import { z } from 'zod';
 import type { Provider } from './types.js';
-import { authorizationUrl } from './shared.js';
-import { exchangeCode, linkedinEndpoints, openIdProfile, refresh } from './linkedin/api.js';
-import { linkedinMediaRules, linkedinRules, publishComment, publishPost } from './linkedin/publish.js';
-
-export { linkedinEndpoints, linkedinMediaRules, linkedinRules };
-
-export const carouselSetting = z.boolean().optional().describe('Publish the pictures as a carousel (a PDF document built from them, one page per picture)');
+import { exchangeCode, linkedinAuthorizeUrl, linkedinEndpoints, openIdProfile, refresh } from './linkedin/api.js';
+import { carouselSetting, linkedinMediaRules, linkedinRules, publishComment, publishPost } from './linkedin/publish.js';
 
 const scopes = ['openid', 'profile', 'w_member_social'];
-
-// LinkedIn offers PKCE to native apps only; a web app authenticates with its client secret.
-export const linkedinAuthorizeUrl =
-  (scopes: string[]): NonNullable<Provider['authorizeUrl']> =>
-  ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.oauth, 'oauth/v2/authorization', {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      state,
-      scope: scopes.join(' '),
-    });
 
 const linkedin: Provider = {
   identifier: 'linkedin',

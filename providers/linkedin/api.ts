@@ -9,7 +9,8 @@
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/little-text-format
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest, type PlatformResponse } from '../../src/lib/platform-http.js';
-import type { ConnectContext, ConnectedAccount, ProviderContext } from '../types.js';
+import type { ConnectContext, ConnectedAccount, Provider, ProviderContext } from '../types.js';
+import { authorizationUrl } from '../shared.js';
 
 export const linkedinEndpoints = {
   oauth: 'https://www.linkedin.com',
@@ -43,7 +44,9 @@ function errorBody(body: string): z.infer<typeof errorBodySchema> {
 /** LinkedIn's error body turned into a sentence a user can act on, and the right class (retry, refresh, permanent). */
 export function classify(status: number, body: string): Partial<PlatformHttpErrorInit> | undefined {
   const { code, message, error, error_description: description } = errorBody(body);
-  const said = message ?? description ?? error ?? '';
+  // The OAuth endpoints answer RFC 6749 bodies: the code is refused, the client unknown, the refresh token dead.
+  if (error) return { retryable: status >= 500, message: `${description ?? error} (${error})` };
+  const said = message ?? '';
   if (status === 401) return { status: 401, retryable: false, message: `the access token was refused (${said || 'expired or revoked'}).` };
   if (status === 429) return { retryable: true, message: `LinkedIn's rate limit was reached${said ? ` (${said})` : ''}; the post will be retried.` };
   if (code === 'DUPLICATE_POST' || /duplicate/i.test(said)) {
@@ -96,6 +99,12 @@ async function v2<T>(context: LinkedinContext, path: string, schema: z.ZodType<T
 }
 
 // ---- OAuth ----------------------------------------------------------------------------------------------------------
+
+/** The consent page. LinkedIn offers PKCE to native apps only; a web app authenticates with its client secret. */
+export const linkedinAuthorizeUrl =
+  (scopes: string[]): NonNullable<Provider['authorizeUrl']> =>
+  ({ clientId, redirectUri, state, endpoints }) =>
+    authorizationUrl(endpoints.oauth, 'oauth/v2/authorization', { response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state, scope: scopes.join(' ') });
 
 const tokenSchema = z.object({
   access_token: z.string().min(1),

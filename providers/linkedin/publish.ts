@@ -12,6 +12,8 @@ import { authorOf, littleText, postUrl, rest, urnParam } from './api.js';
 import { carouselPdf, uploadDocument, uploadImage, uploadVideo, videoReady } from './media.js';
 
 export const MAX_PICTURES = 20;
+
+export const carouselSetting = z.boolean().optional().describe('Publish the pictures as a carousel (a PDF document built from them, one page per picture)');
 export const MAX_COMMENT_LENGTH = 1250;
 
 export const linkedinRules =

@@ -185,6 +185,18 @@ describe('linkedin provider against the fake', () => {
     expect(fake.server.requestsTo('POST', '/oauth/v2/accessToken')).toHaveLength(1);
   });
 
+  it('refuses a code exchange with the wrong client secret, or a used code, with the OAuth reason', async () => {
+    const code = fake.authority.authorize({ clientId: fake.authority.clientId, redirectUri: 'https://herald.example/callback', state: 's', scope: 'openid profile w_member_social' });
+    const connect = { fetch: context().fetch, endpoints: fake.endpoints };
+    const options = { code, codeVerifier: 'unused', redirectUri: 'https://herald.example/callback', clientId: fake.authority.clientId };
+    const wrongSecret = await failure(linkedin.exchangeCode!(connect, { ...options, clientSecret: 'wrong' }));
+    expect([wrongSecret.status, wrongSecret.message]).toEqual([401, 'client_secret is wrong or missing (invalid_client)']);
+    const account = await linkedin.exchangeCode!(connect, { ...options, clientSecret: fake.authority.clientSecret });
+    expect([account.internalId, account.name]).toEqual([fake.personUrn, 'Ada Lovelace']);
+    const used = await failure(linkedin.exchangeCode!(connect, { ...options, clientSecret: fake.authority.clientSecret }));
+    expect(used.message).toMatch(/authorization code is invalid, expired or already used \(invalid_grant\)/);
+  });
+
   it('validates media and comments before anything is created', () => {
     const image = { kind: 'image' as const, url: 'https://media.example/a.png' };
     const video = { kind: 'video' as const, url: 'https://media.example/v.mp4' };
