@@ -84,6 +84,10 @@ async function content(context: ProviderContext, item: PublishItem): Promise<Rec
   return images.length === 1 ? { media: images[0] } : { multiImage: { images } };
 }
 
+/** A create that succeeded without naming what it made: its step stays open, so a retry looks it up instead of repeating it. */
+const unanswered = (what: string, status: number) =>
+  new PlatformHttpError({ status, retryable: false, outcomeUnknown: true, bodyExcerpt: '', message: `LinkedIn created the ${what} without answering its id: check the account before retrying.` });
+
 const postsSchema = z.object({ elements: z.array(z.object({ id: z.string(), commentary: z.string().optional(), author: z.string().optional() })) });
 
 /** The author's recent posts (organizations: r_organization_social; members need r_member_social, which LinkedIn restricts). */
@@ -110,7 +114,7 @@ export async function publishPost(context: ProviderContext, item: PublishItem, o
   const create = async () => {
     const created = await rest(context, { method: 'POST', path: 'posts', json: body });
     const urn = created.headers.get('x-restli-id');
-    if (!urn) throw new PlatformHttpError({ status: created.status, retryable: false, bodyExcerpt: '', message: 'LinkedIn created the post without answering its id.' });
+    if (!urn) throw unanswered('post', created.status);
     return urn;
   };
   const lookUp = async () => (await recentPosts(context)).find((post) => post.commentary === body.commentary)?.id;
@@ -129,7 +133,7 @@ export async function publishComment(context: ProviderContext, item: PublishItem
   const create = async () => {
     const created = await rest(context, { method: 'POST', path, json: { actor, object: root.id, message: { text: item.text } }, schema: commentSchema.optional() });
     const urn = urnOf(created.data ?? {}, created.headers.get('x-restli-id'));
-    if (!urn) throw new PlatformHttpError({ status: created.status, retryable: false, bodyExcerpt: '', message: 'LinkedIn created the comment without answering its id.' });
+    if (!urn) throw unanswered('comment', created.status);
     return urn;
   };
   const lookUp = async () => {

@@ -1,5 +1,7 @@
 // A fake LinkedIn (OAuth, OpenID userinfo, Profile, Posts, Images, Videos, Documents, Comments, organization ACLs and
 // statistics) on 127.0.0.1, built from the documented request and response shapes, refusing what LinkedIn refuses.
+// One file over 400 lines on purpose: both LinkedIn providers talk to this one API surface, and its parts share the token,
+// permission and asset bookkeeping.
 //
 //   const fake = await startLinkedinFake();               // endpoints: fake.endpoints (oauth, api, web, linkedinVersion)
 //   fake.channelAuth('member' | 'page')                    // a stored channel's auth with a fresh token (no HTTP call)
