@@ -1,47 +1,14 @@
-// LinkedIn personal profile: posts with comments, optional image carousel published as a document.
+// LinkedIn personal profile: posts with up to 20 pictures, a video or a picture carousel (a PDF document), later items as
+// comments. Connects through "Sign In with LinkedIn using OpenID Connect" + "Share on LinkedIn" (openid profile w_member_social).
+// API reference: https://learn.microsoft.com/linkedin/marketing/community-management/shares/posts-api (and the pages named in
+// providers/linkedin/*.ts). Analytics: LinkedIn's member statistics (memberCreatorPostAnalytics, r_member_postAnalytics) come
+// only with the Community Management API, which cannot share an app with OpenID Connect, so a personal channel has none ([]).
 import { z } from 'zod';
-import type { Provider, ValidationItem } from './types.js';
-import { authorizationUrl, firstProblem, textOnlyComments } from './shared.js';
-
-/** Media rules shared with linkedin-page. */
-export function linkedinMediaRules(items: ValidationItem[], settings: Record<string, unknown>): string | undefined {
-  const carousel = settings.post_as_images_carousel === true;
-  return (
-    firstProblem(
-      items,
-      ({ images, videos }) => {
-        if (carousel && (videos > 0 || images < 2)) return 'is a carousel, which needs at least 2 pictures and no video.';
-        if (videos > 1 || (videos === 1 && images > 0)) return 'has a video with other media; a LinkedIn video must be the only attachment.';
-        if (images > 20) return `has ${images} pictures; LinkedIn takes at most 20.`;
-        return undefined;
-      },
-      'first',
-    ) ?? textOnlyComments(items, 'LinkedIn')
-  );
-}
-
-export const linkedinRules =
-  'A post takes text with up to 20 pictures, or one video as its only attachment. ' +
-  'With post_as_images_carousel the pictures (at least 2, no video) are published as one swipeable document built from them. ' +
-  'Later items are comments on the post and take text only.';
-
-export const linkedinEndpoints = { oauth: 'https://www.linkedin.com', api: 'https://api.linkedin.com' };
-
-export const carouselSetting = z.boolean().optional().describe('Publish the pictures as a carousel (a document built from them)');
+import type { Provider } from './types.js';
+import { exchangeCode, linkedinAuthorizeUrl, linkedinEndpoints, openIdProfile, refresh } from './linkedin/api.js';
+import { carouselSetting, linkedinMediaRules, linkedinRules, publishComment, publishPost } from './linkedin/publish.js';
 
 const scopes = ['openid', 'profile', 'w_member_social'];
-
-// LinkedIn offers PKCE to native apps only; a web app authenticates with its client secret.
-export const linkedinAuthorizeUrl =
-  (scopes: string[]): NonNullable<Provider['authorizeUrl']> =>
-  ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.oauth, 'oauth/v2/authorization', {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      state,
-      scope: scopes.join(' '),
-    });
 
 const linkedin: Provider = {
   identifier: 'linkedin',
@@ -51,14 +18,29 @@ const linkedin: Provider = {
   auth: { kind: 'oauth2', scopes },
   endpoints: linkedinEndpoints,
   maxLength: () => 3000,
-  rules: linkedinRules,
+  rules: `${linkedinRules} Analytics are not available for personal profiles (LinkedIn reserves member statistics to Community Management apps).`,
   settings: z.object({
     post_as_images_carousel: carouselSetting,
   }),
   chain: 'comments',
   validate: linkedinMediaRules,
   tools: [],
+  recordsSteps: true,
   authorizeUrl: linkedinAuthorizeUrl(scopes),
+
+  async exchangeCode(context, options) {
+    const tokens = await exchangeCode(context, options);
+    const member = await openIdProfile({ ...context, auth: tokens });
+    // OpenID Connect gives no vanity name: the display name is the handle.
+    return { internalId: member.urn, name: member.name, profile: member.name, picture: member.picture, ...tokens };
+  },
+
+  refresh,
+
+  // Members cannot read their own posts back (r_member_social is restricted), so an interrupted create is not looked up:
+  // the core stops the item with "could not confirm" rather than risk a duplicate.
+  publish: (context, item) => publishPost(context, item, { canRead: false }),
+  comment: (context, item, { root }) => publishComment(context, item, root, { canRead: false }),
 };
 
 export default linkedin;

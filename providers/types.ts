@@ -60,8 +60,6 @@ export interface ProviderContext {
   auth: ChannelAuth;
   /** The channel's settings for this post (validated against `settings`), `{}` outside publishing. */
   settings: Record<string, unknown>;
-  /** This deployment's OAuth app of the platform (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`), when configured: token refreshes need it. */
-  client?: { clientId: string; clientSecret?: string };
   /**
    * Runs one platform call that creates something (an upload session, a container, the post itself) exactly once per item.
    * Its result is recorded in Postgres before the next step; a later run of the same item (after a crash, a retry or a

@@ -267,11 +267,11 @@ describe('the state machine and the queue', () => {
     const em = herald.services.orm.em.fork();
     const { IntegrationSchema } = await import('../src/db/entities.js');
     const mastodonChannel = await em.findOneOrFail(IntegrationSchema, { id: channel.mastodon });
-    const clone = em.create(IntegrationSchema, { ...mastodonChannel, id: 'linkedin-channel-1', providerIdentifier: 'linkedin', internalId: 'li-1', name: 'My LinkedIn' });
+    const clone = em.create(IntegrationSchema, { ...mastodonChannel, id: 'medium-channel-1', providerIdentifier: 'medium', internalId: 'md-1', name: 'My Medium' });
     await em.flush();
     const refused = await herald.rest('POST', '/posts', thread(clone.id, new Date(), ['<p>hello</p>']));
     expect(refused.status).toBe(400);
     expect(refused.body.message).toMatch(/not supported yet/);
-    expect(refused.body.message).toContain('LinkedIn');
+    expect(refused.body.message).toContain('Medium');
   });
 });
