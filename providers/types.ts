@@ -60,6 +60,8 @@ export interface ProviderContext {
   auth: ChannelAuth;
   /** The channel's settings for this post (validated against `settings`), `{}` outside publishing. */
   settings: Record<string, unknown>;
+  /** The deployment's OAuth app of this platform (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`): refreshing a token needs it. */
+  oauthClient?: { clientId: string; clientSecret?: string };
   /**
    * Runs one platform call that creates something (an upload session, a container, the post itself) exactly once per item.
    * Its result is recorded in Postgres before the next step; a later run of the same item (after a crash, a retry or a
@@ -138,7 +140,11 @@ export interface AnalyticsMetric {
 /** Validation input: one entry per item of the chain, with its media kinds. */
 export interface ValidationItem {
   text: string;
-  media: { kind: 'image' | 'video'; url: string }[];
+  /**
+   * Each media item's kind and URL; for a file of the media library also what the library measured (detected MIME type,
+   * size in bytes, pixel dimensions), so size rules can be checked before anything is created. A client's own URL has none.
+   */
+  media: { kind: 'image' | 'video'; url: string; type?: string; size?: number; width?: number; height?: number }[];
 }
 
 export interface Provider {

@@ -91,7 +91,14 @@ const runStep: ProviderContext['step'] = (_name, run) => run();
 
 export function providerContext(services: Services, integration: Integration, settings: Record<string, unknown> = {}): ProviderContext {
   const provider = providerOf(integration);
-  return { fetch: services.fetch, endpoints: providerEndpoints(services, provider), auth: channelAuth(services, integration), settings, step: runStep };
+  return {
+    fetch: services.fetch,
+    endpoints: providerEndpoints(services, provider),
+    auth: channelAuth(services, integration),
+    settings,
+    oauthClient: services.config.oauthClients[provider.identifier],
+    step: runStep,
+  };
 }
 
 export function reauthRequired(integration: Integration): DomainError {
