@@ -11,7 +11,7 @@ import youtube from './youtube.js';
 import tiktok from './tiktok.js';
 import reddit from './reddit.js';
 import lemmy from './lemmy.js';
-import pinterest from './pinterest.js';
+import pinterest from './pinterest/index.js';
 import dribbble from './dribbble.js';
 import discord from './discord.js';
 import slack from './slack.js';
