@@ -27,7 +27,7 @@ import devto from './devto.js';
 import hashnode from './hashnode.js';
 import wordpress from './wordpress.js';
 import listmonk from './listmonk.js';
-import gmb from './gmb.js';
+import gmb from './gmb/index.js';
 import warpcast from './warpcast.js';
 import moltbook from './moltbook.js';
 import skool from './skool.js';
