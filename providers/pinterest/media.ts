@@ -7,26 +7,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import ipaddr from 'ipaddr.js';
 import sharp from 'sharp';
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
-import { blockedRange } from '../../src/lib/ssrf.js';
+import { isLocalHost } from '../../src/lib/ssrf.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext } from '../types.js';
 import { channelCall } from './api.js';
 
 const run = promisify(execFile);
 
 function isPublicHttps(url: string): boolean {
-  let parsed: URL;
   try {
-    parsed = new URL(url);
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' && !isLocalHost(parsed.hostname);
   } catch {
     return false;
   }
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  if (parsed.protocol !== 'https:' || host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local')) return false;
-  return !(ipaddr.isValid(host) && blockedRange(host) !== undefined);
 }
 
 /** Whether Pinterest can fetch a media URL itself. Mutable so tests can exercise both ways against a fake on 127.0.0.1. */

@@ -4,12 +4,12 @@ import sharp from 'sharp';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import dribbble from '../../providers/dribbble.js';
 import { startDribbbleFake, type DribbbleFake } from '../fakes/dribbble.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, upload } from '../helpers/media-samples.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 
@@ -170,22 +170,13 @@ describe('dribbble failures', () => {
     const media = await uploaded(await picture(1600, 1200), 'lost.png');
     const rootId = await createPost(herald, channel, [{ content: 'x', image: [media] }], { settings: { title: 'Lost answer' } });
     fake.setListingDelay(1);
-    const realFetch = herald.services.fetch;
-    let lost = false;
-    herald.services.fetch = async (request) => {
-      const response = await realFetch(request);
-      if (!lost && request.url.endsWith('/api/v2/shots')) {
-        lost = true;
-        throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: no answer before the time-out' });
-      }
-      return response;
-    };
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/v2/shots'));
     try {
       const { outcome, runs } = await publishUntilSettled(herald, rootId);
       expect(outcome.kind).toBe('published');
       expect(runs.map((run) => run.kind)).toEqual(['waiting', 'waiting', 'published']); // lost answer, not listed yet, found
     } finally {
-      herald.services.fetch = realFetch;
+      restore();
       fake.setListingDelay(0);
     }
     const created = fake.shots.filter((shot) => shot.title === 'Lost answer');

@@ -5,12 +5,12 @@ import sharp from 'sharp';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import gmb from '../../providers/gmb/index.js';
 import { startGmbFake, type GmbFake } from '../fakes/gmb.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, upload } from '../helpers/media-samples.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 
@@ -220,20 +220,11 @@ describe('gmb failures', () => {
 
   it('finds the post of a create whose answer was lost instead of creating it twice', async () => {
     const rootId = await createPost(herald, channel, ['Lost answer']);
-    const realFetch = herald.services.fetch;
-    let lost = false;
-    herald.services.fetch = async (request) => {
-      const response = await realFetch(request);
-      if (!lost && request.method === 'POST' && request.url.endsWith('/localPosts')) {
-        lost = true;
-        throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-      }
-      return response;
-    };
+    const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/localPosts'));
     try {
       expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     } finally {
-      herald.services.fetch = realFetch;
+      restore();
     }
     const created = fake.posts.filter((post) => post.body.summary === 'Lost answer');
     expect(created).toHaveLength(1);

@@ -3,7 +3,6 @@
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NotificationSchema, PostSchema } from '../../src/db/entities.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import pinterest from '../../providers/pinterest/index.js';
 import { pinterestMedia } from '../../providers/pinterest/media.js';
@@ -11,6 +10,7 @@ import { basicCredentials } from '../fakes/oauth-authority.js';
 import { startPinterestFake, type PinterestFake } from '../fakes/pinterest.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, upload } from '../helpers/media-samples.js';
+import { loseAnswerOf as loseAnswer } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 
@@ -51,6 +51,15 @@ afterAll(async () => {
 
 afterEach(() => {
   pinterestMedia.pullByUrl = pullByUrl;
+});
+
+describe('pinterest media by URL', () => {
+  it('lets Pinterest fetch a picture only from a public https URL', () => {
+    expect(pullByUrl('https://herald.example.com/uploads/a.png')).toBe(true);
+    for (const url of ['http://herald.example.com/a.png', 'https://127.0.0.1/a.png', 'https://192.168.1.20/a.png', 'https://[::1]/a.png', 'https://box.local/a.png', 'https://localhost/a.png', 'not a url']) {
+      expect(pullByUrl(url), url).toBe(false);
+    }
+  });
 });
 
 describe('pinterest connect', () => {
@@ -250,20 +259,7 @@ describe('pinterest failures', () => {
 });
 
 describe('pinterest exactly once', () => {
-  /** Makes the first call matching `url` reach the fake but lose its answer, as a crash or a cut connection would. */
-  function loseAnswerOf(suffix: string) {
-    const realFetch = herald.services.fetch;
-    let lost = false;
-    herald.services.fetch = async (request) => {
-      const response = await realFetch(request);
-      if (!lost && request.method === 'POST' && request.url.endsWith(suffix)) {
-        lost = true;
-        throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-      }
-      return response;
-    };
-    return () => (herald.services.fetch = realFetch);
-  }
+  const loseAnswerOf = (suffix: string) => loseAnswer(herald, (request) => request.method === 'POST' && request.url.endsWith(suffix));
 
   it('resumes after an upload whose answer was lost: the video is sent once and the pin created once', async () => {
     const video = await uploaded(goodMp4(), 'once.mp4');
