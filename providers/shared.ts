@@ -137,3 +137,29 @@ export const currentMetric = (label: string, value: number | undefined): Analyti
   data: [{ total: String(value ?? 0), date: new Date().toISOString().slice(0, 10) }],
   percentageChange: 0,
 });
+
+/** `YYYY-MM-DD` (UTC) of a date. */
+export const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+
+/** The last `days` days up to today (UTC), at most `maxDays` when the platform caps its window. */
+export function analyticsPeriod(days: number, maxDays = days): { start: Date; end: Date } {
+  const end = new Date();
+  return { start: new Date(end.getTime() - (Math.min(days, maxDays) - 1) * 86_400_000), end };
+}
+
+/**
+ * A metric from daily values, oldest first; `percentageChange` compares the total of the period's second half with its
+ * first half (0 when the first half is 0).
+ */
+export function dailyMetric(label: string, points: { date: string; value: number }[]): AnalyticsMetric {
+  const sorted = [...points].sort((a, b) => a.date.localeCompare(b.date));
+  const half = Math.floor(sorted.length / 2);
+  const sum = (list: typeof sorted) => list.reduce((total, point) => total + point.value, 0);
+  const before = sum(sorted.slice(0, half));
+  const after = sum(sorted.slice(sorted.length - half));
+  return {
+    label,
+    data: sorted.map((point) => ({ total: String(point.value), date: point.date })),
+    percentageChange: before > 0 ? Math.round(((after - before) / before) * 10_000) / 100 : 0,
+  };
+}

@@ -145,7 +145,11 @@ export interface AnalyticsMetric {
 /** Validation input: one entry per item of the chain, with its media kinds. */
 export interface ValidationItem {
   text: string;
-  media: { kind: 'image' | 'video'; url: string }[];
+  /**
+   * Each media item's kind and URL; for a file of the media library also what the library measured (detected MIME type,
+   * size in bytes, pixel dimensions), so size rules can be checked before anything is created. A client's own URL has none.
+   */
+  media: { kind: 'image' | 'video'; url: string; type?: string; size?: number; width?: number; height?: number }[];
 }
 
 export interface Provider {

@@ -279,14 +279,15 @@ describe('platforms that pull media by URL need a public PUBLIC_URL', () => {
   const provider = (identifier: string) => providers.find((candidate) => candidate.identifier === identifier)!;
 
   it('warns for URL-pulling platforms when media are on a loopback, private or plain-http address, never for upload platforms', () => {
-    for (const identifier of ['instagram', 'instagram-standalone', 'threads', 'pinterest', 'tiktok']) {
+    for (const identifier of ['instagram', 'instagram-standalone', 'threads', 'tiktok']) {
       const warnings = mediaByUrlWarnings(provider(identifier), entry('http://localhost:3000/uploads/2026/01/01/a.png'));
       expect(warnings, identifier).toEqual([expect.stringContaining('which platforms cannot reach')]);
     }
     expect(mediaByUrlWarnings(provider('instagram'), entry('http://192.168.1.20/uploads/a.png'))).toHaveLength(1);
     expect(mediaByUrlWarnings(provider('instagram'), entry('http://media.example.com/a.png'))).toEqual([expect.stringContaining('plain http')]);
     expect(mediaByUrlWarnings(provider('instagram'), entry('https://media.example.com/a.png'))).toEqual([]);
-    for (const identifier of ['bluesky', 'mastodon', 'telegram']) expect(mediaByUrlWarnings(provider(identifier), entry('http://localhost/a.png'))).toEqual([]);
+    // Pinterest pulls pictures by URL only when the URL is public https, and receives them inline otherwise.
+    for (const identifier of ['bluesky', 'mastodon', 'telegram', 'pinterest']) expect(mediaByUrlWarnings(provider(identifier), entry('http://localhost/a.png'))).toEqual([]);
     expect(publicReachabilityWarning('https://herald.example.com/uploads/a.png')).toBeUndefined();
   });
 });

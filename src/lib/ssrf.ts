@@ -97,6 +97,12 @@ export function blockedRange(address: string, options: { allowLoopback?: boolean
   return range === 'unicast' ? undefined : (RANGE_NAMES[range] ?? range);
 }
 
+/** True for a host name the internet cannot reach: localhost, *.localhost, *.local, or an address outside public unicast. */
+export function isLocalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || (ipaddr.isValid(host) && blockedRange(host) !== undefined);
+}
+
 /** The IPv4 address inside an IPv6 one; undefined when there is none, null when the form is one we refuse outright. */
 function embeddedIPv4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | undefined | null {
   const bytes = address.toByteArray();

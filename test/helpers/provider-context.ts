@@ -12,6 +12,7 @@ export function providerContext(options: {
   auth?: Partial<ChannelAuth>;
   settings?: Record<string, unknown>;
   steps?: Map<string, unknown>;
+  client?: ProviderContext['client'];
 }): ProviderContext {
   const steps = options.steps ?? new Map<string, unknown>();
   return {
@@ -19,6 +20,7 @@ export function providerContext(options: {
     endpoints: options.endpoints ?? {},
     auth: { accessToken: 'test-access-token', internalId: 'account-1', data: {}, ...options.auth },
     settings: options.settings ?? {},
+    client: options.client,
     step: async <T extends JsonValue>(name: string, run: () => Promise<T>) => {
       if (steps.has(name)) return steps.get(name) as T;
       const result = await run();

@@ -99,7 +99,10 @@ export function measure(provider: Provider, html: string): { text: string; lengt
   return { text, length: contentLength(countable, provider.lengthMethod) };
 }
 
-function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry): string | undefined {
+/** What the media library measured of a library file, for the platforms' size rules. */
+type LibraryFacts = (media: StoredMedia) => Pick<ValidationItem['media'][number], 'type' | 'size' | 'width' | 'height'>;
+
+function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry, facts: LibraryFacts): string | undefined {
   if (!provider.publish) {
     return `publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald (not_supported); choose a channel on a platform whose publishing is built`;
   }
@@ -130,7 +133,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
   }
   const items: ValidationItem[] = entry.items.map((item) => ({
     text: item.content,
-    media: item.media.map((media) => ({ kind: mediaKind(media), url: media.path })),
+    media: item.media.map((media) => ({ kind: mediaKind(media), url: media.path, ...facts(media) })),
   }));
   return provider.validate?.(items, entry.settings);
 }
@@ -144,6 +147,11 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
   const mediaById = new Map(library.map((row) => [row.id, row]));
   const mediaByPath = new Map(library.map((row) => [row.path, row]));
   const libraryFile = (media: StoredMedia) => mediaById.get(media.id) ?? mediaByPath.get(media.path);
+  const facts: LibraryFacts = (media) => {
+    const row = media.type ? mediaById.get(media.id) : undefined; // only resolved library files carry a type
+    if (!row) return {};
+    return { type: row.type, size: Number(row.size), ...(row.width != null && row.height != null ? { width: row.width, height: row.height } : {}) };
+  };
   const problems: EntryProblem[] = [];
   for (const entry of plan.entries) {
     const integration = byId.get(entry.integrationId);
@@ -156,7 +164,7 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
       continue;
     }
     const provider = providerOf(integration);
-    const message = resolveMedia(entry, libraryFile, allowedHosts) ?? validateEntry(provider, integration, entry);
+    const message = resolveMedia(entry, libraryFile, allowedHosts) ?? validateEntry(provider, integration, entry, facts);
     if (message) problems.push({ integrationId: integration.id, channel: integration.name, platform: provider.identifier, message });
   }
   if (problems.length > 0) throw new PostValidationError(problems);

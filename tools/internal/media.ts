@@ -7,13 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import ipaddr from 'ipaddr.js';
 import { MediaSchema, type Media } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notFound } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { ACCEPTED_TYPES, detectType, imageSize, isVideoType, probeMp4, SAMPLE_BYTES, VideoMetadataError, videoWarnings } from '../../src/lib/media-probe.js';
 import { MediaFetchError, type LoadedMedia } from '../../src/lib/media-fetch.js';
-import { blockedRange } from '../../src/lib/ssrf.js';
+import { isLocalHost } from '../../src/lib/ssrf.js';
 import type { Services } from '../types.js';
 
 export interface IncomingMedia {
@@ -95,9 +94,7 @@ export function publicReachabilityWarning(mediaPath: string): string | undefined
   } catch {
     return undefined;
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const local = host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || (ipaddr.isValid(host) && blockedRange(host) !== undefined);
-  if (local) {
+  if (isLocalHost(url.hostname)) {
     return `Media is served from ${url.origin}, which platforms cannot reach. Platforms that fetch media by URL (Instagram, Threads, Pinterest, TikTok) will fail; set PUBLIC_URL (or S3_PUBLIC_URL) to a public https address.`;
   }
   if (url.protocol !== 'https:') return `Media is served over plain http (${url.origin}); platforms that fetch media by URL need https.`;

@@ -1,0 +1,56 @@
+// Pinterest API v5 calls: the base URL with its version, bearer auth, and Pinterest's error body `{code, message}` turned
+// into the right class (401 refresh, 429/5xx retry, the rest permanent with Pinterest's own message).
+import { z } from 'zod';
+import type { PlatformHttpErrorInit, PlatformRequest } from '../../src/lib/platform-http.js';
+import type { ConnectContext, ProviderContext } from '../types.js';
+
+const errorSchema = z.object({ code: z.number().optional(), message: z.string().optional() });
+
+export function classify(status: number, body: string): Partial<PlatformHttpErrorInit> {
+  let parsed: z.infer<typeof errorSchema> = {};
+  try {
+    parsed = errorSchema.catch({}).parse(JSON.parse(body));
+  } catch {
+    /* not JSON (a proxy's page): keep the status */
+  }
+  const message = parsed.message?.trim() || `HTTP ${status}`;
+  const hint =
+    status === 401 ? ' (reconnect the Pinterest channel if this persists)' : status === 403 ? ' (the account may lack access to this board or pin)' : '';
+  return { message: `${message}${hint}` };
+}
+
+/** `{api}/{apiVersion}` of the deployment. */
+export const apiBase = (endpoints: Record<string, string>) => `${endpoints.api.replace(/\/+$/, '')}/${endpoints.apiVersion}`;
+
+type CallRequest<T> = Omit<PlatformRequest<T>, 'url' | 'classify'> & { path: string };
+
+/** A call with the channel's (or a fresh) access token. */
+export async function call<T>(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, token: string, request: CallRequest<T>): Promise<T> {
+  const { path, headers, ...rest } = request;
+  const response = await context.fetch({ ...rest, url: `${apiBase(context.endpoints)}${path}`, classify, headers: { authorization: `Bearer ${token}`, ...headers } });
+  return response.data;
+}
+
+export const channelCall = <T>(context: ProviderContext, request: CallRequest<T>) => call(context, context.auth.accessToken, request);
+
+export const accountSchema = z.object({
+  id: z.string().optional(),
+  username: z.string(),
+  business_name: z.string().nullish(),
+  profile_image: z.string().nullish(),
+  account_type: z.string().optional(),
+});
+
+export const pinSchema = z.object({
+  id: z.string(),
+  board_id: z.string().nullish(),
+  title: z.string().nullish(),
+  description: z.string().nullish(),
+  link: z.string().nullish(),
+  created_at: z.string().optional(),
+  media: z.looseObject({ media_type: z.string().optional() }).nullish(),
+});
+
+export type Pin = z.infer<typeof pinSchema>;
+
+export const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), bookmark: z.string().nullish() });

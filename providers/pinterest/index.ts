@@ -1,0 +1,198 @@
+// Pinterest (API v5): pins of pictures or a video on a chosen board.
+// Reference: https://developers.pinterest.com/docs/api/v5/ (OpenAPI: github.com/pinterest/api-description, v5/openapi.yaml) —
+// oauth/token, user_account, user_account/analytics, boards/list, pins/create, pins/list, pins/analytics, media/create,
+// media/get; https://developers.pinterest.com/docs/api-features/creating-boards-and-pins/ (video pins).
+// The token endpoint takes HTTP Basic client credentials and a form; refresh answers a new refresh token (continuous
+// refresh), which is stored. Pinterest has no comments API for pins: a post is one item.
+import { z } from 'zod';
+import type { PlatformFetch } from '../../src/lib/platform-http.js';
+import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem } from '../types.js';
+import { analyticsPeriod, authorizationUrl, dailyMetric, firstProblem, httpUrl, isoDay } from '../shared.js';
+import { accountSchema, apiBase, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
+import { imagesSource, uploadedVideo, videoSource } from './media.js';
+
+const scopes = ['boards:read', 'boards:write', 'pins:read', 'pins:write', 'user_accounts:read'];
+const MAX_PICTURES = 5;
+
+const settings = z.object({
+  board: z.string().min(1).describe('Board id from getBoards'),
+  title: z.string().max(100).optional().describe('Pin title (100 characters at most)'),
+  link: httpUrl().max(2048).optional().describe('Destination link of the pin'),
+});
+
+const tokenSchema = z.object({ access_token: z.string(), refresh_token: z.string().optional(), expires_in: z.number() });
+
+async function token(fetch: PlatformFetch, endpoints: Record<string, string>, client: { clientId: string; clientSecret?: string }, form: Record<string, string>) {
+  const basic = Buffer.from(`${client.clientId}:${client.clientSecret ?? ''}`).toString('base64');
+  const { data } = await fetch({
+    method: 'POST',
+    url: `${apiBase(endpoints)}/oauth/token`,
+    headers: { authorization: `Basic ${basic}` },
+    form,
+    schema: tokenSchema,
+    classify,
+  });
+  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: new Date(Date.now() + data.expires_in * 1000) } satisfies Partial<ChannelAuth>;
+}
+
+const pinUrl = (context: ProviderContext, id: string) => `${context.endpoints.web.replace(/\/+$/, '')}/pin/${id}/`;
+
+/** The pin of an interrupted create, found among the account's newest pins by board, title and description. */
+async function findPin(context: ProviderContext, body: { board_id: string; title?: string; description?: string }): Promise<{ id: string } | undefined> {
+  const { items } = await channelCall(context, { path: '/pins', query: { page_size: 25 }, schema: page(pinSchema) });
+  const found = items.find(
+    (pin) => pin.board_id === body.board_id && (pin.title ?? '') === (body.title ?? '') && (pin.description ?? '') === (body.description ?? ''),
+  );
+  return found ? { id: found.id } : undefined;
+}
+
+async function publishPin(context: ProviderContext, item: PublishItem) {
+  const options = settings.parse(context.settings);
+  const video = item.media.find((media) => media.kind === 'video');
+  const pictures = item.media.filter((media) => media.kind === 'image');
+  const mediaId = video ? await uploadedVideo(context, video) : undefined;
+  const body = {
+    board_id: options.board,
+    ...(options.title ? { title: options.title } : {}),
+    ...(item.text ? { description: item.text } : {}),
+    ...(options.link ? { link: options.link } : {}),
+    ...(item.media[0]?.alt ? { alt_text: item.media[0].alt.slice(0, 500) } : {}),
+  };
+  const pin = await context.step(
+    'pin',
+    async () => {
+      const mediaSource = video ? await videoSource(mediaId!, video, pictures[0]) : await imagesSource(pictures);
+      const created = await channelCall(context, { method: 'POST', path: '/pins', json: { ...body, media_source: mediaSource }, schema: pinSchema });
+      return { id: created.id };
+    },
+    () => findPin(context, body),
+  );
+  return { id: pin.id, url: pinUrl(context, pin.id) };
+}
+
+const analyticsSchema = z.record(
+  z.string(),
+  z.object({ daily_metrics: z.array(z.object({ date: z.string(), metrics: z.record(z.string(), z.number()).nullish() })).default([]) }),
+);
+
+/** Daily points of each metric from Pinterest's analytics answer (keyed "all" when not split). */
+async function metrics(context: ProviderContext, path: string, days: number, labels: Record<string, string>) {
+  const { start, end } = analyticsPeriod(days, 90); // Pinterest looks back 90 days at most
+  const report = await channelCall(context, {
+    path,
+    query: { start_date: isoDay(start), end_date: isoDay(end), metric_types: Object.keys(labels).join(',') },
+    schema: analyticsSchema,
+  });
+  const daily = (report.all ?? Object.values(report)[0])?.daily_metrics ?? [];
+  return Object.entries(labels).map(([metric, label]) =>
+    dailyMetric(label, daily.map((day) => ({ date: day.date, value: day.metrics?.[metric] ?? 0 }))),
+  );
+}
+
+const boardSchema = z.object({ id: z.string(), name: z.string(), privacy: z.string().optional(), description: z.string().nullish() });
+
+const getBoards: HelperTool = {
+  methodName: 'getBoards',
+  description: 'Lists the boards of the connected Pinterest account as [{id, name, privacy}]; use an id as the `board` setting.',
+  dataSchema: [],
+  async run(context) {
+    const boards: { id: string; name: string; privacy?: string }[] = [];
+    let bookmark: string | undefined;
+    for (let pageNumber = 0; pageNumber < 20; pageNumber++) {
+      const result = await channelCall(context, { path: '/boards', query: { page_size: 250, bookmark }, schema: page(boardSchema) });
+      boards.push(...result.items.map((board) => ({ id: board.id, name: board.name, ...(board.privacy ? { privacy: board.privacy } : {}) })));
+      if (!result.bookmark) break;
+      bookmark = result.bookmark;
+    }
+    return boards;
+  },
+};
+
+const thumbnailOf = (pin: Pin): string | undefined => {
+  const media = pin.media as { images?: Record<string, { url?: string }>; cover_image_url?: string } | null | undefined;
+  return media?.cover_image_url ?? Object.values(media?.images ?? {}).find((image) => image.url)?.url;
+};
+
+const pinterest: Provider = {
+  identifier: 'pinterest',
+  name: 'Pinterest',
+  editor: 'plain',
+  lengthMethod: 'characters',
+  auth: { kind: 'oauth2', scopes },
+  endpoints: { web: 'https://www.pinterest.com', api: 'https://api.pinterest.com', apiVersion: 'v5' },
+  maxLength: () => 800,
+  rules:
+    'A pin is one item (Pinterest has no comments API: no thread items or comments) with media: 1 to 5 pictures (several make a ' +
+    'carousel and must have the same size), or one video optionally followed by one picture used as its cover (otherwise a frame ' +
+    'of the video is the cover). The content is the pin description (800 characters at most). The board (an id from getBoards) ' +
+    'is required; title (100 characters at most) and link are optional. Pictures are fetched by Pinterest from their public URL ' +
+    'when it is public https, and sent inline otherwise.',
+  settings,
+  chain: 'none',
+  recordsSteps: true,
+  validate: (items) => {
+    if (items.length > 1) return 'Pinterest has no comments API: a pin is a single item; put everything in the first item.';
+    return firstProblem(
+      items,
+      ({ images, videos }, item) => {
+        if (images + videos === 0) return 'has no media; a pin needs a picture or a video.';
+        if (videos > 1 || (videos === 1 && (images > 1 || item.media[0].kind !== 'video'))) {
+          return 'mixes media: a video pin takes the video first and at most one cover picture after it.';
+        }
+        if (images > MAX_PICTURES) return `has ${images} pictures; a pin takes at most ${MAX_PICTURES}.`;
+        const sizes = new Set(item.media.filter((media) => media.width && media.height).map((media) => `${media.width}x${media.height}`));
+        if (videos === 0 && images > 1 && sizes.size > 1) return `has pictures of different sizes (${[...sizes].join(', ')}); a carousel pin needs pictures of one size.`;
+        return undefined;
+      },
+      'first',
+    );
+  },
+  tools: [getBoards],
+  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
+    authorizationUrl(endpoints.web, 'oauth/', { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: scopes.join(','), state }),
+
+  async exchangeCode(context, { code, redirectUri, clientId, clientSecret }) {
+    const tokens = await token(context.fetch, context.endpoints, { clientId, clientSecret }, { grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+    const account = await call(context, tokens.accessToken, { path: '/user_account', schema: accountSchema });
+    return {
+      internalId: account.id ?? account.username,
+      name: account.business_name?.trim() || account.username,
+      profile: account.username,
+      picture: account.profile_image ?? undefined,
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      expiresAt: tokens.expiresAt,
+    };
+  },
+
+  async refresh(context) {
+    if (!context.client) throw new Error('PINTEREST_CLIENT_ID is not configured on this Herald.');
+    return token(context.fetch, context.endpoints, context.client, { grant_type: 'refresh_token', refresh_token: context.auth.refreshToken ?? '' });
+  },
+
+  publish: publishPin,
+
+  analytics: (context, days) =>
+    metrics(context, '/user_account/analytics', days, {
+      IMPRESSION: 'Impressions',
+      SAVE: 'Saves',
+      PIN_CLICK: 'Pin clicks',
+      OUTBOUND_CLICK: 'Outbound clicks',
+      ENGAGEMENT: 'Engagement',
+    }),
+
+  postAnalytics: (context, post, days) =>
+    metrics(context, `/pins/${encodeURIComponent(post.id)}/analytics`, days, {
+      IMPRESSION: 'Impressions',
+      SAVE: 'Saves',
+      PIN_CLICK: 'Pin clicks',
+      OUTBOUND_CLICK: 'Outbound clicks',
+    }),
+
+  async recent(context) {
+    const { items } = await channelCall(context, { path: '/pins', query: { page_size: 20 }, schema: page(pinSchema) });
+    return items.map((pin) => ({ id: pin.id, url: thumbnailOf(pin) ?? pinUrl(context, pin.id) }));
+  },
+};
+
+export default pinterest;

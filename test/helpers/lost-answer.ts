@@ -1,0 +1,21 @@
+// Simulates a create whose answer never came back (a cut connection, a crash before the result was recorded): the call
+// reaches the platform, then fails as a network error of unknown outcome. For tests of recorded steps and their recovery.
+import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
+import type { Herald } from './harness.js';
+
+/** Loses the answer of the first platform call `matches` selects; answers a function that puts the real fetch back. */
+export function loseAnswerOf(herald: Herald, matches: (request: PlatformRequest<unknown>) => boolean): () => void {
+  const realFetch = herald.services.fetch;
+  let lost = false;
+  herald.services.fetch = async (request) => {
+    const response = await realFetch(request);
+    if (!lost && matches(request as PlatformRequest<unknown>)) {
+      lost = true;
+      throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+    }
+    return response;
+  };
+  return () => {
+    herald.services.fetch = realFetch;
+  };
+}
