@@ -8,6 +8,10 @@ import { currentMetric } from './shared.js';
 
 const endpoints = { service: 'https://bsky.social', web: 'https://bsky.app' };
 const MAX_IMAGES = 4;
+/** app.bsky.feed.post: text is at most 300 graphemes and 3000 bytes of UTF-8. */
+const MAX_TEXT_BYTES = 3000;
+/** app.bsky.embed.images: an image blob is at most 1,000,000 bytes (the PDS refuses more: "blob too big"). */
+const MAX_IMAGE_BYTES = 1_000_000;
 const TOO_MANY_IMAGES = 'There can be maximum 4 pictures in a post.';
 const ONE_VIDEO = 'You can only upload one video per post.';
 const VIDEO_NOT_SUPPORTED = 'Video is not supported yet on Bluesky in Herald: post text and up to 4 images instead.';
@@ -97,6 +101,28 @@ export function facetsOf(text: string): Facet[] {
   return facets.sort((a, b) => a.index.byteStart - b.index.byteStart);
 }
 
+/**
+ * A picture over the blob limit is re-encoded as JPEG (quality, then size, stepped down) until it fits; one that fits is
+ * sent as it is.
+ */
+export async function fitImage(image: { bytes: Buffer; mimeType: string }): Promise<{ bytes: Buffer; mimeType: string }> {
+  if (image.bytes.length <= MAX_IMAGE_BYTES) return image;
+  const { default: sharp } = await import('sharp');
+  const { width = 2000 } = await sharp(image.bytes).metadata();
+  for (const scale of [1, 0.75, 0.5, 0.35, 0.25]) {
+    for (const quality of [85, 70, 55]) {
+      const bytes = await sharp(image.bytes)
+        .rotate()
+        .resize({ width: Math.max(1, Math.round(Math.min(width, 2000) * scale)), withoutEnlargement: true })
+        .flatten({ background: '#ffffff' })
+        .jpeg({ quality, mozjpeg: true })
+        .toBuffer();
+      if (bytes.length <= MAX_IMAGE_BYTES) return { bytes, mimeType: 'image/jpeg' };
+    }
+  }
+  throw new Error(`A picture of ${image.bytes.length} bytes could not be made smaller than Bluesky's ${MAX_IMAGE_BYTES} bytes.`);
+}
+
 function refOf(context: ProviderContext, uri: string, cid: string): PublishedRef {
   const [, , did, , rkey] = uri.split('/'); // at://did/collection/rkey
   const web = trimSlashes(context.endpoints.web || endpoints.web);
@@ -117,7 +143,7 @@ async function createPost(context: ProviderContext, item: PublishItem, reply?: {
   if (item.media.length > MAX_IMAGES) throw new Error(TOO_MANY_IMAGES);
   const images = [];
   for (const media of item.media) {
-    const { bytes, mimeType } = await media.load();
+    const { bytes, mimeType } = await fitImage(await media.load());
     const { blob } = await call(context, 'com.atproto.repo.uploadBlob', uploadSchema, { method: 'POST', body: bytes, headers: { 'content-type': mimeType } });
     const aspectRatio = imageSize(bytes);
     images.push({ alt: media.alt ?? '', image: blob, ...(aspectRatio ? { aspectRatio } : {}) });
@@ -146,7 +172,7 @@ const bluesky: Provider = {
   lengthMethod: 'graphemes',
   maxLength: () => 300,
   rules:
-    'Bluesky posts are plain text of at most 300 graphemes. A post carries up to 4 images, or 1 video, or no media, never images and a video together; ' +
+    'Bluesky posts are plain text of at most 300 graphemes and 3000 bytes. Pictures over 1 MB are re-encoded as JPEG to fit. A post carries up to 4 images, or 1 video, or no media, never images and a video together; ' +
     'video is not supported yet in Herald. Links and #hashtags become clickable by themselves. Extra items form a thread, each replying to the previous one.',
   settings: null,
   chain: 'thread',
@@ -155,14 +181,18 @@ const bluesky: Provider = {
   auth: {
     kind: 'credentials',
     fields: [
-      { key: 'service', label: 'Service (PDS) URL', type: 'url', required: false, defaultValue: endpoints.service, description: 'Change only if your account lives on another PDS.' },
+      { key: 'service', label: 'Service (PDS) URL', type: 'url', required: false, endpoint: 'service', description: 'Leave empty unless your account lives on another PDS (a self-hosted one, say).' },
       { key: 'identifier', label: 'Handle or email', type: 'text', required: true, description: 'e.g. alice.bsky.social' },
       { key: 'appPassword', label: 'App password', type: 'password', required: true, description: 'Create one in Bluesky: Settings → Privacy and security → App passwords.' },
     ],
   },
 
   validate(items) {
-    for (const item of items) {
+    for (const [index, item] of items.entries()) {
+      const bytes = Buffer.byteLength(item.text, 'utf8');
+      if (bytes > MAX_TEXT_BYTES) {
+        return `${index === 0 ? 'The post' : `Item ${index + 1}`} is ${bytes} bytes long; Bluesky takes at most ${MAX_TEXT_BYTES} bytes of text (an emoji takes 4 or more): shorten it.`;
+      }
       const videos = item.media.filter((media) => media.kind === 'video').length;
       const images = item.media.length - videos;
       if (images > MAX_IMAGES) return TOO_MANY_IMAGES;
@@ -177,16 +207,18 @@ const bluesky: Provider = {
     const identifier = (fields.identifier ?? '').trim().replace(/^@/, '');
     const appPassword = fields.appPassword ?? '';
     const session = await createSession(context.fetch, service, identifier, appPassword);
-    const profile = await xrpc(context.fetch, service, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: session.did }, token: session.accessJwt });
+    // The profile (display name, avatar) comes from an AppView; a self-hosted PDS may have none: the session's handle will do.
+    const profile = await xrpc(context.fetch, service, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: session.did }, token: session.accessJwt }).catch(() => undefined);
     return {
       internalId: session.did,
-      name: profile.displayName?.trim() || session.handle,
+      name: profile?.displayName?.trim() || session.handle,
       profile: session.handle,
-      picture: profile.avatar,
+      picture: profile?.avatar,
       accessToken: session.accessJwt,
       refreshToken: session.refreshJwt,
       expiresAt: jwtExpiry(session.accessJwt),
-      data: { service, identifier, appPassword },
+      // The service is kept only when typed: otherwise the deployment's endpoint (SOCIAL_ENDPOINTS) applies, now and later.
+      data: { ...(fields.service?.trim() ? { service } : {}), identifier, appPassword },
     };
   },
 

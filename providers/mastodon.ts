@@ -125,7 +125,7 @@ const mastodon: Provider = {
   auth: {
     kind: 'credentials',
     fields: [
-      { key: 'instance', label: 'Instance URL', type: 'url', required: true, defaultValue: 'https://mastodon.social', description: 'The address of your Mastodon server, e.g. https://mastodon.social.' },
+      { key: 'instance', label: 'Instance URL', type: 'url', required: true, endpoint: 'instance', description: 'The address of your Mastodon server; leave empty for the one shown.' },
       {
         key: 'accessToken',
         label: 'Access token',

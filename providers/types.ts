@@ -16,6 +16,11 @@ export interface CredentialField {
   required: boolean;
   description?: string;
   defaultValue?: string;
+  /**
+   * The field defaults to this key of the provider's endpoints, as the deployment sets them (SOCIAL_ENDPOINTS overrides the
+   * descriptor): left empty, the provider uses `context.endpoints[endpoint]` itself, so a deployment's override always wins.
+   */
+  endpoint?: string;
 }
 
 export interface ProviderAuth {
@@ -144,6 +149,7 @@ export interface AnalyticsMetric {
 
 /** Validation input: one entry per item of the chain, with its media kinds. */
 export interface ValidationItem {
+  /** The item's text as the platform will receive it (converted for the provider's editor). */
   text: string;
   /**
    * Each media item's kind and URL; for a file of the media library also what the library measured (detected MIME type,

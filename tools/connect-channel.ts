@@ -28,17 +28,19 @@ export const connectChannel = defineTool({
     }
     if (!provider.connect) throw notSupported(`Connecting ${provider.name} channels is not built yet in this Herald.`);
     const fields = provider.auth.fields ?? [];
+    const endpoints = providerEndpoints(services, provider);
     const values: Record<string, string> = {};
     for (const field of fields) {
-      const value = input.fields[field.key]?.trim() || field.defaultValue;
-      if (field.required && !value) {
+      // A field backed by an endpoint stays empty when not typed: the provider then uses the deployment's endpoint.
+      const value = input.fields[field.key]?.trim() || (field.endpoint ? undefined : field.defaultValue);
+      if (field.required && !value && !(field.endpoint && endpoints[field.endpoint])) {
         throw invalidInput(`Missing field "${field.key}" (${field.label}).`, { hint: `${provider.name} needs: ${fields.map((item) => item.key).join(', ')}.` });
       }
       if (value) values[field.key] = value;
     }
     let account;
     try {
-      account = await provider.connect({ fetch: services.fetch, endpoints: providerEndpoints(services, provider) }, values);
+      account = await provider.connect({ fetch: services.fetch, endpoints }, values);
     } catch (error) {
       if (error instanceof PlatformHttpError) {
         throw invalidInput(`${provider.name} refused the connection: ${error.message}`, { hint: 'Check the credentials and the instance or chat, then try again.' });

@@ -123,7 +123,11 @@ function nextTid(): string {
 
 const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
 
-export async function startBlueskyFake(options: { handle?: string; password?: string } = {}): Promise<BlueskyFake> {
+/**
+ * `appView: false` is a bare self-hosted PDS with no AppView behind it: app.bsky.* reads (getProfile) are not served.
+ * Records embedding an image blob over 1,000,000 bytes are refused as the PDS refuses them ("blob too big").
+ */
+export async function startBlueskyFake(options: { handle?: string; password?: string; appView?: boolean } = {}): Promise<BlueskyFake> {
   const server = await startFakeServer();
   const handle = options.handle ?? 'alice.bsky.social';
   const password = options.password ?? 'abcd-efgh-ijkl-mnop';
@@ -248,6 +252,7 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
   });
 
   server.on('GET', '/xrpc/app.bsky.actor.getProfile', authorized((request) => {
+    if (options.appView === false) return xrpcError(501, 'MethodNotImplemented', 'Method Not Implemented');
     const actor = request.query.get('actor');
     if (!actor) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the property "actor"');
     if (actor !== did && actor !== handle) return xrpcError(400, 'InvalidRequest', 'Profile not found');
@@ -280,6 +285,11 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     if (record?.$type !== undefined && record.$type !== collection) return xrpcError(400, 'InvalidRequest', `Invalid $type: expected ${collection}, got ${record.$type}`);
     const problem = invalidPost(record);
     if (problem) return xrpcError(400, 'InvalidRequest', `Invalid app.bsky.feed.post record: ${problem}`);
+    for (const image of (record?.embed?.images ?? []) as { image?: { size?: number } }[]) {
+      const size = image.image?.size ?? 0;
+      if (size > 1_000_000) return xrpcError(400, 'InvalidRequest', `Invalid app.bsky.feed.post record: blob too big (maximum 1000000, got ${size})`);
+    }
+    if (Buffer.byteLength(String(record?.text ?? ''), 'utf8') > 3000) return xrpcError(400, 'InvalidRequest', 'Invalid app.bsky.feed.post record: Record/text must not be longer than 3000 characters');
     const rkey = typeof wanted === 'string' ? wanted : nextTid();
     const uri = `at://${did}/${collection}/${rkey}`;
     if (records.some((entry) => entry.uri === uri)) return xrpcError(400, 'InvalidRequest', `Record already exists: ${uri}`);

@@ -29,7 +29,9 @@ describe('bluesky descriptor', () => {
     expect(bluesky.endpoints.service).toBe('https://bsky.social');
     expect(bluesky.auth.kind).toBe('credentials');
     expect(bluesky.auth.fields?.map((field) => [field.key, field.type])).toEqual([['service', 'url'], ['identifier', 'text'], ['appPassword', 'password']]);
-    expect(bluesky.auth.fields?.[0].defaultValue).toBe('https://bsky.social');
+    // The service field defaults to the deployment's endpoint (SOCIAL_ENDPOINTS), never to a literal of its own.
+    expect(bluesky.auth.fields?.[0]).toMatchObject({ endpoint: 'service' });
+    expect(bluesky.auth.fields?.[0].defaultValue).toBeUndefined();
   });
 
   it('accepts up to 4 images or nothing, and rejects more images, mixed media, several videos and video for now', () => {
@@ -67,11 +69,12 @@ describe('bluesky connect', () => {
     expect(account.expiresAt!.getTime()).toBeGreaterThan(Date.now() + 3600_000);
   });
 
-  it('falls back to the handle when the profile has no display name, and to the default service', async () => {
+  it('falls back to the handle when the profile has no display name, and to the deployment\'s service without storing it', async () => {
     fake.profile.displayName = '';
     const account = await bluesky.connect!(connectContext(fake.url), { identifier: 'alice.bsky.social', appPassword: 'app-pass-1234' });
     expect(account.name).toBe('alice.bsky.social');
-    expect(account.data?.service).toBe(fake.url);
+    expect(fake.sessions.at(-1)?.via).toBe('createSession');
+    expect(account.data?.service).toBeUndefined();
   });
 
   it('surfaces a wrong app password as a 401 PlatformHttpError and opens no session', async () => {

@@ -132,7 +132,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
   }
   const items: ValidationItem[] = entry.items.map((item) => ({
-    text: item.content,
+    text: measure(provider, sanitizeContent(item.content)).text,
     media: item.media.map((media) => ({ kind: mediaKind(media), url: media.path, ...facts(media) })),
   }));
   return provider.validate?.(items, entry.settings);

@@ -12,6 +12,7 @@ import { socialConnectUrl } from '../../../tools/social-connect-url.js';
 import { callbackPath, channelAccounts, chooseChannelAccount, completeOAuthConnect } from '../../../tools/internal/channel-connect.js';
 import {
   channelStatus,
+  providerEndpoints,
   setChannelDisabled,
   setPreferredCustomer,
   type ChannelStatus,
@@ -120,9 +121,10 @@ async function channelsPage(services: Services, request: Request, response: Resp
   );
 }
 
-function credentialForm(response: Response, provider: Provider, values: Record<string, string>, error?: string, status = 200): void {
+function credentialForm(services: Services, response: Response, provider: Provider, values: Record<string, string>, error?: string, status = 200): void {
   const { signedIn, csrf } = consoleLocals(response);
   const fields = provider.auth.fields ?? [];
+  const endpoints = providerEndpoints(services, provider);
   sendPage(
     response,
     { title: `Connect ${provider.name}`, signedIn, csrf, section: 'channels', status, flash: error ? { kind: 'error', text: error } : undefined },
@@ -131,7 +133,7 @@ function credentialForm(response: Response, provider: Provider, values: Record<s
       ${fields.map(
         (item) => html`<label for="field-${item.key}">${item.label}</label>
         <input id="field-${item.key}" name="${item.key}" type="${item.type}" ${item.required ? html`required` : ''}
-          value="${item.type === 'password' ? '' : (values[item.key] ?? item.defaultValue ?? '')}" autocomplete="off"${item.description ? html` aria-describedby="hint-${item.key}"` : ''}>
+          value="${item.type === 'password' ? '' : (values[item.key] ?? (item.endpoint ? '' : (item.defaultValue ?? '')))}"${item.endpoint && endpoints[item.endpoint] ? html` placeholder="${endpoints[item.endpoint]}"` : ''} autocomplete="off"${item.description ? html` aria-describedby="hint-${item.key}"` : ''}>
         ${item.description ? html`<p class="hint" id="hint-${item.key}">${item.description}</p>` : ''}`,
       )}
       <button type="submit">Connect</button>
@@ -189,7 +191,7 @@ export function channelPages(router: Router, services: Services): void {
     if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
     if (provider.auth.kind === 'credentials') {
       if (!provider.connect) throw notSupported(`Connecting ${provider.name} channels is not built yet in this Herald.`);
-      return credentialForm(response, provider, {});
+      return credentialForm(services, response, provider, {});
     }
     const refresh = typeof request.query.refresh === 'string' ? request.query.refresh : undefined;
     const { url } = await runTool(socialConnectUrl, { integration: provider.identifier, refresh }, consoleCaller(response), services, String(response.locals.requestId));
@@ -204,7 +206,7 @@ export function channelPages(router: Router, services: Services): void {
       await runTool(connectChannel, { identifier: provider.identifier, fields: values }, consoleCaller(response), services, String(response.locals.requestId));
     } catch (raw) {
       const error = clientError(raw);
-      return credentialForm(response, provider, values, sentence(error), error.status);
+      return credentialForm(services, response, provider, values, sentence(error), error.status);
     }
     response.redirect(303, '/channels?notice=connected');
   });
