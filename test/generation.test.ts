@@ -1,12 +1,14 @@
 // AI generation end to end against fake OpenAI and fal servers: images stored in the media library and published, the
 // narrated slideshow composed by ffmpeg (checked with the media probe), Veo 3 with library pictures, safety refusals,
 // model time-outs, identical requests joining one generation, and MCP progress notifications.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import { probeMp4, type VideoInfo } from '../src/lib/media-probe.js';
 import { PostSchema } from '../src/db/entities.js';
 import { startHerald, type Herald } from './helpers/harness.js';
@@ -50,18 +52,33 @@ afterAll(async () => {
 
 const textOf = (result: any) => String(result.content?.[0]?.text ?? '');
 
-/** The stored file behind a media path, fetched from Herald's public /uploads like a platform would, and probed. */
-async function probeStored(mediaPath: string): Promise<VideoInfo> {
+/** The stored file behind a media path, fetched from Herald's public /uploads like a platform would. */
+async function fetchStored(mediaPath: string): Promise<string> {
   const response = await fetch(mediaPath);
   expect(response.status).toBe(200);
   const file = path.join(os.tmpdir(), `herald-generated-${process.pid}-${Date.now()}.mp4`);
   fs.writeFileSync(file, Buffer.from(await response.arrayBuffer()));
+  return file;
+}
+
+async function probeStored(mediaPath: string): Promise<VideoInfo> {
+  const file = await fetchStored(mediaPath);
   try {
     return await probeMp4(file);
   } finally {
     fs.rmSync(file, { force: true });
   }
 }
+
+/** Grey levels of a band of one frame (top and height as fractions of the picture), decoded by ffmpeg. */
+function band(file: string, seconds: number, top: number, height: number): Buffer {
+  return execFileSync(ffmpegInstaller.path, [
+    '-hide_banner', '-loglevel', 'error', '-ss', String(seconds), '-i', file, '-frames:v', '1',
+    '-vf', `crop=iw:ih*${height}:0:ih*${top},scale=120:40`, '-f', 'rawvideo', '-pix_fmt', 'gray', '-',
+  ]);
+}
+
+const spread = (pixels: Buffer) => Math.max(...pixels) - Math.min(...pixels);
 
 async function mediaCount(): Promise<number> {
   return (await herald.rest('GET', '/media?page=0&pageSize=1')).body.total;
@@ -207,10 +224,18 @@ describe('image-text-slides', () => {
     expect(response.body.duration).toBeGreaterThan(expectedSeconds - 0.3);
     expect(response.body.duration).toBeLessThan(expectedSeconds + 0.4);
 
-    const info = await probeStored(response.body.path);
-    expect(info).toMatchObject({ width: 1080, height: 1920, audioCodec: 'mp4a.40.2' });
-    expect(info.videoCodec).toMatch(/^avc1\.4d/); // H.264 main profile
-    expect(info.framesPerSecond).toBeLessThanOrEqual(30);
+    const file = await fetchStored(response.body.path);
+    try {
+      const info = await probeMp4(file);
+      expect(info).toMatchObject({ width: 1080, height: 1920, audioCodec: 'mp4a.40.2' });
+      expect(info.videoCodec).toMatch(/^avc1\.4d/); // H.264 main profile
+      expect(info.framesPerSecond).toBeLessThanOrEqual(30);
+      // Mid first slide: the picture (a solid colour from the fake) at the top, the burned-in caption near the bottom.
+      expect(spread(band(file, 1.2, 0.1, 0.3))).toBeLessThan(16);
+      expect(spread(band(file, 1.2, 0.7, 0.2))).toBeGreaterThan(100);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
 
     const [chat] = openai.chats;
     expect(chat.model).toBe('gpt-5.4-mini');
