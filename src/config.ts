@@ -68,6 +68,23 @@ const environmentSchema = z.object({
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_PUBLIC_URL: optionalString,
   S3_FORCE_PATH_STYLE: boolFromEnv(true),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: optionalString,
+  OPENAI_IMAGE_MODEL: optionalString,
+  OPENAI_IMAGE_QUALITY: z.enum(['auto', 'low', 'medium', 'high']).optional().default('auto'),
+  OPENAI_CHAT_MODEL: optionalString,
+  OPENAI_TTS_MODEL: optionalString,
+  FAL_KEY: optionalString,
+  FAL_PROXY_URL: optionalString,
+  FAL_IMAGE_MODEL: optionalString,
+  FAL_VEO3_MODEL: optionalString,
+  FAL_VEO3_IMAGE_MODEL: optionalString,
+  FAL_VEO3_REFERENCE_MODEL: optionalString,
+  IMAGE_GENERATOR: z.enum(['openai', 'fal']).optional(),
+  GENERATION_TIMEOUT_SECONDS: intFromEnv(50, 1),
+  GENERATION_MODEL_TIMEOUT_SECONDS: intFromEnv(300, 1),
+  GENERATION_CHECK_SECONDS: intFromEnv(10, 1),
+  GENERATION_LIMIT_PER_HOUR: intFromEnv(20, 1),
 });
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -88,6 +105,33 @@ export interface S3Settings {
   /** Public origin (and optional path) under which the bucket's objects are served; media paths start with it. */
   publicUrl: string;
   forcePathStyle: boolean;
+}
+
+/** AI image and video generation (generators/). A missing key leaves the generators that need it unavailable, never faked. */
+export interface GenerationSettings {
+  openai?: { apiKey: string; baseUrl: string };
+  /** FAL_PROXY_URL: every fal request goes there with the real URL in `x-fal-target-url` (fal's proxy protocol). */
+  fal?: { apiKey: string; proxyUrl?: string };
+  /** Which service draws images (generateImageTool and the slides): IMAGE_GENERATOR, else OpenAI when its key is set, else fal. */
+  imageService: 'openai' | 'fal';
+  models: {
+    openaiImage: string;
+    openaiImageQuality: 'auto' | 'low' | 'medium' | 'high';
+    openaiChat: string;
+    openaiSpeech: string;
+    falImage: string;
+    veo3: string;
+    veo3Image: string;
+    veo3Reference: string;
+  };
+  /** How long a tool call (MCP or REST) waits for a generation before answering how to fetch it later. */
+  waitSeconds: number;
+  /** Time limit of one model call. */
+  modelTimeoutMs: number;
+  /** Seconds between two checks of a queued model job (fal) after the first short wait. */
+  checkSeconds: number;
+  /** New generations per organization per hour (joined or reused ones do not count). */
+  limitPerHour: number;
 }
 
 export type StorageSettings = { kind: 'local' } | ({ kind: 's3' } & S3Settings);
@@ -136,6 +180,7 @@ export interface Config {
   /** False only with DISABLE_SSRF_PROTECTION=true: server-side fetches may then reach private addresses. Dangerous. */
   ssrfProtection: boolean;
   storage: StorageSettings;
+  generation: GenerationSettings;
 }
 
 export class ConfigError extends Error {
@@ -216,6 +261,30 @@ function storageSettings(values: z.output<typeof environmentSchema>, problems: s
   };
 }
 
+function generationSettings(values: z.output<typeof environmentSchema>, problems: string[]): GenerationSettings {
+  const openAiBase = values.OPENAI_BASE_URL === undefined ? 'https://api.openai.com/v1' : httpOrigin('OPENAI_BASE_URL', values.OPENAI_BASE_URL, problems);
+  const falProxy = values.FAL_PROXY_URL === undefined ? undefined : httpOrigin('FAL_PROXY_URL', values.FAL_PROXY_URL, problems);
+  return {
+    openai: values.OPENAI_API_KEY ? { apiKey: values.OPENAI_API_KEY, baseUrl: openAiBase } : undefined,
+    fal: values.FAL_KEY ? { apiKey: values.FAL_KEY, proxyUrl: falProxy } : undefined,
+    imageService: values.IMAGE_GENERATOR ?? (values.OPENAI_API_KEY || !values.FAL_KEY ? 'openai' : 'fal'),
+    models: {
+      openaiImage: values.OPENAI_IMAGE_MODEL ?? 'gpt-image-2',
+      openaiImageQuality: values.OPENAI_IMAGE_QUALITY,
+      openaiChat: values.OPENAI_CHAT_MODEL ?? 'gpt-5.4-mini',
+      openaiSpeech: values.OPENAI_TTS_MODEL ?? 'gpt-4o-mini-tts',
+      falImage: values.FAL_IMAGE_MODEL ?? 'fal-ai/flux/dev',
+      veo3: values.FAL_VEO3_MODEL ?? 'fal-ai/veo3',
+      veo3Image: values.FAL_VEO3_IMAGE_MODEL ?? 'fal-ai/veo3/image-to-video',
+      veo3Reference: values.FAL_VEO3_REFERENCE_MODEL ?? 'fal-ai/veo3.1/reference-to-video',
+    },
+    waitSeconds: values.GENERATION_TIMEOUT_SECONDS,
+    modelTimeoutMs: values.GENERATION_MODEL_TIMEOUT_SECONDS * 1000,
+    checkSeconds: values.GENERATION_CHECK_SECONDS,
+    limitPerHour: values.GENERATION_LIMIT_PER_HOUR,
+  };
+}
+
 function readOAuthClients(environment: NodeJS.ProcessEnv): Record<string, OAuthClientCredentials> {
   const clients: Record<string, OAuthClientCredentials> = {};
   for (const [name, value] of Object.entries(environment)) {
@@ -253,6 +322,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   socialEndpoints.tiktok = { ...socialEndpoints.tiktok, appAudited: String(values.TIKTOK_APP_AUDITED) };
   const allowedHosts = parseHostList(values.UPLOAD_URL_ALLOWED_HOSTS, problems);
   const storage = storageSettings(values, problems);
+  const generation = generationSettings(values, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port: values.PORT,
@@ -284,5 +354,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     },
     ssrfProtection: !values.DISABLE_SSRF_PROTECTION,
     storage,
+    generation,
   };
 }

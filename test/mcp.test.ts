@@ -316,15 +316,24 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
     expect(post).toMatchObject({ content, state: 'DRAFT' });
   });
 
+  // This Herald has no OPENAI_API_KEY or FAL_KEY: generation answers not_supported naming the setting, never a fake result.
   it.each([
-    ['generateImageTool', { prompt: 'a cat' }],
-    ['generateVideoOptions', {}],
-    ['videoFunctionTool', { identifier: 'image-text-slides', functionName: 'loadVoices' }],
-    ['generateVideoTool', { identifier: 'veo3', output: 'vertical', customParams: [{ key: 'prompt', value: 'a cat' }] }],
-  ])('%s is a not_supported tool error', async (name, args) => {
+    ['generateImageTool', { prompt: 'a cat' }, 'OPENAI_API_KEY'],
+    ['videoFunctionTool', { identifier: 'image-text-slides', functionName: 'loadVoices' }, 'OPENAI_API_KEY'],
+    ['generateVideoTool', { identifier: 'veo3', output: 'vertical', customParams: [{ key: 'prompt', value: 'a cat' }] }, 'FAL_KEY'],
+  ])('%s is a not_supported tool error naming the setting', async (name, args, setting) => {
     const result: any = await client.callTool({ name, arguments: args });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/^not_supported/);
+    expect(textOf(result)).toMatch(new RegExp(`^not_supported: .*needs ${setting}`));
+  });
+
+  it('generateVideoOptions lists the video generators as unavailable, with the setting that enables each', async () => {
+    const result: any = await client.callTool({ name: 'generateVideoOptions', arguments: {} });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent.video.map((item: any) => [item.type, item.available, item.requires])).toEqual([
+      ['image-text-slides', false, ['OPENAI_API_KEY']],
+      ['veo3', false, ['FAL_KEY']],
+    ]);
   });
 
   it('an unknown tool is a not_found tool error', async () => {

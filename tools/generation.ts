@@ -1,55 +1,152 @@
-// The four AI generation tools of the spec. Generators are a later issue: until then each answers not_supported, never a fake result.
+// The four AI generation tools of the spec, and the REST routes that read generations back. Generation runs in the
+// `generate_media` job (tools/internal/generation-run.ts); these handlers record the request and wait for it.
 import { z } from 'zod';
-import { notSupported } from '../src/errors.js';
-import { defineTool } from './types.js';
-
-const notBuilt = (what: string) => () =>
-  Promise.reject(
-    notSupported(`${what} is not available on this Herald yet.`, {
-      hint: 'Upload your own media with POST /upload and use its path as an attachment instead.',
-    }),
-  );
+import { notFound } from '../src/errors.js';
+import type { Generation } from '../src/db/entities.js';
+import { imageGenerator, unavailableReason, videoGenerators } from '../generators/index.js';
+import { modelClients } from '../generators/clients.js';
+import type { Generator, Orientation } from '../generators/types.js';
+import { defineTool, readOnly, type ToolContext } from './types.js';
+import { idParam, mediaRecordSchema } from './shapes.js';
+import {
+  availableGenerator,
+  awaitGeneration,
+  findGeneration,
+  generatedMedia,
+  generationError,
+  listGenerations,
+  parseGeneratorParams,
+  requestGeneration,
+  resolveLibraryImages,
+  stillRunningMessage,
+  toGenerationRecord,
+} from './internal/generation.js';
 
 const generating = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+
+/** Records (or joins) a generation and waits for it; answers the finished generation, or the running one past the time limit. */
+async function generate(context: ToolContext, generator: Generator, output: Orientation, raw: Record<string, unknown>): Promise<Generation & { state: 'queued' | 'running' | 'succeeded' }> {
+  const { services, caller, em } = context;
+  const params = parseGeneratorParams(generator, raw);
+  if (Array.isArray(params.images)) params.images = await resolveLibraryImages(em, caller.organizationId, params.images as (string | { id?: string; path?: string })[]);
+  const { generation, joined } = await requestGeneration(services, caller, generator, output, params);
+  if (joined) context.logger.info({ generationId: generation.id }, 'joined an identical generation');
+  const finished = await awaitGeneration(services, generation.id, context.progress);
+  if (finished.state === 'failed') throw generationError(finished);
+  return finished as Generation & { state: 'queued' | 'running' | 'succeeded' };
+}
+
+const pendingFields = {
+  generationId: z.string().describe('Id of the generation: GET /generations/{id} reads it'),
+  state: z.enum(['queued', 'running', 'succeeded']),
+  message: z.string().optional().describe('While still running: how to get the result later'),
+};
 
 export const generateImageTool = defineTool({
   name: 'generateImageTool',
   title: 'Generate an image',
-  description: 'Generates an image from a prompt and stores it as media; answers {id, path}. Use the path as an attachment in schedulePostTool.',
+  description:
+    'Generates a square image from a prompt and stores it in the media library; answers {id, path}: use them as an attachment in schedulePostTool. ' +
+    'Takes from a few seconds to a minute. A prompt the model\'s safety system refuses answers invalid_input with its reason. ' +
+    'If it is still running when the wait ends, the answer has no id/path but a message: call again with the same prompt to keep waiting (nothing is paid twice). ' +
+    'The same prompt within an hour answers the same image.',
   annotations: generating,
   mcp: true,
-  input: z.object({ prompt: z.string().min(1).describe('What the image should show') }),
-  output: z.object({ id: z.string(), path: z.string() }),
-  handler: notBuilt('Image generation'),
+  input: z.object({ prompt: z.string().min(1).describe('What the image should show: subject, style, composition') }),
+  output: z.object({ id: z.string().optional(), path: z.string().optional(), ...pendingFields }),
+  handler: async (input, context) => {
+    const generator = availableGenerator(imageGenerator as unknown as Generator, context.services);
+    const generation = await generate(context, generator, 'square', { prompt: input.prompt });
+    if (generation.state !== 'succeeded') {
+      return { generationId: generation.id, state: generation.state, message: stillRunningMessage(context.services, generation, 'call generateImageTool again with the same prompt') };
+    }
+    const media = await generatedMedia(context.em, generation);
+    return { id: media.id, path: media.path, generationId: generation.id, state: generation.state };
+  },
 });
+
+function videoGeneratorOf(identifier: string): Generator {
+  const generator = videoGenerators.find((candidate) => candidate.identifier === identifier);
+  if (!generator) {
+    throw notFound(`Unknown video generator "${identifier}".`, { hint: `Video generators: ${videoGenerators.map((item) => item.identifier).join(', ')} (see generateVideoOptions).` });
+  }
+  return generator;
+}
 
 export const generateVideoOptions = defineTool({
   name: 'generateVideoOptions',
   title: 'List video generators',
-  description: 'Lists the video generators (type, output orientation, helper functions, customParams JSON Schema). Call before generateVideoTool.',
+  description:
+    'Lists the video generators: {video: [{type, title, description, output, tools, customParams, available, requires, costs}]}. ' +
+    '`type` is the identifier for generateVideoTool, `output` the orientations it makes, `tools` its helper functions for videoFunctionTool, ' +
+    '`customParams` the JSON Schema of its parameters. A generator with available: false names the setting that enables it. Call before generateVideoTool.',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
   input: z.object({}),
   output: z.object({ video: z.array(z.record(z.string(), z.unknown())) }),
-  handler: notBuilt('Video generation'),
+  handler: async (_input, { services }) => ({
+    video: videoGenerators.map((generator) => {
+      const reason = unavailableReason(generator, services.config.generation);
+      const schema = z.toJSONSchema(generator.params, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+      delete schema.$schema;
+      return {
+        type: generator.identifier,
+        title: generator.title,
+        description: generator.description,
+        output: generator.outputs.join('|'),
+        tools: Object.entries(generator.functions ?? {}).map(([functionName, item]) => ({ functionName, description: item.description, output: item.output })),
+        customParams: schema,
+        available: reason === undefined,
+        requires: generator.missingSettings(services.config.generation),
+        ...(reason ? { unavailableReason: reason } : {}),
+        models: generator.models(services.config.generation, {}),
+        costs: generator.costs,
+      };
+    }),
+  }),
 });
 
 export const videoFunctionTool = defineTool({
   name: 'videoFunctionTool',
   title: 'Run a video generator helper',
-  description: 'Runs a helper function of a video generator, e.g. loadVoices of image-text-slides to get voice ids for customParams.',
+  description:
+    'Runs a helper function of a video generator (the `tools` of generateVideoOptions), e.g. identifier "image-text-slides" with functionName "loadVoices" ' +
+    'answers {voices: [{id, name}]}: pass an id as the voice parameter of generateVideoTool.',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: true,
-  input: z.object({ identifier: z.string().min(1), functionName: z.string().min(1) }),
+  // REST callers may add `params` (the anchor's body); no helper function takes any yet.
+  input: z.looseObject({ identifier: z.string().min(1), functionName: z.string().min(1) }),
   output: z.looseObject({}),
   rest: { method: 'POST', path: '/video/function' },
-  handler: notBuilt('Video generation'),
+  handler: async (input, { services }) => {
+    const generator = availableGenerator(videoGeneratorOf(input.identifier), services);
+    const functions = generator.functions ?? {};
+    const helper = Object.hasOwn(functions, input.functionName) ? functions[input.functionName] : undefined;
+    if (!helper) {
+      const names = Object.keys(functions);
+      throw notFound(`Function "${input.functionName}" not found on the ${generator.identifier} video generator.`, {
+        hint: names.length > 0 ? `Its functions: ${names.join(', ')}.` : `${generator.identifier} has no helper functions.`,
+      });
+    }
+    const params = (input as { params?: unknown }).params;
+    return helper.run({ clients: modelClients(services.config), settings: services.config.generation }, params && typeof params === 'object' ? (params as Record<string, unknown>) : {});
+  },
+});
+
+const videoOutput = z.object({
+  url: z.string().optional().describe('Public URL of the stored video: use it as an attachment'),
+  ...pendingFields,
+  media: mediaRecordSchema.optional().describe('The stored video in the media library'),
 });
 
 export const generateVideoTool = defineTool({
   name: 'generateVideoTool',
   title: 'Generate a video',
-  description: 'Generates a video with one of the generators of generateVideoOptions; answers {url} to use as an attachment.',
+  description:
+    'Generates a video with a generator of generateVideoOptions (identifier = its type, output vertical or horizontal, customParams as [{key, value}]) ' +
+    'and stores it in the media library; answers {url, media}: use the url (or the media {id, path}) as an attachment. Videos take minutes: progress is ' +
+    'reported when you send a progress token; if it is not done when the wait ends, the answer has no url but a message — call again with the same parameters ' +
+    'to keep waiting (it joins the running generation, nothing is paid twice). The same request within an hour answers the same video.',
   annotations: generating,
   mcp: true,
   input: z.object({
@@ -57,7 +154,7 @@ export const generateVideoTool = defineTool({
     output: z.enum(['vertical', 'horizontal']),
     customParams: z.array(z.object({ key: z.string(), value: z.any() })),
   }),
-  output: z.object({ url: z.string() }),
+  output: videoOutput,
   rest: {
     method: 'POST',
     path: '/generate-video',
@@ -66,6 +163,53 @@ export const generateVideoTool = defineTool({
       const params = request.customParams && typeof request.customParams === 'object' ? Object.entries(request.customParams) : [];
       return { identifier: request.type, output: request.output, customParams: params.map(([key, value]) => ({ key, value })) };
     },
+    // The anchor answers the stored media item; a generation still running answers 202 with how to fetch it.
+    toResponse: (output) => output.media ?? { generationId: output.generationId, state: output.state, message: output.message },
+    status: (output) => (output.media ? 200 : 202),
   },
-  handler: notBuilt('Video generation'),
+  handler: async (input, context) => {
+    const generator = availableGenerator(videoGeneratorOf(input.identifier), context.services);
+    const raw = Object.fromEntries(input.customParams.map((entry) => [entry.key, entry.value]));
+    const generation = await generate(context, generator, input.output, raw);
+    if (generation.state !== 'succeeded') {
+      return {
+        generationId: generation.id,
+        state: generation.state,
+        message: stillRunningMessage(context.services, generation, 'call generateVideoTool again with the same parameters'),
+      };
+    }
+    const media = await generatedMedia(context.em, generation);
+    return { url: media.path, media, generationId: generation.id, state: generation.state };
+  },
+});
+
+const generationRecordSchema = z.looseObject({ id: z.string(), type: z.string(), state: z.string() });
+
+export const generationStatus = defineTool({
+  name: 'generationStatus',
+  title: 'Read a generation',
+  description:
+    'GET /generations/{id}: one AI generation of the organization — type, models, prompt, state (queued, running, succeeded, failed), progress, ' +
+    'the paid calls made (usage), the stored media and its url once succeeded, or the error.',
+  annotations: readOnly,
+  mcp: false,
+  input: z.object({ id: idParam }),
+  output: generationRecordSchema,
+  rest: { method: 'GET', path: '/generations/:id' },
+  handler: async (input, { em, caller }) => toGenerationRecord(em, await findGeneration(em, caller.organizationId, input.id)),
+});
+
+export const generationList = defineTool({
+  name: 'generationList',
+  title: 'List generations',
+  description: 'GET /generations: the organization\'s AI generations, newest first (who asked, models, prompt, duration, paid calls, result), paged from 0.',
+  annotations: readOnly,
+  mcp: false,
+  input: z.object({
+    page: z.coerce.number().int().min(0).default(0),
+    pageSize: z.coerce.number().int().min(1).max(100).default(20),
+  }),
+  output: z.object({ generations: z.array(generationRecordSchema), total: z.number(), page: z.number(), pageSize: z.number(), hasMore: z.boolean() }),
+  rest: { method: 'GET', path: '/generations', toInput: ({ query }) => ({ page: query.page, pageSize: query.pageSize }) },
+  handler: (input, { em, caller }) => listGenerations(em, caller.organizationId, input.page, input.pageSize),
 });

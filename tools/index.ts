@@ -5,7 +5,7 @@ import { groupList } from './group-list.js';
 import { integrationSchema } from './integration-schema.js';
 import { triggerTool } from './trigger-tool.js';
 import { schedulePostTool } from './schedule-post-tool.js';
-import { generateImageTool, generateVideoOptions, generateVideoTool, videoFunctionTool } from './generation.js';
+import { generateImageTool, generateVideoOptions, generateVideoTool, generationList, generationStatus, videoFunctionTool } from './generation.js';
 import { isConnected } from './is-connected.js';
 import { deleteIntegration } from './delete-integration.js';
 import { socialConnectUrl } from './social-connect-url.js';
@@ -62,6 +62,8 @@ export const tools: readonly ToolDefinition[] = [
   deleteMedia,
   channelAccounts,
   chooseChannelAccount,
+  generationList,
+  generationStatus,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

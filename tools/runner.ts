@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { DomainError, invalidInput } from '../src/errors.js';
 import { consumeRateLimit } from '../src/lib/rate-limit.js';
-import type { Caller, Services, ToolDefinition } from './types.js';
+import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
 
 export function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -51,6 +51,7 @@ export async function runTool<Tool extends ToolDefinition>(
   caller: Caller,
   services: Services,
   requestId: string,
+  options: Pick<ToolContext, 'progress'> = {},
 ): Promise<z.output<Tool['output']>> {
   if (!canCall(caller, tool)) {
     throw new DomainError('forbidden', `This token only grants read access; ${tool.name} changes data.`, {
@@ -61,7 +62,7 @@ export async function runTool<Tool extends ToolDefinition>(
   if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
   const em = services.orm.em.fork();
   const logger = services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId });
-  const output = await tool.handler(input, { caller, em, services, requestId, logger });
+  const output = await tool.handler(input, { caller, em, services, requestId, logger, progress: options.progress });
   await em.flush();
   return output as z.output<Tool['output']>;
 }

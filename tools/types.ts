@@ -43,6 +43,8 @@ export interface ToolContext {
   services: Services;
   requestId: string;
   logger: Logger;
+  /** Set when the MCP client asked for progress (a progress token): reports how far a long call is. */
+  progress?: (progress: number, total?: number, message?: string) => Promise<void>;
 }
 
 export interface RestRequest {
@@ -66,8 +68,8 @@ export interface RestBinding<Output> {
    * (a stream, never buffered whole); other fields are ignored.
    */
   multipartFile?: string;
-  /** Status of a successful answer (200 unless said). */
-  status?: number;
+  /** Status of a successful answer (200 unless said), or chosen from the output (202 for work still running). */
+  status?: number | ((output: Output) => number);
 }
 
 export interface ToolAnnotations {

@@ -170,4 +170,60 @@ export const MediaSchema = defineEntity({
 });
 export type Media = InferEntity<typeof MediaSchema>;
 
-export const entities = [OrganizationSchema, ApiKeySchema, CustomerSchema, IntegrationSchema, PostSchema, NotificationSchema, MediaSchema, ...accountEntities];
+export const generationStates = ['queued', 'running', 'succeeded', 'failed'] as const;
+export type GenerationState = (typeof generationStates)[number];
+
+/** Paid model calls of a generation, recorded before and after each call: a step found `started` after a crash is never repeated. */
+export type GenerationSteps = Record<string, { state: 'started'; at: string } | { state: 'done'; at: string; result: unknown }>;
+
+/** One AI generation (an image or a video): the record an operator reads to see who spent what. */
+export const GenerationSchema = defineEntity({
+  name: 'Generation',
+  tableName: 'generation',
+  properties: {
+    id: p.string().primary(),
+    organizationId: p.string(),
+    /** `<credential kind>:<credential id>` of the caller. */
+    requestedBy: p.string(),
+    /** `image`, or a video generator's identifier. */
+    generator: p.string(),
+    kind: p.string().$type<'image' | 'video'>(),
+    /** `square`, `vertical` or `horizontal`. */
+    output: p.string(),
+    params: p.json<Record<string, unknown>>(),
+    /** Hash of generator, output and params: a second identical request joins the running generation. */
+    paramsKey: p.string(),
+    prompt: p.text(),
+    models: p.json<string[]>(),
+    state: p.string().$type<GenerationState>(),
+    /** 0 to 1. */
+    progress: p.double().$type<number>().runtimeType('number').default(0),
+    progressMessage: p.text().nullable(),
+    steps: p.json<GenerationSteps>(),
+    /** Paid calls made, by kind (e.g. `openai_image: 4`). */
+    usage: p.json<Record<string, number>>(),
+    mediaId: p.string().nullable(),
+    errorCode: p.string().nullable(),
+    errorStatus: p.integer().nullable(),
+    error: p.text().nullable(),
+    errorHint: p.text().nullable(),
+    warnings: p.json<string[]>(),
+    nextCheckAt: timestamp().nullable(),
+    createdAt: timestamp().onCreate(() => new Date()),
+    startedAt: timestamp().nullable(),
+    finishedAt: timestamp().nullable(),
+  },
+});
+export type Generation = InferEntity<typeof GenerationSchema>;
+
+export const entities = [
+  OrganizationSchema,
+  ApiKeySchema,
+  CustomerSchema,
+  IntegrationSchema,
+  PostSchema,
+  NotificationSchema,
+  MediaSchema,
+  GenerationSchema,
+  ...accountEntities,
+];

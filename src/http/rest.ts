@@ -59,7 +59,8 @@ export function restRouter(services: Services): Router {
         const restRequest = { params: { ...request.params } as Record<string, string>, query: { ...(request.query as Record<string, unknown>) }, body };
         const input = binding.toInput ? binding.toInput(restRequest) : { ...restRequest.query, ...(isObject(restRequest.body) ? restRequest.body : {}), ...restRequest.params };
         const output = await runTool(tool, input, response.locals.caller as Caller, services, response.locals.requestId as string);
-        response.status(binding.status ?? 200).json(binding.toResponse ? binding.toResponse(output) : output);
+        const status = typeof binding.status === 'function' ? binding.status(output) : (binding.status ?? 200);
+        response.status(status).json(binding.toResponse ? binding.toResponse(output) : output);
       } catch (error) {
         if (binding.multipartFile && !request.complete) {
           // Refused mid-stream (too large, wrong type): answer at once, then discard what the client is still sending for a

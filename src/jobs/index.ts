@@ -8,23 +8,18 @@ import { PUBLISH_TASK, publishJobKey, sweepDuePosts } from '../../tools/internal
 import { pruneRateLimits } from '../lib/rate-limit.js';
 import { pruneExpiredAccess } from '../../tools/internal/oauth-apps.js';
 import { silentLogger } from '../db/orm.js';
+import { GENERATE_TASK, generateMediaTask } from './generate-media.js';
+import { exclusively } from './exclusive.js';
 
 const publishPayload = z.object({ postId: z.string().min(1) });
 
 export function publishPostTask(services: Services): Task {
   return async (payload, helpers) => {
     const { postId } = publishPayload.parse(payload);
-    await helpers.withPgClient(async (client) => {
-      // A second run of the same post (a replaced job, a sweep) waits for nothing: it sees the lock and leaves.
-      const { rows } = await client.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [publishJobKey(postId)]);
-      if (!rows[0]?.locked) return;
-      try {
-        const outcome = await publishChain(services, postId);
-        if (outcome.kind === 'waiting') {
-          await helpers.addJob(PUBLISH_TASK, { postId }, { runAt: outcome.runAt, jobKey: publishJobKey(postId), jobKeyMode: 'replace', maxAttempts: 8 });
-        }
-      } finally {
-        await client.query('select pg_advisory_unlock(hashtext($1))', [publishJobKey(postId)]);
+    await exclusively(helpers, publishJobKey(postId), async () => {
+      const outcome = await publishChain(services, postId);
+      if (outcome.kind === 'waiting') {
+        await helpers.addJob(PUBLISH_TASK, { postId }, { runAt: outcome.runAt, jobKey: publishJobKey(postId), jobKeyMode: 'replace', maxAttempts: 8 });
       }
     });
   };
@@ -32,6 +27,7 @@ export function publishPostTask(services: Services): Task {
 
 export const taskList = (services: Services) => ({
   [PUBLISH_TASK]: publishPostTask(services),
+  [GENERATE_TASK]: generateMediaTask(services),
   sweep_due_posts: (async () => {
     await sweepDuePosts(services.orm.em.fork(), services.now());
   }) as Task,

@@ -31,14 +31,21 @@ export function createMcpServer(services: Services, caller: Caller): Server {
   // A read-only token sees only the tools it may call.
   const visible = mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visible }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const requestId = newId();
     const tool = mcpTools.find((candidate) => candidate.name === request.params.name);
     try {
       if (!tool) {
         throw new DomainError('not_found', `Unknown tool "${request.params.name}".`, { hint: `Available tools: ${mcpTools.map((item) => item.name).join(', ')}.` });
       }
-      const output = (await runTool(tool, request.params.arguments ?? {}, caller, services, requestId)) as Record<string, unknown>;
+      // The client asked for progress notifications of this call: long tools (generation) report through it.
+      const progressToken = request.params._meta?.progressToken;
+      const progress =
+        progressToken === undefined
+          ? undefined
+          : (value: number, total?: number, message?: string) =>
+              extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } });
+      const output = (await runTool(tool, request.params.arguments ?? {}, caller, services, requestId, { progress })) as Record<string, unknown>;
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
     } catch (raw) {
       const error = asDomainError(raw);
