@@ -49,8 +49,11 @@ export interface PlatformRequest<T> {
   /** Parses the response body; without it the body is returned as parsed JSON (or text when not JSON). */
   schema?: z.ZodType<T>;
   timeoutMs?: number;
-  /** Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after"). */
-  classify?: (status: number, body: string) => Partial<PlatformHttpErrorInit> | undefined;
+  /**
+   * Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after");
+   * the headers carry reset times some platforms give only there (Meta's X-Business-Use-Case-Usage).
+   */
+  classify?: (status: number, body: string, headers: Headers) => Partial<PlatformHttpErrorInit> | undefined;
 }
 
 export interface PlatformResponse<T> {
@@ -148,7 +151,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
         bodyExcerpt: excerpt(text),
         retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
       };
-      throw new PlatformHttpError({ ...base, ...request.classify?.(response.status, text) });
+      throw new PlatformHttpError({ ...base, ...request.classify?.(response.status, text, response.headers) });
     }
     let parsed: unknown = text;
     if (text.length > 0) {
