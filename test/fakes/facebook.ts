@@ -254,6 +254,15 @@ export async function startFacebookFake(options: { version?: string } = {}) {
     return { json: { access_token: issue('ig', current.subject, 60 * DAY, current.scopes), token_type: 'bearer', expires_in: 5_184_000 } };
   });
 
+  // Profile and Page pictures, so the console's picker shows them.
+  server.on('GET', '/pictures/*', (request) => {
+    const hue = [...request.path].reduce((sum, character) => (sum * 31 + character.charCodeAt(0)) % 360, 0);
+    return {
+      headers: { 'content-type': 'image/svg+xml' },
+      body: `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><circle cx="32" cy="32" r="32" fill="hsl(${hue},60%,55%)"/></svg>`,
+    };
+  });
+
   model.register(server);
 
   const endpoints = {
