@@ -10,16 +10,7 @@ import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { Provider } from './types.js';
 import { authorizationUrl, META_GRAPH_VERSION } from './shared.js';
 import { graph } from './meta/graph.js';
-import {
-  commentOnInstagram,
-  instagramAnalytics,
-  instagramMediaRules,
-  instagramPostAnalytics,
-  instagramRecent,
-  instagramRules,
-  instagramSettings,
-  publishToInstagram,
-} from './meta/instagram.js';
+import { instagramProvider, instagramSettings } from './meta/instagram.js';
 
 const scopes = [
   'instagram_business_basic',
@@ -41,24 +32,21 @@ const meSchema = z.object({
 
 const expiry = (seconds: number) => new Date(Date.now() + seconds * 1000);
 
+const shared = instagramProvider({ audio: false });
+
 const instagramStandalone: Provider = {
+  ...shared,
   identifier: 'instagram-standalone',
   name: 'Instagram (Standalone)',
-  editor: 'plain',
-  lengthMethod: 'characters',
   auth: { kind: 'oauth2', scopes },
   endpoints: { authorize: 'https://www.instagram.com', token: 'https://api.instagram.com', graph: 'https://graph.instagram.com', graphVersion: META_GRAPH_VERSION },
-  maxLength: () => 2200,
-  rules: `${instagramRules} Added audio is not available on this connection (Instagram's Audio API needs the Facebook business login).`,
+  rules: `${shared.rules} Added audio is not available on this connection (Instagram's Audio API needs the Facebook business login).`,
   settings: z.object(instagramSettings),
-  chain: 'comments',
-  mediaByUrl: true,
-  recordsSteps: true,
   refreshDaysBeforeExpiry: 15,
   validate: (items, settings) =>
     settings.audio !== undefined
       ? 'The audio setting works only on Instagram channels connected through the Facebook business login: remove it.'
-      : instagramMediaRules(items, settings),
+      : shared.validate(items, settings),
   tools: [],
   authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
     authorizationUrl(endpoints.authorize, 'oauth/authorize', {
@@ -110,12 +98,6 @@ const instagramStandalone: Provider = {
     });
     return { accessToken: renewed.access_token, expiresAt: expiry(renewed.expires_in) };
   },
-
-  publish: (context, item) => publishToInstagram(context, item, { audio: false }),
-  comment: (context, item, { root }) => commentOnInstagram(context, item, root),
-  analytics: instagramAnalytics,
-  postAnalytics: instagramPostAnalytics,
-  recent: instagramRecent,
 };
 
 export default instagramStandalone;

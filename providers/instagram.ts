@@ -10,16 +10,7 @@ import { facebookDialogUrl, META_GRAPH_VERSION } from './shared.js';
 import { invalidInput } from '../src/errors.js';
 import { graph } from './meta/graph.js';
 import { chosenPage, exchangeFacebookCode, managedPages } from './meta/login.js';
-import {
-  commentOnInstagram,
-  instagramAnalytics,
-  instagramMediaRules,
-  instagramPostAnalytics,
-  instagramRecent,
-  instagramRules,
-  instagramSettings,
-  publishToInstagram,
-} from './meta/instagram.js';
+import { instagramProvider, instagramSettings } from './meta/instagram.js';
 
 const scopes = [
   'instagram_basic',
@@ -46,15 +37,15 @@ const audioItem = z.object({
 });
 const audioSchema = z.object({ audio: z.array(audioItem).optional(), data: z.array(audioItem).optional() });
 
+const shared = instagramProvider({ audio: true });
+
 const instagram: Provider = {
+  ...shared,
   identifier: 'instagram',
   name: 'Instagram (Facebook Business)',
-  editor: 'plain',
-  lengthMethod: 'characters',
   auth: { kind: 'oauth2', scopes, betweenSteps: true },
   endpoints: { dialog: 'https://www.facebook.com', graph: 'https://graph.facebook.com', graphVersion: META_GRAPH_VERSION },
-  maxLength: () => 2200,
-  rules: `${instagramRules} The audio setting (an id from audioSearch, with optional volumes 0 to 100) adds music or an original sound to a single-video Reel.`,
+  rules: `${shared.rules} The audio setting (an id from audioSearch, with optional volumes 0 to 100) adds music or an original sound to a single-video Reel.`,
   settings: z.object({
     ...instagramSettings,
     audio: z
@@ -66,10 +57,6 @@ const instagram: Provider = {
       .optional()
       .describe('Music or original sound added to a single-video Reel'),
   }),
-  chain: 'comments',
-  mediaByUrl: true,
-  recordsSteps: true,
-  validate: instagramMediaRules,
   tools: [
     {
       methodName: 'audioSearch',
@@ -118,12 +105,6 @@ const instagram: Provider = {
       data: { pageId: page.id },
     };
   },
-
-  publish: (context, item) => publishToInstagram(context, item, { audio: true }),
-  comment: (context, item, { root }) => commentOnInstagram(context, item, root),
-  analytics: instagramAnalytics,
-  postAnalytics: instagramPostAnalytics,
-  recent: instagramRecent,
 };
 
 export default instagram;

@@ -11,7 +11,7 @@
 //   https://developers.facebook.com/docs/instagram-platform/reference/instagram-media/insights
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
-import { CheckAgainLater, type AnalyticsMetric, type MediaFile, type ProviderContext, type PublishItem, type PublishedRef, type ValidationItem } from '../types.js';
+import { CheckAgainLater, type AnalyticsMetric, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef, type ValidationItem } from '../types.js';
 import { firstProblem, textOnlyComments } from '../shared.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, mediaProblem, metric, node, today } from './graph.js';
 
@@ -33,7 +33,7 @@ const NOT_JPEG = /\.(png|webp|gif|avif|bmp|tiff?|heic|heif)$/i;
 const NOT_MP4_OR_MOV = /\.(webm|mkv|avi)$/i;
 
 /** Media and settings rules of both Instagram providers, checked before anything is created. */
-export function instagramMediaRules(items: ValidationItem[], settings: Record<string, unknown>): string | undefined {
+function instagramMediaRules(items: ValidationItem[], settings: Record<string, unknown>): string | undefined {
   const { post_type: postType, is_trial_reel: trialReel, collaborators = [], audio } = settings as InstagramSettings;
   const story = postType === 'story';
   return (
@@ -58,7 +58,7 @@ export function instagramMediaRules(items: ValidationItem[], settings: Record<st
   );
 }
 
-export const instagramRules =
+const instagramRules =
   'A post needs at least one picture or video: 2 to 10 make a carousel, a single video with post_type post is published as a Reel ' +
   '(is_trial_reel shares it with non-followers first). A story takes exactly one picture and shows no text. Pictures must be JPEG ' +
   '(PNG, WebP and GIF are refused before publishing: convert them), videos MP4 or MOV (H.264/HEVC, AAC, 3 s to 15 min); ' +
@@ -173,7 +173,7 @@ function singleBody(media: MediaFile, settings: InstagramSettings, caption: stri
   };
 }
 
-export async function publishToInstagram(context: ProviderContext, item: PublishItem, options: { audio: boolean }): Promise<PublishedRef> {
+async function publishToInstagram(context: ProviderContext, item: PublishItem, options: { audio: boolean }): Promise<PublishedRef> {
   const settings = context.settings as InstagramSettings;
   const story = settings.post_type === 'story';
   const caption = story || !item.text ? undefined : item.text;
@@ -204,7 +204,7 @@ export async function publishToInstagram(context: ProviderContext, item: Publish
 }
 
 /** A top-level comment on the published media (Instagram comments take text only). */
-export async function commentOnInstagram(context: ProviderContext, item: PublishItem, root: PublishedRef): Promise<PublishedRef> {
+async function commentOnInstagram(context: ProviderContext, item: PublishItem, root: PublishedRef): Promise<PublishedRef> {
   const created = await context.step(
     'comment',
     () => graph(context, `${node(root.id)}/comments`, { json: { message: item.text }, schema: idSchema }),
@@ -223,7 +223,7 @@ const MEDIA_METRICS = { views: 'Views', reach: 'Reach', likes: 'Likes', comments
 const STORY_METRICS = { views: 'Views', reach: 'Reach', replies: 'Replies', shares: 'Shares' };
 
 /** Followers now, daily reach and new followers, and the period's views, profile views, accounts engaged and interactions. */
-export async function instagramAnalytics(context: ProviderContext, days: number): Promise<AnalyticsMetric[]> {
+async function instagramAnalytics(context: ProviderContext, days: number): Promise<AnalyticsMetric[]> {
   const user = userOf(context);
   const profile = await graph(context, user, { query: { fields: 'followers_count' }, schema: z.object({ followers_count: z.number().optional() }) });
   // Account insights span at most 30 days.
@@ -236,7 +236,7 @@ export async function instagramAnalytics(context: ProviderContext, days: number)
   return [metric('Followers', [{ total: String(profile.followers_count ?? 0), date: today() }]), ...insightMetrics(series, ACCOUNT_SERIES), ...insightMetrics(totals, ACCOUNT_TOTALS)];
 }
 
-export async function instagramPostAnalytics(context: ProviderContext, post: PublishedRef): Promise<AnalyticsMetric[]> {
+async function instagramPostAnalytics(context: ProviderContext, post: PublishedRef): Promise<AnalyticsMetric[]> {
   const labels = post.meta?.kind === 'story' ? STORY_METRICS : MEDIA_METRICS;
   try {
     const response = await graph(context, `${node(post.id)}/insights`, { query: { metric: Object.keys(labels).join(',') }, schema: insightsSchema });
@@ -248,7 +248,26 @@ export async function instagramPostAnalytics(context: ProviderContext, post: Pub
   }
 }
 
-export async function instagramRecent(context: ProviderContext): Promise<{ id: string; url: string }[]> {
+async function instagramRecent(context: ProviderContext): Promise<{ id: string; url: string }[]> {
   const { data } = await graph(context, `${userOf(context)}/media`, { query: { fields: 'id,permalink,media_url,thumbnail_url', limit: 20 }, schema: mediaListSchema });
   return data.map((media) => ({ id: media.id, url: media.thumbnail_url ?? media.media_url ?? media.permalink ?? '' }));
+}
+
+/** What both Instagram providers share: limits, rules, container publishing, comments, insights and recent media. */
+export function instagramProvider(options: { audio: boolean }) {
+  return {
+    editor: 'plain',
+    lengthMethod: 'characters',
+    maxLength: () => 2200,
+    rules: instagramRules,
+    chain: 'comments',
+    mediaByUrl: true,
+    recordsSteps: true,
+    validate: instagramMediaRules,
+    publish: (context, item) => publishToInstagram(context, item, options),
+    comment: (context, item, { root }) => commentOnInstagram(context, item, root),
+    analytics: instagramAnalytics,
+    postAnalytics: instagramPostAnalytics,
+    recent: instagramRecent,
+  } satisfies Partial<Provider>;
 }
