@@ -151,6 +151,17 @@ export function createGraphModel(options: {
     metaError(100, `Unsupported request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { subcode: 33 });
   const needsPageToken = () => metaError(200, '(#200) Publishing to a Page requires that Page\'s access token with pages_manage_posts');
   const segment = (request: RecordedRequest, index: number) => decodeURIComponent(request.path.split('/')[index] ?? '');
+  /** A POST on a Page edge: only that Page's token may publish there. */
+  const pageEdge = (handler: (request: RecordedRequest, pageId: string, params: Record<string, unknown>) => FakeReply | Promise<FakeReply>) =>
+    versioned((request, token) => {
+      const pageId = segment(request, 2);
+      return token.kind === 'page' && token.subject === pageId ? handler(request, pageId, paramsOf(request)) : needsPageToken();
+    });
+  const newPost = (pageId: string, fields: Pick<FakeFacebookPost, 'message' | 'link' | 'photoIds'>): FakeFacebookPost => {
+    const post = { id: `${pageId}_${next()}`, pageId, ...fields, createdTime: new Date().toISOString(), reactions: 0, shares: 0 };
+    posts.push(post);
+    return post;
+  };
 
   /** Answers the fields asked for (Graph answers nothing else); a field the node does not have is refused. */
   function project(object: Record<string, unknown>, request: RecordedRequest, defaults: string[]): Projection {
@@ -412,10 +423,7 @@ export function createGraphModel(options: {
     server.on(
       'POST',
       '/*/*/feed',
-      versioned((request, token) => {
-        const pageId = segment(request, 2);
-        if (token.kind !== 'page' || token.subject !== pageId) return needsPageToken();
-        const params = paramsOf(request);
+      pageEdge((_request, pageId, params) => {
         const attached = (json(params.attached_media) as { media_fbid?: string }[] | undefined) ?? [];
         const message = text(params.message);
         const link = text(params.link);
@@ -424,24 +432,16 @@ export function createGraphModel(options: {
           const photo = photos.find((candidate) => candidate.id === text(json(entry)?.media_fbid ?? entry));
           if (!photo || photo.pageId !== pageId || photo.published || photo.attached) return metaError(100, `(#100) param attached_media[${index}] must be an unpublished photo of this Page`);
         }
-        const post: FakeFacebookPost = { id: `${pageId}_${next()}`, pageId, message, link, photoIds: [], createdTime: new Date().toISOString(), reactions: 0, shares: 0 };
-        for (const entry of attached) {
-          const photo = photos.find((candidate) => candidate.id === text(entry.media_fbid))!;
-          photo.attached = true;
-          post.photoIds.push(photo.id);
-        }
-        posts.push(post);
-        return { json: { id: post.id } };
+        const photoIds = attached.map((entry) => text(entry.media_fbid)!);
+        for (const photo of photos.filter((candidate) => photoIds.includes(candidate.id))) photo.attached = true;
+        return { json: { id: newPost(pageId, { message, link, photoIds }).id } };
       }),
     );
 
     server.on(
       'POST',
       '/*/*/photos',
-      versioned(async (request, token) => {
-        const pageId = segment(request, 2);
-        if (token.kind !== 'page' || token.subject !== pageId) return needsPageToken();
-        const params = paramsOf(request);
+      pageEdge(async (_request, pageId, params) => {
         const source = text(params.url);
         if (!source) return metaError(324, '(#324) Requires upload file');
         const bytes = await pull(source);
@@ -449,8 +449,7 @@ export function createGraphModel(options: {
         const photo: FakePhoto = { id: next(), pageId, url: source, caption: text(params.caption), published: flag(params.published, true), bytes: bytes.length, attached: false };
         photos.push(photo);
         if (!photo.published) return { json: { id: photo.id } };
-        const post: FakeFacebookPost = { id: `${pageId}_${next()}`, pageId, message: photo.caption, photoIds: [photo.id], createdTime: new Date().toISOString(), reactions: 0, shares: 0 };
-        posts.push(post);
+        const post = newPost(pageId, { message: photo.caption, photoIds: [photo.id] });
         photo.postId = post.id;
         return { json: { id: photo.id, post_id: post.id } };
       }),
@@ -459,10 +458,7 @@ export function createGraphModel(options: {
     server.on(
       'POST',
       '/*/*/videos',
-      versioned(async (request, token) => {
-        const pageId = segment(request, 2);
-        if (token.kind !== 'page' || token.subject !== pageId) return needsPageToken();
-        const params = paramsOf(request);
+      pageEdge(async (_request, pageId, params) => {
         const fileUrl = text(params.file_url);
         if (!fileUrl) return metaError(100, '(#100) A video needs file_url or source');
         const bytes = await pull(fileUrl);

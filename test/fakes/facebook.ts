@@ -20,6 +20,7 @@
 // Instagram token younger than 24 hours.
 import { randomBytes } from 'node:crypto';
 import type { ChannelAuth } from '../../providers/types.js';
+import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
 import { createGraphModel, type GraphModel } from './facebook-graph.js';
@@ -74,6 +75,17 @@ export function rateLimited(minutes: number): FakeReply {
 }
 
 export type FacebookFake = Awaited<ReturnType<typeof startFacebookFake>>;
+
+/** Runs `run` with Herald's platform fetch wrapped (a crash, a lost answer, a refused call), restoring it afterwards. */
+export async function withPlatformFetch<T>(services: { fetch: PlatformFetch }, wrap: (real: PlatformFetch) => PlatformFetch, run: () => Promise<T>): Promise<T> {
+  const real = services.fetch;
+  services.fetch = wrap(real);
+  try {
+    return await run();
+  } finally {
+    services.fetch = real;
+  }
+}
 
 export async function startFacebookFake(options: { version?: string } = {}) {
   const server: FakeServer = await startFakeServer();
@@ -147,24 +159,22 @@ export async function startFacebookFake(options: { version?: string } = {}) {
 
   const model: GraphModel = createGraphModel({ url, pages, solo, user, pageToken, versioned, metaError });
 
-  // Facebook Login: the dialog approves at once and sends the browser back with a code.
-  server.on(
-    'GET',
-    '/*/dialog/oauth',
-    versioned((request) => {
-      try {
-        const location = facebookLogin.approvalRedirect({
-          clientId: request.query.get('client_id') ?? '',
-          redirectUri: request.query.get('redirect_uri') ?? '',
-          state: request.query.get('state') ?? '',
-          scope: request.query.get('scope') ?? undefined,
-        });
-        return { status: 302, headers: { location } };
-      } catch (error) {
-        return { status: 400, body: `Facebook Login refused: ${(error as Error).message}` };
-      }
-    }, true),
-  );
+  /** A consent dialog that approves at once and sends the browser back with a code. */
+  const consent = (authority: typeof facebookLogin, platform: string) => (request: RecordedRequest): FakeReply => {
+    try {
+      const location = authority.approvalRedirect({
+        clientId: request.query.get('client_id') ?? '',
+        redirectUri: request.query.get('redirect_uri') ?? '',
+        state: request.query.get('state') ?? '',
+        scope: request.query.get('scope') ?? undefined,
+      });
+      return { status: 302, headers: { location } };
+    } catch (error) {
+      return { status: 400, body: `${platform} refused: ${(error as Error).message}` };
+    }
+  };
+
+  server.on('GET', '/*/dialog/oauth', versioned(consent(facebookLogin, 'Facebook Login'), true));
 
   server.on(
     'GET',
@@ -202,19 +212,7 @@ export async function startFacebookFake(options: { version?: string } = {}) {
   );
 
   // Instagram Login: instagram.com dialog, api.instagram.com code exchange (form only), graph.instagram.com token endpoints.
-  server.on('GET', '/oauth/authorize', (request) => {
-    try {
-      const location = instagramLogin.approvalRedirect({
-        clientId: request.query.get('client_id') ?? '',
-        redirectUri: request.query.get('redirect_uri') ?? '',
-        state: request.query.get('state') ?? '',
-        scope: request.query.get('scope') ?? undefined,
-      });
-      return { status: 302, headers: { location } };
-    } catch (error) {
-      return { status: 400, body: `Instagram Login refused: ${(error as Error).message}` };
-    }
-  });
+  server.on('GET', '/oauth/authorize', consent(instagramLogin, 'Instagram Login'));
 
   const oauthError = (message: string): FakeReply => ({ status: 400, json: { error_type: 'OAuthException', code: 400, error_message: message } });
 

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import facebook from '../../providers/facebook.js';
 import { classifyMetaError } from '../../providers/meta/graph.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
-import { PlatformHttpError, type PlatformFetch } from '../../src/lib/platform-http.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { metaError, rateLimited, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
+import { metaError, withPlatformFetch, rateLimited, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
@@ -40,15 +40,6 @@ const graphPath = (path: string) => `/${VERSION}/${path}`;
 const em = () => herald.services.orm.em.fork();
 
 /** Wraps Herald's platform fetch for one test. */
-async function withFetch<T>(wrap: (real: PlatformFetch) => PlatformFetch, run: () => Promise<T>): Promise<T> {
-  const real = herald.services.fetch;
-  herald.services.fetch = wrap(real);
-  try {
-    return await run();
-  } finally {
-    herald.services.fetch = real;
-  }
-}
 
 describe('connecting a Facebook Page', () => {
   it('trades the code for a long-lived user token, then stores the chosen Page with its own token', async () => {
@@ -224,7 +215,8 @@ describe('failures, retries and recovery', () => {
     const photosBefore = fake.photos.length;
     let photoCalls = 0;
     // Run 1: the second photo is refused with a 503 (nothing created, the step is forgotten).
-    const first = await withFetch(
+    const first = await withPlatformFetch(
+      herald.services,
       (real) => async (request) => {
         if (request.url.endsWith('/101/photos') && ++photoCalls === 2) throw new PlatformHttpError({ status: 503, retryable: true, bodyExcerpt: 'Service Unavailable' });
         return real(request);
@@ -234,7 +226,8 @@ describe('failures, retries and recovery', () => {
     expect(first.kind).toBe('waiting');
     // Run 2: the feed post reaches Facebook, but the answer is lost (unknown outcome): the step stays open.
     herald.setNow(new Date(Date.now() + 3600_000));
-    const second = await withFetch(
+    const second = await withPlatformFetch(
+      herald.services,
       (real) => async (request) => {
         const response = await real(request);
         if (request.url.endsWith('/101/feed')) throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });

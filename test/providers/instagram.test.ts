@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import instagramStandalone from '../../providers/instagram-standalone.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
-import { PlatformHttpError, type PlatformFetch } from '../../src/lib/platform-http.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { channelAuth, refreshChannel } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { metaError, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
+import { metaError, withPlatformFetch, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
@@ -43,16 +43,6 @@ const post = (extra: Record<string, unknown> = {}) => ({ settings: { __type: 'in
 const graphPath = (path: string) => `/${fake.version}/${path}`;
 const em = () => herald.services.orm.em.fork();
 const publishedAll = (rootId: string) => async () => ((await chainOf(herald, rootId)).every((item) => item.state === 'PUBLISHED') ? true : undefined);
-
-async function withFetch<T>(wrap: (real: PlatformFetch) => PlatformFetch, run: () => Promise<T>): Promise<T> {
-  const real = herald.services.fetch;
-  herald.services.fetch = wrap(real);
-  try {
-    return await run();
-  } finally {
-    herald.services.fetch = real;
-  }
-}
 
 async function runAt<T>(date: Date, run: () => Promise<T>): Promise<T> {
   herald.setNow(date);
@@ -244,7 +234,8 @@ describe('failures, retries and recovery', () => {
     const publishesBefore = publishCalls();
     // Run 1: the container is created and recorded, then the worker dies before the status check.
     let crashed = false;
-    const first = await withFetch(
+    const first = await withPlatformFetch(
+      herald.services,
       (real) => async (request) => {
         if (!crashed && request.query?.fields === 'status_code,status') {
           crashed = true;
@@ -257,7 +248,8 @@ describe('failures, retries and recovery', () => {
     expect(first.kind).toBe('waiting');
     expect(fake.containers.length - containersBefore).toBe(1);
     // Run 2: media_publish reaches Instagram but its answer is lost: the step stays open.
-    const second = await withFetch(
+    const second = await withPlatformFetch(
+      herald.services,
       (real) => async (request) => {
         const response = await real(request);
         if (request.url.endsWith('/media_publish')) throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
