@@ -98,6 +98,7 @@ export const isTransientSubcode = (subcode: number | undefined) => subcode !== u
 const metaErrorSchema = z.object({
   error: z.object({
     message: z.string().default(''),
+    type: z.string().optional(),
     code: z.number().optional(),
     error_subcode: z.number().optional(),
     error_user_msg: z.string().optional(),
@@ -140,7 +141,7 @@ export function classifyMetaError(status: number, body: string, headers?: Header
     const legacy = oauthErrorSchema.safeParse(parsed);
     return legacy.success ? { retryable: status >= 500, message: legacy.data.error_message } : undefined;
   }
-  const { message, code, error_subcode: subcode, error_user_msg: userMessage, is_transient: transient, fbtrace_id: trace } = meta.data.error;
+  const { message, type, code, error_subcode: subcode, error_user_msg: userMessage, is_transient: transient, fbtrace_id: trace } = meta.data.error;
   const reference = `Meta error ${code ?? '?'}${subcode ? `/${subcode}` : ''}${trace ? `, fbtrace_id ${trace}` : ''}`;
   const say = (sentence: string, init: Partial<PlatformHttpErrorInit>) => ({ ...init, message: `${sentence} (${reference}: ${message})` });
   if (code === 190 || code === 102) {
@@ -156,7 +157,9 @@ export function classifyMetaError(status: number, body: string, headers?: Header
   }
   const fix = mediaProblem(subcode);
   if (fix) return say(fix, { retryable: false });
-  if (transient || code === 1 || code === 2 || isTransientSubcode(subcode) || status >= 500) return say('Meta had a temporary problem', { retryable: true });
+  // Codes 1 and 2 are Meta's "unknown" and "service" hiccups, except as OAuthException (code 1: "Error validating client secret").
+  const hiccup = (code === 1 || code === 2) && type !== 'OAuthException';
+  if (transient || hiccup || isTransientSubcode(subcode) || status >= 500) return say('Meta had a temporary problem', { retryable: true });
   if (code === 324 || code === 9004) return say('Meta could not download the media from its URL: PUBLIC_URL (or S3_PUBLIC_URL) must be a public https address Meta can reach', { retryable: false });
   if (code === 10 || (code !== undefined && code >= 200 && code < 300)) {
     return say('the app lacks a permission for this: reconnect the channel and grant every permission asked', { status: 403, retryable: false });

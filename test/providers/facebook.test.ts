@@ -305,6 +305,22 @@ describe('a revoked Page token', () => {
     expect((await em().findOneOrFail(IntegrationSchema, { id: second.integrationId })).refreshNeeded).toBe(true);
     const notices = await em().find(NotificationSchema, { organizationId: herald.organizationId, type: 'channel_reconnect' });
     expect(notices.map((notice) => notice.content)).toContainEqual(expect.stringContaining('Herald Side Project'));
+
+    // Reconnecting (?refresh=) keeps the channel: Facebook Login again, the picker, the Page's new token.
+    const again = await connectOAuthChannel(herald, 'facebook', { refresh: second.integrationId });
+    expect(again).toMatchObject({ integrationId: second.integrationId, inBetweenSteps: true });
+    expect((await herald.rest('POST', `/integrations/${second.integrationId}/accounts`, { id: '102' })).status).toBe(200);
+    const reconnected = await em().findOneOrFail(IntegrationSchema, { id: second.integrationId });
+    expect(reconnected).toMatchObject({ refreshNeeded: false, inBetweenSteps: false, internalId: '102' });
+    expect(channelAuth(herald.services, reconnected).accessToken).toBe(fake.pageToken('102'));
+  });
+
+  it('refuses a code exchange with a wrong app secret, quoting Meta', async () => {
+    const attempt = facebook.exchangeCode!(
+      { fetch: herald.services.fetch, endpoints: fake.endpoints.facebook },
+      { code: 'whatever', codeVerifier: '', redirectUri: 'https://herald.example/callback', clientId: fake.app.id, clientSecret: 'wrong' },
+    );
+    await expect(attempt).rejects.toMatchObject({ status: 400, retryable: false, message: expect.stringContaining('Error validating client secret') });
   });
 });
 
@@ -326,6 +342,8 @@ describe('Meta error bodies', () => {
     expect(classifyMetaError(400, body({ code: 9004, error_subcode: 2207052 }))!.message).toContain('PUBLIC_URL');
     expect(classifyMetaError(400, body({ code: -1, error_subcode: 2207001 }))).toMatchObject({ retryable: true });
     expect(classifyMetaError(400, body({ code: 2, is_transient: true }))).toMatchObject({ retryable: true });
+    expect(classifyMetaError(500, JSON.stringify({ error: { message: 'An unknown error has occurred.', type: 'GraphMethodException', code: 1 } }))).toMatchObject({ retryable: true });
+    expect(classifyMetaError(400, body({ code: 1, message: 'Error validating client secret.' }))).toMatchObject({ retryable: false });
     expect(classifyMetaError(400, body({ code: 200 }))).toMatchObject({ status: 403, retryable: false });
   });
 });
