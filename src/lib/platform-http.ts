@@ -51,7 +51,7 @@ export interface PlatformRequest<T> {
   timeoutMs?: number;
   /**
    * Lets a provider turn a platform-specific error body into the right classification (e.g. Telegram's 400 "retry after");
-   * the headers carry reset times some platforms give only there (Meta's X-Business-Use-Case-Usage).
+   * `headers` carries the platform's own rate-limit headers (e.g. X's `x-rate-limit-reset`).
    */
   classify?: (status: number, body: string, headers: Headers) => Partial<PlatformHttpErrorInit> | undefined;
 }
