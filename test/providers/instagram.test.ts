@@ -1,12 +1,11 @@
-// Instagram (business login through Facebook) and Instagram Standalone (Instagram Login) end to end against the fake Graph
-// API: the pickers and logins, containers that stay IN_PROGRESS for a few checks while the job is re-scheduled, carousels,
+// Instagram (business login through Facebook) end to end against the fake Graph API (test/fakes/facebook.ts): the picker,
+// containers that stay IN_PROGRESS for a few checks while the job is re-scheduled, carousels,
 // Reels with trial and audio settings, stories, comments, validation, media errors, rate limits, crash recovery without a
-// second container or a second media_publish, the publishing limit, analytics, audioSearch, and token refresh.
+// second container or a second media_publish, the publishing limit, analytics and audioSearch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import instagramStandalone from '../../providers/instagram-standalone.js';
-import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
+import { IntegrationSchema } from '../../src/db/entities.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
-import { channelAuth, refreshChannel } from '../../tools/internal/integrations.js';
+import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { metaError, withPlatformFetch, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -14,11 +13,9 @@ import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 
-const DAY = 86_400_000;
 let fake: FacebookFake;
 let herald: Herald;
 let business = '';
-let solo = '';
 let igId = '';
 
 beforeAll(async () => {
@@ -53,7 +50,7 @@ async function runAt<T>(date: Date, run: () => Promise<T>): Promise<T> {
   }
 }
 
-describe('connecting Instagram', () => {
+describe('connecting Instagram through the Facebook business login', () => {
   it('business login: Facebook Login, then the picker lists only Pages with an Instagram professional account', async () => {
     const { integrationId, inBetweenSteps, authorizeUrl } = await connectOAuthChannel(herald, 'instagram');
     expect(inBetweenSteps).toBe(true);
@@ -69,29 +66,6 @@ describe('connecting Instagram', () => {
     const integration = await em().findOneOrFail(IntegrationSchema, { id: integrationId });
     expect(channelAuth(herald.services, integration)).toMatchObject({ accessToken: fake.pageToken('101'), internalId: igId, data: { pageId: '101' } });
     business = integrationId;
-  });
-
-  it('Instagram Login: the code is traded as a form on api.instagram.com, then for a 60-day token', async () => {
-    const { integrationId, inBetweenSteps, authorizeUrl } = await connectOAuthChannel(herald, 'instagram-standalone');
-    expect(inBetweenSteps).toBe(false);
-    expect(Object.fromEntries(authorizeUrl.searchParams)).toMatchObject({ enable_fb_login: '0', client_id: fake.igApp.id, response_type: 'code' });
-    const [exchange] = fake.server.requestsTo('POST', '/oauth/access_token');
-    expect(Object.fromEntries(exchange.form!)).toEqual({
-      client_id: fake.igApp.id,
-      client_secret: fake.igApp.secret,
-      grant_type: 'authorization_code',
-      redirect_uri: `${herald.url}/api/integrations/social/instagram-standalone/callback`,
-      code: expect.any(String),
-    });
-    const [longLived] = fake.server.requestsTo('GET', '/access_token');
-    expect(Object.fromEntries(longLived.query)).toMatchObject({ grant_type: 'ig_exchange_token', client_secret: fake.igApp.secret });
-    const me = fake.server.requestsTo('GET', graphPath('me')).at(-1)!;
-    expect(me.query.get('fields')).toBe('user_id,username,name,profile_picture_url');
-    const integration = await em().findOneOrFail(IntegrationSchema, { id: integrationId });
-    expect(integration).toMatchObject({ internalId: fake.solo.userId, name: 'Herald Solo', profile: 'herald.solo', inBetweenSteps: false });
-    expect(integration.tokenExpiresAt!.getTime() - Date.now()).toBeGreaterThan(59 * DAY);
-    expect(fake.tokens.get(channelAuth(herald.services, integration).accessToken)?.kind).toBe('ig');
-    solo = integrationId;
   });
 });
 
@@ -166,8 +140,7 @@ describe('publishing with containers', () => {
     const png = await uploaded(sample('image/png'), 'flat.png', 'image/png');
     const video = await uploaded(goodMp4(), 'v.mp4', 'video/mp4');
     const attempt = async (integration: string, value: unknown[], extra: Record<string, unknown>) => {
-      const type = integration === solo ? 'instagram-standalone' : 'instagram';
-      const response = await herald.rest('POST', '/posts', { type: 'now', shortLink: false, tags: [], date: new Date().toISOString(), posts: [{ integration: { id: integration }, value, settings: { __type: type, post_type: 'post', ...extra } }] });
+      const response = await herald.rest('POST', '/posts', { type: 'now', shortLink: false, tags: [], date: new Date().toISOString(), posts: [{ integration: { id: integration }, value, settings: { __type: 'instagram', post_type: 'post', ...extra } }] });
       expect(response.status).toBe(400);
       return response.body.message as string;
     };
@@ -180,7 +153,6 @@ describe('publishing with containers', () => {
     expect(await attempt(business, item(video, image), { audio: { id: 'aud-1' } })).toContain('sets audio, which needs a single video');
     expect(await attempt(business, item(image), { collaborators: [1, 2, 3, 4].map((n) => ({ label: `c${n}` })) })).toContain('at most 3');
     expect(await attempt(business, [{ content: 'x', image: [image] }, { content: 'y', image: [image] }], {})).toContain('Item 2 has attachments, but comments on Instagram take text only');
-    expect(await attempt(solo, item(video), { audio: { id: 'aud-1' } })).toContain('only on Instagram channels connected through the Facebook business login');
   });
 });
 
@@ -330,61 +302,5 @@ describe('analytics and helpers', () => {
     const dead = await herald.rest('POST', `/integration-trigger/${business}`, { methodName: 'audioSearch', data: {} });
     expect(dead.status).toBe(401);
     expect(dead.body.code).toBe('reauth_required');
-  });
-});
-
-describe('Instagram Standalone (Instagram Login)', () => {
-  it('publishes a picture and a comment on graph.instagram.com through the real worker', async () => {
-    const image = await picture();
-    const worker = await herald.startWorker();
-    let rootId = '';
-    try {
-      rootId = await createPost(herald, solo, [{ content: '<p>Solo loaf</p>', image: [image] }, '<p>Solo comment</p>'], { settings: { __type: 'instagram-standalone', post_type: 'post' } });
-      await waitFor(publishedAll(rootId));
-    } finally {
-      await worker.stop();
-    }
-    const token = channelAuth(herald.services, await em().findOneOrFail(IntegrationSchema, { id: solo })).accessToken;
-    const [create] = fake.server.requestsTo('POST', graphPath(`${fake.solo.userId}/media`));
-    expect(create.json).toEqual({ image_url: image.path, caption: 'Solo loaf' });
-    expect(create.headers.authorization).toBe(`Bearer ${token}`);
-    const media = fake.media.at(-1)!;
-    expect(media.owner).toBe(fake.solo.userId);
-    expect(fake.comments.at(-1)).toMatchObject({ parentId: media.id, message: 'Solo comment' });
-    expect((await chainOf(herald, rootId)).map((item) => item.state)).toEqual(['PUBLISHED', 'PUBLISHED']);
-  });
-
-  it('refreshes its 60-day token with ig_refresh_token, as the daily job does well before expiry', async () => {
-    expect(instagramStandalone.refreshDaysBeforeExpiry).toBe(15);
-    fake.ageTokens(20 * DAY);
-    const fork = em();
-    const integration = await fork.findOneOrFail(IntegrationSchema, { id: solo });
-    const old = channelAuth(herald.services, integration).accessToken;
-    await refreshChannel(herald.services, fork, integration);
-    const request = fake.server.requestsTo('GET', '/refresh_access_token').at(-1)!;
-    expect(Object.fromEntries(request.query)).toEqual({ grant_type: 'ig_refresh_token', access_token: old });
-    const fresh = channelAuth(herald.services, integration).accessToken;
-    expect(fresh).not.toBe(old);
-    expect(fake.tokens.get(fresh)?.kind).toBe('ig');
-    expect(integration.tokenExpiresAt!.getTime() - Date.now()).toBeGreaterThan(59 * DAY);
-  });
-
-  it('refreshes once on a 190 error and publishes', async () => {
-    fake.ageTokens(2 * DAY);
-    const refreshes = fake.server.requestsTo('GET', '/refresh_access_token').length;
-    const rootId = await createPost(herald, solo, [{ content: '<p>After a refresh</p>', image: [await picture()] }], { settings: { __type: 'instagram-standalone', post_type: 'post' } });
-    fake.server.failNext('POST', graphPath(`${fake.solo.userId}/media`), metaError(190, 'Error validating access token: Session has expired.', { subcode: 463 }));
-    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
-    expect(fake.server.requestsTo('GET', '/refresh_access_token').length - refreshes).toBe(1);
-    expect(fake.media.filter((media) => media.caption === 'After a refresh')).toHaveLength(1);
-  });
-
-  it('flags the channel for reconnection when the token expired for good', async () => {
-    fake.ageTokens(61 * DAY);
-    const rootId = await createPost(herald, solo, [{ content: '<p>Expired</p>', image: [await picture()] }], { settings: { __type: 'instagram-standalone', post_type: 'post' } });
-    expect((await publishChain(herald.services, rootId)).kind).toBe('failed');
-    expect((await em().findOneOrFail(IntegrationSchema, { id: solo })).refreshNeeded).toBe(true);
-    const notices = await em().find(NotificationSchema, { organizationId: herald.organizationId, type: 'channel_reconnect' });
-    expect(notices.map((notice) => notice.content)).toContainEqual(expect.stringContaining('Herald Solo'));
   });
 });
