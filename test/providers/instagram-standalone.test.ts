@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import instagramStandalone from '../../providers/instagram-standalone.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
-import { channelAuth, refreshChannel } from '../../tools/internal/integrations.js';
+import { channelAuth, refreshExpiringTokens } from '../../tools/internal/integrations.js';
+import { taskList } from '../../src/jobs/index.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { metaError, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -95,19 +96,27 @@ describe('publishing and keeping the token alive', () => {
     expect((await chainOf(herald, rootId)).map((item) => item.state)).toEqual(['PUBLISHED', 'PUBLISHED']);
   });
 
-  it('refreshes its 60-day token with ig_refresh_token, as the daily job does well before expiry', async () => {
+  it('is refreshed by the daily job with ig_refresh_token once its 60-day token is within 15 days of expiry', async () => {
     expect(instagramStandalone.refreshDaysBeforeExpiry).toBe(15);
-    fake.ageTokens(20 * DAY);
+    expect(Object.keys(taskList(herald.services))).toContain('refresh_expiring_tokens');
+    // Freshly connected: 60 days left, nothing to do.
+    expect(await refreshExpiringTokens(herald.services, new Date())).toBe(0);
+    expect(fake.server.requestsTo('GET', '/refresh_access_token')).toHaveLength(0);
+
+    fake.ageTokens(46 * DAY);
     const fork = em();
     const integration = await fork.findOneOrFail(IntegrationSchema, { id: solo });
+    integration.tokenExpiresAt = new Date(Date.now() + 14 * DAY);
+    await fork.flush();
     const old = channelAuth(herald.services, integration).accessToken;
-    await refreshChannel(herald.services, fork, integration);
+    expect(await refreshExpiringTokens(herald.services, new Date())).toBe(1);
     const request = fake.server.requestsTo('GET', '/refresh_access_token').at(-1)!;
     expect(Object.fromEntries(request.query)).toEqual({ grant_type: 'ig_refresh_token', access_token: old });
-    const fresh = channelAuth(herald.services, integration).accessToken;
+    const refreshed = await em().findOneOrFail(IntegrationSchema, { id: solo });
+    const fresh = channelAuth(herald.services, refreshed).accessToken;
     expect(fresh).not.toBe(old);
     expect(fake.tokens.get(fresh)?.kind).toBe('ig');
-    expect(integration.tokenExpiresAt!.getTime() - Date.now()).toBeGreaterThan(59 * DAY);
+    expect(refreshed.tokenExpiresAt!.getTime() - Date.now()).toBeGreaterThan(59 * DAY);
   });
 
   it('refreshes once on a 190 error and publishes', async () => {
