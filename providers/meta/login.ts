@@ -6,6 +6,7 @@
 //   https://developers.facebook.com/docs/facebook-login/guides/access-tokens/get-long-lived
 //   https://developers.facebook.com/docs/graph-api/reference/user/accounts/
 import { z } from 'zod';
+import { notFound } from '../../src/errors.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { ConnectContext, ConnectedAccount, Provider } from '../types.js';
 import { classifyMetaError, graph, type GraphContext } from './graph.js';
@@ -91,11 +92,9 @@ export async function managedPages(context: GraphContext): Promise<FacebookPage[
   return pages.filter((page) => !page.tasks || page.tasks.includes('CREATE_CONTENT'));
 }
 
-/** The chosen Page (or the Page of the chosen Instagram account), or a 404 the picker shows. */
+/** The chosen Page (or the Page of the chosen Instagram account); a choice the user cannot make is a 404. */
 export async function chosenPage(context: GraphContext, matches: (page: FacebookPage) => boolean, what: string): Promise<FacebookPage> {
   const page = (await managedPages(context)).find(matches);
-  if (!page) {
-    throw new PlatformHttpError({ status: 404, retryable: false, bodyExcerpt: '', message: `${what} is not one this Facebook account manages: choose one from the list` });
-  }
+  if (!page) throw notFound(`${what} is not one this Facebook account manages.`, { hint: 'Choose one of the ids listed by GET /integrations/{id}/accounts.' });
   return page;
 }

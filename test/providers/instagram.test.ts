@@ -59,8 +59,8 @@ describe('connecting Instagram through the Facebook business login', () => {
     const choices = await herald.rest('GET', `/integrations/${integrationId}/accounts`);
     expect(choices.body).toEqual([{ id: igId, name: 'Herald Bakery (@herald.bakery, Page Herald Bakery)', picture: fake.pages[0].instagram!.profile_picture_url }]);
     const refused = await herald.rest('POST', `/integrations/${integrationId}/accounts`, { id: '102' });
-    expect(refused.status).toBe(502);
-    expect(refused.body.message).toContain('The Instagram account 102 is not one this Facebook account manages');
+    expect(refused.status).toBe(404);
+    expect(refused.body.message).toBe('The Instagram account 102 is not one this Facebook account manages.');
     const chosen = await herald.rest('POST', `/integrations/${integrationId}/accounts`, { id: igId });
     expect(chosen.body).toMatchObject({ identifier: 'instagram', name: 'Herald Bakery', profile: 'herald.bakery' });
     const integration = await em().findOneOrFail(IntegrationSchema, { id: integrationId });
