@@ -1,37 +1,16 @@
-// Instagram through the Facebook business login: posts, reels, stories and carousels; media pulled by public URL.
+// Instagram through the Facebook business login: the user logs in with Facebook, then picks the Page whose Instagram
+// professional account Herald publishes to; the Page's token publishes containers of pictures, Reels, carousels and stories
+// pulled from our public media URL (providers/meta/instagram.ts). Audio comes from the Instagram Audio API. References:
+//   https://developers.facebook.com/docs/instagram-platform/instagram-api-with-facebook-login
+//   https://developers.facebook.com/docs/instagram-platform/content-publishing/audio-api (GET /ig_audio, audio_configuration)
+//   https://developers.facebook.com/docs/graph-api/reference/page/ (instagram_business_account)
 import { z } from 'zod';
-import type { Provider, ValidationItem } from './types.js';
-import { facebookDialogUrl, firstProblem, textOnlyComments, tool } from './shared.js';
-
-/** Settings keys shared with instagram-standalone. */
-export const instagramSettings = {
-  post_type: z.enum(['post', 'story']).describe('post (a single video becomes a Reel) or story'),
-  is_trial_reel: z.boolean().optional().describe('Share a single-video Reel with non-followers first'),
-  collaborators: z.array(z.object({ label: z.string() })).optional().describe('Instagram usernames invited as collaborators'),
-};
-
-/** Media rules of both Instagram providers; `audio` exists only on the business-login one. */
-export function instagramMediaRules(items: ValidationItem[], settings: Record<string, unknown>): string | undefined {
-  const story = settings.post_type === 'story';
-  return (
-    firstProblem(
-      items,
-      ({ images, videos, total }) => {
-        if (total === 0) return 'has no media; an Instagram post needs at least one picture or video.';
-        if (story && (total !== 1 || videos > 0)) return 'is a story, which takes exactly one picture.';
-        if (total > 10) return `has ${total} attachments; an Instagram carousel takes at most 10.`;
-        if (settings.is_trial_reel === true && (total !== 1 || images > 0)) return 'is a trial reel, which takes a single video.';
-        if (settings.audio && (total !== 1 || videos !== 1 || story)) return 'sets audio, which needs a single video and post_type post.';
-        return undefined;
-      },
-      'first',
-    ) ?? textOnlyComments(items, 'Instagram')
-  );
-}
-
-export const instagramRules =
-  'A post needs at least one picture or video: up to 10 make a carousel, a single video with post_type post is published as a Reel. ' +
-  'A story takes exactly one picture. Media must be reachable at a public URL. Later items are comments on the post and take text only.';
+import type { Provider } from './types.js';
+import { facebookDialogUrl, META_GRAPH_VERSION } from './shared.js';
+import { invalidInput } from '../src/errors.js';
+import { graph } from './meta/graph.js';
+import { chosenPage, exchangeFacebookCode, managedPages } from './meta/login.js';
+import { instagramProvider, instagramSettings } from './meta/instagram.js';
 
 const scopes = [
   'instagram_basic',
@@ -43,36 +22,89 @@ const scopes = [
   'instagram_manage_insights',
 ];
 
+const volume = (what: string) => z.number().min(0).max(100).optional().describe(`Volume of ${what}, 0 to 100`);
+
+// Meta's sample answer names the list `audio`; Graph's usual `data` is read too.
+const audioItem = z.object({
+  audio_id: z.string(),
+  title: z.string().nullish(),
+  display_artist: z.string().nullish(),
+  ig_username: z.string().nullish(),
+  duration_in_ms: z.number().nullish(),
+  cover_artwork_thumbnail_url: z.string().nullish(),
+  profile_picture_url: z.string().nullish(),
+  download_url: z.string().nullish(),
+});
+const audioSchema = z.object({ audio: z.array(audioItem).optional(), data: z.array(audioItem).optional() });
+
+const shared = instagramProvider({ audio: true });
+
 const instagram: Provider = {
+  ...shared,
   identifier: 'instagram',
   name: 'Instagram (Facebook Business)',
-  editor: 'plain',
-  lengthMethod: 'characters',
   auth: { kind: 'oauth2', scopes, betweenSteps: true },
-  endpoints: { dialog: 'https://www.facebook.com', graph: 'https://graph.facebook.com', rupload: 'https://rupload.facebook.com' },
-  maxLength: () => 2200,
-  rules: `${instagramRules} The audio setting (an id from audioSearch) needs a single video and post_type post.`,
+  endpoints: { dialog: 'https://www.facebook.com', graph: 'https://graph.facebook.com', graphVersion: META_GRAPH_VERSION },
+  rules: `${shared.rules} The audio setting (an id from audioSearch, with optional volumes 0 to 100) adds music or an original sound to a single-video Reel.`,
   settings: z.object({
     ...instagramSettings,
     audio: z
       .object({
         id: z.string().min(1).describe('Audio id from audioSearch'),
-        audio_volume: z.number().optional().describe('Volume of the added audio'),
-        video_volume: z.number().optional().describe('Volume of the video\'s own sound'),
+        audio_volume: volume('the added audio'),
+        video_volume: volume('the video\'s own sound'),
       })
       .optional()
       .describe('Music or original sound added to a single-video Reel'),
   }),
-  chain: 'comments',
-  mediaByUrl: true,
-  validate: instagramMediaRules,
   tools: [
-    tool('audioSearch', 'Searches Instagram audio for a Reel; an empty query lists trending audio. Put the chosen id in settings.audio.id.', [
-      { key: 'q', type: 'string', description: 'Words to search for; empty for trending audio' },
-      { key: 'type', type: 'string', description: 'music or original_sound' },
-    ]),
+    {
+      methodName: 'audioSearch',
+      description:
+        'Searches Instagram audio a Reel may use; an empty q lists trending audio. Answers [{id, title, artist, image, duration (milliseconds), previewUrl}]: put the chosen id in settings.audio.id.',
+      dataSchema: [
+        { key: 'q', type: 'string', description: 'Song, artist or sound to search for; empty for trending audio' },
+        { key: 'type', type: 'string', description: 'music (default) or original_sound' },
+      ],
+      async run(context, data) {
+        const type = data.type?.trim() || 'music';
+        if (type !== 'music' && type !== 'original_sound') throw invalidInput(`type must be music or original_sound, not "${type}".`);
+        const answer = await graph(context, 'ig_audio', {
+          query: { audio_type: type, user_id: context.auth.internalId, search_query: data.q?.trim() || undefined },
+          schema: audioSchema,
+        });
+        return (answer.audio ?? answer.data ?? []).map((audio) => ({
+          id: audio.audio_id,
+          title: audio.title ?? '',
+          artist: audio.display_artist ?? audio.ig_username ?? '',
+          image: audio.cover_artwork_thumbnail_url ?? audio.profile_picture_url ?? '',
+          duration: audio.duration_in_ms ?? 0,
+          previewUrl: audio.download_url ?? '',
+        }));
+      },
+    },
   ],
   authorizeUrl: (options) => facebookDialogUrl(options, scopes),
+  exchangeCode: (context, options) => exchangeFacebookCode(context, options, scopes),
+
+  async accounts(context) {
+    return (await managedPages(context)).flatMap(({ name, instagram_business_account: account }) =>
+      account ? [{ id: account.id, name: `${account.name || account.username} (@${account.username}, Page ${name})`, picture: account.profile_picture_url }] : [],
+    );
+  },
+
+  async selectAccount(context, id) {
+    const page = await chosenPage(context, (candidate) => candidate.instagram_business_account?.id === id, `The Instagram account ${id}`);
+    const account = page.instagram_business_account!;
+    return {
+      internalId: account.id,
+      name: account.name || account.username,
+      profile: account.username,
+      picture: account.profile_picture_url,
+      accessToken: page.access_token,
+      data: { pageId: page.id },
+    };
+  },
 };
 
 export default instagram;

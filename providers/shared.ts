@@ -93,8 +93,18 @@ export function pkce(codeChallenge: string): Record<string, string> {
   return { code_challenge: codeChallenge, code_challenge_method: 'S256' };
 }
 
-/** Graph API version of the Facebook login dialog (Instagram business login and Facebook Pages). */
-export const metaGraphVersion = 'v23.0';
+/**
+ * Default Graph API version of the Meta providers (Facebook Pages, Instagram, Instagram standalone). It is an endpoint
+ * setting, `graphVersion`, so a deployment moves to a newer version with SOCIAL_ENDPOINTS, not a release.
+ */
+export const META_GRAPH_VERSION = 'v25.0';
+
+/** The Graph API version a Meta provider calls: its `graphVersion` endpoint setting. */
+export function metaGraphVersion(endpoints: Record<string, string>): string {
+  const version = endpoints.graphVersion;
+  if (!version || !/^v\d+\.\d+$/.test(version)) throw new Error(`The Graph API version "${version ?? ''}" is not of the form v25.0: fix graphVersion in SOCIAL_ENDPOINTS.`);
+  return version;
+}
 
 /** Google's default hosts, shared by YouTube and Google Business Profile. */
 export const googleEndpoints = {
@@ -122,7 +132,7 @@ export function googleAuthorizeUrl(options: { clientId: string; redirectUri: str
 
 /** The Facebook login dialog, used by Instagram (business login) and Facebook Pages; Meta takes comma-separated scopes, no PKCE. */
 export function facebookDialogUrl(options: { clientId: string; redirectUri: string; state: string; endpoints: Record<string, string> }, scopes: string[]): string {
-  return authorizationUrl(options.endpoints.dialog, `${metaGraphVersion}/dialog/oauth`, {
+  return authorizationUrl(options.endpoints.dialog, `${metaGraphVersion(options.endpoints)}/dialog/oauth`, {
     client_id: options.clientId,
     redirect_uri: options.redirectUri,
     state: options.state,

@@ -109,7 +109,7 @@ function resolve(schema: JsonSchema, path: string): JsonSchema {
 
 const item = (...kinds: ('image' | 'video')[]): ValidationItem => ({
   text: 'Hello',
-  media: kinds.map((kind, index) => ({ kind, url: `https://media.example/${index}.${kind === 'image' ? 'png' : 'mp4'}` })),
+  media: kinds.map((kind, index) => ({ kind, url: `https://media.example/${index}.${kind === 'image' ? 'jpg' : 'mp4'}` })),
 });
 
 describe('provider catalog', () => {

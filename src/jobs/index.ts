@@ -10,6 +10,7 @@ import { pruneExpiredAccess } from '../../tools/internal/oauth-apps.js';
 import { silentLogger } from '../db/orm.js';
 import { GENERATE_TASK, generateMediaTask } from './generate-media.js';
 import { exclusively } from './exclusive.js';
+import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
 
 const publishPayload = z.object({ postId: z.string().min(1) });
 
@@ -37,6 +38,9 @@ export const taskList = (services: Services) => ({
   prune_expired: (async () => {
     await pruneExpiredAccess(services.orm.em.fork(), services.now());
   }) as Task,
+  refresh_expiring_tokens: (async () => {
+    await refreshExpiringTokens(services, services.now());
+  }) as Task,
 });
 
 export interface Worker {
@@ -61,7 +65,7 @@ export async function startWorker(services: Services, connectionString: string):
     pollInterval: 1000,
     logger: silentLogger,
     taskList: taskList(services),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n`,
   });
   return {
     runner,

@@ -174,6 +174,29 @@ export async function withChannel<T>(
   }
 }
 
+/**
+ * The daily refresh of long-lived tokens that are not refreshed on a 401 alone (providers with `refreshDaysBeforeExpiry`:
+ * Threads, Instagram standalone): each active channel whose token expires within its provider's window is refreshed; a
+ * refresh that fails for good flags the channel and notifies (refreshChannel), a network failure waits for the next day.
+ * Answers how many channels were refreshed.
+ */
+export async function refreshExpiringTokens(services: Services, now: Date): Promise<number> {
+  const em = services.orm.em.fork();
+  const channels = await em.find(IntegrationSchema, { deletedAt: null, refreshNeeded: false, inBetweenSteps: false, tokenExpiresAt: { $ne: null } });
+  let refreshed = 0;
+  for (const integration of channels) {
+    const days = findProvider(integration.providerIdentifier)?.refreshDaysBeforeExpiry;
+    if (!days || integration.tokenExpiresAt!.getTime() - now.getTime() > days * 86_400_000) continue;
+    try {
+      await refreshChannel(services, em, integration);
+      refreshed += 1;
+    } catch (error) {
+      services.logger.warn({ integrationId: integration.id, err: (error as Error).message }, 'scheduled token refresh failed');
+    }
+  }
+  return refreshed;
+}
+
 export async function markNeedsReconnection(services: Services, em: EntityManager, integration: Integration): Promise<void> {
   if (!integration.refreshNeeded) {
     integration.refreshNeeded = true;
