@@ -197,7 +197,8 @@ describe('size caps, enforced while streaming', () => {
     expect(result.body).toMatchObject({ code: 'payload_too_large' });
     expect(result.body.message).toContain('image');
     expect(result.sent).toBeLessThan(total);
-    expect(filesUnder(path.join(small.dataDir, 'tmp'))).toEqual([]);
+    // The refused upload's staged file is removed as the stream ends, which may come a moment after the 413 answer.
+    await expect.poll(() => filesUnder(path.join(small.dataDir, 'tmp')), { timeout: 5000 }).toEqual([]);
     expect(filesUnder(path.join(small.dataDir, 'uploads'))).toEqual([]);
     expect(await small.services.orm.em.fork().count(MediaSchema, {})).toBe(0);
   });
@@ -211,7 +212,8 @@ describe('size caps, enforced while streaming', () => {
     const tooBig = await upload(small.restUrl, small.apiKey, Buffer.concat([video, Buffer.alloc(60000)]), 'big.mp4');
     expect(tooBig.status).toBe(413);
     expect(tooBig.body.message).toContain('video');
-    expect(filesUnder(path.join(small.dataDir, 'tmp'))).toEqual([]);
+    // The refused upload's staged file is removed as the stream ends, which may come a moment after the 413 answer.
+    await expect.poll(() => filesUnder(path.join(small.dataDir, 'tmp')), { timeout: 5000 }).toEqual([]);
     expect(filesUnder(path.join(small.dataDir, 'uploads'))).toHaveLength(1);
   });
 
