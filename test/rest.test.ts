@@ -305,10 +305,24 @@ describe('posts', () => {
     expect(flat.status).toBe(200);
   });
 
-  it('validation: shortLink true is refused', async () => {
+  it('shortLink true (what the postiz CLI sends by default) is accepted, with a warning that links go out as they are', async () => {
     const response = await herald.rest('POST', '/posts', postBody(channelA.id, 'See https://example.com', { shortLink: true }));
-    expectError(response, 400, 'invalid_input');
-    expect(response.body.details[0].message).toContain('link shortening');
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body[0].warnings).toEqual(['Link shortening is not configured on this Herald: the links are posted as they are.']);
+    const plain = await herald.rest('POST', '/posts', postBody(channelA.id, 'No link here', { shortLink: true }));
+    expect(plain.body[0].warnings).toBeUndefined();
+  });
+
+  it('tags are stored and listed with the post; a malformed tag is refused with its path', async () => {
+    const body = { ...postBody(channelA.id, 'Tagged'), tags: [{ value: 'launch', label: 'Launch' }, 'q4'] };
+    const created = await herald.rest('POST', '/posts', body);
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const listed = await herald.rest('GET', `/posts?startDate=${encodeURIComponent(new Date(Date.now() - 86400_000).toISOString())}&endDate=${encodeURIComponent(new Date(Date.now() + 30 * 86400_000).toISOString())}`);
+    const post = listed.body.posts.find((item: { id: string }) => item.id === created.body[0].postId);
+    expect(post.tags).toEqual([{ value: 'launch', label: 'Launch' }, 'q4']);
+    const bad = await herald.rest('POST', '/posts', { ...postBody(channelA.id, 'Bad tag'), tags: [{ value: 1 }] });
+    expectError(bad, 400, 'invalid_input');
+    expect(bad.body.message).toContain('tags.0');
   });
 
   it('settings: unknown keys are ignored, a non-object is refused', async () => {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { notSupported } from '../src/errors.js';
 import { defineTool } from './types.js';
 import { createPosts, type PlanEntry } from './internal/create-posts.js';
 import { createdPostSchema, wrapped } from './shapes.js';
@@ -17,7 +16,11 @@ export const createPost = defineTool({
     type: z.enum(['draft', 'schedule', 'now']),
     date: z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' }).optional(),
     shortLink: z.boolean().default(false),
-    tags: z.array(z.unknown()).default([]),
+    tags: z
+      .array(z.union([z.string().max(100), z.object({ value: z.string().max(100), label: z.string().max(100) })]))
+      .max(50)
+      .default([])
+      .describe('Stored with the post and listed by GET /posts; they do not change what is published'),
     posts: z
       .array(
         z.object({
@@ -34,9 +37,6 @@ export const createPost = defineTool({
   output: wrapped(z.array(createdPostSchema)),
   rest: { method: 'POST', path: '/posts', largeBody: true, toResponse: (output) => output.output },
   handler: async (input, { em, caller, services }) => {
-    if (input.tags.length > 0) {
-      throw notSupported('Post tags are not supported by this Herald.', { hint: 'Send "tags": [] (an empty array).' });
-    }
     const entries: PlanEntry[] = input.posts.map((post) => {
       const { __type: _ignored, ...settings } = post.settings;
       return {
@@ -44,6 +44,7 @@ export const createPost = defineTool({
         type: input.type,
         date: input.date ? new Date(input.date) : undefined,
         shortLink: input.shortLink,
+        tags: input.tags,
         groupKey: 0,
         settings,
         items: post.value.map((value) => ({

@@ -10,7 +10,7 @@ const socialPostSchema = z.object({
   integrationId: z.string().min(1).describe('Channel id from integrationList'),
   isPremium: z.boolean().describe('true for X premium accounts (4000 characters); false otherwise'),
   date: isoDate.describe('Publication date, UTC ISO 8601 (ignored for type "now")'),
-  shortLink: z.boolean().describe('Must be false: link shortening is not configured'),
+  shortLink: z.boolean().describe('Shorten the links of the post when this Herald has a link shortener; otherwise they are posted as they are and the answer carries a warning'),
   type: z.enum(['draft', 'schedule', 'now']).describe('"schedule" publishes at `date`, "now" at once, "draft" keeps it unpublished'),
   postsAndComments: z
     .array(

@@ -83,6 +83,8 @@ export interface StoredMedia {
   type?: string;
 }
 
+export type PostTag = string | { value: string; label: string };
+
 export interface PublishProgress {
   steps: Record<string, { state: 'started' } | { state: 'done'; result: unknown }>;
   /** When the item first waited on the platform's processing (CheckAgainLater). */
@@ -106,6 +108,10 @@ export const PostSchema = defineEntity({
     content: p.text(),
     settings: p.json<Record<string, unknown>>(),
     media: p.json<StoredMedia[]>(),
+    /** Tags as the client sent them (`[{value, label}]` or strings): stored and listed, no effect on publishing. */
+    tags: p.json<PostTag[]>(),
+    /** The request asked for shortened links (`shortLink: true`). */
+    shortLink: p.boolean().default(false),
     /** Minutes to wait after the previous item before this one. */
     delay: p.integer().default(0),
     state: p.string().$type<PostState>(),

@@ -1,6 +1,6 @@
 // Creating posts: one validation for REST and MCP, all or nothing, then rows and jobs in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IntegrationSchema, PostSchema, type Integration, type Media, type PostState, type StoredMedia } from '../../src/db/entities.js';
+import { IntegrationSchema, PostSchema, type Integration, type Media, type PostState, type PostTag, type StoredMedia } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { checkContentRules, contentLength, convertContent, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
@@ -23,6 +23,7 @@ export interface PlanEntry {
   type: 'draft' | 'schedule' | 'now';
   date?: Date;
   shortLink: boolean;
+  tags?: PostTag[];
   /** Entries with the same key share one group (REST: the whole request; MCP: one socialPost item). */
   groupKey: number;
   settings: Record<string, unknown>;
@@ -107,7 +108,6 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     return `publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald (not_supported); choose a channel on a platform whose publishing is built`;
   }
   if (integration.disabled) return 'this channel is disabled; enable it in the console or choose another channel';
-  if (entry.shortLink) return 'link shortening is not configured on this Herald (not_supported); send shortLink: false and links are posted as they are';
   if (entry.type !== 'now' && !entry.date) return 'a date is required for drafts and scheduled posts (UTC ISO 8601, e.g. 2026-12-01T09:00:00Z)';
   if (entry.items.length === 0) return 'the post needs at least one item (the first item is the post itself)';
   if (entry.items.length > 1 && (provider.chain === 'none' || !provider.comment)) {
@@ -190,6 +190,12 @@ export function mediaByUrlWarnings(provider: Provider, entry: PlanEntry): string
   return [...warnings];
 }
 
+/** `shortLink: true` is accepted; without a link shortener on this Herald the links go out as they are, and the answer says so. */
+export function shortLinkWarnings(entry: PlanEntry): string[] {
+  if (!entry.shortLink || !/https?:\/\//i.test(entry.items.map((item) => item.content).join(' '))) return [];
+  return ['Link shortening is not configured on this Herald: the links are posted as they are.'];
+}
+
 export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
   const integrations = await validatePlan(em, organizationId, plan, services.config.uploads.allowedHosts);
   const now = services.now();
@@ -219,6 +225,8 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           content: sanitizeContent(item.content),
           settings,
           media: item.media,
+          tags: entry.tags ?? [],
+          shortLink: entry.shortLink,
           delay: position === 0 ? 0 : item.delay,
           state,
           publishDate,
@@ -241,7 +249,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
       }
       await transaction.flush();
       if (state === 'QUEUE') await schedulePublish(transaction, rootId, publishDate);
-      const warnings = mediaByUrlWarnings(providerOf(integration), entry);
+      const warnings = [...mediaByUrlWarnings(providerOf(integration), entry), ...shortLinkWarnings(entry)];
       created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}) });
     }
   });

@@ -1,6 +1,6 @@
 // Post groups and chains: lookup, listing, deletion, the DRAFT <-> QUEUE state machine, release-id linking.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IntegrationSchema, PostSchema, type Post, type PostState } from '../../src/db/entities.js';
+import { IntegrationSchema, PostSchema, type Post, type PostState, type PostTag } from '../../src/db/entities.js';
 import { conflict, notFound, notSupported } from '../../src/errors.js';
 import { providerOf } from './integrations.js';
 import { cancelPublish, schedulePublish } from './queue.js';
@@ -38,6 +38,7 @@ export interface PostRecord extends Record<string, unknown> {
   error: string | null;
   creationMethod: string;
   settings: Record<string, unknown>;
+  tags: PostTag[];
   image: { id: string; path: string }[];
   integration: { id: string; providerIdentifier: string; name: string; picture: string };
 }
@@ -79,6 +80,7 @@ export async function listPosts(
       error: post.error ?? null,
       creationMethod: post.creationMethod,
       settings: post.settings,
+      tags: post.tags,
       image: post.media.map((media) => ({ id: media.id, path: media.path })),
       integration: { id: integration.id, providerIdentifier: integration.providerIdentifier, name: integration.name, picture: integration.picture ?? '' },
     };

@@ -20,11 +20,13 @@ export class Migration20261123000000 extends Migration {
     this.addSql(`alter table post add column publish_progress jsonb null;`);
     this.addSql(`alter table post add column attempts integer not null default 0;`);
     this.addSql(`alter table post add column last_error text null;`);
+    this.addSql(`alter table post add column tags jsonb not null default '[]';`);
+    this.addSql(`alter table post add column short_link boolean not null default false;`);
     this.addSql(`alter table post add column next_attempt_at timestamptz null;`);
   }
 
   override async down(): Promise<void> {
     this.addSql('drop index if exists post_root_idx;');
-    this.addSql('alter table post drop column root_post_id, drop column publish_progress, drop column attempts, drop column last_error, drop column next_attempt_at;');
+    this.addSql('alter table post drop column root_post_id, drop column publish_progress, drop column attempts, drop column last_error, drop column tags, drop column short_link, drop column next_attempt_at;');
   }
 }
