@@ -42,7 +42,8 @@ const environmentSchema = z.object({
   EMBEDDED_POSTGRES_PORT: intFromEnv(54329, 1),
   EMBEDDED_POSTGRES_BINARIES: optionalString,
   ENCRYPTION_KEY: optionalString,
-  API_RATE_LIMIT_PER_HOUR: intFromEnv(30, 1),
+  API_RATE_LIMIT_PER_MINUTE: intFromEnv(300, 1),
+  API_RATE_LIMIT_PER_HOUR: intFromEnv(0, 0),
   CREATE_POST_RATE_LIMIT_PER_HOUR: intFromEnv(90, 1),
   MCP_SESSION_IDLE_MINUTES: intFromEnv(30, 1),
   WORKER_CONCURRENCY: intFromEnv(4, 1),
@@ -157,6 +158,9 @@ export interface Config {
   /** A Postgres build (bin/, lib/, share/) to run instead of the npm package's. */
   embeddedPostgresBinaries?: string;
   encryptionKey?: string;
+  /** Every REST call of an organization, per sliding minute. */
+  apiRateLimitPerMinute: number;
+  /** Every REST call of an organization, per sliding hour; 0 = none (30 is the spec's strict reading). */
   apiRateLimitPerHour: number;
   createPostRateLimitPerHour: number;
   mcpSessionIdleMinutes: number;
@@ -333,6 +337,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     embeddedPostgresPort: values.EMBEDDED_POSTGRES_PORT,
     embeddedPostgresBinaries: values.EMBEDDED_POSTGRES_BINARIES === undefined ? undefined : path.resolve(values.EMBEDDED_POSTGRES_BINARIES),
     encryptionKey: values.ENCRYPTION_KEY,
+    apiRateLimitPerMinute: values.API_RATE_LIMIT_PER_MINUTE,
     apiRateLimitPerHour: values.API_RATE_LIMIT_PER_HOUR,
     createPostRateLimitPerHour: values.CREATE_POST_RATE_LIMIT_PER_HOUR,
     mcpSessionIdleMinutes: values.MCP_SESSION_IDLE_MINUTES,

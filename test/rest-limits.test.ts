@@ -3,16 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 
-// Mid-hour, so the fixed one-hour window cannot roll over during the test and Reset is exact.
+// Mid-hour, with nothing in the previous window: the sliding hour counts only this window, and Reset is exact.
 const FIXED_NOW = new Date('2031-03-10T10:30:00.000Z');
 
-function expectRateLimitHeaders(headers: Headers, limit: number, remaining: number): void {
+function expectRateLimitHeaders(headers: Headers, limit: number, remaining: number, reset = '1800'): void {
   expect(headers.get('ratelimit-limit')).toBe(String(limit));
   expect(headers.get('ratelimit-remaining')).toBe(String(remaining));
-  expect(headers.get('ratelimit-reset')).toBe('1800');
+  expect(headers.get('ratelimit-reset')).toBe(reset);
 }
 
-describe('REST rate limit (API_RATE_LIMIT_PER_HOUR=3)', () => {
+describe('REST rate limit, the spec\'s strict reading (API_RATE_LIMIT_PER_HOUR=3)', () => {
   let herald: Herald;
   beforeAll(async () => {
     herald = await startHerald({ API_RATE_LIMIT_PER_HOUR: '3' });
@@ -31,8 +31,10 @@ describe('REST rate limit (API_RATE_LIMIT_PER_HOUR=3)', () => {
     const limited = await herald.rest('GET', '/is-connected');
     expect(limited.status).toBe(429);
     expect(limited.body).toMatchObject({ statusCode: 429, code: 'rate_limited', message: expect.any(String), hint: expect.any(String), requestId: expect.any(String) });
-    expect(limited.headers.get('retry-after')).toBe('1800');
-    expectRateLimitHeaders(limited.headers, 3, 0);
+    expect(limited.body.message).toContain('3 REST requests per hour');
+    // The next window starts in 30 minutes, and this window's 3 requests weigh in the sliding hour for 20 more.
+    expect(limited.headers.get('retry-after')).toBe('3000');
+    expectRateLimitHeaders(limited.headers, 3, 0, '3000');
     // Still limited on any other route.
     expect((await herald.rest('GET', '/integrations')).status).toBe(429);
 
@@ -52,6 +54,65 @@ describe('REST rate limit (API_RATE_LIMIT_PER_HOUR=3)', () => {
     const first = await herald.rest('GET', '/is-connected', undefined, { authorization: other.apiKey });
     expect(first.status).toBe(200);
     expectRateLimitHeaders(first.headers, 3, 2);
+  });
+});
+
+describe('sliding windows', () => {
+  let herald: Herald;
+  beforeAll(async () => {
+    herald = await startHerald({ API_RATE_LIMIT_PER_HOUR: '3' });
+  });
+  afterAll(async () => herald?.stop());
+
+  it('let no double burst through at the top of the hour, and free up as the previous hour slides out', async () => {
+    herald.setNow(new Date('2031-03-10T10:59:30.000Z'));
+    for (let index = 0; index < 3; index++) expect((await herald.rest('GET', '/is-connected')).status).toBe(200);
+    expect((await herald.rest('GET', '/is-connected')).status).toBe(429);
+    // A minute later a fixed clock-hour window would allow 3 more at once.
+    herald.setNow(new Date('2031-03-10T11:00:30.000Z'));
+    expect((await herald.rest('GET', '/is-connected')).status).toBe(429);
+    // Two thirds into the new hour, a third of the previous hour's 3 still counts (0.975): room for two more, not three.
+    herald.setNow(new Date('2031-03-10T11:40:30.000Z'));
+    expect((await herald.rest('GET', '/is-connected')).status).toBe(200);
+    expect((await herald.rest('GET', '/is-connected')).status).toBe(200);
+    expect((await herald.rest('GET', '/is-connected')).status).toBe(429);
+    herald.setNow(new Date('2031-03-10T12:00:30.000Z'));
+    expect((await herald.rest('GET', '/is-connected')).status).toBe(200);
+  });
+});
+
+describe('the general per-minute limit', () => {
+  let herald: Herald;
+  beforeAll(async () => {
+    herald = await startHerald({ API_RATE_LIMIT_PER_MINUTE: '5' });
+    herald.setNow(new Date('2031-03-10T10:30:00.000Z'));
+  });
+  afterAll(async () => herald?.stop());
+
+  it('answers 429 past the minute\'s allowance with a Retry-After within the minute', async () => {
+    for (let index = 0; index < 5; index++) expect((await herald.rest('GET', '/integrations')).status).toBe(200);
+    const limited = await herald.rest('GET', '/integrations');
+    expect(limited.status).toBe(429);
+    expect(limited.body.message).toContain('5 REST requests per minute');
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(120);
+  });
+});
+
+describe('the defaults let an agent work', () => {
+  let herald: Herald;
+  beforeAll(async () => {
+    herald = await startHerald({ API_RATE_LIMIT_PER_MINUTE: '' });
+  });
+  afterAll(async () => herald?.stop());
+
+  it('a hundred calls in a row (list channels, settings, posts...) are all answered, with the per-minute headers', async () => {
+    for (let index = 0; index < 100; index++) {
+      const answer = await herald.rest('GET', index % 2 ? '/integrations' : '/is-connected');
+      expect(answer.status).toBe(200);
+    }
+    const last = await herald.rest('GET', '/is-connected');
+    expect(last.headers.get('ratelimit-limit')).toBe('300');
+    expect(Number(last.headers.get('ratelimit-remaining'))).toBeLessThan(300 - 100);
   });
 });
 
@@ -84,7 +145,8 @@ describe('post creation limit (CREATE_POST_RATE_LIMIT_PER_HOUR=1)', () => {
     const second = await herald.rest('POST', '/posts', body);
     expect(second.status).toBe(429);
     expect(second.body).toMatchObject({ statusCode: 429, code: 'rate_limited', requestId: expect.any(String) });
-    expect(second.headers.get('retry-after')).toBe('1800');
+    // The weighted sliding hour: this window's one post still weighs fully as the next window opens, then slides out over an hour.
+    expect(second.headers.get('retry-after')).toBe('5400');
     expect(second.headers.get('ratelimit-limit')).toBe('1');
     expect((await herald.rest('GET', '/is-connected')).status).toBe(200);
   });

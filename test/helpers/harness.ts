@@ -63,7 +63,7 @@ export async function startHerald(environment: Record<string, string> = {}, opti
     DATA_DIR: dataDir,
     FETCH_CONNECT_TIMEOUT_SECONDS: '5',
     FETCH_TIMEOUT_SECONDS: '10',
-    API_RATE_LIMIT_PER_HOUR: '100000',
+    API_RATE_LIMIT_PER_MINUTE: '100000',
     CREATE_POST_RATE_LIMIT_PER_HOUR: '100000',
     LOG_LEVEL: 'silent',
     PLATFORM_TIMEOUT_SECONDS: '5',

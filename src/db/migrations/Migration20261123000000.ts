@@ -23,9 +23,21 @@ export class Migration20261123000000 extends Migration {
     this.addSql(`alter table post add column tags jsonb not null default '[]';`);
     this.addSql(`alter table post add column short_link boolean not null default false;`);
     this.addSql(`alter table post add column next_attempt_at timestamptz null;`);
+    // Sliding-window rate limits: one row per subject and limit (the fixed clock-hour counters let twice a limit through).
+    this.addSql(`drop table if exists rate_limit_counter;`);
+    this.addSql(`create table rate_limit_window (
+      subject text not null,
+      name text not null,
+      window_start timestamptz not null,
+      count integer not null,
+      previous_count integer not null,
+      granted boolean not null,
+      primary key (subject, name)
+    );`);
   }
 
   override async down(): Promise<void> {
+    this.addSql('drop table if exists rate_limit_window;');
     this.addSql('drop index if exists post_root_idx;');
     this.addSql('alter table post drop column root_post_id, drop column publish_progress, drop column attempts, drop column last_error, drop column tags, drop column short_link, drop column next_attempt_at;');
   }
