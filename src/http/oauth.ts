@@ -7,9 +7,13 @@ import { registerDynamicClient } from '../../tools/internal/oauth-apps.js';
 import type { Services } from '../../tools/types.js';
 
 export const MCP_OAUTH_PATH = '/api/mcp-oauth';
+/** The OAuth-protected MCP endpoint, under /api and at the root (some clients rewrite a URL to `<host>/mcp...`). */
+export const MCP_OAUTH_PATHS = [MCP_OAUTH_PATH, '/mcp-oauth'];
 const REGISTRATIONS_PER_ADDRESS_PER_HOUR = 30;
 
-export const protectedResourceMetadataUrl = (services: Services) => `${services.config.publicUrl}/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`;
+/** RFC 9728 §3.1: the metadata of a resource lives at the well-known prefix followed by the resource's path. */
+export const protectedResourceMetadataUrl = (services: Services, resourcePath = MCP_OAUTH_PATH) =>
+  `${services.config.publicUrl}/.well-known/oauth-protected-resource${resourcePath}`;
 
 /** Browser-based MCP clients (MCP Inspector) call discovery, registration and token endpoints cross-origin; no cookie is involved. */
 function openCors(request: Request, response: Response, next: NextFunction): void {
@@ -48,19 +52,21 @@ export function oauthRouter(services: Services): Router {
   const publicUrl = () => services.config.publicUrl;
   // Every path of this router, preflight included (discovery requests carry MCP-Protocol-Version).
   router.use(
-    [`/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`, '/.well-known/oauth-authorization-server', '/api/oauth/token', '/oauth/token', '/api/oauth/register'],
+    [...MCP_OAUTH_PATHS.map((path) => `/.well-known/oauth-protected-resource${path}`), '/.well-known/oauth-authorization-server', '/api/oauth/token', '/oauth/token', '/api/oauth/register'],
     openCors,
   );
 
-  router.get(`/.well-known/oauth-protected-resource${MCP_OAUTH_PATH}`, (_request, response) => {
-    response.json({
-      resource: `${publicUrl()}${MCP_OAUTH_PATH}`,
-      authorization_servers: [publicUrl()],
-      scopes_supported: SCOPES,
-      bearer_methods_supported: ['header'],
-      resource_name: 'Herald',
+  for (const path of MCP_OAUTH_PATHS) {
+    router.get(`/.well-known/oauth-protected-resource${path}`, (_request, response) => {
+      response.json({
+        resource: `${publicUrl()}${path}`,
+        authorization_servers: [publicUrl()],
+        scopes_supported: SCOPES,
+        bearer_methods_supported: ['header'],
+        resource_name: 'Herald',
+      });
     });
-  });
+  }
 
   router.get('/.well-known/oauth-authorization-server', (_request, response) => {
     response.json({

@@ -3,7 +3,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { DomainError, unauthenticated } from '../errors.js';
 import type { Services } from '../../tools/types.js';
 import { extractCredential, resolveCredentialValue } from '../http/credentials.js';
-import { MCP_OAUTH_PATH, protectedResourceMetadataUrl } from '../http/oauth.js';
+import { protectedResourceMetadataUrl } from '../http/oauth.js';
 import { SCOPES } from '../../tools/internal/oauth.js';
 import type { McpSessions } from './sessions.js';
 
@@ -51,7 +51,7 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
         // /api/mcp-oauth points clients at its discovery document (RFC 9728 §5.1) so they can get a token on their own.
         const challenge =
           source === 'oauth'
-            ? `Bearer resource_metadata="${protectedResourceMetadataUrl(services)}", scope="${SCOPES.join(' ')}"${credential ? ', error="invalid_token"' : ''}`
+            ? `Bearer resource_metadata="${protectedResourceMetadataUrl(services, request.baseUrl + request.path)}", scope="${SCOPES.join(' ')}"${credential ? ', error="invalid_token"' : ''}`
             : 'Bearer';
         response.setHeader('WWW-Authenticate', challenge);
         throw unauthenticated();
@@ -61,8 +61,12 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
       next(error);
     }
   };
-  router.all('/api/mcp', hostGuard(services), json, serve('header'));
-  router.all(MCP_OAUTH_PATH, hostGuard(services), json, serve('oauth'));
-  router.all('/api/mcp/:key', hostGuard(services), json, serve('path'));
+  // Under /api (the documented base) and at the root, as the spec's `{backend_url}/mcp` allows: some clients (an MCP
+  // Inspector on Node 20) rewrite a URL to `<host>/mcp`.
+  for (const base of ['/api', '']) {
+    router.all(`${base}/mcp`, hostGuard(services), json, serve('header'));
+    router.all(`${base}/mcp-oauth`, hostGuard(services), json, serve('oauth'));
+    router.all(`${base}/mcp/:key`, hostGuard(services), json, serve('path'));
+  }
   return router;
 }

@@ -12,10 +12,13 @@ import { consoleLocals, consoleSession } from './session.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
-  // API paths are not console pages, except the channel OAuth callback the browser lands on.
-  router.use((request: Request, _response: Response, next: NextFunction) =>
-    request.path.startsWith('/api/') && !request.path.startsWith('/api/integrations/social/') ? next('router') : next(),
-  );
+  // API paths are not console pages, except the channel OAuth callback the browser lands on; nor is a POST that is not a
+  // console form (JSON to a wrong path gets the JSON 404, not "the form expired").
+  router.use((request: Request, _response: Response, next: NextFunction) => {
+    if (request.path.startsWith('/api/') && !request.path.startsWith('/api/integrations/social/')) return next('router');
+    if (request.method !== 'GET' && request.method !== 'HEAD' && !request.is('application/x-www-form-urlencoded')) return next('router');
+    next();
+  });
   router.get('/console.css', (_request, response) => {
     response.type('text/css').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_CSS);
   });

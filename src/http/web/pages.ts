@@ -1,6 +1,7 @@
 // Posts, developer settings (API key, URLs, client snippets), notifications and members.
 import type { Response, Router } from 'express';
 import { ApiKeySchema } from '../../db/entities.js';
+import { clientSnippets } from '../../lib/client-snippets.js';
 import { convertContent } from '../../lib/content.js';
 import { findProvider } from '../../../providers/index.js';
 import { createInvitation, membersOf, type OrganizationChoice } from '../../../tools/internal/accounts.js';
@@ -39,14 +40,9 @@ const STATE_BADGES: Record<string, [string, string]> = { QUEUE: ['Scheduled', 'o
 const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
 
 function mcpSnippets(publicUrl: string, key: string): Markup {
-  const mcpUrl = `${publicUrl}/api/mcp`;
-  const cursor = JSON.stringify({ mcpServers: { herald: { url: mcpUrl, headers: { Authorization: `Bearer ${key}` } } } }, null, 2);
-  const claude = JSON.stringify({ mcpServers: { herald: { command: 'npx', args: ['-y', 'mcp-remote', mcpUrl, '--header', `Authorization: Bearer ${key}`] } } }, null, 2);
   return html`<h2>Client configuration</h2>
-    <h3>Cursor (<code>~/.cursor/mcp.json</code>)</h3><pre><code>${cursor}</code></pre>
-    <h3>Claude Desktop (<code>claude_desktop_config.json</code>)</h3><pre><code>${claude}</code></pre>
-    <h3>MCP Inspector</h3><pre><code>npx @modelcontextprotocol/inspector --cli ${publicUrl}/api/mcp/${key} --transport http --method tools/list</code></pre>
-    <p class="hint">Clients that speak the MCP authorization spec can use <code>${publicUrl}/api/mcp-oauth</code> with no key: they register themselves and send you to a consent screen.</p>`;
+    ${clientSnippets(publicUrl, key).map((snippet) => html`<h3>${snippet.client} <span class="hint">(${snippet.where})</span></h3><pre><code>${snippet.text}</code></pre>`)}
+    <p class="hint">Clients that speak the MCP authorization spec can use <code>${publicUrl}/api/mcp-oauth</code> with no key: they register themselves and send you to a consent screen. Every MCP URL also answers at the root (<code>${publicUrl}/mcp</code>).</p>`;
 }
 
 export function consolePages(router: Router, services: Services, sessions: McpSessions): void {
