@@ -46,6 +46,7 @@ const environmentSchema = z.object({
   API_RATE_LIMIT_PER_HOUR: intFromEnv(0, 0),
   CREATE_POST_RATE_LIMIT_PER_HOUR: intFromEnv(90, 1),
   MCP_SESSION_IDLE_MINUTES: intFromEnv(30, 1),
+  DEVICE_POLL_INTERVAL_SECONDS: intFromEnv(5, 1),
   WORKER_CONCURRENCY: intFromEnv(4, 1),
   SWEEP_CRON: optionalString,
   DEFAULT_POSTING_TIMES: optionalString,
@@ -164,6 +165,8 @@ export interface Config {
   apiRateLimitPerHour: number;
   createPostRateLimitPerHour: number;
   mcpSessionIdleMinutes: number;
+  /** How often device-login clients (RFC 8628) may poll for their token. */
+  devicePollIntervalSeconds: number;
   workerConcurrency: number;
   sweepCron: string;
   /** Minutes after midnight UTC. */
@@ -341,6 +344,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     apiRateLimitPerHour: values.API_RATE_LIMIT_PER_HOUR,
     createPostRateLimitPerHour: values.CREATE_POST_RATE_LIMIT_PER_HOUR,
     mcpSessionIdleMinutes: values.MCP_SESSION_IDLE_MINUTES,
+    devicePollIntervalSeconds: values.DEVICE_POLL_INTERVAL_SECONDS,
     workerConcurrency: values.WORKER_CONCURRENCY,
     sweepCron: values.SWEEP_CRON ?? '* * * * *',
     defaultPostingTimes,

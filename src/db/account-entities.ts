@@ -129,4 +129,32 @@ export const OAuthCodeSchema = defineEntity({
 });
 export type OAuthCode = InferEntity<typeof OAuthCodeSchema>;
 
-export const accountEntities = [UserSchema, MembershipSchema, InvitationSchema, WebSessionSchema, OAuthAppSchema, OAuthTokenSchema, OAuthCodeSchema];
+export type DeviceCodeStatus = 'pending' | 'approved' | 'denied' | 'used';
+
+/** A device authorization (RFC 8628): the device code is stored hashed, the short user code as typed (normalized). */
+export const DeviceCodeSchema = defineEntity({
+  name: 'DeviceCode',
+  tableName: 'oauth_device_code',
+  properties: {
+    id: p.string().primary(),
+    deviceCodeHash: p.string().unique(),
+    userCode: p.string(),
+    appId: p.string(),
+    /** Requested scopes until approved, then the granted ones. */
+    scopes: p.json<string[]>(),
+    clientUserAgent: p.text().nullable(),
+    clientAddress: p.string().nullable(),
+    intervalSeconds: p.integer(),
+    status: p.string().$type<DeviceCodeStatus>(),
+    userId: p.string().nullable(),
+    organizationId: p.string().nullable(),
+    tokenId: p.string().nullable(),
+    lastPolledAt: timestamp().nullable(),
+    decidedAt: timestamp().nullable(),
+    createdAt: timestamp().onCreate(() => new Date()),
+    expiresAt: timestamp(),
+  },
+});
+export type DeviceCode = InferEntity<typeof DeviceCodeSchema>;
+
+export const accountEntities = [UserSchema, MembershipSchema, InvitationSchema, WebSessionSchema, OAuthAppSchema, OAuthTokenSchema, OAuthCodeSchema, DeviceCodeSchema];

@@ -4,12 +4,14 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { consumeRateLimit } from '../lib/rate-limit.js';
 import { exchangeCode, OAuthError, SCOPES } from '../../tools/internal/oauth.js';
 import { registerDynamicClient } from '../../tools/internal/oauth-apps.js';
+import { DEVICE_GRANT_TYPE, pollDeviceToken, startDeviceAuthorization } from '../../tools/internal/device.js';
 import type { Services } from '../../tools/types.js';
 
 export const MCP_OAUTH_PATH = '/api/mcp-oauth';
 /** The OAuth-protected MCP endpoint, under /api and at the root (some clients rewrite a URL to `<host>/mcp...`). */
 export const MCP_OAUTH_PATHS = [MCP_OAUTH_PATH, '/mcp-oauth'];
 const REGISTRATIONS_PER_ADDRESS_PER_HOUR = 30;
+const DEVICE_CODES_PER_ADDRESS_PER_HOUR = 30;
 
 /** RFC 9728 §3.1: the metadata of a resource lives at the well-known prefix followed by the resource's path. */
 export const protectedResourceMetadataUrl = (services: Services, resourcePath = MCP_OAUTH_PATH) =>
@@ -52,7 +54,14 @@ export function oauthRouter(services: Services): Router {
   const publicUrl = () => services.config.publicUrl;
   // Every path of this router, preflight included (discovery requests carry MCP-Protocol-Version).
   router.use(
-    [...MCP_OAUTH_PATHS.map((path) => `/.well-known/oauth-protected-resource${path}`), '/.well-known/oauth-authorization-server', '/api/oauth/token', '/oauth/token', '/api/oauth/register'],
+    [
+      ...MCP_OAUTH_PATHS.map((path) => `/.well-known/oauth-protected-resource${path}`),
+      '/.well-known/oauth-authorization-server',
+      '/api/oauth/token',
+      '/oauth/token',
+      '/api/oauth/register',
+      '/api/oauth/device_authorization',
+    ],
     openCors,
   );
 
@@ -76,7 +85,8 @@ export function oauthRouter(services: Services): Router {
       registration_endpoint: `${publicUrl()}/api/oauth/register`,
       scopes_supported: SCOPES,
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code'],
+      grant_types_supported: ['authorization_code', DEVICE_GRANT_TYPE],
+      device_authorization_endpoint: `${publicUrl()}/api/oauth/device_authorization`,
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
       code_challenge_methods_supported: ['S256'],
       service_documentation: `${publicUrl()}/developer`,
@@ -87,7 +97,13 @@ export function oauthRouter(services: Services): Router {
     response.setHeader('Cache-Control', 'no-store');
     response.setHeader('Pragma', 'no-cache');
     try {
-      const body = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
+      const body: Record<string, unknown> = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
+      if (body.grant_type === DEVICE_GRANT_TYPE) {
+        const clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
+        if (!clientId) throw new OAuthError('invalid_request', 'client_id is required with the device_code grant.');
+        const deviceCode = typeof body.device_code === 'string' ? body.device_code : undefined;
+        return response.json(await pollDeviceToken(services.orm.em.fork(), { deviceCode, clientId }, { publicUrl: services.config.publicUrl, now: services.now() }));
+      }
       response.json(await exchangeCode(services.orm.em.fork(), body, services.now()));
     } catch (error) {
       if (error instanceof OAuthError) return sendOAuthError(response, error);
@@ -95,6 +111,47 @@ export function oauthRouter(services: Services): Router {
     }
   };
   router.post(['/api/oauth/token', '/oauth/token'], ...bodies, token);
+
+  // Device authorization (RFC 8628): the standard endpoint, and the postiz CLI's /device/code and /device/token (JSON, no
+  // client_id; its --auth-server is Herald's URL, with or without /api).
+  const deviceStart = async (request: Request, response: Response, next: NextFunction) => {
+    response.setHeader('Cache-Control', 'no-store');
+    try {
+      const limit = await consumeRateLimit(services.orm.em.fork(), `device-address:${request.ip ?? ''}`, 'device_code', DEVICE_CODES_PER_ADDRESS_PER_HOUR, services.now());
+      if (!limit.allowed) {
+        response.setHeader('Retry-After', String(limit.resetSeconds));
+        return response.status(429).json({ error: 'slow_down', error_description: `At most ${limit.limit} device logins per hour from one address.` });
+      }
+      const body: Record<string, unknown> = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
+      const authorization = await startDeviceAuthorization(
+        services.orm.em.fork(),
+        {
+          clientId: typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined,
+          scope: typeof body.scope === 'string' ? body.scope : undefined,
+          userAgent: request.headers['user-agent'],
+          address: request.ip,
+        },
+        { publicUrl: services.config.publicUrl, interval: services.config.devicePollIntervalSeconds, now: services.now() },
+      );
+      response.json(authorization);
+    } catch (error) {
+      if (error instanceof OAuthError) return sendOAuthError(response, error);
+      next(error);
+    }
+  };
+  router.post(['/api/oauth/device_authorization', '/oauth/device_authorization', '/device/code', '/api/device/code'], ...bodies, deviceStart);
+  router.post(['/device/token', '/api/device/token'], ...bodies, async (request, response, next) => {
+    response.setHeader('Cache-Control', 'no-store');
+    try {
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const deviceCode = typeof body.device_code === 'string' ? body.device_code : undefined;
+      const clientId = typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined;
+      response.json(await pollDeviceToken(services.orm.em.fork(), { deviceCode, clientId }, { publicUrl: services.config.publicUrl, now: services.now() }));
+    } catch (error) {
+      if (error instanceof OAuthError) return sendOAuthError(response, error);
+      next(error);
+    }
+  });
 
   router.post('/api/oauth/register', express.json({ limit: '64kb' }), async (request, response, next) => {
     response.setHeader('Cache-Control', 'no-store');
@@ -112,7 +169,7 @@ export function oauthRouter(services: Services): Router {
   });
 
   // A token request body that is not JSON or a form still gets an RFC 6749 answer.
-  router.use(['/api/oauth/token', '/oauth/token', '/api/oauth/register'], (raw: unknown, _request: Request, response: Response, next: NextFunction) => {
+  router.use(['/api/oauth/token', '/oauth/token', '/api/oauth/register', '/api/oauth/device_authorization', '/oauth/device_authorization', '/device/code', '/api/device/code', '/device/token', '/api/device/token'], (raw: unknown, _request: Request, response: Response, next: NextFunction) => {
     const status = (raw as { status?: number }).status;
     if (status && status >= 400 && status < 500) return sendOAuthError(response, new OAuthError('invalid_request', 'The request body could not be read: send JSON or application/x-www-form-urlencoded.'));
     next(raw);

@@ -28,7 +28,7 @@ export class ConsoleClient {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 
-  async request(method: string, path: string, body?: Record<string, string>, headers: Record<string, string> = {}): Promise<Page> {
+  async request(method: string, path: string, body?: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Page> {
     const response = await fetch(new URL(path, this.baseUrl), {
       method,
       redirect: 'manual',
@@ -37,7 +37,7 @@ export class ConsoleClient {
         ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         ...headers,
       },
-      body: body ? new URLSearchParams(body).toString() : undefined,
+      body: body ? new URLSearchParams(Object.entries(body).flatMap(([key, value]) => (Array.isArray(value) ? value : [value]).map((item) => [key, item]))).toString() : undefined,
     });
     this.remember(response.headers);
     const page: Page = { status: response.status, text: await response.text(), location: response.headers.get('location') ?? undefined, headers: response.headers };
@@ -57,7 +57,7 @@ export class ConsoleClient {
   }
 
   /** GETs `from` (to read its CSRF token), then POSTs the form to `action`. */
-  async submit(from: string, action: string, fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<Page> {
+  async submit(from: string, action: string, fields: Record<string, string | string[]> = {}, headers: Record<string, string> = {}): Promise<Page> {
     const page = await this.get(from);
     return this.request('POST', action, { _csrf: this.csrf(page), ...fields }, headers);
   }

@@ -162,7 +162,7 @@ export async function registerDynamicClient(em: EntityManager, metadata: unknown
 }
 
 /**
- * Daily clean-up: expired browser sessions, authorization codes past their life (kept a day so a reused code can still
+ * Daily clean-up: expired browser sessions, authorization and device codes past their life (kept a day so a reused code can still
  * revoke its token), and dynamic clients that never got a token within 30 days.
  */
 export async function pruneExpiredAccess(em: EntityManager, now: Date): Promise<void> {
@@ -170,6 +170,7 @@ export async function pruneExpiredAccess(em: EntityManager, now: Date): Promise<
   await connection.execute('delete from web_session where expires_at < ?', [now]);
   await connection.execute('delete from oauth_code where expires_at < ?', [new Date(now.getTime() - 24 * 60 * 60 * 1000)]);
   await connection.execute('delete from invitation where expires_at < ?', [new Date(now.getTime() - 24 * 60 * 60 * 1000)]);
+  await connection.execute('delete from oauth_device_code where expires_at < ?', [new Date(now.getTime() - 24 * 60 * 60 * 1000)]);
   await connection.execute(
     'delete from oauth_app a where a.dynamic and a.created_at < ? and not exists (select 1 from oauth_token t where t.app_id = a.id)',
     [new Date(now.getTime() - 30 * 24 * 60 * 60 * 1000)],

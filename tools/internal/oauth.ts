@@ -19,7 +19,7 @@ const CODE_TTL_MS = 10 * 60 * 1000;
 const token = (prefix: string, characters: number) => `${prefix}${randomToken(Math.ceil((characters * 3) / 4)).slice(0, characters)}`;
 export const newClientId = () => token('pca_', 32);
 export const newClientSecret = () => token('pcs_', 48);
-const newAccessToken = () => token('pos_', 40);
+export const newAccessToken = () => token('pos_', 40);
 
 /** RFC 6749 error answered as `{error, error_description}` by the token and registration endpoints. */
 export class OAuthError extends Error {

@@ -8,6 +8,7 @@ import { channelPages } from './channel-pages.js';
 import { CONSOLE_CSS, html, sendPage } from './html.js';
 import { oauthPages } from './oauth-pages.js';
 import { consolePages } from './pages.js';
+import { devicePages } from './device-pages.js';
 import { consoleLocals, consoleSession } from './session.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
@@ -28,6 +29,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   channelPages(router, services);
   consolePages(router, services, sessions);
   oauthPages(router, services, sessions);
+  devicePages(router, services);
   router.use((raw: unknown, request: Request, response: Response, _next: NextFunction) => {
     const error = asDomainError(raw);
     if (error.code === 'internal') services.logger.error({ err: raw, requestId: response.locals.requestId, path: request.path }, 'console error');
