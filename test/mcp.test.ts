@@ -31,7 +31,7 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   generateVideoOptions: { properties: [], required: [] },
   videoFunctionTool: { properties: ['identifier', 'functionName'], required: ['identifier', 'functionName'] },
   generateVideoTool: { properties: ['identifier', 'output', 'customParams'], required: ['identifier', 'output', 'customParams'] },
-  postsListTool: { properties: ['startDate', 'endDate', 'customer'], required: ['startDate', 'endDate'] },
+  postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
   findSlotTool: { properties: ['id'], required: ['id'] },
   channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
   postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },

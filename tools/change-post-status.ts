@@ -7,7 +7,7 @@ export const changePostStatus = defineTool({
   name: 'changePostStatus',
   title: 'Draft or schedule a post',
   description:
-    'status "draft" stops a queued post from publishing; "schedule" queues a draft (or a failed post, to retry) for its stored date, or at once when the date has passed. The date is unchanged. A published post cannot be re-queued (conflict).',
+    'status "draft" stops a queued post from publishing; "schedule" queues a draft (or a failed post, to retry) for its stored date, or at once when the date has passed. The date is unchanged. A published post cannot be re-queued (conflict); one published only in part (publishStatus partial) is resumed at the first item that did not go out.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: false,
   input: z.object({ id: idParam, status: z.enum(['draft', 'schedule'], { message: 'must be "draft" or "schedule"' }) }),

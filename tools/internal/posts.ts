@@ -1,7 +1,7 @@
 // Post groups and chains: lookup, listing, deletion, the DRAFT <-> QUEUE state machine, release-id linking.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema, type Post, type PostState, type PostTag } from '../../src/db/entities.js';
-import { conflict, notFound, notSupported } from '../../src/errors.js';
+import { conflict, invalidInput, notFound, notSupported } from '../../src/errors.js';
 import { providerOf } from './integrations.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 
@@ -26,36 +26,113 @@ export async function rootOf(em: EntityManager, post: Post): Promise<Post> {
   return (await em.findOne(PostSchema, { id: post.rootPostId, organizationId: post.organizationId })) ?? post;
 }
 
+/** One item of a chain (the post itself, thread items, comments) as every listing shows it. */
+export interface ItemRecord {
+  id: string;
+  position: number;
+  state: PostState;
+  releaseId: string | null;
+  releaseURL: string | null;
+  publishedAt: string | null;
+  error: string | null;
+  /** Retryable failures so far; the last one, and when the next attempt is due (still QUEUE). */
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+}
+
+/**
+ * Where a post's publishing stands, over its whole chain: `partial` when some items went out and a later one failed
+ * (the others were not attempted), `retrying` when an item met a retryable failure and waits for its next attempt.
+ */
+export type PublishStatus = 'draft' | 'scheduled' | 'retrying' | 'published' | 'partial' | 'failed';
+
 export interface PostRecord extends Record<string, unknown> {
   id: string;
   content: string;
   date: string;
   publishDate: string;
   state: PostState;
+  publishStatus: PublishStatus;
   group: string;
   releaseId: string | null;
   releaseURL: string | null;
+  /** The post's error; for a chain that stopped half way, what went out and what did not. */
   error: string | null;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
   creationMethod: string;
   settings: Record<string, unknown>;
   tags: PostTag[];
   image: { id: string; path: string }[];
+  items: ItemRecord[];
   integration: { id: string; providerIdentifier: string; name: string; picture: string };
 }
+
+const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
+
+function itemRecord(item: Post): ItemRecord {
+  return {
+    id: item.id,
+    position: item.position,
+    state: item.state,
+    releaseId: item.releaseId ?? null,
+    releaseURL: item.releaseUrl ?? null,
+    publishedAt: iso(item.publishedAt),
+    error: item.error ?? null,
+    attempts: item.attempts,
+    lastError: item.lastError ?? null,
+    nextAttemptAt: iso(item.nextAttemptAt),
+  };
+}
+
+/** The status of a chain and, when it stopped half way, the sentence that says so. */
+export function chainStatus(chain: Post[]): { status: PublishStatus; summary?: string; current: Post } {
+  const failed = chain.find((item) => item.state === 'ERROR');
+  const sent = chain.filter((item) => item.state === 'PUBLISHED');
+  const waiting = chain.find((item) => item.state === 'QUEUE');
+  if (failed && sent.length > 0) {
+    const notAttempted = chain.filter((item) => item.position > failed.position && item.state === 'ERROR').length;
+    const summary =
+      `Published in part: ${sent.length} of ${chain.length} items went out; item ${failed.position + 1} failed: ${failed.error ?? 'unknown error'}` +
+      (notAttempted > 0 ? `; ${notAttempted} later item${notAttempted === 1 ? ' was' : 's were'} not attempted` : '') +
+      '. Retry the post (PUT /posts/{id}/status {"status":"schedule"}) to resume at the first item that did not go out.';
+    return { status: 'partial', summary, current: failed };
+  }
+  if (failed) return { status: 'failed', current: failed };
+  if (waiting) return { status: waiting.state === 'QUEUE' && waiting.attempts > 0 ? 'retrying' : 'scheduled', current: waiting };
+  if (chain.every((item) => item.state === 'DRAFT')) return { status: 'draft', current: chain[0] };
+  return { status: 'published', current: chain[0] };
+}
+
+/** An opaque position in the listing (date, then id), for the next page. */
+const encodeCursor = (post: Post) => Buffer.from(`${post.publishDate.toISOString()}|${post.id}`).toString('base64url');
+
+function decodeCursor(cursor: string): { date: Date; id: string } {
+  const [date, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const parsed = new Date(date ?? '');
+  if (!id || Number.isNaN(parsed.getTime())) throw invalidInput('cursor is not one this API gave.', { hint: 'Pass the nextCursor of the previous page unchanged.' });
+  return { date: parsed, id };
+}
+
+export const MAX_PAGE = 1000;
 
 export async function listPosts(
   em: EntityManager,
   organizationId: string,
-  range: { startDate: Date; endDate: Date; customer?: string },
-): Promise<PostRecord[]> {
+  range: { startDate: Date; endDate: Date; customer?: string; cursor?: string; limit?: number },
+): Promise<{ posts: PostRecord[]; nextCursor: string | null }> {
   const integrations = await em.find(IntegrationSchema, {
     organizationId,
     deletedAt: null,
     ...(range.customer ? { customerId: range.customer } : {}),
   });
-  if (integrations.length === 0) return [];
+  if (integrations.length === 0) return { posts: [], nextCursor: null };
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
-  const posts = await em.find(
+  const limit = Math.min(range.limit ?? MAX_PAGE, MAX_PAGE);
+  const after = range.cursor ? decodeCursor(range.cursor) : undefined;
+  const roots = await em.find(
     PostSchema,
     {
       organizationId,
@@ -63,28 +140,42 @@ export async function listPosts(
       position: 0,
       integrationId: { $in: [...byId.keys()] },
       publishDate: { $gte: range.startDate, $lte: range.endDate },
+      ...(after ? { $or: [{ publishDate: { $gt: after.date } }, { publishDate: after.date, id: { $gt: after.id } }] } : {}),
     },
-    { orderBy: { publishDate: 'asc', id: 'asc' }, limit: 1000 },
+    { orderBy: { publishDate: 'asc', id: 'asc' }, limit: limit + 1 },
   );
-  return posts.map((post) => {
+  const more = roots.length > limit;
+  const page = more ? roots.slice(0, limit) : roots;
+  const later = page.length > 0 ? await em.find(PostSchema, { rootPostId: { $in: page.map((post) => post.id) }, position: { $gt: 0 }, deletedAt: null }, { orderBy: { position: 'asc' } }) : [];
+  const chains = new Map(page.map((post) => [post.id, [post]]));
+  for (const item of later) chains.get(item.rootPostId)?.push(item);
+  const posts = page.map((post) => {
     const integration = byId.get(post.integrationId)!;
+    const chain = chains.get(post.id)!;
+    const { status, summary, current } = chainStatus(chain);
     return {
       id: post.id,
       content: post.content,
       date: post.publishDate.toISOString(),
       publishDate: post.publishDate.toISOString(),
       state: post.state,
+      publishStatus: status,
       group: post.group,
       releaseId: post.releaseId ?? null,
       releaseURL: post.releaseUrl ?? null,
-      error: post.error ?? null,
+      error: summary ?? post.error ?? (current.state === 'ERROR' ? current.error : null) ?? null,
+      attempts: current.attempts,
+      lastError: current.state === 'QUEUE' ? (current.lastError ?? null) : null,
+      nextAttemptAt: current.state === 'QUEUE' ? iso(current.nextAttemptAt) : null,
       creationMethod: post.creationMethod,
       settings: post.settings,
       tags: post.tags,
       image: post.media.map((media) => ({ id: media.id, path: media.path })),
+      items: chain.map(itemRecord),
       integration: { id: integration.id, providerIdentifier: integration.providerIdentifier, name: integration.name, picture: integration.picture ?? '' },
     };
   });
+  return { posts, nextCursor: more ? encodeCursor(page.at(-1)!) : null };
 }
 
 /** Soft-deletes every post of the group and cancels their jobs. Answers the number of posts deleted. */
@@ -100,15 +191,20 @@ export async function deleteGroup(em: EntityManager, organizationId: string, gro
   });
 }
 
-/** DRAFT <-> QUEUE (and ERROR -> QUEUE to retry). The date is kept; a PUBLISHED post is never re-queued. */
+/**
+ * DRAFT <-> QUEUE, and ERROR -> QUEUE to retry. The date is kept. A fully published post is never re-queued; a chain that
+ * stopped half way is retried from the first item that did not go out (the items already out are never sent again).
+ */
 export async function changeStatus(em: EntityManager, post: Post, status: 'draft' | 'schedule'): Promise<PostState> {
   const root = await rootOf(em, post);
-  if (root.state === 'PUBLISHED') {
-    throw conflict(`Post ${root.id} is already published; it cannot be ${status === 'draft' ? 'turned into a draft' : 'scheduled again'}.`, {
-      hint: 'Create a new post to publish the content again.',
-    });
-  }
   const chain = await chainOf(em, root);
+  const sent = chain.filter((item) => item.state === 'PUBLISHED').length;
+  if (sent === chain.length || (status === 'draft' && sent > 0)) {
+    throw conflict(
+      `Post ${root.id} is already published${sent < chain.length ? ' in part' : ''}; it cannot be ${status === 'draft' ? 'turned into a draft' : 'scheduled again'}.`,
+      { hint: sent < chain.length ? 'Schedule it to publish the items that did not go out.' : 'Create a new post to publish the content again.' },
+    );
+  }
   const target: PostState = status === 'draft' ? 'DRAFT' : 'QUEUE';
   if (target === 'QUEUE') {
     const integration = await em.findOne(IntegrationSchema, { id: root.integrationId, organizationId: root.organizationId, deletedAt: null });
@@ -122,8 +218,8 @@ export async function changeStatus(em: EntityManager, post: Post, status: 'draft
       if (row.state === 'PUBLISHED') continue;
       row.state = target;
       if (target === 'QUEUE') {
-        row.error = null;
-        row.attemptStartedAt = null;
+        // A fresh start for what did not go out: the person decided to try again (after "could not confirm" too).
+        Object.assign(row, { error: null, attemptStartedAt: null, attempts: 0, lastError: null, nextAttemptAt: null, publishProgress: null });
       }
     }
     await transaction.flush();
