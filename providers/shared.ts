@@ -1,6 +1,6 @@
 // Small pieces shared by the provider descriptors: settings shapes, media-count rules, OAuth2 authorization URLs.
 import { z } from 'zod';
-import type { AnalyticsMetric, HelperToolDeclaration, ValidationItem } from './types.js';
+import type { AnalyticsMetric, HelperToolDeclaration, MediaFile, ValidationItem } from './types.js';
 
 /** Tags as the editor sends them: `[{value, label}]`. */
 export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
@@ -137,3 +137,14 @@ export const currentMetric = (label: string, value: number | undefined): Analyti
   data: [{ total: String(value ?? 0), date: new Date().toISOString().slice(0, 10) }],
   percentageChange: 0,
 });
+
+/** The name a media file is uploaded under: the last segment of its URL when it has an extension, else `file-<n>.<type>`. */
+export function mediaFilename(file: Pick<MediaFile, 'url'>, mimeType: string, index: number): string {
+  let last: string | undefined;
+  try {
+    last = /[^/]+\.[a-z0-9]{2,5}$/i.exec(new URL(file.url).pathname)?.[0];
+  } catch {
+    last = undefined;
+  }
+  return last ? decodeURIComponent(last) : `file-${index + 1}.${mimeType.split('/')[1]?.split(/[;+]/)[0]?.replace('jpeg', 'jpg') || 'bin'}`;
+}
