@@ -13,7 +13,7 @@ import reddit from './reddit.js';
 import lemmy from './lemmy.js';
 import pinterest from './pinterest.js';
 import dribbble from './dribbble.js';
-import discord from './discord.js';
+import discord from './discord/index.js';
 import slack from './slack.js';
 import twitch from './twitch.js';
 import kick from './kick.js';
