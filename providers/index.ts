@@ -14,7 +14,7 @@ import lemmy from './lemmy.js';
 import pinterest from './pinterest.js';
 import dribbble from './dribbble.js';
 import discord from './discord/index.js';
-import slack from './slack.js';
+import slack from './slack/index.js';
 import twitch from './twitch.js';
 import kick from './kick.js';
 import mastodon from './mastodon.js';
