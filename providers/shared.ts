@@ -148,3 +148,8 @@ export function mediaFilename(file: Pick<MediaFile, 'url'>, mimeType: string, in
   }
   return last ? decodeURIComponent(last) : `file-${index + 1}.${mimeType.split('/')[1]?.split(/[;+]/)[0]?.replace('jpeg', 'jpg') || 'bin'}`;
 }
+
+/** An RFC 6749 token answer as the channel stores it; `expires_in` (seconds), when given, becomes the expiry. */
+export function storedTokens(data: { access_token: string; refresh_token?: string; expires_in?: number }): { accessToken: string; refreshToken?: string; expiresAt?: Date } {
+  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined };
+}
