@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { authorizationUrl, pkce, textOnly } from './shared.js';
+import { authorizationUrl, pkce, storedTokens, textOnly } from './shared.js';
 
 const scopes = ['chat:write', 'user:read', 'channel:read'];
 
@@ -37,15 +37,9 @@ function classify(status: number, body: string): Partial<PlatformHttpErrorInit> 
   return { message: reason };
 }
 
-const tokensOf = (data: z.infer<typeof tokenSchema>) => ({
-  accessToken: data.access_token,
-  refreshToken: data.refresh_token,
-  expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined,
-});
-
 async function token(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, form: Record<string, string | undefined>) {
   const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.id}/oauth/token`, form, schema: tokenSchema, classify });
-  return tokensOf(data);
+  return storedTokens(data);
 }
 
 const bearer = (accessToken: string) => ({ authorization: `Bearer ${accessToken}` });

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { authorizationUrl, currentMetric, textOnly } from './shared.js';
+import { authorizationUrl, currentMetric, storedTokens, textOnly } from './shared.js';
 
 const scopes = ['user:write:chat', 'user:read:chat', 'moderator:manage:announcements'];
 
@@ -48,15 +48,9 @@ function clientIdOf(context: ProviderContext): string {
   return context.client.clientId;
 }
 
-const tokensOf = (data: z.infer<typeof tokenSchema>) => ({
-  accessToken: data.access_token,
-  refreshToken: data.refresh_token,
-  expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined,
-});
-
 async function token(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, form: Record<string, string | undefined>) {
   const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.id}/oauth2/token`, form, schema: tokenSchema, classify });
-  return tokensOf(data);
+  return storedTokens(data);
 }
 
 async function send(context: ProviderContext, item: PublishItem, replyTo?: string): Promise<PublishedRef> {

@@ -7,7 +7,7 @@
 // .../methods/conversations.history and .../methods/conversations.replies (include_all_metadata).
 import { z } from 'zod';
 import type { Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { authorizationUrl, firstProblem, mediaFilename, pickedId } from '../shared.js';
+import { authorizationUrl, firstProblem, mediaFilename, pickedId, storedTokens } from '../shared.js';
 import { slack, slackCode, type SlackContext } from './api.js';
 import { BLOCK_LIMIT, escapeMrkdwn, sectionBlocks, splitText } from './blocks.js';
 
@@ -35,12 +35,6 @@ const channelsSchema = z.object({
 const uploadSchema = z.object({ upload_url: z.string(), file_id: z.string() });
 
 const basic = (clientId: string, clientSecret = '') => ({ authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` });
-
-const tokensOf = (data: z.infer<typeof tokenSchema>) => ({
-  accessToken: data.access_token,
-  refreshToken: data.refresh_token,
-  expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined,
-});
 
 /** Posts the message; a channel the bot is not in yet is joined (public channels) and the post made once more. */
 async function postMessage(context: ProviderContext, channel: string, item: PublishItem, threadTs?: string): Promise<string> {
@@ -158,7 +152,7 @@ const slackProvider: Provider = {
     const { team } = await slack({ ...context, auth: { accessToken: data.access_token } }, 'team.info', teamSchema);
     const icon = team.icon?.image_132 ?? team.icon?.image_default;
     return {
-      ...tokensOf(data),
+      ...storedTokens(data),
       internalId: team.id,
       name: team.name,
       profile: team.domain ?? team.name,
@@ -175,7 +169,7 @@ const slackProvider: Provider = {
       headers: basic(context.client.clientId, context.client.clientSecret),
       form: { grant_type: 'refresh_token', refresh_token: context.auth.refreshToken },
     });
-    return tokensOf(data);
+    return storedTokens(data);
   },
 
   publish: (context, item) => send(context, item, String(context.settings.channel)),

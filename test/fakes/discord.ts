@@ -107,7 +107,7 @@ export async function startDiscordFake() {
     if (!/^\d+$/.test(query.get('permissions') ?? '')) return { status: 400, body: 'permissions must be an integer' };
     if (query.get('response_type') !== 'code') return { status: 400, body: 'response_type=code is required with scopes beyond bot' };
     try {
-      const location = new URL(authority.approvalRedirect({ clientId: query.get('client_id') ?? '', redirectUri: query.get('redirect_uri') ?? '', state: query.get('state') ?? '', scope: scope.join(' ') }));
+      const location = new URL(authority.approveQuery(query));
       location.searchParams.set('guild_id', guild.id);
       location.searchParams.set('permissions', query.get('permissions')!);
       return { status: 302, headers: { location: location.toString() } };

@@ -46,14 +46,7 @@ export async function startKickFake() {
     if (query.get('response_type') !== 'code') return { status: 400, json: { error: 'Invalid request' } };
     if (!(query.get('scope') ?? '').split(' ').includes('chat:write')) return { status: 400, json: { error: 'Invalid request', error_description: 'scope must be space-separated and include chat:write' } };
     try {
-      const location = authority.approvalRedirect({
-        clientId: query.get('client_id') ?? '',
-        redirectUri: query.get('redirect_uri') ?? '',
-        state: query.get('state') ?? '',
-        scope: query.get('scope') ?? '',
-        codeChallenge: query.get('code_challenge') ?? undefined,
-        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
-      });
+      const location = authority.approveQuery(query);
       return { status: 302, headers: { location } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return { status: 400, json: { error: error.error, error_description: error.description } };

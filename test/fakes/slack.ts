@@ -84,7 +84,7 @@ export async function startSlackFake() {
     const scope = query.get('scope') ?? '';
     if (scope.includes(' ') || !scope.split(',').includes('chat:write')) return { status: 400, body: 'scope is a comma-separated list and must include chat:write' };
     try {
-      const location = authority.approvalRedirect({ clientId: query.get('client_id') ?? '', redirectUri: query.get('redirect_uri') ?? '', state: query.get('state') ?? '', scope });
+      const location = authority.approveQuery(query);
       return { status: 302, headers: { location } };
     } catch (refusal) {
       if (refusal instanceof OAuthRefusal) return { status: 400, body: refusal.description };

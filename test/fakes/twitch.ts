@@ -53,7 +53,7 @@ export async function startTwitchFake() {
     if (query.get('response_type') !== 'code') return { status: 400, json: { status: 400, message: 'response_type must be code' } };
     if (!(query.get('scope') ?? '').split(' ').includes('user:write:chat')) return { status: 400, json: { status: 400, message: 'scope is space-separated and must include user:write:chat' } };
     try {
-      const location = authority.approvalRedirect({ clientId: query.get('client_id') ?? '', redirectUri: query.get('redirect_uri') ?? '', state: query.get('state') ?? '', scope: query.get('scope') ?? '' });
+      const location = authority.approveQuery(query);
       return { status: 302, headers: { location } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return { status: 400, json: { status: 400, message: error.description } };
