@@ -9,7 +9,8 @@ import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } f
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
 import { authorizationUrl, currentMetric, storedTokens, textOnly } from './shared.js';
 
-const scopes = ['user:write:chat', 'user:read:chat', 'moderator:manage:announcements'];
+// Sending as the broadcaster needs user:write:chat; announcements need moderator:manage:announcements (the broadcaster moderates its own chat).
+const scopes = ['user:write:chat', 'moderator:manage:announcements'];
 
 const tokenSchema = z.object({ access_token: z.string().min(1), refresh_token: z.string().optional(), expires_in: z.number().positive().optional() });
 const usersSchema = z.object({ data: z.array(z.object({ id: z.string(), login: z.string(), display_name: z.string(), profile_image_url: z.string().nullish() })).min(1) });

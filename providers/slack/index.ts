@@ -49,7 +49,10 @@ async function postMessage(context: ProviderContext, channel: string, item: Publ
     return (await slack(context, 'chat.postMessage', postedSchema, { json })).ts;
   } catch (error) {
     if (slackCode(error) !== 'not_in_channel') throw error;
-    await slack(context, 'conversations.join', z.object({}), { form: { channel } });
+    // A private channel cannot be joined, only invited to: say that, rather than the join's own refusal.
+    await slack(context, 'conversations.join', z.object({}), { form: { channel } }).catch((joinError: unknown) => {
+      throw slackCode(joinError) === 'method_not_supported_for_channel_type' ? error : joinError;
+    });
     return (await slack(context, 'chat.postMessage', postedSchema, { json })).ts;
   }
 }

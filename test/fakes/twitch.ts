@@ -74,7 +74,7 @@ export async function startTwitchFake() {
             ? authority.redeemRefreshToken(form.get('refresh_token') ?? undefined)
             : undefined;
       if (!issued) return { status: 400, json: { status: 400, message: 'unsupported grant type' } };
-      return { json: { access_token: issued.accessToken, expires_in: issued.expiresIn, refresh_token: issued.refreshToken, scope: ['moderator:manage:announcements', 'user:read:chat', 'user:write:chat'], token_type: 'bearer' } };
+      return { json: { access_token: issued.accessToken, expires_in: issued.expiresIn, refresh_token: issued.refreshToken, scope: ['moderator:manage:announcements', 'user:write:chat'], token_type: 'bearer' } };
     } catch (error) {
       if (!(error instanceof OAuthRefusal)) throw error;
       const message = error.error === 'invalid_client' ? 'invalid client secret' : grantMessage(form.get('grant_type'));

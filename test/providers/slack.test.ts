@@ -167,6 +167,9 @@ describe('errors and tokens', () => {
     expect(failed.error).toBe('Slack refused the post: the channel is archived (is_archived): pick another one from listChannels');
     const notes = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_failed' });
     expect(notes.some((note) => note.content.includes('is_archived'))).toBe(true);
+    const secret = await post(['Private'], fake.channel('secret').id);
+    expect((await publishChain(herald.services, secret)).kind).toBe('failed');
+    expect((await chainOf(herald, secret))[0].error).toBe('Slack refused the post: the app is not a member of the channel and could not join it (not_in_channel): invite the app to the channel');
   });
 
   it('with token rotation, refreshes an expired token with the rotated refresh token each time', async () => {

@@ -39,7 +39,7 @@ describe('connecting a Twitch account', () => {
     channelId = connected.integrationId;
     const query = connected.authorizeUrl.searchParams;
     expect(connected.authorizeUrl.pathname).toBe('/oauth2/authorize');
-    expect(query.get('scope')).toBe('user:write:chat user:read:chat moderator:manage:announcements');
+    expect(query.get('scope')).toBe('user:write:chat moderator:manage:announcements');
     expect(query.has('code_challenge')).toBe(false);
     const [exchange] = fake.server.requestsTo('POST', '/oauth2/token');
     expect(Object.fromEntries(exchange.form!)).toMatchObject({ grant_type: 'authorization_code', client_id: 'twitch-client', client_secret: 'twitch-secret', redirect_uri: `${herald.url}/api/integrations/social/twitch/callback` });
