@@ -56,7 +56,7 @@ function classifier(guildLevel: boolean) {
       case DISCORD_CODES.unknownGuild:
       case DISCORD_CODES.missingAccess:
         if (guildLevel) return { status: 401, retryable: false, message: `the bot is no longer on this Discord server (${said}): reconnect the channel to add it again` };
-        if (error.code === DISCORD_CODES.missingAccess) return { retryable: false, message: "the bot cannot see this channel (Missing Access): give its role View Channel there, or pick another channel from listChannels" };
+        if (error.code === DISCORD_CODES.missingAccess) return { retryable: false, message: "the bot cannot see this channel (Missing Access): give its role View Channel there, pick another channel from listChannels, or reconnect the channel if the bot was removed from the server" };
         break;
       case DISCORD_CODES.unknownChannel:
         return { retryable: false, message: 'the channel does not exist (Unknown Channel): pick one from listChannels' };
