@@ -1,6 +1,6 @@
 // Small pieces shared by the provider descriptors: settings shapes, media-count rules, OAuth2 authorization URLs.
 import { z } from 'zod';
-import type { AnalyticsMetric, HelperToolDeclaration, ValidationItem } from './types.js';
+import type { AnalyticsMetric, HelperToolDeclaration, MediaFile, ValidationItem } from './types.js';
 
 /** Tags as the editor sends them: `[{value, label}]`. */
 export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
@@ -172,4 +172,20 @@ export function dailyMetric(label: string, points: { date: string; value: number
     data: sorted.map((point) => ({ total: String(point.value), date: point.date })),
     percentageChange: before > 0 ? Math.round(((after - before) / before) * 10_000) / 100 : 0,
   };
+}
+
+/** The name a media file is uploaded under: the last segment of its URL when it has an extension, else `file-<n>.<type>`. */
+export function mediaFilename(file: Pick<MediaFile, 'url'>, mimeType: string, index: number): string {
+  let last: string | undefined;
+  try {
+    last = /[^/]+\.[a-z0-9]{2,5}$/i.exec(new URL(file.url).pathname)?.[0];
+  } catch {
+    last = undefined;
+  }
+  return last ? decodeURIComponent(last) : `file-${index + 1}.${mimeType.split('/')[1]?.split(/[;+]/)[0]?.replace('jpeg', 'jpg') || 'bin'}`;
+}
+
+/** An RFC 6749 token answer as the channel stores it; `expires_in` (seconds), when given, becomes the expiry. */
+export function storedTokens(data: { access_token: string; refresh_token?: string; expires_in?: number }): { accessToken: string; refreshToken?: string; expiresAt?: Date } {
+  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined };
 }

@@ -75,8 +75,11 @@ export interface ProviderContext {
    * Outside publishing (helpers, analytics) it simply runs `run`.
    */
   step<T extends JsonValue>(name: string, run: () => Promise<T>, recover?: () => Promise<T | undefined>): Promise<T>;
-  /** The deployment's OAuth app of this platform (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`): token refreshes need it. Absent when none is set. */
-  client?: { clientId: string; clientSecret?: string };
+  /**
+   * The deployment's OAuth app of this platform (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`): token refreshes need it. Absent when none
+   * is set. `botToken` (`<IDENTIFIER>_BOT_TOKEN`) is the app's bot, for platforms that post as it (Discord).
+   */
+  client?: { clientId: string; clientSecret?: string; botToken?: string };
   /**
    * Publishing only: stores bytes the provider derived from a post's media (an image re-encoded to a format the platform
    * takes) in the organization's media library, and answers their public URL, for platforms that pull media by URL.

@@ -94,6 +94,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface OAuthClientCredentials {
   clientId: string;
   clientSecret?: string;
+  /** The app's bot token (`<IDENTIFIER>_BOT_TOKEN`): Discord posts as the app's one bot, whatever server installed it. */
+  botToken?: string;
 }
 
 export interface S3Settings {
@@ -176,7 +178,7 @@ export interface Config {
    * TikTok's also carries `appAudited` ("true"/"false", from TIKTOK_APP_AUDITED): the provider's one view of the deployment.
    */
   socialEndpoints: Record<string, Record<string, string>>;
-  /** OAuth app credentials per platform identifier, from `<IDENTIFIER>_CLIENT_ID` / `<IDENTIFIER>_CLIENT_SECRET`. */
+  /** OAuth app credentials per platform identifier, from `<IDENTIFIER>_CLIENT_ID` / `_CLIENT_SECRET` (and `_BOT_TOKEN`). */
   oauthClients: Record<string, OAuthClientCredentials>;
   platformTimeoutMs: number;
   /** Upper bound of the wait between two checks of a platform's processing (a video, a container); providers ask for less. */
@@ -298,7 +300,11 @@ function readOAuthClients(environment: NodeJS.ProcessEnv): Record<string, OAuthC
     const match = /^([A-Z0-9_]+)_CLIENT_ID$/.exec(name);
     if (!match || !value) continue;
     const identifier = match[1].toLowerCase().replace(/_/g, '-');
-    clients[identifier] = { clientId: value, clientSecret: environment[`${match[1]}_CLIENT_SECRET`] || undefined };
+    clients[identifier] = {
+      clientId: value,
+      clientSecret: environment[`${match[1]}_CLIENT_SECRET`] || undefined,
+      botToken: environment[`${match[1]}_BOT_TOKEN`]?.trim() || undefined,
+    };
   }
   return clients;
 }

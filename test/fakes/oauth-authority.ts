@@ -91,6 +91,17 @@ export function createOAuthAuthority(options: OAuthAuthorityOptions = {}) {
       url.searchParams.set('state', request.state);
       return url.toString();
     },
+    /** The approval of an authorization request read from the usual query (client_id, redirect_uri, state, scope, PKCE). */
+    approveQuery(query: URLSearchParams): string {
+      return this.approvalRedirect({
+        clientId: query.get('client_id') ?? '',
+        redirectUri: query.get('redirect_uri') ?? '',
+        state: query.get('state') ?? '',
+        scope: query.get('scope') ?? undefined,
+        codeChallenge: query.get('code_challenge') ?? undefined,
+        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
+      });
+    },
     checkClient(id: string | undefined, secret: string | undefined, options: { secretRequired?: boolean } = { secretRequired: true }): void {
       if (id !== clientId) throw new OAuthRefusal('invalid_client', 'client_id is wrong or missing');
       if (options.secretRequired !== false && secret !== clientSecret) throw new OAuthRefusal('invalid_client', 'client_secret is wrong or missing');

@@ -1,0 +1,209 @@
+// Discord end to end against the fake: the bot install through OAuth (the server chosen on Discord's page), listChannels from
+// the bot's real permissions, messages with attachments as multipart, every later item in one thread on the first message,
+// mentions kept, the nonce, a 429 retried after retry_after, refusals in ERROR, an interrupted thread start looked up, and the
+// bot taken off the server.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import discord from '../../providers/discord/index.js';
+import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { publishChain } from '../../tools/internal/publish.js';
+import { startDiscordFake, type DiscordFake } from '../fakes/discord.js';
+import { startHerald, type Herald } from '../helpers/harness.js';
+import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { connectOAuthChannel } from '../helpers/oauth-channel.js';
+import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
+
+let fake: DiscordFake;
+let herald: Herald;
+let channelId: string;
+const media = {} as Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }>;
+
+const post = (items: Parameters<typeof createPost>[2], channel = fake.channel('general').id) => createPost(herald, channelId, items, { settings: { __type: 'discord', channel } });
+const messagesIn = (id: string) => fake.messages.filter((message) => message.channelId === id);
+
+beforeAll(async () => {
+  fake = await startDiscordFake();
+  herald = await startHerald(
+    {
+      DISCORD_CLIENT_ID: fake.authority.clientId,
+      DISCORD_CLIENT_SECRET: fake.authority.clientSecret,
+      DISCORD_BOT_TOKEN: fake.botToken,
+      SOCIAL_ENDPOINTS: JSON.stringify({ discord: fake.endpoints }),
+    },
+    { guard: { allowLoopback: true } },
+  );
+  const jpeg = acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes;
+  for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['jpeg', jpeg, 'red.jpg'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
+    const uploaded = await upload(herald.restUrl, herald.apiKey, bytes, name);
+    media[key] = { id: uploaded.body.id, path: uploaded.body.path };
+  }
+});
+
+afterAll(async () => {
+  await herald?.stop();
+  await fake?.close();
+});
+
+describe('installing the bot on a Discord server', () => {
+  it('asks for the bot scope and its permissions, and names the channel after the server the user chose', async () => {
+    const connected = await connectOAuthChannel(herald, 'discord');
+    channelId = connected.integrationId;
+    const query = connected.authorizeUrl.searchParams;
+    expect(connected.authorizeUrl.pathname).toBe('/oauth2/authorize');
+    expect(query.get('scope')).toBe('bot identify guilds');
+    expect(query.get('permissions')).toBe('309237763072');
+    expect(query.get('integration_type')).toBe('0');
+    const [exchange] = fake.server.requestsTo('POST', '/api/v10/oauth2/token');
+    expect(exchange.headers.authorization).toBe(`Basic ${Buffer.from(`${fake.authority.clientId}:${fake.authority.clientSecret}`).toString('base64')}`);
+    expect(exchange.form?.get('grant_type')).toBe('authorization_code');
+    const list = (await herald.rest('GET', '/integrations')).body as { id: string; name: string; profile: string; picture: string }[];
+    expect(list.find((item) => item.id === channelId)).toMatchObject({ name: 'Herald Community', picture: `https://cdn.discordapp.com/icons/${fake.guild.id}/${fake.guild.icon}.png` });
+  });
+
+  it('lists the text and announcement channels the bot can post in, from its roles and the channel overwrites', async () => {
+    const listed = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'listChannels' });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect(listed.body.output).toEqual([
+      { id: fake.channel('announcements').id, name: 'announcements', type: 'announcement' },
+      { id: fake.channel('general').id, name: 'general', type: 'text' },
+      { id: fake.channel('bots').id, name: 'bots', type: 'text' },
+    ]);
+    const postable = fake.channels.filter((channel) => [0, 5].includes(channel.type) && channel.botCan.view && channel.botCan.send).map((channel) => channel.id);
+    expect(listed.body.output.map((channel: { id: string }) => channel.id).sort()).toEqual(postable.sort());
+    expect(fake.server.requestsTo('GET', '/api/v10/guilds/*/channels')[0].headers.authorization).toBe(`Bot ${fake.botToken}`);
+  });
+});
+
+describe('publishing', () => {
+  it('posts pictures as multipart attachments through the worker, then every comment in one thread on the message', async () => {
+    const worker = await herald.startWorker();
+    try {
+      const rootId = await post([
+        { content: '<h1>Release 2.0</h1><p>Say hi to <@123456789012345678> and <@&1100000000000000003> in <#1100000000000000014></p>', image: [media.png, media.jpeg] },
+        'First comment',
+        'Second comment',
+        'Third comment',
+      ]);
+      const items = await waitFor(async () => {
+        const chain = await chainOf(herald, rootId);
+        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
+      });
+      const root = fake.messages.find((message) => message.id === items[0].releaseId)!;
+      expect(root.channelId).toBe(fake.channel('general').id);
+      expect(root.content).toBe('# Release 2.0\n\nSay hi to <@123456789012345678> and <@&1100000000000000003> in <#1100000000000000014>');
+      expect(root.nonce).toBe(rootId);
+      expect(root.attachments.map((file) => [file.filename, file.contentType])).toEqual([
+        [media.png.path.split('/').pop(), 'image/png'],
+        [media.jpeg.path.split('/').pop(), 'image/jpeg'],
+      ]);
+      expect(root.attachments[0].bytes.equals(tinyPng())).toBe(true);
+      const [thread] = fake.threads.filter((item) => item.id === root.id);
+      expect(thread).toEqual({ id: root.id, parentId: fake.channel('general').id, name: 'Release 2.0', type: 11, autoArchiveDuration: 10080 });
+      expect(fake.server.requestsTo('POST', '/api/v10/channels/*/messages/*/threads')).toHaveLength(1);
+      expect(messagesIn(root.id).map((message) => message.content)).toEqual(['First comment', 'Second comment', 'Third comment']);
+      expect(items[3].releaseUrl).toBe(`https://discord.com/channels/${fake.guild.id}/${root.id}/${items[3].releaseId}`);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('sends a video as an attachment with its type, and starts an announcement thread in an announcement channel', async () => {
+    const rootId = await post([{ content: 'Trailer', image: [media.mp4] }, 'Comments here'], fake.channel('announcements').id);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root, comment] = await chainOf(herald, rootId);
+    const message = fake.messages.find((item) => item.id === root.releaseId)!;
+    expect(message.attachments[0]).toMatchObject({ contentType: 'video/mp4', filename: media.mp4.path.split('/').pop() });
+    expect(message.attachments[0].bytes.equals(goodMp4())).toBe(true);
+    expect(fake.threads.find((thread) => thread.id === root.releaseId)?.type).toBe(10);
+    expect(messagesIn(root.releaseId!).map((item) => item.id)).toEqual([comment.releaseId]);
+  });
+
+  it('refuses more than 10 attachments at validation', async () => {
+    const response = await herald.rest('POST', '/posts', {
+      type: 'schedule',
+      date: new Date().toISOString(),
+      shortLink: false,
+      tags: [],
+      posts: [{ integration: { id: channelId }, value: [{ content: 'Too many', image: Array(11).fill(media.png) }], settings: { __type: 'discord', channel: fake.channel('general').id } }],
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.message).toMatch(/has 11 attachments; a Discord message takes at most 10/);
+  });
+
+  it('finds the thread whose start was interrupted instead of starting a second one', async () => {
+    fake.failNextThreadMessage({ status: 502, json: { message: 'Bad Gateway', code: 0 } });
+    const rootId = await post(['Interrupted', 'Its comment']);
+    expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    const em = herald.services.orm.em.fork();
+    const comment = (await em.find(PostSchema, { rootPostId: rootId }, { orderBy: { position: 'asc' } }))[1];
+    expect(comment.publishProgress?.steps.thread).toMatchObject({ state: 'done' });
+    // As if the answer to the thread start had been lost: the step is open, its outcome unknown.
+    comment.publishProgress = { steps: { thread: { state: 'started' } } };
+    await em.flush();
+    const threadsBefore = fake.server.requestsTo('POST', '/api/v10/channels/*/messages/*/threads').length;
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root] = await chainOf(herald, rootId);
+    expect(fake.server.requestsTo('POST', '/api/v10/channels/*/messages/*/threads')).toHaveLength(threadsBefore);
+    expect(fake.server.requestsTo('GET', '/api/v10/channels/*').at(-1)?.path).toBe(`/api/v10/channels/${root.releaseId}`);
+    expect(messagesIn(root.releaseId!).map((message) => message.content)).toEqual(['Its comment']);
+  });
+
+  it('sends the post id as an enforced nonce, so Discord returns the first message instead of posting twice', async () => {
+    const context = providerContext({ endpoints: { ...discord.endpoints, ...fake.endpoints }, auth: { accessToken: 'user', internalId: fake.guild.id, data: {} }, settings: { channel: fake.channel('general').id } });
+    const withBot = { ...context, client: { clientId: fake.authority.clientId, botToken: fake.botToken } };
+    const item = { postId: 'nonce-post-000001', text: 'Once', media: [mediaFile(tinyPng())] };
+    const first = await discord.publish!(withBot, item);
+    const second = await discord.publish!({ ...withBot, step: (_name, run) => run() }, item);
+    expect(second.id).toBe(first.id);
+    expect(fake.messages.filter((message) => message.nonce === 'nonce-post-000001')).toHaveLength(1);
+    const requests = fake.server.requestsTo('POST', `/api/v10/channels/${fake.channel('general').id}/messages`);
+    expect(String(requests.at(-1)?.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
+  });
+});
+
+describe('errors', () => {
+  it('retries a 429 after the retry_after Discord gave', async () => {
+    fake.server.failNext('POST', '/api/v10/channels/*/messages', {
+      status: 429,
+      headers: { 'retry-after': '65', 'x-ratelimit-reset-after': '64.57', 'x-ratelimit-scope': 'user' },
+      json: { message: 'You are being rate limited.', retry_after: 64.57, global: false },
+    });
+    const rootId = await post(['Slow down']);
+    const started = Date.now();
+    expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    const [waiting] = await chainOf(herald, rootId);
+    expect(waiting.nextAttemptAt!.getTime() - started).toBeGreaterThanOrEqual(64_000);
+    expect(waiting.nextAttemptAt!.getTime() - started).toBeLessThan(70_000);
+    expect(waiting.lastError).toMatch(/Discord's rate limit was reached/);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+  });
+
+  it('puts a post in a channel where the bot may not send in ERROR with the reason, and notifies', async () => {
+    const rootId = await post(['Nope'], fake.channel('read-only').id);
+    expect((await publishChain(herald.services, rootId)).kind).toBe('failed');
+    const [failed] = await chainOf(herald, rootId);
+    expect(failed.error).toBe('Discord refused the post: the bot lacks a permission in this channel (Missing Permissions): give its role Send Messages, Attach Files, Create Public Threads and Send Messages in Threads');
+    const notes = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_failed' });
+    expect(notes.some((note) => note.content.includes('Missing Permissions'))).toBe(true);
+    const unknown = await post(['Where?'], '1100000000000000999');
+    await publishChain(herald.services, unknown);
+    expect((await chainOf(herald, unknown))[0].error).toMatch(/Unknown Channel\): pick one from listChannels/);
+  });
+
+  it('says which setting is missing when the deployment has no bot token', async () => {
+    const context = providerContext({ endpoints: { ...discord.endpoints, ...fake.endpoints }, auth: { accessToken: 'user', internalId: fake.guild.id, data: {} }, settings: { channel: fake.channel('general').id } });
+    const failure = await discord.publish!(context, { postId: 'p', text: 'x', media: [] }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PlatformHttpError);
+    expect((failure as PlatformHttpError).message).toMatch(/set DISCORD_BOT_TOKEN/);
+    expect((failure as PlatformHttpError).retryable).toBe(false);
+  });
+
+  it('offers no analytics, and once the bot is off the server listChannels answers 401 and the channel is flagged', async () => {
+    expect((await herald.rest('GET', `/analytics/${channelId}?date=7`)).body).toEqual([]);
+    fake.removeBot();
+    const trigger = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'listChannels' });
+    expect(trigger.status).toBe(401);
+    expect((await herald.services.orm.em.fork().findOneOrFail(IntegrationSchema, { id: channelId })).refreshNeeded).toBe(true);
+  });
+});
