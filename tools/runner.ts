@@ -1,6 +1,6 @@
 // The one shared runner: parse the input, scope to the caller's organization, run the handler, flush.
 import type { z } from 'zod';
-import { DomainError, invalidInput } from '../src/errors.js';
+import { DomainError, invalidInput, refuseUnstorableText } from '../src/errors.js';
 import { consumeRateLimit } from '../src/lib/rate-limit.js';
 import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
 
@@ -58,6 +58,7 @@ export async function runTool<Tool extends ToolDefinition>(
       hint: `Authorize the app again and approve the ${WRITE_SCOPE} scope.`,
     });
   }
+  refuseUnstorableText(raw);
   const input = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
   if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
   const em = services.orm.em.fork();

@@ -1,6 +1,6 @@
 // The one express error middleware: DomainErrors become the JSON error body; anything else is `internal`, logged, without internals.
 import type { NextFunction, Request, Response } from 'express';
-import { asDomainError, DomainError, toErrorBody } from '../errors.js';
+import { asDomainError, DomainError, toErrorBody, UNAVAILABLE_RETRY_SECONDS } from '../errors.js';
 import type { Logger } from '../lib/logger.js';
 
 interface BodyParserError extends Error {
@@ -34,6 +34,10 @@ export function errorMiddleware(logger: Logger) {
     const error = raw instanceof DomainError ? raw : (fromBodyParser(raw as BodyParserError) ?? asDomainError(raw));
     const requestId = String(response.locals.requestId ?? '');
     if (error.code === 'internal') logger.error({ err: raw, requestId, path: request.path }, 'unhandled error');
+    if (error.code === 'unavailable') {
+      logger.warn({ err: raw, requestId, path: request.path }, 'database unreachable');
+      response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_SECONDS));
+    }
     if (error.code === 'rate_limited') {
       const details = error.details as { limit: number; resetSeconds: number } | undefined;
       if (details) {
