@@ -137,3 +137,13 @@ export const currentMetric = (label: string, value: number | undefined): Analyti
   data: [{ total: String(value ?? 0), date: new Date().toISOString().slice(0, 10) }],
   percentageChange: 0,
 });
+
+/** The `exp` claim of a JWT, when the token is one and has it (Bluesky's access JWTs, Skool's session token). */
+export function jwtExpiry(token: string): Date | undefined {
+  try {
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
+  } catch {
+    return undefined;
+  }
+}
