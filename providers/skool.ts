@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { pickedId, tool } from './shared.js';
+import { jwtExpiry, pickedId, tool } from './shared.js';
 
 const endpoints = { api: 'https://api2.skool.com', web: 'https://www.skool.com' };
 
@@ -48,16 +48,6 @@ async function call<T>(context: CookieContext, path: string, schema: z.ZodType<T
     classify: classifySkool,
   });
   return response.data;
-}
-
-/** The `exp` of the auth_token when it is a JWT (the session's end), else undefined. */
-function sessionEnd(token: string): Date | undefined {
-  try {
-    const { exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
-    return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const filenameOf = (file: MediaFile, index: number, mimeType: string) => {
@@ -166,7 +156,7 @@ const skool: Provider = {
     const clientId = (fields.clientId ?? '').trim();
     const self = await call({ ...context, auth: { accessToken, data: { clientId } } }, 'self', selfSchema);
     const name = [self.first_name, self.last_name].filter(Boolean).join(' ');
-    return { internalId: self.id, name: name || self.name, profile: self.name, picture: self.metadata?.picture_profile ?? undefined, accessToken, expiresAt: sessionEnd(accessToken), data: { clientId } };
+    return { internalId: self.id, name: name || self.name, profile: self.name, picture: self.metadata?.picture_profile ?? undefined, accessToken, expiresAt: jwtExpiry(accessToken) /* the session's end, when the auth_token is a JWT */, data: { clientId } };
   },
 
   async publish(context, item) {
