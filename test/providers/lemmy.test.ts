@@ -7,6 +7,7 @@ import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startLemmyFake, type LemmyFake } from '../fakes/lemmy.js';
+import { ConsoleClient } from '../helpers/console-client.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
@@ -59,6 +60,21 @@ describe('connecting a Lemmy account', () => {
     expect(auth.accessToken).toMatch(/^jwt-/);
     expect(auth.data).toEqual({ instanceUrl: fake.url, username: 'herald', password: fake.password });
     expect(fake.server.requestsTo('GET', '/api/v3/site').at(-1)!.headers.authorization).toBe(`Bearer ${auth.accessToken}`);
+  });
+});
+
+describe('the console form', () => {
+  it("offers the two-factor field, shows Lemmy's refusal on the form, and connects with the right password", async () => {
+    const browser = new ConsoleClient(herald.url);
+    await browser.signUp({ email: 'lemmy-owner@example.com', password: 'correct horse battery' });
+    const form = await browser.get('/channels/connect/lemmy');
+    expect(form.text).toContain('name="totp"');
+    expect(form.text).toContain(`value="https://lemmy.world"`);
+    const refused = await browser.submit('/channels/connect/lemmy', '/channels/connect/lemmy', { instanceUrl: fake.url, username: 'herald', password: 'nope', totp: '' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Lemmy refused the connection: wrong username or password (incorrect_login)');
+    const connected = await browser.submit('/channels/connect/lemmy', '/channels/connect/lemmy', { instanceUrl: fake.url, username: 'herald', password: fake.password, totp: '' });
+    expect(connected.location).toBe('/channels?notice=connected');
   });
 });
 

@@ -192,6 +192,24 @@ describe('errors, limits and tokens', () => {
     expect(recovered.releaseId).toBe(published.releaseId);
     expect(fake.submissions.filter((post) => post.title === 'Exactly once')).toHaveLength(1);
   });
+
+  it('waits for a just-interrupted submission to show in the listing, and submits once it plainly was not made', async () => {
+    const rootId = await createPost(herald, channelId, ['Never arrived'], { settings: settings({ subreddit: 'typescript', title: 'Never arrived' }) });
+    const reopen = async (at: number) => {
+      const em = herald.services.orm.em.fork();
+      const root = await em.findOneOrFail(PostSchema, { id: rootId });
+      Object.assign(root, { attemptStartedAt: new Date(), nextAttemptAt: null, publishProgress: { steps: { 'submit:0:at': { state: 'done', result: at }, 'submit:0': { state: 'started' } } } });
+      await em.flush();
+    };
+    const calls = submitCalls().length;
+    await reopen(Math.floor(Date.now() / 1000));
+    expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    expect(submitCalls()).toHaveLength(calls);
+    await reopen(Math.floor(Date.now() / 1000) - 600);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(submitCalls()).toHaveLength(calls + 1);
+    expect(fake.submissions.filter((post) => post.title === 'Never arrived')).toHaveLength(1);
+  });
 });
 
 describe('helpers and analytics', () => {
