@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import { imageSize } from '../src/lib/media-probe.js';
 import type { ChannelAuth, PublishItem, PublishedRef, Provider, ProviderContext } from './types.js';
-import { currentMetric } from './shared.js';
+import { currentMetric, jwtExpiry } from './shared.js';
 
 const endpoints = { service: 'https://bsky.social', web: 'https://bsky.app' };
 const MAX_IMAGES = 4;
@@ -65,16 +65,6 @@ const call = <T>(context: ProviderContext, nsid: string, schema: z.ZodType<T>, r
 
 const createSession = (fetch: PlatformFetch, service: string, identifier: string, password: string) =>
   xrpc(fetch, service, 'com.atproto.server.createSession', sessionSchema, { method: 'POST', json: { identifier, password } });
-
-/** The `exp` claim of a JWT, when it has one (access JWTs live about two hours). */
-function jwtExpiry(token: string): Date | undefined {
-  try {
-    const { exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
-    return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const tokensOf = (session: Session): Partial<ChannelAuth> => ({ accessToken: session.accessJwt, refreshToken: session.refreshJwt, expiresAt: jwtExpiry(session.accessJwt) });
 

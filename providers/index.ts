@@ -9,7 +9,7 @@ import facebook from './facebook.js';
 import threads from './threads/index.js';
 import youtube from './youtube/index.js';
 import tiktok from './tiktok/index.js';
-import reddit from './reddit.js';
+import reddit from './reddit/index.js';
 import lemmy from './lemmy.js';
 import pinterest from './pinterest/index.js';
 import dribbble from './dribbble.js';

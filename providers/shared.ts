@@ -189,3 +189,13 @@ export function mediaFilename(file: Pick<MediaFile, 'url'>, mimeType: string, in
 export function storedTokens(data: { access_token: string; refresh_token?: string; expires_in?: number }): { accessToken: string; refreshToken?: string; expiresAt?: Date } {
   return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined };
 }
+
+/** The `exp` claim of a JWT, when the token is one and has it (Bluesky's access JWTs, Skool's session token). */
+export function jwtExpiry(token: string): Date | undefined {
+  try {
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+    return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -200,7 +200,15 @@ export interface Provider {
   /** OAuth platforms: trades the authorization code of the channel callback for the account. */
   exchangeCode?: (
     context: ConnectContext,
-    options: { code: string; codeVerifier: string; redirectUri: string; clientId: string; clientSecret?: string },
+    options: {
+      code: string;
+      codeVerifier: string;
+      redirectUri: string;
+      clientId: string;
+      clientSecret?: string;
+      /** The other string parameters of the platform's redirect (VK ID sends the `device_id` its token calls need). */
+      callback?: Record<string, string>;
+    },
   ) => Promise<ConnectedAccount & { inBetweenSteps?: boolean }>;
   /** Channels "in between steps": the pages/accounts the user chooses from, and the choice. */
   accounts?: (context: ProviderContext) => Promise<{ id: string; name: string; picture?: string }[]>;

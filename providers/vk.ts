@@ -1,8 +1,112 @@
 // VK: wall posts with photos and videos, later items as comments; VK ID OAuth 2.1 with PKCE.
-import type { Provider } from './types.js';
-import { authorizationUrl, firstProblem, pkce } from './shared.js';
+// API reference: https://id.vk.com/about/business/go/docs/ru/vkid/latest/vk-id/connection/api-integration/api-description
+// (authorize, POST /oauth2/auth with code_verifier and the device_id of the redirect, refresh_token grant, /oauth2/user_info),
+// https://dev.vk.com/ru/method/wall.post (owner_id, message, attachments, guid), https://dev.vk.com/ru/method/wall.createComment,
+// https://dev.vk.com/ru/api/upload/wall-photo (photos.getWallUploadServer → multipart `photo` → photos.saveWallPhoto),
+// https://dev.vk.com/ru/api/upload/video (video.save → multipart `video_file`), https://dev.vk.com/ru/reference/errors,
+// https://dev.vk.com/ru/method/wall.getById and wall.get. Method calls answer errors as HTTP 200 `{error: {error_code, error_msg}}`.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
+import { authorizationUrl, currentMetric, firstProblem, pkce } from './shared.js';
 
 const scopes = ['vkid.personal_info', 'email', 'wall', 'status', 'docs', 'photos', 'video'];
+const MAX_ATTACHMENTS = 10;
+
+const tokenSchema = z.object({ access_token: z.string().min(1), refresh_token: z.string().optional(), expires_in: z.number().int().positive().optional(), user_id: z.union([z.number(), z.string()]).optional() });
+const userInfoSchema = z.object({ user: z.looseObject({ user_id: z.union([z.number(), z.string()]).transform(String), first_name: z.string().nullish(), last_name: z.string().nullish(), avatar: z.string().nullish() }) });
+const methodSchema = z.looseObject({ response: z.unknown().optional(), error: z.looseObject({ error_code: z.number(), error_msg: z.string().optional() }).optional() });
+
+/** VK ID's OAuth errors `{error, error_description}`: a dead code or refresh token is a 401, so the channel is flagged for reconnection. */
+function classifyVkId(status: number, body: string): Partial<PlatformHttpErrorInit> {
+  let said = body.slice(0, 200) || 'no answer body';
+  try {
+    const parsed = JSON.parse(body) as { error?: string; error_description?: string };
+    said = [parsed.error, parsed.error_description].filter(Boolean).join(': ') || said;
+  } catch {
+    /* not JSON */
+  }
+  if (/invalid_grant|invalid_token|invalid_client/.test(body)) return { status: 401, retryable: false, message: `VK ID refused the token (${said})` };
+  return { message: `${said} (HTTP ${status})` };
+}
+
+/** VK's method errors (https://dev.vk.com/ru/reference/errors), thrown as the error a core acts on. */
+export function vkMethodError(code: number, said: string): PlatformHttpError {
+  const fail = (status: number, retryable: boolean, message: string, retryAfterSeconds?: number) =>
+    new PlatformHttpError({ status, retryable, bodyExcerpt: `${code}: ${said}`, message, retryAfterSeconds });
+  if (code === 5) return fail(401, false, `the access token was refused (${said}); it expired or was revoked`);
+  if (code === 6) return fail(429, true, `too many requests per second (${said})`, 2);
+  if (code === 9) return fail(429, true, `flood control: too many similar actions (${said})`, 300);
+  if (code === 29) return fail(429, true, `the method's daily rate limit was reached (${said})`, 3600);
+  if (code === 1 || code === 10) return fail(503, true, `VK had an internal error (${said})`);
+  if (code === 14) return fail(400, false, `VK asks for a captcha on this account (${said}): post once from vk.com, then retry the post`);
+  if (code === 214) return fail(403, false, `VK refused to add the post (${said}): a wall takes at most 50 posts a day, and the wall must accept posts`);
+  if (code === 15 || code === 7 || code === 200) return fail(403, false, `VK denied access (${said}): reconnect the channel and grant the wall, photos and video permissions`);
+  return fail(400, false, `${said} (VK error ${code})`);
+}
+
+type MethodContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: Pick<ChannelAuth, 'accessToken'> };
+
+/** A VK API method: the token and the API version (`apiVersion`) in the form body, the answer's `response` parsed. */
+async function method<T>(context: MethodContext, name: string, params: Record<string, string | undefined>, schema: z.ZodType<T>): Promise<T> {
+  const { data } = await context.fetch({
+    method: 'POST',
+    url: `${context.endpoints.api}/method/${name}`,
+    form: { ...params, access_token: context.auth.accessToken, v: context.endpoints.apiVersion },
+    schema: methodSchema,
+  });
+  if (data.error) throw vkMethodError(data.error.error_code, data.error.error_msg ?? 'no message');
+  const parsed = schema.safeParse(data.response);
+  if (!parsed.success) throw new PlatformHttpError({ status: 200, retryable: false, bodyExcerpt: JSON.stringify(data).slice(0, 500), message: `VK answered ${name} with an unexpected shape` });
+  return parsed.data;
+}
+
+async function vkId(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, form: Record<string, string | undefined>) {
+  const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.id}/oauth2/auth`, form, schema: tokenSchema, classify: classifyVkId });
+  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined };
+}
+
+/** A multipart upload to the server VK handed out (its own host, followed as given). */
+async function uploadTo<T>(context: ProviderContext, url: string, field: string, file: MediaFile, schema: z.ZodType<T>): Promise<T> {
+  const { bytes, mimeType } = await file.load();
+  const form = new FormData();
+  const name = file.url.split(/[?#]/)[0].split('/').pop() || `upload.${mimeType.split('/')[1] ?? 'bin'}`;
+  form.append(field, new Blob([new Uint8Array(bytes)], { type: mimeType }), name);
+  const { data } = await context.fetch({ method: 'POST', url, multipart: form, schema, timeoutMs: 600_000 });
+  return data;
+}
+
+/** A picture for the wall: upload server, the bytes, then saveWallPhoto → `photo{owner}_{id}`. */
+async function wallPhoto(context: ProviderContext, file: MediaFile): Promise<string> {
+  const server = await method(context, 'photos.getWallUploadServer', {}, z.looseObject({ upload_url: z.string() }));
+  const sent = await uploadTo(context, server.upload_url, 'photo', file, z.looseObject({ server: z.union([z.number(), z.string()]).transform(String), photo: z.string(), hash: z.string() }));
+  if (sent.photo === '[]' || sent.photo === '') throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: sent.photo, message: 'VK did not accept the picture (empty upload): send a JPEG, PNG or GIF under 50 MB' });
+  const [saved] = await method(context, 'photos.saveWallPhoto', { server: sent.server, photo: sent.photo, hash: sent.hash, user_id: context.auth.internalId }, z.array(z.looseObject({ id: z.number(), owner_id: z.number() })).min(1));
+  return `photo${saved.owner_id}_${saved.id}`;
+}
+
+/** A video: video.save gives the upload URL and the id, then the file goes in the `video_file` field (VK processes it afterwards). */
+async function video(context: ProviderContext, file: MediaFile): Promise<string> {
+  const saved = await method(context, 'video.save', { wallpost: '0', name: 'Video' }, z.looseObject({ upload_url: z.string(), video_id: z.number(), owner_id: z.number() }));
+  await uploadTo(context, saved.upload_url, 'video_file', file, z.looseObject({ video_id: z.number().optional(), size: z.number() }));
+  return `video${saved.owner_id}_${saved.video_id}`;
+}
+
+/**
+ * Uploads an item's media, each a recorded step. An interrupted upload is done again (recover answers nothing): at worst it
+ * leaves an unused picture in the wall album or an unused video, never a second post.
+ */
+async function attachments(context: ProviderContext, item: PublishItem): Promise<string | undefined> {
+  const list: string[] = [];
+  for (const [index, file] of item.media.entries()) {
+    list.push(await context.step(`media:${index}`, () => (file.kind === 'video' ? video(context, file) : wallPhoto(context, file)), async () => undefined));
+  }
+  return list.length > 0 ? list.join(',') : undefined;
+}
+
+const ownerOf = (context: ProviderContext) => context.auth.internalId;
+const wallUrl = (context: ProviderContext, postId: string) => `${context.endpoints.web}/wall${ownerOf(context)}_${postId}`;
 
 const vk: Provider = {
   identifier: 'vk',
@@ -10,12 +114,17 @@ const vk: Provider = {
   editor: 'plain',
   lengthMethod: 'characters',
   auth: { kind: 'oauth2', scopes },
-  endpoints: { id: 'https://id.vk.com', api: 'https://api.vk.com' },
+  endpoints: { id: 'https://id.vk.com', api: 'https://api.vk.com', web: 'https://vk.com', apiVersion: '5.199' },
   maxLength: () => 2048,
-  rules: 'A wall post of text with up to 10 pictures and videos. Later items are comments on the post, with up to 10 attachments each.',
+  rules:
+    'A post on the account\'s wall with up to 10 pictures and videos. Later items are comments on the post, each replying to the one before, with ' +
+    'up to 10 attachments each. VK allows 50 wall posts a day.',
   settings: null,
   chain: 'comments',
-  validate: (items) => firstProblem(items, ({ total }) => (total > 10 ? `has ${total} attachments; VK takes at most 10.` : undefined)),
+  recordsSteps: true,
+  // wall.post and wall.createComment take a `guid` (our post id): VK refuses to create the same post or comment twice.
+  idempotentCreate: true,
+  validate: (items) => firstProblem(items, ({ total }) => (total > MAX_ATTACHMENTS ? `has ${total} attachments; VK takes at most ${MAX_ATTACHMENTS}.` : undefined)),
   tools: [],
   authorizeUrl: ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
     authorizationUrl(endpoints.id, 'authorize', {
@@ -26,6 +135,67 @@ const vk: Provider = {
       state,
       scope: scopes.join(' '),
     }),
+
+  async exchangeCode(context: ConnectContext, options) {
+    const deviceId = options.callback?.device_id;
+    if (!deviceId) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'VK ID sent no device_id with the code: start the connection again' });
+    const tokens = await vkId(context, {
+      grant_type: 'authorization_code',
+      code: options.code,
+      code_verifier: options.codeVerifier,
+      client_id: options.clientId,
+      device_id: deviceId,
+      redirect_uri: options.redirectUri,
+      state: randomBytes(16).toString('hex'),
+    });
+    const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.id}/oauth2/user_info`, form: { client_id: options.clientId, access_token: tokens.accessToken }, schema: userInfoSchema, classify: classifyVkId });
+    const { user } = data;
+    const name = [user.first_name, user.last_name].filter(Boolean).join(' ');
+    return { internalId: user.user_id, name: name || `id${user.user_id}`, profile: `id${user.user_id}`, picture: user.avatar ?? undefined, ...tokens, data: { deviceId } };
+  },
+
+  // Refresh tokens are single use: the new one replaces the old; the device_id of the connection goes with every refresh.
+  refresh: (context) =>
+    vkId(context, {
+      grant_type: 'refresh_token',
+      refresh_token: context.auth.refreshToken,
+      client_id: context.client?.clientId,
+      device_id: context.auth.data.deviceId,
+      state: randomBytes(16).toString('hex'),
+    }),
+
+  async publish(context, item) {
+    const attached = await attachments(context, item);
+    // Repeating the call with the same guid answers the post already made, so it also recovers an interrupted attempt.
+    const post = () => method(context, 'wall.post', { owner_id: ownerOf(context), message: item.text, attachments: attached, guid: item.postId }, z.object({ post_id: z.number() })).then((answer) => answer.post_id);
+    const postId = await context.step('post', post, post);
+    return { id: String(postId), url: wallUrl(context, String(postId)) };
+  },
+
+  async comment(context, item, { root, parent }): Promise<PublishedRef> {
+    const attached = await attachments(context, item);
+    const create = () =>
+      method(
+        context,
+        'wall.createComment',
+        { owner_id: ownerOf(context), post_id: root.id, message: item.text, attachments: attached, reply_to_comment: parent.id === root.id ? undefined : parent.id, guid: item.postId },
+        z.object({ comment_id: z.number() }),
+      ).then((answer) => answer.comment_id);
+    const commentId = await context.step('comment', create, create);
+    return { id: String(commentId), url: `${wallUrl(context, root.id)}?reply=${commentId}` };
+  },
+
+  async postAnalytics(context, post) {
+    const answer = await method(context, 'wall.getById', { posts: `${ownerOf(context)}_${post.id}` }, z.union([z.array(z.unknown()), z.looseObject({ items: z.array(z.unknown()) })]));
+    const [view] = (Array.isArray(answer) ? answer : answer.items) as { likes?: { count?: number }; reposts?: { count?: number }; comments?: { count?: number }; views?: { count?: number } }[];
+    if (!view) return [];
+    return [currentMetric('Views', view.views?.count), currentMetric('Likes', view.likes?.count), currentMetric('Reposts', view.reposts?.count), currentMetric('Comments', view.comments?.count)];
+  },
+
+  async recent(context) {
+    const { items } = await method(context, 'wall.get', { owner_id: ownerOf(context), count: '20' }, z.looseObject({ items: z.array(z.looseObject({ id: z.number() })) }));
+    return items.map((post) => ({ id: String(post.id), url: wallUrl(context, String(post.id)) }));
+  },
 };
 
 export default vk;

@@ -1,9 +1,124 @@
-// Whop: Markdown forum posts in a company's experience, with comments; OAuth 2.1 with PKCE and OpenID Connect.
+// Whop: Markdown forum posts in a company's forum experience, with comments; OAuth 2.1 with PKCE and OpenID Connect.
+// API reference: https://docs.whop.com/developer/guides/oauth (authorize, token with PKCE, 1-hour access tokens, rotating refresh
+// tokens, userinfo), https://docs.whop.com/api-reference/forum-posts/create-forum-post (experience_id, content, title,
+// attachments, parent_id), https://docs.whop.com/api-reference/forum-posts/retrieve-forum-post, https://docs.whop.com/api-reference/files/create-file
+// and https://docs.whop.com/developer/guides/direct-file-uploads (presigned PUT with upload_headers, upload_status pending →
+// processing → ready | failed, the Api-Version-Date header the /files endpoints need), companies and forums lists.
 import { z } from 'zod';
-import type { Provider } from './types.js';
-import { authorizationUrl, pickedId, pkce, tool } from './shared.js';
+import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import { CheckAgainLater, type ChannelAuth, type ConnectContext, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';
+import { authorizationUrl, currentMetric, pickedId, pkce, tool } from './shared.js';
 
 const scopes = ['openid', 'profile', 'email', 'forum:post:create', 'forum:read', 'company:basic:read'];
+
+const tokenSchema = z.object({ access_token: z.string().min(1), refresh_token: z.string().optional(), expires_in: z.number().int().positive().optional() });
+const userInfoSchema = z.looseObject({ sub: z.string(), name: z.string().nullish(), preferred_username: z.string().nullish(), picture: z.string().nullish() });
+const listOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item).default([]) });
+const forumPostSchema = z.looseObject({
+  id: z.string(),
+  content: z.string().nullish(),
+  parent_id: z.string().nullish(),
+  user: z.looseObject({ id: z.string() }).nullish(),
+  view_count: z.number().nullish(),
+  like_count: z.number().nullish(),
+  comment_count: z.number().nullish(),
+});
+const fileSchema = z.looseObject({
+  id: z.string(),
+  upload_status: z.enum(['pending', 'processing', 'ready', 'failed']),
+  upload_url: z.string().nullish(),
+  upload_headers: z.record(z.string(), z.string()).nullish(),
+});
+
+/** Whop's error bodies (`{error: {message, type}}`, OAuth `{error, error_description}`) in words a user can act on. */
+export function classifyWhop(status: number, body: string, headers: Headers): Partial<PlatformHttpErrorInit> {
+  let said = body.slice(0, 200) || 'no answer body';
+  try {
+    const parsed = JSON.parse(body) as { error?: string | { message?: string; type?: string }; error_description?: string; message?: string };
+    if (typeof parsed.error === 'object') said = parsed.error.message ?? parsed.error.type ?? said;
+    else said = parsed.error_description ?? parsed.message ?? parsed.error ?? said;
+  } catch {
+    /* not JSON */
+  }
+  if (status === 429) {
+    const reset = Number(headers.get('retry-after') ?? headers.get('x-ratelimit-reset'));
+    return { retryable: true, retryAfterSeconds: Number.isFinite(reset) && reset > 0 ? reset : undefined, message: `rate limit reached (${said})` };
+  }
+  if (status === 401 || /invalid_grant|invalid_token/.test(body)) return { status: 401, retryable: false, message: `the access was refused (${said}); the token expired or was revoked` };
+  if (status === 403) return { message: `Whop refused this for the account (${said}): the connected user must be allowed to post in this forum, and the app needs the forum:post:create scope` };
+  if (status === 404) return { message: `not found (${said}): check the company and experience ids with getCompanies and experiences` };
+  return { message: `${said} (HTTP ${status})` };
+}
+
+type ApiContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: Pick<ChannelAuth, 'accessToken'> };
+
+async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined>; headers?: Record<string, string> } = {}): Promise<T> {
+  const response = await context.fetch({
+    method: options.json === undefined ? 'GET' : 'POST',
+    url: `${context.endpoints.api}/${path}`,
+    query: options.query,
+    headers: { authorization: `Bearer ${context.auth.accessToken}`, ...options.headers },
+    json: options.json,
+    schema,
+    classify: classifyWhop,
+  });
+  return response.data;
+}
+
+/** The token endpoint takes JSON; a public client proves itself with PKCE alone, a confidential one adds its secret. */
+async function token(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, body: Record<string, string | undefined>): Promise<Pick<ChannelAuth, 'accessToken' | 'refreshToken' | 'expiresAt'>> {
+  const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.api}/oauth/token`, json: body, schema: tokenSchema, classify: classifyWhop });
+  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: new Date(Date.now() + (data.expires_in ?? 3600) * 1000) };
+}
+
+const filesHeaders = (context: ProviderContext) => ({ 'Api-Version-Date': context.endpoints.apiVersion });
+
+/** One attachment: the file record (a recorded step), its bytes PUT to the presigned URL, then Whop's processing awaited by re-scheduled runs. */
+async function uploadFile(context: ProviderContext, file: MediaFile, index: number): Promise<string> {
+  const record = await context.step(`file:${index}`, async () => {
+    const name = file.url.split(/[?#]/)[0].split('/').pop() || `attachment-${index + 1}`;
+    const created = await api(context, 'api/v1/files', fileSchema, { json: { filename: decodeURIComponent(name) }, headers: filesHeaders(context) });
+    if (!created.upload_url) throw new PlatformHttpError({ status: 200, retryable: false, bodyExcerpt: created.id, message: `Whop created file ${created.id} without an upload URL` });
+    return { id: created.id, uploadUrl: created.upload_url, headers: created.upload_headers ?? {} };
+  });
+  await context.step(`put:${index}`, async () => {
+    const { bytes } = await file.load();
+    await context.fetch({
+      method: 'PUT',
+      url: record.uploadUrl,
+      headers: record.headers as Record<string, string>,
+      body: bytes,
+      timeoutMs: 300_000,
+      classify: (status, body) => ({ message: `Whop's file storage refused the upload (${body.slice(0, 200) || 'no answer body'}, HTTP ${status})` }),
+    });
+    return true;
+  });
+  const status = await api(context, `api/v1/files/${encodeURIComponent(record.id)}`, fileSchema, { headers: filesHeaders(context) });
+  if (status.upload_status === 'failed') throw new PlatformHttpError({ status: 422, retryable: false, bodyExcerpt: record.id, message: `Whop could not process attachment ${index + 1} (file ${record.id})` });
+  if (status.upload_status !== 'ready') throw new CheckAgainLater(5, `Whop is still processing attachment ${index + 1}`, 900);
+  return record.id;
+}
+
+/** A forum post whose answer was lost is found among the experience's latest posts: same author, parent and text. */
+async function findPost(context: ProviderContext, body: { content: string; parent_id?: string }): Promise<{ id: string } | undefined> {
+  const { data } = await api(context, 'api/v1/forum_posts', listOf(forumPostSchema), { query: { experience_id: String(context.settings.experience), first: 20 } });
+  const found = data.find((post) => post.content === body.content && (post.parent_id ?? undefined) === body.parent_id && post.user?.id === context.auth.internalId);
+  return found ? { id: found.id } : undefined;
+}
+
+async function createForumPost(context: ProviderContext, item: PublishItem, extra: { title?: string; parent_id?: string }): Promise<string> {
+  const attachments = [];
+  for (const [index, file] of item.media.entries()) attachments.push({ id: await uploadFile(context, file, index) });
+  const body = { experience_id: String(context.settings.experience), content: item.text, ...extra, ...(attachments.length > 0 ? { attachments } : {}) };
+  const created = await context.step(
+    'post',
+    async () => ({ id: (await api(context, 'api/v1/forum_posts', forumPostSchema, { json: body })).id }),
+    () => findPost(context, { content: item.text, parent_id: extra.parent_id }),
+  );
+  return created.id;
+}
+
+const postUrl = (context: ProviderContext, id: string) => `${context.endpoints.web}/experiences/${encodeURIComponent(String(context.settings.experience))}/${encodeURIComponent(id)}`;
 
 const whop: Provider = {
   identifier: 'whop',
@@ -11,20 +126,37 @@ const whop: Provider = {
   editor: 'markdown',
   lengthMethod: 'characters',
   auth: { kind: 'oauth2', scopes },
-  endpoints: { api: 'https://api.whop.com' },
+  endpoints: { api: 'https://api.whop.com', web: 'https://whop.com', apiVersion: '2026-08-21-1' },
   maxLength: () => 50000,
   rules:
-    'A forum post in Markdown, with an optional title and attachments, in the chosen company and forum experience (from getCompanies and experiences). ' +
-    'Later items are comments on the post.',
+    'A forum post in Markdown, with an optional title and attachments (pictures, videos, files), in the chosen company and forum experience ' +
+    '(ids from getCompanies and experiences). Later items are comments, each replying to the one before, and may carry attachments too.',
   settings: z.object({
     company: pickedId('Company id from getCompanies'),
     experience: pickedId('Forum experience id from experiences'),
     title: z.string().optional().describe('Title of the post'),
   }),
   chain: 'comments',
+  recordsSteps: true,
   tools: [
-    tool('getCompanies', 'Lists the Whop companies the account can post for.'),
-    tool('experiences', 'Lists the forum experiences of a Whop company.', [{ key: 'company', type: 'string', description: 'Company id from getCompanies' }]),
+    {
+      ...tool('getCompanies', 'Lists the Whop companies the account can post for: {id, name} items, the id to use as the company setting.'),
+      async run(context) {
+        const { data } = await api(context, 'api/v1/companies', listOf(z.looseObject({ id: z.string(), title: z.string().nullish() })), { query: { first: 50 } });
+        return data.map((company) => ({ id: company.id, name: company.title ?? company.id }));
+      },
+    },
+    {
+      ...tool('experiences', 'Lists the forum experiences of a Whop company: {id, name} items, the id to use as the experience setting.', [
+        { key: 'company', type: 'string', description: 'Company id from getCompanies' },
+      ]),
+      async run(context, data) {
+        const forums = await api(context, 'api/v1/forums', listOf(z.looseObject({ id: z.string(), experience: z.looseObject({ id: z.string(), name: z.string().nullish() }).nullish() })), {
+          query: { company_id: data.company ?? data.id, first: 50 },
+        });
+        return forums.data.map((forum) => ({ id: forum.experience?.id ?? forum.id, name: forum.experience?.name ?? forum.id }));
+      },
+    },
   ],
   // The state doubles as the OpenID nonce: both are single-use random values of this authorization, checked at the callback.
   authorizeUrl: ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
@@ -37,6 +169,43 @@ const whop: Provider = {
       nonce: state,
       ...pkce(codeChallenge),
     }),
+
+  async exchangeCode(context: ConnectContext, options) {
+    const tokens = await token(context, {
+      grant_type: 'authorization_code',
+      code: options.code,
+      redirect_uri: options.redirectUri,
+      client_id: options.clientId,
+      client_secret: options.clientSecret,
+      code_verifier: options.codeVerifier,
+    });
+    const user = await api({ ...context, auth: tokens }, 'oauth/userinfo', userInfoSchema);
+    return { internalId: user.sub, name: user.name || user.preferred_username || user.sub, profile: user.preferred_username || user.sub, picture: user.picture ?? undefined, ...tokens };
+  },
+
+  // Refresh tokens rotate: the new one is stored in place of the one used.
+  refresh: (context) =>
+    token(context, { grant_type: 'refresh_token', refresh_token: context.auth.refreshToken, client_id: context.client?.clientId, client_secret: context.client?.clientSecret }),
+
+  async publish(context, item) {
+    const title = typeof context.settings.title === 'string' && context.settings.title.trim() ? context.settings.title.trim() : undefined;
+    const id = await createForumPost(context, item, title ? { title } : {});
+    return { id, url: postUrl(context, id) };
+  },
+
+  async comment(context, item, { root, parent }): Promise<PublishedRef> {
+    const id = await createForumPost(context, item, { parent_id: parent.id });
+    return { id, url: postUrl(context, root.id) };
+  },
+
+  async postAnalytics(context, post) {
+    const view = await api(context, `api/v1/forum_posts/${encodeURIComponent(post.id)}`, forumPostSchema);
+    return [
+      currentMetric('Views', view.view_count ?? undefined),
+      currentMetric('Likes', view.like_count ?? undefined),
+      currentMetric('Comments', view.comment_count ?? undefined),
+    ];
+  },
 };
 
 export default whop;

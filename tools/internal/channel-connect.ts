@@ -51,7 +51,14 @@ export async function completeOAuthConnect(
   try {
     account = await provider.exchangeCode(
       { fetch: services.fetch, endpoints: providerEndpoints(services, provider) },
-      { code: query.code, codeVerifier: state.codeVerifier, redirectUri: redirectUri(services, provider), clientId: client.clientId, clientSecret: client.clientSecret },
+      {
+        code: query.code,
+        codeVerifier: state.codeVerifier,
+        redirectUri: redirectUri(services, provider),
+        clientId: client.clientId,
+        clientSecret: client.clientSecret,
+        callback: Object.fromEntries(Object.entries(query).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && !['code', 'state'].includes(entry[0]))),
+      },
     );
   } catch (error) {
     if (error instanceof PlatformHttpError) {
