@@ -56,20 +56,22 @@ export async function buildServices(
   parts: Pick<Services, 'orm' | 'secrets' | 'logger' | 'now'> & { userAgent?: string; guard?: Partial<UrlGuardOptions> },
 ): Promise<Services> {
   const userAgent = parts.userAgent ?? USER_AGENT;
-  const urlGuard = createUrlGuard({
+  const guardOptions = {
     userAgent,
     connectTimeoutMs: config.uploads.connectTimeoutMs,
     timeoutMs: config.uploads.timeoutMs,
     allowedHosts: config.uploads.allowedHosts,
     protection: config.ssrfProtection,
     ...parts.guard,
-  });
+  };
+  const urlGuard = createUrlGuard(guardOptions);
   return {
     config,
     orm: parts.orm,
     secrets: parts.secrets,
     fetch: createPlatformFetch({ timeoutMs: config.platformTimeoutMs, userAgent }),
     urlGuard,
+    platformGuard: createUrlGuard({ ...guardOptions, allowedHosts: [] }),
     fetchMedia: createMediaFetcher(urlGuard, { maxBytes: Math.max(config.uploads.maxImageBytes, config.uploads.maxVideoBytes) }),
     storage: await createStorage(config),
     logger: parts.logger,

@@ -3,7 +3,7 @@ import { invalidInput, notSupported } from '../src/errors.js';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import { findProvider } from '../providers/index.js';
 import { defineTool } from './types.js';
-import { providerEndpoints, saveConnectedAccount, toIntegrationRecord } from './internal/integrations.js';
+import { connectContext, providerEndpoints, saveConnectedAccount, toIntegrationRecord } from './internal/integrations.js';
 import { integrationRecordSchema } from './shapes.js';
 
 export const connectChannel = defineTool({
@@ -40,7 +40,7 @@ export const connectChannel = defineTool({
     }
     let account;
     try {
-      account = await provider.connect({ fetch: services.fetch, endpoints }, values);
+      account = await provider.connect(connectContext(services, provider), values);
     } catch (error) {
       if (error instanceof PlatformHttpError) {
         throw invalidInput(`${provider.name} refused the connection: ${error.message}`, { hint: 'Check the credentials and the instance or chat, then try again.' });

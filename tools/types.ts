@@ -19,6 +19,11 @@ export interface Services {
   fetchMedia: MediaFetcher;
   /** The SSRF guard: every server-side fetch of a URL a client supplied goes through it. */
   urlGuard: UrlGuard;
+  /**
+   * The same guard's address check without the upload host allowlist, for platform calls to a host the user typed (a
+   * Mastodon instance, a WordPress site): see `platformFetchFor`.
+   */
+  platformGuard: UrlGuard;
   /** Where media files live (local disk or S3-compatible). */
   storage: Storage;
   logger: Logger;

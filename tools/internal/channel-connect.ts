@@ -7,7 +7,7 @@ import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { findProvider } from '../../providers/index.js';
 import type { Provider } from '../../providers/types.js';
 import type { Services } from '../types.js';
-import { findIntegration, providerContext, providerEndpoints, providerFailure, providerOf, saveConnectedAccount } from './integrations.js';
+import { connectContext, findIntegration, providerContext, providerFailure, providerOf, saveConnectedAccount } from './integrations.js';
 
 /** What the platform's redirect brings back in `state`: sealed, so it cannot be forged or read. */
 export interface ConnectState {
@@ -50,7 +50,7 @@ export async function completeOAuthConnect(
   let account;
   try {
     account = await provider.exchangeCode(
-      { fetch: services.fetch, endpoints: providerEndpoints(services, provider) },
+      connectContext(services, provider),
       {
         code: query.code,
         codeVerifier: state.codeVerifier,

@@ -5,7 +5,8 @@ import { DomainError, notFound, notSupported } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { findProvider } from '../../providers/index.js';
-import type { ChannelAuth, ConnectedAccount, Provider, ProviderContext } from '../../providers/types.js';
+import type { ChannelAuth, ConnectContext, ConnectedAccount, Provider, ProviderContext } from '../../providers/types.js';
+import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
 
@@ -86,14 +87,44 @@ export function providerEndpoints(services: Services, provider: Provider): Recor
   return { ...provider.endpoints, ...services.config.socialEndpoints[provider.identifier] };
 }
 
+/**
+ * The fetch a provider gets: calls to the platform's configured hosts (its endpoints, as the deployment set them) go
+ * straight out; any other host (one the user typed: an instance, a site, a PDS) is checked by the SSRF guard first, so a
+ * connect form cannot make Herald call a private address (unless DISABLE_SSRF_PROTECTION).
+ */
+export function platformFetchFor(services: Services, endpoints: Record<string, string>): PlatformFetch {
+  const trusted = new Set<string>();
+  for (const value of Object.values(endpoints)) {
+    for (const part of value.split(',')) {
+      try {
+        trusted.add(new URL(part.trim()).origin);
+      } catch {
+        /* an API version, not a URL */
+      }
+    }
+  }
+  return async (request) => {
+    const url = new URL(request.url);
+    if (!trusted.has(url.origin)) await services.platformGuard.check(url);
+    return services.fetch(request);
+  };
+}
+
+/** What a connect call (credentials form or OAuth code exchange) gets of the platform. */
+export function connectContext(services: Services, provider: Provider): ConnectContext {
+  const endpoints = providerEndpoints(services, provider);
+  return { fetch: platformFetchFor(services, endpoints), endpoints };
+}
+
 /** Outside publishing a step is just the call: nothing is recorded (helpers and analytics create nothing). */
 const runStep: ProviderContext['step'] = (_name, run) => run();
 
 export function providerContext(services: Services, integration: Integration, settings: Record<string, unknown> = {}): ProviderContext {
   const provider = providerOf(integration);
+  const endpoints = providerEndpoints(services, provider);
   return {
-    fetch: services.fetch,
-    endpoints: providerEndpoints(services, provider),
+    fetch: platformFetchFor(services, endpoints),
+    endpoints,
     auth: channelAuth(services, integration),
     settings,
     step: runStep,

@@ -245,6 +245,8 @@ async function handleFailure(run: Run, item: Post, error: unknown): Promise<Publ
   }
   if (error instanceof OutcomeUnknown) return failFrom(run, item, couldNotConfirm(provider, error.message));
   if (error instanceof DomainError && error.code === 'reauth_required') return failFrom(run, item, error.message);
+  // Our own refusals (a host the SSRF guard blocks, media that cannot be used) do not change on a retry.
+  if (error instanceof DomainError && (error.code === 'invalid_input' || error.code === 'not_supported')) return failFrom(run, item, error.message);
   if (error instanceof MediaFetchError) return failFrom(run, item, error.message);
   if (error instanceof PlatformHttpError) {
     const message = error.isNetworkError ? `Could not reach ${provider.name}: ${error.message.replace(/^could not reach the platform: /i, '')}` : `${provider.name}: ${error.message}`;
