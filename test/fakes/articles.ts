@@ -55,3 +55,14 @@ export async function notifications(herald: Herald, type: string): Promise<strin
   const rows = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type }, { orderBy: { createdAt: 'desc' } });
   return rows.map((row) => row.content);
 }
+
+/** POST /posts of a one-item post with these settings, answered as it is (for the refusals at creation). */
+export function scheduleWith(herald: Herald, channelId: string, settings: Record<string, unknown>) {
+  return herald.rest('POST', '/posts', {
+    type: 'schedule',
+    date: new Date().toISOString(),
+    shortLink: false,
+    tags: [],
+    posts: [{ integration: { id: channelId }, value: [{ content: '<p>x</p>', image: [] }], settings }],
+  });
+}

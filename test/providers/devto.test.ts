@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import devto from '../../providers/devto.js';
 import { PostSchema } from '../../src/db/entities.js';
-import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
 import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -27,11 +27,7 @@ afterAll(async () => {
 });
 
 const settings = (extra: Record<string, unknown> = {}) => ({ __type: 'devto', title: 'Why we moved to Herald', ...extra });
-const schedule = (settingsValue: Record<string, unknown>) =>
-  herald.rest('POST', '/posts', {
-    type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-    posts: [{ integration: { id: channelId }, value: [{ content: '<p>x</p>', image: [] }], settings: settingsValue }],
-  });
+const schedule = (settingsValue: Record<string, unknown>) => scheduleWith(herald, channelId, settingsValue);
 
 describe('connecting DEV', () => {
   it("refuses a wrong API key with DEV's reason, then connects with the right one", async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import hashnode from '../../providers/hashnode.js';
 import { PostSchema } from '../../src/db/entities.js';
-import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
 import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -31,11 +31,7 @@ afterAll(async () => {
 
 const publication = () => fake.publications[0].id;
 const settings = (extra: Record<string, unknown> = {}) => ({ __type: 'hashnode', title: 'Why we moved to Herald', publication: publication(), tags: [{ value: JAVASCRIPT, label: 'JavaScript' }], ...extra });
-const schedule = (settingsValue: Record<string, unknown>) =>
-  herald.rest('POST', '/posts', {
-    type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-    posts: [{ integration: { id: channelId }, value: [{ content: '<p>x</p>', image: [] }], settings: settingsValue }],
-  });
+const schedule = (settingsValue: Record<string, unknown>) => scheduleWith(herald, channelId, settingsValue);
 const graphql = (body: unknown, authorization = fake.token) =>
   fetch(fake.url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (response) => [response.status, await response.json()]);
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import listmonk from '../../providers/listmonk.js';
 import { PostSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { ARTICLE_HTML, connect, notifications, publishThroughWorker, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
 import { startListmonkFake, type ListmonkFake } from '../fakes/listmonk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -74,11 +74,7 @@ describe('sending a campaign', () => {
   });
 
   it('refuses a campaign without a subject or with a list that is not an id when it is created', async () => {
-    const schedule = (value: Record<string, unknown>) =>
-      herald.rest('POST', '/posts', {
-        type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-        posts: [{ integration: { id: channelId }, value: [{ content: '<p>x</p>', image: [] }], settings: value }],
-      });
+    const schedule = (value: Record<string, unknown>) => scheduleWith(herald, channelId, value);
     expect((await schedule({ __type: 'listmonk', list: '3' })).body.message).toMatch(/settings\.subject/);
     expect((await schedule(settings({ list: 'Newsletter' }))).body.message).toContain('list is an id from the list tool');
     expect(listmonk.validate!([{ text: 'x', media: [{ kind: 'video', url: 'https://media.example/v.mp4' }] }], {})).toMatch(/video/);

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import medium from '../../providers/medium.js';
 import { PostSchema } from '../../src/db/entities.js';
-import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
 import { startMediumFake, type MediumFake } from '../fakes/medium.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -27,11 +27,7 @@ afterAll(async () => {
 
 const settings = (extra: Record<string, unknown> = {}) => ({ __type: 'medium', title: 'Why we moved to Herald', ...extra });
 const tags = (...names: string[]) => names.map((value) => ({ value, label: value }));
-const schedule = (settingsValue: Record<string, unknown>) =>
-  herald.rest('POST', '/posts', {
-    type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-    posts: [{ integration: { id: channelId }, value: [{ content: '<p>x</p>', image: [] }], settings: settingsValue }],
-  });
+const schedule = (settingsValue: Record<string, unknown>) => scheduleWith(herald, channelId, settingsValue);
 
 describe('connecting Medium', () => {
   it("refuses a wrong integration token with Medium's reason, then connects with the right one", async () => {

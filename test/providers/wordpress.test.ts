@@ -6,7 +6,7 @@ import wordpress from '../../providers/wordpress.js';
 import { IntegrationSchema, PostSchema } from '../../src/db/entities.js';
 import { PlatformHttpError, createPlatformFetch } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { ARTICLE_HTML, connect, notifications, publishThroughWorker, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
 import { startWordPressFake, type WordPressFake } from '../fakes/wordpress.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -133,10 +133,7 @@ describe('publishing on WordPress', () => {
   });
 
   it('refuses a post without a title, or with a video, when it is created', async () => {
-    const untitled = await herald.rest('POST', '/posts', {
-      type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-      posts: [{ integration: { id: channelId }, value: [{ content: '<p>x</p>', image: [] }], settings: { __type: 'wordpress', type: 'post' } }],
-    });
+    const untitled = await scheduleWith(herald, channelId, { __type: 'wordpress', type: 'post' });
     expect(untitled.status).toBe(400);
     expect(untitled.body.message).toMatch(/settings\.title/);
     expect(wordpress.validate!([{ text: 'x', media: [{ kind: 'video', url: 'https://media.example/v.mp4' }] }], {})).toBe(
