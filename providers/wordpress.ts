@@ -27,7 +27,7 @@ const userSchema = z.object({
   roles: z.array(z.string()).optional(),
   capabilities: z.record(z.string(), z.boolean()).optional(),
 });
-const typeSchema = z.object({ slug: z.string(), name: z.string(), rest_base: z.string(), taxonomies: z.array(z.string()).default([]) });
+const typeSchema = z.object({ slug: z.string(), name: z.string(), rest_base: z.string(), rest_namespace: z.string().default('wp/v2'), taxonomies: z.array(z.string()).default([]) });
 const termSchema = z.array(z.object({ id: z.number(), name: z.string(), count: z.number().optional() }));
 const mediaSchema = z.object({ id: z.number(), source_url: z.string() });
 const postSchema = z.object({ id: z.number(), link: z.string() });
@@ -81,9 +81,10 @@ const siteOf = (context: ProviderContext): Site => ({
   password: context.auth.accessToken,
 });
 
-async function wp<T>(site: Site, route: string, request: Omit<PlatformRequest<T>, 'url' | 'classify'> = {}): Promise<T> {
+/** A call to `route` under the REST namespace (wp/v2, or the one a custom post type is registered in). */
+async function wp<T>(site: Site, route: string, request: Omit<PlatformRequest<T>, 'url' | 'classify'> = {}, namespace = 'wp/v2'): Promise<T> {
   const basic = Buffer.from(`${site.username}:${site.password}`).toString('base64');
-  const response = await site.fetch<T>({ ...request, url: `${site.root}/wp/v2/${route}`, headers: { authorization: `Basic ${basic}`, ...request.headers }, classify });
+  const response = await site.fetch<T>({ ...request, url: `${site.root}/${namespace}/${route}`, headers: { authorization: `Basic ${basic}`, ...request.headers }, classify });
   return response.data;
 }
 
@@ -116,8 +117,9 @@ async function upload(site: Site, file: MediaFile, index: number) {
 }
 
 /** A post of this title by this user, published a moment ago by an attempt whose answer was lost. */
-async function findPost(site: Site, restBase: string, authorId: string, title: string) {
-  const posts = await wp(site, restBase, { query: { author: authorId, search: title, context: 'edit', per_page: 10, orderby: 'date', order: 'desc' }, schema: editPostsSchema });
+async function findPost(site: Site, type: z.infer<typeof typeSchema>, authorId: string, title: string) {
+  const query = { author: authorId, search: title, context: 'edit', per_page: 10, orderby: 'date', order: 'desc' };
+  const posts = await wp(site, type.rest_base, { query, schema: editPostsSchema }, type.rest_namespace);
   const found = posts.find((post) => post.title.raw === title);
   return found ? { id: found.id, link: found.link } : undefined;
 }
@@ -230,12 +232,13 @@ const wordpress: Provider = {
     const post = await context.step(
       'post',
       () =>
-        wp(site, type.rest_base, {
-          method: 'POST',
-          json: { title: options.title, content: htmlArticle(item.text, rest), status: 'publish', featured_media: cover?.id, categories, tags },
-          schema: postSchema,
-        }),
-      () => findPost(site, type.rest_base, context.auth.data.userId, options.title),
+        wp(
+          site,
+          type.rest_base,
+          { method: 'POST', json: { title: options.title, content: htmlArticle(item.text, rest), status: 'publish', featured_media: cover?.id, categories, tags }, schema: postSchema },
+          type.rest_namespace,
+        ),
+      () => findPost(site, type, context.auth.data.userId, options.title),
     );
     return { id: String(post.id), url: post.link };
   },

@@ -15,6 +15,7 @@
 //   (rest_upload_no_data), not an image type (rest_upload_sideload_error). Posts: unknown route (404 rest_no_route), empty title
 //   and content (400 empty_content), unknown featured_media (400 rest_invalid_featured_media), unknown term ids or a status
 //   outside publish/future/draft/pending/private (400 rest_invalid_param).
+// Types: post, page, a custom `book` in wp/v2 and a custom `event` in a plugin's own namespace (acme/v1), plus the internal ones.
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 import { startFakeServer } from '../helpers/fake-server.js';
 
@@ -53,10 +54,22 @@ export interface WordPressFake {
   close(): Promise<void>;
 }
 
-const TYPES = {
+interface FakeType {
+  slug: string;
+  name: string;
+  rest_base: string;
+  namespace?: string;
+  taxonomies: string[];
+  create: string;
+  publish: string;
+}
+
+const TYPES: Record<string, FakeType> = {
   post: { slug: 'post', name: 'Posts', rest_base: 'posts', taxonomies: ['category', 'post_tag'], create: 'edit_posts', publish: 'publish_posts' },
   page: { slug: 'page', name: 'Pages', rest_base: 'pages', taxonomies: [], create: 'edit_pages', publish: 'publish_pages' },
   book: { slug: 'book', name: 'Books', rest_base: 'books', taxonomies: ['category'], create: 'edit_posts', publish: 'publish_posts' },
+  // A custom type a plugin registers under its own REST namespace.
+  event: { slug: 'event', name: 'Events', rest_base: 'events', namespace: 'acme/v1', taxonomies: [], create: 'edit_posts', publish: 'publish_posts' },
   attachment: { slug: 'attachment', name: 'Media', rest_base: 'media', taxonomies: [], create: 'upload_files', publish: 'upload_files' },
   wp_block: { slug: 'wp_block', name: 'Patterns', rest_base: 'blocks', taxonomies: [], create: 'edit_posts', publish: 'publish_posts' },
   nav_menu_item: { slug: 'nav_menu_item', name: 'Navigation Menu Items', rest_base: 'menu-items', taxonomies: [], create: 'edit_theme_options', publish: 'edit_theme_options' },
@@ -126,7 +139,7 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
     return { status: 201, json: { id: item.id, type: 'attachment', media_type: 'image', mime_type: mimeType, source_url: item.source_url, link: `${server.url}/?attachment_id=${item.id}` } };
   }
 
-  function createPost(type: (typeof TYPES)[keyof typeof TYPES], request: RecordedRequest): FakeReply {
+  function createPost(type: FakeType, request: RecordedRequest): FakeReply {
     if (!can(type.create)) return wpError(403, 'rest_cannot_create', 'Sorry, you are not allowed to create posts as this user.');
     const body = (request.json ?? {}) as Record<string, unknown>;
     const status = body.status ?? 'draft';
@@ -148,18 +161,23 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
     return { status: 201, json: { id, type: type.slug, status, link, title: { raw: body.title, rendered: body.title }, author: user.id, featured_media: body.featured_media ?? 0 } };
   }
 
+  const namespaceOf = (type: { namespace?: string }) => type.namespace ?? 'wp/v2';
+
   function route(method: string, path: string, request: RecordedRequest): FakeReply {
     const who = authenticate(request);
     if (who !== 'ok' && who !== 'none') return who;
-    const [resource, sub] = path.replace(/^\/wp\/v2\//, '').split('/');
+    const namespace = path.startsWith('/acme/v1/') ? 'acme/v1' : 'wp/v2';
+    const [resource, sub] = path.slice(namespace.length + 2).split('/');
     if (method === 'GET' && resource === 'users' && sub === 'me') return who === 'ok' ? { json: userView() } : wpError(401, 'rest_not_logged_in', 'You are not currently logged in.');
-    if (method === 'GET' && resource === 'types' && !sub) return { json: Object.fromEntries(Object.entries(TYPES).map(([slug, { create: _c, publish: _p, ...type }]) => [slug, { ...type, rest_namespace: 'wp/v2', hierarchical: slug === 'page' }])) };
+    if (method === 'GET' && resource === 'types' && !sub) {
+      return { json: Object.fromEntries(Object.entries(TYPES).map(([slug, type]) => [slug, { slug: type.slug, name: type.name, rest_base: type.rest_base, taxonomies: type.taxonomies, rest_namespace: namespaceOf(type), hierarchical: slug === 'page' }])) };
+    }
     if (method === 'GET' && (resource === 'categories' || resource === 'tags') && !sub) {
       const search = request.query.get('search')?.toLowerCase();
       return { json: (resource === 'categories' ? categories : tags).filter((term) => !search || term.name.toLowerCase().includes(search)) };
     }
     if (resource === 'media' && !sub && method === 'POST') return who === 'ok' ? createMedia(request) : wpError(401, 'rest_cannot_create', 'Sorry, you are not allowed to upload files.');
-    const type = Object.values(TYPES).find((candidate) => candidate.rest_base === resource && candidate.slug !== 'attachment');
+    const type = Object.values(TYPES).find((candidate) => candidate.rest_base === resource && namespaceOf(candidate) === namespace && candidate.slug !== 'attachment');
     if (type && !sub && method === 'POST') return who === 'ok' ? createPost(type, request) : wpError(401, 'rest_cannot_create', 'Sorry, you are not allowed to create posts as this user.');
     if (type && !sub && method === 'GET') {
       if (request.query.get('context') === 'edit' && who !== 'ok') return wpError(401, 'rest_forbidden_context', 'Sorry, you are not allowed to edit posts in this post type.');
@@ -173,7 +191,7 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
 
   const pretty404: FakeReply = { status: 404, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Page not found</title>' };
   for (const method of ['GET', 'POST']) {
-    for (const pattern of ['/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*']) {
+    for (const pattern of ['/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*', '/wp-json/acme/v1/*']) {
       server.on(method, pattern, (request) => (pretty ? route(method, request.path.replace(/^\/wp-json/, ''), request) : pretty404));
     }
     server.on(method, '/', (request) => {

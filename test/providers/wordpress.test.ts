@@ -111,7 +111,7 @@ describe('publishing on WordPress', () => {
     expect((await notifications(herald, 'post_published'))[0]).toContain(post.link);
   });
 
-  it('publishes a page and a custom post type named by its slug', async () => {
+  it('publishes a page, a custom post type named by its slug, and one in a plugin\'s REST namespace', async () => {
     const page = await createPost(herald, channelId, [{ content: 'A page\nwith two lines & more' }], { settings: settings({ type: 'page', title: 'About' }) });
     expect((await publishUntilSettled(herald, page)).outcome.kind).toBe('published');
     expect(fake.posts.at(-1)).toMatchObject({ type: 'page', body: { title: 'About', content: '<p>A page</p><p>with two lines &amp; more</p>', status: 'publish' } });
@@ -119,6 +119,10 @@ describe('publishing on WordPress', () => {
     expect((await publishUntilSettled(herald, book)).outcome.kind).toBe('published');
     expect(fake.posts.at(-1)).toMatchObject({ type: 'book', body: { title: 'A book', categories: [5] } });
     expect(fake.server.requestsTo('POST', '/wp-json/wp/v2/books')).toHaveLength(1);
+    const event = await createPost(herald, channelId, ['<p>Launch party</p>'], { settings: settings({ type: 'event', title: 'Launch party' }) });
+    expect((await publishUntilSettled(herald, event)).outcome.kind).toBe('published');
+    expect(fake.server.requestsTo('POST', '/wp-json/acme/v1/events')).toHaveLength(1);
+    expect(fake.posts.at(-1)).toMatchObject({ type: 'event', body: { title: 'Launch party', content: '<p>Launch party</p>' } });
   });
 
   it('refuses tags on a post type without them, and an unknown type, with a notification and nothing created', async () => {
@@ -127,7 +131,7 @@ describe('publishing on WordPress', () => {
     expect((await publishUntilSettled(herald, tagged)).outcome).toEqual({ kind: 'failed', error: 'WordPress refused the post: the post type "page" has no tags: remove them from the settings' });
     const unknown = await createPost(herald, channelId, ['<p>x</p>'], { settings: settings({ type: 'recipe' }) });
     const { outcome } = await publishUntilSettled(herald, unknown);
-    expect(outcome).toEqual({ kind: 'failed', error: 'WordPress refused the post: the site has no post type "recipe": choose one from postTypes (post, page, book)' });
+    expect(outcome).toEqual({ kind: 'failed', error: 'WordPress refused the post: the site has no post type "recipe": choose one from postTypes (post, page, book, event)' });
     expect((await notifications(herald, 'post_failed'))[0]).toContain('no post type "recipe"');
     expect(postsCreated()).toHaveLength(created);
   });
@@ -179,7 +183,7 @@ describe('WordPress helpers', () => {
     const schema = await herald.rest('GET', `/integration-settings/${channelId}`);
     expect(schema.body.output.tools.map((tool: { methodName: string }) => tool.methodName)).toEqual(['postTypes', 'categoriesList', 'tagsList']);
     const types = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'postTypes' });
-    expect(types.body).toEqual({ output: [{ id: 'post', name: 'Posts' }, { id: 'page', name: 'Pages' }, { id: 'book', name: 'Books' }] });
+    expect(types.body).toEqual({ output: [{ id: 'post', name: 'Posts' }, { id: 'page', name: 'Pages' }, { id: 'book', name: 'Books' }, { id: 'event', name: 'Events' }] });
     const categories = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'categoriesList' });
     expect(categories.body).toEqual({ output: [{ id: '3', name: 'News' }, { id: '5', name: 'Guides' }] });
     const tags = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'tagsList', data: { search: 'pub' } });
