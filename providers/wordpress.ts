@@ -60,7 +60,7 @@ function classify(status: number, body: string): Partial<PlatformHttpErrorInit> 
     return {
       status: 403,
       retryable: false,
-      message: `the WordPress user may not do this: ${said}, ${code}. Give the user a role that can publish this post type and upload files (Author, Editor or Administrator)`,
+      message: `the WordPress user may not do this: ${said}, ${code}. Give the user a role that can publish this post type and upload files (an Author publishes posts; pages need an Editor or Administrator)`,
     };
   }
   if (code === 'rest_no_route') return { retryable: false, message: `the site has no such REST route (${code}): check the site URL and the post type (postTypes lists them)` };

@@ -66,6 +66,28 @@ describe('connecting a WordPress site', () => {
     }
   });
 
+  it('says when the server strips the Authorization header, and when the role may not create the post type', async () => {
+    const platformFetch = createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' });
+    // A web server that drops the Authorization header before PHP sees it.
+    const stripping: typeof platformFetch = (request) => platformFetch({ ...request, headers: Object.fromEntries(Object.entries(request.headers ?? {}).filter(([name]) => name !== 'authorization')) });
+    const stripped = await wordpress.connect!({ fetch: stripping, endpoints: {} }, fake.fields()).catch((error: unknown) => error);
+    expect((stripped as PlatformHttpError).message).toBe(
+      'WordPress did not receive the credentials: the web server or a security plugin strips the Authorization header; let it through (on Apache, pass HTTP_AUTHORIZATION to PHP), then reconnect (rest_not_logged_in)',
+    );
+    const authorSite = await startWordPressFake({ role: 'author' });
+    try {
+      const account = await wordpress.connect!(connectContext(), authorSite.fields());
+      const context = providerContext({ auth: { accessToken: account.accessToken, internalId: account.internalId, data: account.data }, settings: settings({ type: 'page' }) });
+      const refused = (await wordpress.publish!(context, { postId: 'p', text: '<p>x</p>', media: [] }).catch((error: unknown) => error)) as PlatformHttpError;
+      expect([refused.status, refused.retryable]).toEqual([403, false]);
+      expect(refused.message).toBe(
+        'the WordPress user may not do this: Sorry, you are not allowed to create posts as this user. (HTTP 403), rest_cannot_create. Give the user a role that can publish this post type and upload files (an Author publishes posts; pages need an Editor or Administrator)',
+      );
+    } finally {
+      await authorSite.close();
+    }
+  });
+
   it('finds the REST API at ?rest_route= on a site without pretty permalinks, and publishes there', async () => {
     const plain = await startWordPressFake({ prettyPermalinks: false });
     try {
