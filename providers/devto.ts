@@ -1,7 +1,74 @@
-// DEV (dev.to): Markdown articles published with the user's API key.
+// DEV (dev.to, Forem): Markdown articles published with the user's API key, the first picture as the cover (`main_image`),
+// the others as Markdown images of their public URL, optionally under one of the user's organizations.
+// References: https://developers.forem.com/api/v1 (createArticle, getUserMe, getUserAllArticles / getUserPublishedArticles,
+// getTags, getOrganization); the Forem source (forem/forem: app/controllers/api/v1/api_controller.rb for the `api-key` header
+// and error bodies, app/models/article.rb for the limits: title 128 characters, at most 4 tags, tag names alphanumeric).
+// Forem has no "organizations of the user" call: the organizations helper gathers those of the user's articles.
 import { z } from 'zod';
-import type { Provider } from './types.js';
-import { noVideo, tagsSchema, tool } from './shared.js';
+import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import type { ConnectContext, Provider, ProviderContext } from './types.js';
+import { currentMetric, noVideo, tagsSchema } from './shared.js';
+import { markdownArticle, picturesOf, plainRefusal, saidIn, splitCover, valuesOf } from './articles/common.js';
+
+const settings = z.object({
+  title: z.string().trim().min(1, 'DEV needs a title for the article').max(128, 'DEV titles are at most 128 characters: shorten the title').describe('Article title, at most 128 characters'),
+  tags: tagsSchema
+    .max(4, 'DEV takes at most 4 tags: remove some')
+    .optional()
+    .describe('Up to 4 tags (names from the tags tool, letters and digits only)'),
+  organization: z.string().regex(/^\d+$/, 'organization is an id from the organizations tool').optional().describe('Organization id from organizations: the article is published under it'),
+});
+
+const userSchema = z.object({ id: z.number(), username: z.string(), name: z.string().nullish(), profile_image: z.string().nullish() });
+const articleSchema = z.object({ id: z.number(), url: z.string() });
+const myArticlesSchema = z.array(
+  z.object({
+    id: z.number(),
+    title: z.string(),
+    url: z.string(),
+    body_markdown: z.string().nullish(),
+    page_views_count: z.number().nullish(),
+    public_reactions_count: z.number().nullish(),
+    comments_count: z.number().nullish(),
+    organization: z.object({ username: z.string(), name: z.string() }).nullish(),
+  }),
+);
+const organizationSchema = z.object({ id: z.number(), username: z.string(), name: z.string() });
+
+/** Forem's error body is `{error, status}`; a refused key is 401 "unauthorized". */
+function classify(status: number, body: string): Partial<PlatformHttpErrorInit> {
+  if (status === 401) {
+    return { status: 401, retryable: false, message: `the API key was refused (${saidIn(status, body)}): create a key in DEV Settings, Extensions, DEV Community API Keys, and reconnect` };
+  }
+  return plainRefusal(status, body);
+}
+
+type Api = Pick<ConnectContext, 'fetch' | 'endpoints'> & { apiKey: string };
+
+const apiOf = (context: ProviderContext): Api => ({ fetch: context.fetch, endpoints: context.endpoints, apiKey: context.auth.accessToken });
+
+async function call<T>(api: Api, path: string, schema: z.ZodType<T>, request: { method?: 'POST'; json?: unknown; query?: Record<string, string | number> } = {}): Promise<T> {
+  const response = await api.fetch({
+    ...request,
+    url: `${api.endpoints.api}/api/${path}`,
+    // Forem's v1 API is chosen by this media type.
+    headers: { 'api-key': api.apiKey, accept: 'application/vnd.forem.api-v1+json' },
+    schema,
+    classify,
+  });
+  return response.data;
+}
+
+/** The user's articles, newest first, a page of up to 1000 at a time (Forem's page size limit). */
+async function myArticles(api: Api, which: 'all' | 'published', pages = 3) {
+  const all: z.infer<typeof myArticlesSchema> = [];
+  for (let page = 1; page <= pages; page++) {
+    const batch = await call(api, `articles/me/${which}`, myArticlesSchema, { query: { page, per_page: 1000 } });
+    all.push(...batch);
+    if (batch.length < 1000) break;
+  }
+  return all;
+}
 
 const devto: Provider = {
   identifier: 'devto',
@@ -14,17 +81,75 @@ const devto: Provider = {
   },
   endpoints: { api: 'https://dev.to' },
   maxLength: () => 100000,
-  rules: 'An article in Markdown with a required title and up to 4 tags (from the tags tool); pictures (public URLs) only, no video. No comments.',
-  settings: z.object({
-    title: z.string().min(1).describe('Article title'),
-    tags: tagsSchema.max(4).optional().describe('Up to 4 tags from the tags tool'),
-  }),
+  rules:
+    'An article in Markdown, published at once, with a required title (at most 128 characters) and up to 4 tags (letters and digits, from the tags tool); ' +
+    'optionally under an organization (from organizations). The first picture becomes the cover image, the others follow the text; ' +
+    'DEV loads pictures from their public URL, so PUBLIC_URL must be public. No video, one item (no comments). Views, reactions and comments are the post analytics.',
+  settings,
   chain: 'none',
-  validate: (items) => noVideo(items, 'DEV'),
+  mediaByUrl: true,
+  recordsSteps: true,
+  validate(items, raw) {
+    const tag = valuesOf((raw as z.infer<typeof settings>).tags).find((value) => !/^[\p{L}\p{N}]{1,30}$/u.test(value));
+    if (tag !== undefined) return `The tag "${tag}" cannot be used on DEV: tags are letters and digits only, at most 30 (pick them with the tags tool).`;
+    return noVideo(items, 'DEV');
+  },
   tools: [
-    tool('tags', 'Lists the DEV tags an article can use.'),
-    tool('organizations', 'Lists the DEV organizations the account belongs to.'),
+    {
+      methodName: 'tags',
+      description: 'Lists popular DEV tags (names to use in the tags setting).',
+      dataSchema: [],
+      run: async (context) => (await call(apiOf(context), 'tags', z.array(z.object({ id: z.number(), name: z.string() })), { query: { per_page: 100 } })).map((tag) => ({ id: tag.name, name: tag.name })),
+    },
+    {
+      methodName: 'organizations',
+      description: 'Lists the DEV organizations the account has published under (ids for the organization setting).',
+      dataSchema: [],
+      run: async (context) => {
+        const api = apiOf(context);
+        const usernames = [...new Set((await myArticles(api, 'all', 1)).flatMap((article) => (article.organization ? [article.organization.username] : [])))];
+        const organizations = await Promise.all(usernames.map((username) => call(api, `organizations/${encodeURIComponent(username)}`, organizationSchema)));
+        return organizations.map((organization) => ({ id: String(organization.id), name: organization.name, username: organization.username }));
+      },
+    },
   ],
+
+  async connect(context, fields) {
+    const apiKey = (fields.apiKey ?? '').trim();
+    const user = await call({ ...context, apiKey }, 'users/me', userSchema);
+    return { internalId: String(user.id), name: user.name?.trim() || user.username, profile: user.username, picture: user.profile_image ?? undefined, accessToken: apiKey };
+  },
+
+  async publish(context, item) {
+    const options = settings.parse(context.settings);
+    const api = apiOf(context);
+    const { cover, rest } = splitCover(picturesOf(item.media, 'DEV'));
+    const body = markdownArticle(item.text, rest);
+    const article = {
+      title: options.title,
+      body_markdown: body,
+      published: true,
+      main_image: cover?.url,
+      tags: valuesOf(options.tags),
+      organization_id: options.organization ? Number(options.organization) : undefined,
+    };
+    const created = await context.step(
+      'article',
+      () => call(api, 'articles', articleSchema, { method: 'POST', json: { article } }),
+      async () => {
+        // Forem refuses a second article with the same title and body anyway; the lost one is among the newest.
+        const found = (await call(api, 'articles/me/all', myArticlesSchema, { query: { page: 1, per_page: 30 } })).find((mine) => mine.title === options.title && mine.body_markdown === body);
+        return found ? { id: found.id, url: found.url } : undefined;
+      },
+    );
+    return { id: String(created.id), url: created.url };
+  },
+
+  async postAnalytics(context, post) {
+    const article = (await myArticles(apiOf(context), 'published')).find((mine) => String(mine.id) === post.id);
+    if (!article) return [];
+    return [currentMetric('Views', article.page_views_count ?? 0), currentMetric('Reactions', article.public_reactions_count ?? 0), currentMetric('Comments', article.comments_count ?? 0)];
+  },
 };
 
 export default devto;

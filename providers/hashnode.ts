@@ -1,7 +1,94 @@
-// Hashnode: Markdown articles in one of the user's publications (GraphQL API, personal access token).
+// Hashnode: Markdown articles in one of the user's publications, over the GraphQL API with a personal access token.
+// References: https://apidocs.hashnode.com (GraphQL API: publishPost with PublishPostInput, me, tag(slug), post(id),
+// publication(id).posts), and Hashnode's own agent reference github.com/Hashnode/gql-skill (errors-and-limits.md: error codes
+// in `extensions.code`, at most 15 tags a post; mutations.md). Tags are looked up by slug through the API (no static list);
+// the first picture is the cover (`coverImageOptions.coverImageURL`), the others follow the text, all by public URL.
 import { z } from 'zod';
-import type { Provider } from './types.js';
-import { noVideo, pickedId, tagsSchema, tool } from './shared.js';
+import { invalidInput } from '../src/errors.js';
+import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import type { ConnectContext, Provider, ProviderContext } from './types.js';
+import { currentMetric, noVideo, pickedId, tagsSchema } from './shared.js';
+import { markdownArticle, picturesOf, saidIn, splitCover } from './articles/common.js';
+
+const settings = z.object({
+  title: z.string().trim().min(1, 'Hashnode needs a title for the article').describe('Article title'),
+  subtitle: z.string().trim().optional().describe('Article subtitle'),
+  publication: pickedId('Publication id from publications'),
+  tags: tagsSchema
+    .min(1, 'Hashnode needs at least one tag: look tags up with tagsList')
+    .max(15, 'Hashnode takes at most 15 tags: remove some')
+    .describe('1 to 15 tags: ids from tagsList (or a slug, looked up when publishing)'),
+});
+
+const ME = 'query Me { me { id username name profilePicture } }';
+const PUBLICATIONS = 'query Publications { me { publications(first: 50) { edges { node { id title url } } } } }';
+const TAG = 'query Tag($slug: String!) { tag(slug: $slug) { id name slug } }';
+const PUBLISH = 'mutation PublishPost($input: PublishPostInput!) { publishPost(input: $input) { post { id slug url } } }';
+const RECENT = 'query Recent($id: ObjectId!) { publication(id: $id) { posts(first: 20) { edges { node { id title url } } } } }';
+const STATS = 'query PostStats($id: ID!) { post(id: $id) { id views reactionCount responseCount } }';
+
+const tagSchema = z.object({ id: z.string(), name: z.string(), slug: z.string() });
+const edges = <T extends z.ZodType>(node: T) => z.object({ edges: z.array(z.object({ node })) });
+const errorSchema = z.object({ message: z.string(), extensions: z.looseObject({ code: z.string().optional() }).optional() });
+const answerSchema = z.object({ data: z.unknown().nullish(), errors: z.array(errorSchema).optional() });
+
+/** What a GraphQL error code means for the core: UNAUTHENTICATED reconnects, server errors retry, the rest is refused. */
+function graphqlFailure(errors: z.infer<typeof errorSchema>[], status = 200): Partial<PlatformHttpErrorInit> & { status: number; retryable: boolean } {
+  const [first] = errors;
+  const code = first?.extensions?.code ?? 'INTERNAL_SERVER_ERROR';
+  const said = `${first?.message ?? 'no message'} (${code})`;
+  switch (code) {
+    case 'UNAUTHENTICATED':
+      return { status: 401, retryable: false, message: `the personal access token was refused (${said}): create one in Hashnode Settings, Developer, and reconnect` };
+    case 'FORBIDDEN':
+      return { status: 403, retryable: false, message: /pro plan/i.test(said) ? `${said}: upgrade the publication to Pro in the Hashnode dashboard to publish through the API` : `${said}: the account may not publish in that publication` };
+    case 'INTERNAL_SERVER_ERROR':
+      return { status: status >= 500 ? status : 502, retryable: true, message: `Hashnode had an internal error (${said})` };
+    default:
+      return { status: status === 200 ? 400 : status, retryable: false, message: said };
+  }
+}
+
+function classify(status: number, body: string): Partial<PlatformHttpErrorInit> {
+  try {
+    const errors = answerSchema.parse(JSON.parse(body)).errors;
+    if (errors?.length) return status >= 500 || status === 429 ? { message: graphqlFailure(errors, status).message } : graphqlFailure(errors, status);
+  } catch {
+    /* not a GraphQL answer */
+  }
+  return { message: saidIn(status, body) };
+}
+
+type Api = Pick<ConnectContext, 'fetch' | 'endpoints'> & { token: string };
+
+const apiOf = (context: ProviderContext): Api => ({ fetch: context.fetch, endpoints: context.endpoints, token: context.auth.accessToken });
+
+/** One GraphQL operation; errors in a 200 answer are failures like any other. */
+async function gql<T>(api: Api, query: string, variables: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {
+  const response = await api.fetch({ method: 'POST', url: api.endpoints.gql, headers: { authorization: api.token }, json: { query, variables }, schema: answerSchema, classify });
+  const { data, errors } = response.data;
+  if (errors?.length) throw new PlatformHttpError({ bodyExcerpt: response.text.slice(0, 500), ...graphqlFailure(errors) });
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new PlatformHttpError({ status: 502, retryable: false, bodyExcerpt: response.text.slice(0, 500), message: `Hashnode answered with an unexpected shape: ${parsed.error.issues[0]?.message}` });
+  return parsed.data;
+}
+
+const lookUpTag = async (api: Api, slug: string) => (await gql(api, TAG, { slug }, z.object({ tag: tagSchema.nullable() }))).tag;
+
+/** The tags as PublishPostTagInput: an id as it is, a slug looked up (a new tag is created from its slug and label). */
+async function tagInputs(api: Api, tags: { value: string; label: string }[]) {
+  const inputs = [];
+  for (const tag of tags) {
+    const value = tag.value.trim();
+    if (/^[0-9a-f]{24}$/i.test(value)) {
+      inputs.push({ id: value });
+      continue;
+    }
+    const found = await lookUpTag(api, value.toLowerCase());
+    inputs.push(found ? { id: found.id } : { slug: value.toLowerCase(), name: tag.label.trim() || value });
+  }
+  return inputs;
+}
 
 const hashnode: Provider = {
   identifier: 'hashnode',
@@ -13,22 +100,78 @@ const hashnode: Provider = {
     fields: [{ key: 'accessToken', label: 'Personal access token', type: 'password', required: true, description: 'From Hashnode Settings, Developer.' }],
   },
   endpoints: { gql: 'https://gql.hashnode.com' },
-  maxLength: () => 10000,
+  maxLength: () => 100000,
   rules:
-    'An article in Markdown with a title (at least 6 characters), a publication (from publications) and at least one tag (from tagsList); ' +
-    'pictures (public URLs) only, no video. No comments.',
-  settings: z.object({
-    title: z.string().min(6).describe('Article title, at least 6 characters'),
-    subtitle: z.string().optional().describe('Article subtitle'),
-    publication: pickedId('Publication id from publications'),
-    tags: tagsSchema.min(1).describe('At least one tag from tagsList'),
-  }),
+    'An article in Markdown, published at once in a publication of the account (from publications), with a required title, an optional subtitle ' +
+    'and 1 to 15 tags (ids from tagsList, which looks tags up by slug). The first picture becomes the cover, the others follow the text; ' +
+    'Hashnode loads them from their public URL. No video, one item (no comments). Hashnode may require a Pro publication for API publishing. Views, reactions and responses are the post analytics.',
+  settings,
   chain: 'none',
+  mediaByUrl: true,
+  recordsSteps: true,
   validate: (items) => noVideo(items, 'Hashnode'),
   tools: [
-    tool('publications', 'Lists the Hashnode publications of the account.'),
-    tool('tagsList', 'Lists the Hashnode tags an article can use.'),
+    {
+      methodName: 'publications',
+      description: 'Lists the Hashnode publications of the account (ids for the publication setting).',
+      dataSchema: [],
+      run: async (context) => {
+        const { me } = await gql(apiOf(context), PUBLICATIONS, {}, z.object({ me: z.object({ publications: edges(z.object({ id: z.string(), title: z.string(), url: z.string().nullish() })) }) }));
+        return me.publications.edges.map(({ node }) => ({ id: node.id, name: node.title, url: node.url ?? undefined }));
+      },
+    },
+    {
+      methodName: 'tagsList',
+      description: 'Looks Hashnode tags up by slug (e.g. javascript,webdev): answers the ones that exist, with the ids for the tags setting.',
+      dataSchema: [{ key: 'slug', type: 'string', description: 'One tag slug or several, comma separated' }],
+      run: async (context, data) => {
+        const slugs = (data.slug ?? '').split(',').map((slug) => slug.trim().toLowerCase()).filter(Boolean);
+        if (slugs.length === 0) throw invalidInput('tagsList needs the slug of a tag: send data {slug: "javascript"} (several comma separated).');
+        const found = [];
+        for (const slug of slugs.slice(0, 15)) {
+          const tag = await lookUpTag(apiOf(context), slug);
+          if (tag) found.push({ id: tag.id, name: tag.name, slug: tag.slug });
+        }
+        return found;
+      },
+    },
   ],
+
+  async connect(context, fields) {
+    const token = (fields.accessToken ?? '').trim();
+    const { me } = await gql({ ...context, token }, ME, {}, z.object({ me: z.object({ id: z.string(), username: z.string(), name: z.string().nullish(), profilePicture: z.string().nullish() }) }));
+    return { internalId: me.id, name: me.name?.trim() || me.username, profile: me.username, picture: me.profilePicture ?? undefined, accessToken: token };
+  },
+
+  async publish(context, item) {
+    const options = settings.parse(context.settings);
+    const api = apiOf(context);
+    const { cover, rest } = splitCover(picturesOf(item.media, 'Hashnode'));
+    const input = {
+      title: options.title,
+      ...(options.subtitle ? { subtitle: options.subtitle } : {}),
+      publicationId: options.publication,
+      contentMarkdown: markdownArticle(item.text, rest),
+      tags: await tagInputs(api, options.tags),
+      ...(cover ? { coverImageOptions: { coverImageURL: cover.url } } : {}),
+    };
+    const post = await context.step(
+      'publish',
+      async () => (await gql(api, PUBLISH, { input }, z.object({ publishPost: z.object({ post: z.object({ id: z.string(), slug: z.string(), url: z.string() }) }) }))).publishPost.post,
+      async () => {
+        const { publication } = await gql(api, RECENT, { id: options.publication }, z.object({ publication: z.object({ posts: edges(z.object({ id: z.string(), title: z.string(), url: z.string() })) }).nullable() }));
+        const found = publication?.posts.edges.find(({ node }) => node.title === options.title)?.node;
+        return found ? { id: found.id, slug: '', url: found.url } : undefined;
+      },
+    );
+    return { id: post.id, url: post.url };
+  },
+
+  async postAnalytics(context, post) {
+    const stats = (await gql(apiOf(context), STATS, { id: post.id }, z.object({ post: z.object({ views: z.number(), reactionCount: z.number(), responseCount: z.number() }).nullable() }))).post;
+    if (!stats) return [];
+    return [currentMetric('Views', stats.views), currentMetric('Reactions', stats.reactionCount), currentMetric('Responses', stats.responseCount)];
+  },
 };
 
 export default hashnode;

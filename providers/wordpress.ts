@@ -1,7 +1,137 @@
-// WordPress: HTML posts (or pages, or a custom post type) on the user's site, with an application password.
+// WordPress: HTML posts (or pages, or any custom post type the site exposes) on the user's own site, over the REST API
+// with an application password (HTTP Basic). Pictures are uploaded to the media library: the first becomes the featured
+// image, the others follow the text with their library URL. The post is created as `publish` when Herald's job runs.
+// References: https://developer.wordpress.org/rest-api/reference/posts/#create-a-post (also pages and custom types by
+// their rest_base), .../reference/media/#create-a-media-item, .../reference/post-types/, .../reference/categories/,
+// .../reference/tags/, .../reference/users/#retrieve-a-user-2 (users/me), .../using-the-rest-api/authentication/
+// (application passwords), .../using-the-rest-api/discovery/ (`?rest_route=` on sites without pretty permalinks).
 import { z } from 'zod';
-import type { Provider } from './types.js';
-import { noVideo, tool } from './shared.js';
+import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
+import type { ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
+import { noVideo, tagsSchema } from './shared.js';
+import { fileNameOf, htmlArticle, normalizeBaseUrl, permanent, picturesOf, saidIn, splitCover, valuesOf } from './articles/common.js';
+
+const settings = z.object({
+  title: z.string().trim().min(1, 'WordPress needs a title for the post').describe('Title of the post'),
+  type: z.string().trim().min(1).describe('Post type from postTypes: post, page or a custom type of the site'),
+  categories: tagsSchema.optional().describe('Categories from categoriesList, as [{value: id, label: name}] (post types with categories only)'),
+  tags: tagsSchema.optional().describe('Tags from tagsList, as [{value: id, label: name}] (post types with tags only)'),
+});
+type Settings = z.infer<typeof settings>;
+
+const userSchema = z.object({
+  id: z.number(),
+  name: z.string(),
+  slug: z.string(),
+  avatar_urls: z.record(z.string(), z.string()).optional(),
+  roles: z.array(z.string()).optional(),
+  capabilities: z.record(z.string(), z.boolean()).optional(),
+});
+const typeSchema = z.object({ slug: z.string(), name: z.string(), rest_base: z.string(), rest_namespace: z.string().default('wp/v2'), taxonomies: z.array(z.string()).default([]) });
+const termSchema = z.array(z.object({ id: z.number(), name: z.string(), count: z.number().optional() }));
+const mediaSchema = z.object({ id: z.number(), source_url: z.string() });
+const postSchema = z.object({ id: z.number(), link: z.string() });
+const editPostsSchema = z.array(z.object({ id: z.number(), link: z.string(), title: z.object({ raw: z.string().optional() }) }));
+
+/** Types that are not content a post can be: media, blocks, templates, navigation, fonts. */
+const internalType = (slug: string) => slug === 'attachment' || slug.startsWith('wp_') || slug.startsWith('nav_');
+
+const CREDENTIAL_CODES: Record<string, string> = {
+  incorrect_password: 'the application password was refused: create one in Users, Profile, Application Passwords (the login password does not work here) and reconnect the channel',
+  invalid_username: 'WordPress knows no user by that name: use the login name (or email) of the account that created the application password',
+  invalid_email: 'WordPress knows no user with that email: use the login name of the account that created the application password',
+  application_passwords_disabled: 'application passwords are turned off on this site: turn them on (a security plugin or the site settings disable them), then reconnect',
+  application_passwords_disabled_for_user: 'application passwords are turned off for this user: allow them for the account, then reconnect',
+  rest_not_logged_in:
+    'WordPress did not receive the credentials: the web server or a security plugin strips the Authorization header; let it through (on Apache, pass HTTP_AUTHORIZATION to PHP), then reconnect',
+};
+
+/** WordPress's error body `{code, message, data: {status}}` made into words naming the fix. */
+function classify(status: number, body: string): Partial<PlatformHttpErrorInit> {
+  let code: string | undefined;
+  try {
+    code = (JSON.parse(body) as { code?: string }).code;
+  } catch {
+    if (status === 404) return { retryable: false, message: `the site answered a page, not the REST API (HTTP 404): check the site URL, and that /wp-json/ is not blocked` };
+  }
+  const said = saidIn(status, body);
+  if (code && CREDENTIAL_CODES[code]) return { status: 401, retryable: false, message: `${CREDENTIAL_CODES[code]} (${code})` };
+  if (code && (code.startsWith('rest_cannot_') || code === 'rest_forbidden')) {
+    return {
+      status: 403,
+      retryable: false,
+      message: `the WordPress user may not do this: ${said}, ${code}. Give the user a role that can publish this post type and upload files (an Author publishes posts; pages need an Editor or Administrator)`,
+    };
+  }
+  if (code === 'rest_no_route') return { retryable: false, message: `the site has no such REST route (${code}): check the site URL and the post type (postTypes lists them)` };
+  return { message: code ? `${said}, ${code}` : said };
+}
+
+interface Site {
+  fetch: ConnectContext['fetch'];
+  root: string;
+  username: string;
+  password: string;
+}
+
+const siteOf = (context: ProviderContext): Site => ({
+  fetch: context.fetch,
+  root: context.auth.data.restRoot,
+  username: context.auth.data.username,
+  password: context.auth.accessToken,
+});
+
+/** A call to `route` under the REST namespace (wp/v2, or the one a custom post type is registered in). */
+async function wp<T>(site: Site, route: string, request: Omit<PlatformRequest<T>, 'url' | 'classify'> = {}, namespace = 'wp/v2'): Promise<T> {
+  const basic = Buffer.from(`${site.username}:${site.password}`).toString('base64');
+  const response = await site.fetch<T>({ ...request, url: `${site.root}/${namespace}/${route}`, headers: { authorization: `Basic ${basic}`, ...request.headers }, classify });
+  return response.data;
+}
+
+async function postType(site: Site, wanted: string) {
+  const types = await wp(site, 'types', { schema: z.record(z.string(), typeSchema) });
+  const found = Object.values(types).find((type) => !internalType(type.slug) && (type.slug === wanted || type.rest_base === wanted));
+  if (!found) throw permanent(`the site has no post type "${wanted}": choose one from postTypes (${Object.values(types).filter((type) => !internalType(type.slug)).map((type) => type.slug).join(', ')})`);
+  return found;
+}
+
+function termIds(entries: Settings['categories'], what: string, helper: string): number[] | undefined {
+  const values = valuesOf(entries);
+  if (values.length === 0) return undefined;
+  const wrong = values.find((value) => !/^\d+$/.test(value));
+  if (wrong) throw permanent(`the ${what} "${wrong}" is not an id: use the ids that ${helper} answers`);
+  return values.map(Number);
+}
+
+async function upload(site: Site, file: MediaFile, index: number) {
+  const { bytes, mimeType } = await file.load();
+  const filename = fileNameOf(file, mimeType, index);
+  const media = await wp(site, 'media', {
+    method: 'POST',
+    body: bytes,
+    headers: { 'content-type': mimeType, 'content-disposition': `attachment; filename="${filename.replace(/"/g, '')}"` },
+    schema: mediaSchema,
+    timeoutMs: 120_000,
+  });
+  return { id: media.id, url: media.source_url, alt: file.alt ?? '' };
+}
+
+/** A post of this title by this user, published a moment ago by an attempt whose answer was lost. */
+async function findPost(site: Site, type: z.infer<typeof typeSchema>, authorId: string, title: string) {
+  const query = { author: authorId, search: title, context: 'edit', per_page: 10, orderby: 'date', order: 'desc' };
+  const posts = await wp(site, type.rest_base, { query, schema: editPostsSchema }, type.rest_namespace);
+  const found = posts.find((post) => post.title.raw === title);
+  return found ? { id: found.id, link: found.link } : undefined;
+}
+
+async function terms(context: ProviderContext, taxonomy: 'categories' | 'tags', data: Record<string, string>) {
+  const list = await wp(siteOf(context), taxonomy, { query: { per_page: 100, search: data.search || undefined, orderby: 'count', order: 'desc' }, schema: termSchema });
+  return list.map((term) => ({ id: String(term.id), name: term.name }));
+}
+
+async function me(site: Site) {
+  return wp(site, 'users/me', { query: { context: 'edit' }, schema: userSchema });
+}
 
 const wordpress: Provider = {
   identifier: 'wordpress',
@@ -11,7 +141,7 @@ const wordpress: Provider = {
   auth: {
     kind: 'credentials',
     fields: [
-      { key: 'siteUrl', label: 'Site URL', type: 'url', required: true },
+      { key: 'siteUrl', label: 'Site URL', type: 'url', required: true, description: 'The address of the site, e.g. https://blog.example.com' },
       { key: 'username', label: 'Username', type: 'text', required: true },
       {
         key: 'applicationPassword',
@@ -25,18 +155,93 @@ const wordpress: Provider = {
   // The site is the user's own: its URL comes from the connect form.
   endpoints: {},
   maxLength: () => 100000,
-  rules: 'An HTML article with a required title and post type (from postTypes); the first picture becomes the featured image; no video. No comments.',
-  settings: z.object({
-    title: z.string().min(1).describe('Title of the post'),
-    type: z.string().min(1).describe('Post type from postTypes (post, page or a custom type)'),
-  }),
+  rules:
+    'An HTML article published at once on the site, with a required title and post type (post, page or a custom type, from postTypes); ' +
+    'categories and tags (ids from categoriesList and tagsList) for types that have them. Pictures are uploaded to the media library: ' +
+    'the first becomes the featured image, the others follow the text. No video, one item (no comments). The user needs a role that can publish (Author or above).',
+  settings,
   chain: 'none',
+  mediaByUrl: false,
+  recordsSteps: true,
   validate: (items) => noVideo(items, 'WordPress'),
   tools: [
-    tool('postTypes', 'Lists the post types of the WordPress site.'),
-    tool('categoriesList', 'Lists the categories of the WordPress site.'),
-    tool('tagsList', 'Lists the tags of the WordPress site.'),
+    {
+      methodName: 'postTypes',
+      description: 'Lists the post types of the site (post, page and custom types): use the id as the type setting.',
+      dataSchema: [],
+      run: async (context) => {
+        const types = await wp(siteOf(context), 'types', { schema: z.record(z.string(), typeSchema) });
+        return Object.values(types).filter((type) => !internalType(type.slug)).map((type) => ({ id: type.slug, name: type.name }));
+      },
+    },
+    {
+      methodName: 'categoriesList',
+      description: 'Lists the categories of the site (100 most used, or those matching search): use the ids in the categories setting.',
+      dataSchema: [{ key: 'search', type: 'string', description: 'Part of a category name (optional)' }],
+      run: (context, data) => terms(context, 'categories', data),
+    },
+    {
+      methodName: 'tagsList',
+      description: 'Lists the tags of the site (100 most used, or those matching search): use the ids in the tags setting.',
+      dataSchema: [{ key: 'search', type: 'string', description: 'Part of a tag name (optional)' }],
+      run: (context, data) => terms(context, 'tags', data),
+    },
   ],
+
+  async connect(context, fields) {
+    const siteUrl = normalizeBaseUrl(fields.siteUrl ?? '');
+    const credentials = { fetch: context.fetch, username: (fields.username ?? '').trim(), password: fields.applicationPassword ?? '' };
+    let site: Site = { ...credentials, root: `${siteUrl}/wp-json` };
+    let user: z.infer<typeof userSchema>;
+    try {
+      user = await me(site);
+    } catch (error) {
+      // Sites without pretty permalinks answer /wp-json/ with a page; their REST API lives at ?rest_route=.
+      if (!(error instanceof PlatformHttpError) || error.status !== 404 || /"code"/.test(error.bodyExcerpt)) throw error;
+      site = { ...credentials, root: `${siteUrl}/?rest_route=` };
+      user = await me(site);
+    }
+    if (user.capabilities && user.capabilities.publish_posts !== true) {
+      const role = user.roles?.join(', ') || 'no role';
+      throw permanent(`the user "${user.slug}" (${role}) cannot publish posts: give the account the Author, Editor or Administrator role, then connect again`, 403);
+    }
+    return {
+      internalId: `${user.id}@${siteUrl}`,
+      name: user.name,
+      profile: user.slug,
+      picture: user.avatar_urls?.['96'] ?? Object.values(user.avatar_urls ?? {}).at(-1),
+      accessToken: credentials.password,
+      data: { siteUrl, restRoot: site.root, username: credentials.username, userId: String(user.id) },
+    };
+  },
+
+  async publish(context, item) {
+    const options = settings.parse(context.settings);
+    const site = siteOf(context);
+    const type = await postType(site, options.type);
+    const categories = termIds(options.categories, 'category', 'categoriesList');
+    const tags = termIds(options.tags, 'tag', 'tagsList');
+    if (categories && !type.taxonomies.includes('category')) throw permanent(`the post type "${type.slug}" has no categories: remove them from the settings`);
+    if (tags && !type.taxonomies.includes('post_tag')) throw permanent(`the post type "${type.slug}" has no tags: remove them from the settings`);
+    const uploaded = [];
+    for (const [index, file] of picturesOf(item.media, 'WordPress').entries()) {
+      // A lost upload answer is uploaded again: the worst left behind is an unused copy in the media library.
+      uploaded.push(await context.step(`upload:${index}`, () => upload(site, file, index), async () => undefined));
+    }
+    const { cover, rest } = splitCover(uploaded);
+    const post = await context.step(
+      'post',
+      () =>
+        wp(
+          site,
+          type.rest_base,
+          { method: 'POST', json: { title: options.title, content: htmlArticle(item.text, rest), status: 'publish', featured_media: cover?.id, categories, tags }, schema: postSchema },
+          type.rest_namespace,
+        ),
+      () => findPost(site, type, context.auth.data.userId, options.title),
+    );
+    return { id: String(post.id), url: post.link };
+  },
 };
 
 export default wordpress;

@@ -3,7 +3,12 @@ import {
   checkContentRules,
   contentLength,
   convertContent,
+  escapeHtml,
+  escapeMarkdownBlock,
+  escapeMarkdownText,
+  htmlBody,
   isBlankContent,
+  markdownImage,
   sanitizeContent,
   toTelegramHtml,
 } from '../src/lib/content.js';
@@ -67,6 +72,24 @@ describe('convertContent markdown', () => {
   it('decodes entities and separates paragraphs by a blank line', () => {
     expect(convertContent('<p>a &amp; b</p><p>c</p>', 'markdown')).toBe('a & b\n\nc');
   });
+
+  it('escapes text that Markdown would read as markup, but not bare URLs or words with underscores', () => {
+    const html =
+      '<h2>Why *this* matters</h2><p>2*3*4 is [not] a `link` &lt;b&gt; _really_ or snake_case, see https://x.com/a_b*c</p>' +
+      '<p># not a heading</p><p>1. not a list<br>- nor this<br>&gt; nor a quote</p><ul><li>3) item</li></ul>' +
+      '<p><a href="https://x.com/p">[1] the *post*</a></p>';
+    expect(convertContent(html, 'markdown')).toBe(
+      '## Why \\*this\\* matters\n\n' +
+        '2\\*3\\*4 is \\[not\\] a \\`link\\` \\<b> \\_really\\_ or snake_case, see https://x.com/a_b*c\n\n' +
+        '\\# not a heading\n\n1\\. not a list\n\\- nor this\n\\> nor a quote\n\n- 3\\) item\n\n' +
+        '[\\[1\\] the \\*post\\*](https://x.com/p)',
+    );
+  });
+
+  it('writes images and escapes titles for Markdown', () => {
+    expect(markdownImage('https://cdn.example/a b(1).png', 'A [red] *dot*')).toBe('![A \\[red\\] \\*dot\\*](https://cdn.example/a%20b%281%29.png)');
+    expect(escapeMarkdownBlock(escapeMarkdownText('# 1 * 2'))).toBe('\\# 1 \\* 2');
+  });
 });
 
 describe('convertContent html and sanitizeContent', () => {
@@ -82,6 +105,14 @@ describe('convertContent html and sanitizeContent', () => {
     expect(sanitizeContent('<a href="javascript:alert(1)" title="t">x</a><a href="mailto:a@b.c">m</a>')).toBe(
       'x<a href="mailto:a@b.c">m</a>',
     );
+  });
+});
+
+describe('htmlBody', () => {
+  it('keeps HTML and turns tagless text into escaped paragraphs, one per line', () => {
+    expect(htmlBody('<p>a &amp; b</p>')).toBe('<p>a &amp; b</p>');
+    expect(htmlBody('Tom & Jerry <3\n\n  second line  \r\nthird')).toBe('<p>Tom &amp; Jerry &lt;3</p><p>second line</p><p>third</p>');
+    expect(escapeHtml('"a" <b> & c')).toBe('&quot;a&quot; &lt;b&gt; &amp; c');
   });
 });
 

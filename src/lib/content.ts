@@ -14,7 +14,8 @@ const VOID_TAGS = new Set(['br']);
 // `<` must be followed directly by a letter, so text such as "a < b" or "<3" is not taken for markup.
 const TAG_PATTERN = /<\/?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?\/?>/;
 
-function hasHtmlTag(text: string): boolean {
+/** Whether the content is HTML (at least one tag); tagless content is taken as typed by every editor. */
+export function hasHtmlTag(text: string): boolean {
   return TAG_PATTERN.test(text);
 }
 
@@ -184,6 +185,8 @@ interface Renderer {
   blockSeparator: string;
   // In plain text an empty <p> is the author's blank line; Markdown ignores extra blank lines anyway.
   keepEmptyParagraphs: boolean;
+  /** A run of inline content made a block (a paragraph, a list item's text): Markdown escapes what would start a block. */
+  paragraph?(content: string): string;
 }
 
 function renderInline(node: ContentNode, r: Renderer, style: Style): string {
@@ -198,7 +201,8 @@ function renderBlocks(nodes: ContentNode[], r: Renderer, style: Style): string[]
   let buffer = '';
   const flush = () => {
     // Whitespace-only runs are the indentation between block tags, not content.
-    if (buffer.trim()) blocks.push(buffer.trim());
+    const content = buffer.trim();
+    if (content) blocks.push(r.paragraph ? r.paragraph(content) : content);
     buffer = '';
   };
   for (const node of nodes) {
@@ -287,24 +291,81 @@ function markdownUrl(href: string): string {
   return href.replace(/[()\s]/g, (ch) => (ch === '(' ? '%28' : ch === ')' ? '%29' : '%20'));
 }
 
+// Bare URLs are left as typed (platforms link them); escaping inside them would change the address.
+const BARE_URL = /https?:\/\/[^\s<>]+/g;
+
+function escapeInline(text: string): string {
+  return text.replace(/[\\`*[\]<]|_/g, (ch, offset: number, whole: string) => {
+    // An underscore inside a word never starts emphasis (snake_case stays readable).
+    if (ch === '_' && /[\p{L}\p{N}]/u.test(whole[offset - 1] ?? '') && /[\p{L}\p{N}]/u.test(whole[offset + 1] ?? '')) return ch;
+    return `\\${ch}`;
+  });
+}
+
+/**
+ * Text as Markdown shows it literally: characters that would start emphasis, code, a link or inline HTML are
+ * backslash-escaped (bare URLs are kept as typed). Block markers at the start of a line are `escapeMarkdownBlock`'s job.
+ */
+export function escapeMarkdownText(text: string): string {
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(BARE_URL)) {
+    out += escapeInline(text.slice(last, match.index)) + match[0];
+    last = match.index + match[0].length;
+  }
+  return out + escapeInline(text.slice(last));
+}
+
+/** Escapes what would make a line of text a heading, quote, list item, rule or setext underline. */
+export function escapeMarkdownBlock(content: string): string {
+  return content.replace(/^([ \t]*)([#>+=-]|\d{1,9}(?=[.)]))/gm, (_match, indent: string, marker: string) =>
+    /^\d/.test(marker) ? `${indent}${marker}\\` : `${indent}\\${marker}`,
+  );
+}
+
+/** A Markdown image of a public URL. */
+export function markdownImage(url: string, alt = ''): string {
+  return `![${escapeMarkdownText(alt.replace(/\s+/g, ' ').trim())}](${markdownUrl(url)})`;
+}
+
 const MARKDOWN: Renderer = {
-  text: (text) => text,
+  text: (text) => escapeMarkdownText(text),
   inline(el, inner, style) {
     if (el.tag === 'strong' || el.tag === 'b') return wrapMarkers(inner(style), '**');
     if (el.tag === 'u') return wrapMarkers(inner(style), '__');
     if (el.tag === 'a' && el.href) {
       const text = inner(style).trim();
-      return text ? `[${text.replace(/[[\]]/g, '\\$&')}](${markdownUrl(el.href)})` : el.href;
+      // The link text is already escaped as text, brackets included.
+      return text ? `[${text}](${markdownUrl(el.href)})` : el.href;
     }
     return inner(style);
   },
   heading: (level, content) => `${'#'.repeat(level)} ${content}`,
   blockSeparator: '\n\n',
   keepEmptyParagraphs: false,
+  paragraph: escapeMarkdownBlock,
 };
 
 function escapeHtmlText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** Text or an attribute value made safe inside HTML. */
+export function escapeHtml(text: string): string {
+  return escapeHtmlText(text).replace(/"/g, '&quot;');
+}
+
+/**
+ * The html editor's output as an HTML body: HTML passes as it is, and tagless text (which every editor keeps as typed)
+ * is escaped with each line made a paragraph, so line breaks survive in a page or an email.
+ */
+export function htmlBody(converted: string): string {
+  if (hasHtmlTag(converted)) return converted;
+  return converted
+    .split(/\r?\n/)
+    .filter((line) => line.trim())
+    .map((line) => `<p>${escapeHtmlText(line.trim())}</p>`)
+    .join('');
 }
 
 const TELEGRAM: Renderer = {

@@ -1,0 +1,91 @@
+// What the five article and newsletter platforms (WordPress, DEV, Hashnode, Medium, listmonk) share: the article body
+// with its pictures, instance URLs, tag values, the rules every one of them checks, and the platform's error words.
+// Herald's content has no <img> (DESIGN.md, Content): pictures are the item's attachments. The first one is the cover
+// where the platform has one; the others follow the text, as Markdown images or <figure>s of their public URL.
+import { escapeHtml, htmlBody, markdownImage } from '../../src/lib/content.js';
+import { PlatformHttpError, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
+import type { MediaFile } from '../types.js';
+
+export interface ArticleImage {
+  url: string;
+  alt?: string;
+}
+
+/** The first picture (the cover, where the platform has one) and the rest. */
+export function splitCover<T extends ArticleImage>(media: T[]): { cover?: T; rest: T[] } {
+  const [cover, ...rest] = media;
+  return { cover, rest };
+}
+
+/** The Markdown article: the text, then each picture as an image of its public URL. */
+export function markdownArticle(text: string, images: ArticleImage[], before: ArticleImage[] = []): string {
+  const parts = [...before.map((image) => markdownImage(image.url, image.alt)), text.trim(), ...images.map((image) => markdownImage(image.url, image.alt))];
+  return parts.filter((part) => part.length > 0).join('\n\n');
+}
+
+/** An HTML picture as the block editor writes one. */
+export const htmlFigure = (image: ArticleImage) =>
+  `<figure class="wp-block-image"><img src="${escapeHtml(image.url)}" alt="${escapeHtml(image.alt ?? '')}"/></figure>`;
+
+/** The HTML article: the text (tagless text made paragraphs), with pictures before and after it. */
+export function htmlArticle(text: string, images: ArticleImage[], before: ArticleImage[] = []): string {
+  return [...before.map(htmlFigure), htmlBody(text.trim()), ...images.map(htmlFigure)].join('');
+}
+
+/** A user-typed instance or site URL: `https://` added when no scheme was typed, trailing slashes removed. */
+export function normalizeBaseUrl(value: string): string {
+  const trimmed = value.trim().replace(/\/+$/, '');
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`;
+  const url = new URL(withScheme);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: `${value} is not an http(s) address` });
+  return withScheme;
+}
+
+/** The values of `[{value, label}]` settings, trimmed, empty ones left out. */
+export const valuesOf = (entries: { value: string }[] | undefined) => (entries ?? []).map((entry) => entry.value.trim()).filter((value) => value.length > 0);
+
+/** The pictures of an item, checked again at publish time (the validation ran at creation, the media may have changed). */
+export function picturesOf(media: MediaFile[], platform: string): MediaFile[] {
+  if (media.some((file) => file.kind !== 'image')) throw permanent(`${platform} takes pictures only: remove the video from the post.`);
+  return media;
+}
+
+/** A refusal decided here, before or after a call, with the words a user acts on. */
+export function permanent(message: string, status = 400): PlatformHttpError {
+  return new PlatformHttpError({ status, retryable: false, bodyExcerpt: '', message });
+}
+
+/** The platform's own message in an error body: `message`, `error`, or the first of `errors`. */
+export function messageIn(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown; error?: unknown; errors?: { message?: unknown }[] };
+    if (typeof parsed.message === 'string' && parsed.message) return parsed.message;
+    if (typeof parsed.error === 'string' && parsed.error) return parsed.error;
+    if (Array.isArray(parsed.errors) && typeof parsed.errors[0]?.message === 'string') return parsed.errors[0].message;
+  } catch {
+    /* not JSON */
+  }
+  return undefined;
+}
+
+/** What a failed call said, for messages: the platform's words, or the start of the body, and the status. */
+export function saidIn(status: number, body: string): string {
+  const said = messageIn(body) ?? (body.trim().startsWith('<') ? 'an HTML page instead of JSON' : body.trim().slice(0, 200) || 'no answer body');
+  return `${said} (HTTP ${status})`;
+}
+
+/** The default words of a refusal: what the platform said; 429 and 5xx stay retryable as the fetch wrapper decided. */
+export function plainRefusal(status: number, body: string): Partial<PlatformHttpErrorInit> {
+  return { message: saidIn(status, body) };
+}
+
+/** A file name for an uploaded picture: the URL's last segment when it has an extension, else one made from the type. */
+export function fileNameOf(file: MediaFile, mimeType: string, index: number): string {
+  try {
+    const last = decodeURIComponent(new URL(file.url).pathname.split('/').pop() ?? '');
+    if (/^[\w.-]+\.[a-z0-9]+$/i.test(last)) return last;
+  } catch {
+    /* not a URL: a name is made below */
+  }
+  return `image-${index + 1}.${mimeType.split('/')[1]?.split(/[;+]/)[0] || 'bin'}`;
+}

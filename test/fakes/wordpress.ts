@@ -1,0 +1,221 @@
+// A fake WordPress site (REST API v2) on 127.0.0.1, built on startFakeServer.
+//
+//   const wp = await startWordPressFake();          // or { prettyPermalinks: false, role: 'author' }
+//   connect fields: wp.fields()                     // { siteUrl, username, applicationPassword }
+//   wp.posts / wp.media                             // what was created, as received
+//   wp.server.requestsTo('POST', '/wp-json/wp/v2/posts'), wp.server.failNext(...)
+//
+// The REST API answers at /wp-json/wp/v2/<route>, and at /?rest_route=/wp/v2/<route> (the form that works without pretty
+// permalinks; with `prettyPermalinks: false` /wp-json/ answers an HTML 404 page, as such sites do).
+// Refused as WordPress refuses (body `{code, message, data: {status}}`):
+//   HTTP Basic with an unknown user (401 invalid_username) or a wrong application password (401 incorrect_password; spaces in
+//   the password are ignored, as WordPress does); no credentials: users/me 401 rest_not_logged_in, writes 401 rest_cannot_create.
+//   Capabilities by role: an author cannot create pages, a contributor cannot publish nor upload (403 rest_cannot_create,
+//   rest_cannot_publish). Media: no Content-Disposition filename (400 rest_upload_no_content_disposition), no bytes
+//   (rest_upload_no_data), not an image type (rest_upload_sideload_error). Posts: unknown route (404 rest_no_route), empty title
+//   and content (400 empty_content), unknown featured_media (400 rest_invalid_featured_media), unknown term ids or a status
+//   outside publish/future/draft/pending/private (400 rest_invalid_param).
+// Types: post, page, a custom `book` in wp/v2 and a custom `event` in a plugin's own namespace (acme/v1), plus the internal ones.
+import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer } from '../helpers/fake-server.js';
+
+type Role = 'administrator' | 'editor' | 'author' | 'contributor';
+
+export interface WordPressFakePost {
+  id: number;
+  type: string;
+  /** The JSON body as received. */
+  body: Record<string, unknown>;
+  link: string;
+  author: number;
+}
+
+export interface WordPressFakeMedia {
+  id: number;
+  filename: string;
+  mimeType: string;
+  bytes: Buffer;
+  source_url: string;
+}
+
+export interface WordPressFake {
+  server: FakeServer;
+  url: string;
+  username: string;
+  password: string;
+  user: { id: number; name: string; slug: string; role: Role };
+  /** Replaces the application password (the old one is refused from now on, as after a revocation). */
+  setPassword(password: string): void;
+  posts: WordPressFakePost[];
+  media: WordPressFakeMedia[];
+  categories: { id: number; name: string; count: number }[];
+  tags: { id: number; name: string; count: number }[];
+  fields(): Record<string, string>;
+  close(): Promise<void>;
+}
+
+interface FakeType {
+  slug: string;
+  name: string;
+  rest_base: string;
+  namespace?: string;
+  taxonomies: string[];
+  create: string;
+  publish: string;
+}
+
+const TYPES: Record<string, FakeType> = {
+  post: { slug: 'post', name: 'Posts', rest_base: 'posts', taxonomies: ['category', 'post_tag'], create: 'edit_posts', publish: 'publish_posts' },
+  page: { slug: 'page', name: 'Pages', rest_base: 'pages', taxonomies: [], create: 'edit_pages', publish: 'publish_pages' },
+  book: { slug: 'book', name: 'Books', rest_base: 'books', taxonomies: ['category'], create: 'edit_posts', publish: 'publish_posts' },
+  // A custom type a plugin registers under its own REST namespace.
+  event: { slug: 'event', name: 'Events', rest_base: 'events', namespace: 'acme/v1', taxonomies: [], create: 'edit_posts', publish: 'publish_posts' },
+  attachment: { slug: 'attachment', name: 'Media', rest_base: 'media', taxonomies: [], create: 'upload_files', publish: 'upload_files' },
+  wp_block: { slug: 'wp_block', name: 'Patterns', rest_base: 'blocks', taxonomies: [], create: 'edit_posts', publish: 'publish_posts' },
+  nav_menu_item: { slug: 'nav_menu_item', name: 'Navigation Menu Items', rest_base: 'menu-items', taxonomies: [], create: 'edit_theme_options', publish: 'edit_theme_options' },
+};
+
+const CAPABILITIES: Record<Role, string[]> = {
+  administrator: ['edit_posts', 'publish_posts', 'edit_pages', 'publish_pages', 'upload_files', 'edit_theme_options'],
+  editor: ['edit_posts', 'publish_posts', 'edit_pages', 'publish_pages', 'upload_files'],
+  author: ['edit_posts', 'publish_posts', 'upload_files'],
+  contributor: ['edit_posts'],
+};
+
+const wpError = (status: number, code: string, message: string, extra: Record<string, unknown> = {}): FakeReply => ({
+  status,
+  json: { code, message, data: { status, ...extra } },
+});
+
+export async function startWordPressFake(options: { prettyPermalinks?: boolean; role?: Role } = {}): Promise<WordPressFake> {
+  const server = await startFakeServer();
+  const pretty = options.prettyPermalinks ?? true;
+  const username = 'editor';
+  let password = 'abcd EFGH 1234 ijkl MNOP 5678';
+  const user = { id: 7, name: 'Eddie Editor', slug: 'eddie', role: options.role ?? ('editor' as Role) };
+  const posts: WordPressFakePost[] = [];
+  const media: WordPressFakeMedia[] = [];
+  const categories = [{ id: 3, name: 'News', count: 12 }, { id: 5, name: 'Guides', count: 4 }];
+  const tags = [{ id: 11, name: 'herald', count: 2 }, { id: 12, name: 'publishing', count: 9 }];
+  let nextId = 100;
+  const can = (capability: string) => CAPABILITIES[user.role].includes(capability);
+
+  /** The user of a request: 'none' without credentials, or the error reply for wrong ones. */
+  function authenticate(request: RecordedRequest): 'ok' | 'none' | FakeReply {
+    const header = request.headers.authorization;
+    if (!header) return 'none';
+    if (!header.startsWith('Basic ')) return wpError(401, 'rest_not_logged_in', 'You are not currently logged in.');
+    const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+    const name = decoded.slice(0, decoded.indexOf(':'));
+    const secret = decoded.slice(decoded.indexOf(':') + 1);
+    if (name !== username) return wpError(401, 'invalid_username', 'Unknown username. Check again or try your email address.');
+    if (secret.replace(/[^a-z\d]/gi, '') !== password.replace(/[^a-z\d]/gi, '')) {
+      return wpError(401, 'incorrect_password', 'The provided password is an invalid application password.');
+    }
+    return 'ok';
+  }
+
+  const userView = () => ({
+    id: user.id,
+    username,
+    name: user.name,
+    slug: user.slug,
+    link: `${server.url}/author/${user.slug}/`,
+    avatar_urls: { '24': `${server.url}/avatar-24.png`, '48': `${server.url}/avatar-48.png`, '96': `${server.url}/avatar-96.png` },
+    roles: [user.role],
+    capabilities: Object.fromEntries(CAPABILITIES[user.role].map((capability) => [capability, true])),
+  });
+
+  function createMedia(request: RecordedRequest): FakeReply {
+    if (!can('upload_files')) return wpError(403, 'rest_cannot_create', 'Sorry, you are not allowed to upload files.');
+    const disposition = String(request.headers['content-disposition'] ?? '');
+    const filename = /filename="?([^";]+)"?/.exec(disposition)?.[1];
+    if (!filename) return wpError(400, 'rest_upload_no_content_disposition', 'No Content-Disposition supplied.');
+    if (request.body.length === 0) return wpError(400, 'rest_upload_no_data', 'No data supplied.');
+    const mimeType = String(request.headers['content-type'] ?? '');
+    if (!mimeType.startsWith('image/')) return wpError(500, 'rest_upload_sideload_error', 'Sorry, you are not allowed to upload this file type.');
+    const item = { id: ++nextId, filename, mimeType, bytes: request.body, source_url: `${server.url}/wp-content/uploads/2026/11/${filename}` };
+    media.push(item);
+    return { status: 201, json: { id: item.id, type: 'attachment', media_type: 'image', mime_type: mimeType, source_url: item.source_url, link: `${server.url}/?attachment_id=${item.id}` } };
+  }
+
+  function createPost(type: FakeType, request: RecordedRequest): FakeReply {
+    if (!can(type.create)) return wpError(403, 'rest_cannot_create', 'Sorry, you are not allowed to create posts as this user.');
+    const body = (request.json ?? {}) as Record<string, unknown>;
+    const status = body.status ?? 'draft';
+    if (!['publish', 'future', 'draft', 'pending', 'private'].includes(String(status))) {
+      return wpError(400, 'rest_invalid_param', 'Invalid parameter(s): status', { params: { status: 'status is not one of publish, future, draft, pending, private.' } });
+    }
+    if (status === 'publish' && !can(type.publish)) return wpError(403, 'rest_cannot_publish', 'Sorry, you are not allowed to publish posts in this post type.');
+    if (!String(body.title ?? '').trim() && !String(body.content ?? '').trim()) return wpError(400, 'empty_content', 'Content, title, and excerpt are empty.');
+    if (body.featured_media !== undefined && !media.some((item) => item.id === body.featured_media)) return wpError(400, 'rest_invalid_featured_media', 'Invalid featured media ID.');
+    for (const [key, known] of [['categories', categories], ['tags', tags]] as const) {
+      const ids = body[key] as unknown[] | undefined;
+      if (ids !== undefined && (!Array.isArray(ids) || ids.some((id) => !known.some((term) => term.id === id)))) {
+        return wpError(400, 'rest_invalid_param', `Invalid parameter(s): ${key}`, { params: { [key]: `${key}[0] is not a valid term id.` } });
+      }
+    }
+    const id = ++nextId;
+    const link = `${server.url}/${type.slug === 'post' ? '' : `${type.slug}/`}${String(body.title).toLowerCase().replace(/[^a-z0-9]+/g, '-')}/`;
+    posts.push({ id, type: type.slug, body, link, author: user.id });
+    return { status: 201, json: { id, type: type.slug, status, link, title: { raw: body.title, rendered: body.title }, author: user.id, featured_media: body.featured_media ?? 0 } };
+  }
+
+  const namespaceOf = (type: { namespace?: string }) => type.namespace ?? 'wp/v2';
+
+  function route(method: string, path: string, request: RecordedRequest): FakeReply {
+    const who = authenticate(request);
+    if (who !== 'ok' && who !== 'none') return who;
+    const namespace = path.startsWith('/acme/v1/') ? 'acme/v1' : 'wp/v2';
+    const [resource, sub] = path.slice(namespace.length + 2).split('/');
+    if (method === 'GET' && resource === 'users' && sub === 'me') return who === 'ok' ? { json: userView() } : wpError(401, 'rest_not_logged_in', 'You are not currently logged in.');
+    if (method === 'GET' && resource === 'types' && !sub) {
+      return { json: Object.fromEntries(Object.entries(TYPES).map(([slug, type]) => [slug, { slug: type.slug, name: type.name, rest_base: type.rest_base, taxonomies: type.taxonomies, rest_namespace: namespaceOf(type), hierarchical: slug === 'page' }])) };
+    }
+    if (method === 'GET' && (resource === 'categories' || resource === 'tags') && !sub) {
+      const search = request.query.get('search')?.toLowerCase();
+      return { json: (resource === 'categories' ? categories : tags).filter((term) => !search || term.name.toLowerCase().includes(search)) };
+    }
+    if (resource === 'media' && !sub && method === 'POST') return who === 'ok' ? createMedia(request) : wpError(401, 'rest_cannot_create', 'Sorry, you are not allowed to upload files.');
+    const type = Object.values(TYPES).find((candidate) => candidate.rest_base === resource && namespaceOf(candidate) === namespace && candidate.slug !== 'attachment');
+    if (type && !sub && method === 'POST') return who === 'ok' ? createPost(type, request) : wpError(401, 'rest_cannot_create', 'Sorry, you are not allowed to create posts as this user.');
+    if (type && !sub && method === 'GET') {
+      if (request.query.get('context') === 'edit' && who !== 'ok') return wpError(401, 'rest_forbidden_context', 'Sorry, you are not allowed to edit posts in this post type.');
+      const search = request.query.get('search') ?? '';
+      const author = request.query.get('author');
+      const found = posts.filter((post) => post.type === type.slug && (!author || String(post.author) === author) && String(post.body.title).includes(search)).reverse();
+      return { json: found.map((post) => ({ id: post.id, link: post.link, title: { raw: post.body.title, rendered: post.body.title } })) };
+    }
+    return wpError(404, 'rest_no_route', 'No route was found matching the URL and request method.');
+  }
+
+  const pretty404: FakeReply = { status: 404, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Page not found</title>' };
+  for (const method of ['GET', 'POST']) {
+    for (const pattern of ['/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*', '/wp-json/acme/v1/*']) {
+      server.on(method, pattern, (request) => (pretty ? route(method, request.path.replace(/^\/wp-json/, ''), request) : pretty404));
+    }
+    server.on(method, '/', (request) => {
+      const restRoute = request.query.get('rest_route');
+      return restRoute ? route(method, restRoute, request) : { body: '<!doctype html><title>Home</title>', headers: { 'content-type': 'text/html' } };
+    });
+  }
+
+  return {
+    server,
+    url: server.url,
+    username,
+    get password() {
+      return password;
+    },
+    user,
+    setPassword(value) {
+      password = value;
+    },
+    posts,
+    media,
+    categories,
+    tags,
+    fields: () => ({ siteUrl: server.url, username, applicationPassword: password }),
+    close: () => server.close(),
+  };
+}

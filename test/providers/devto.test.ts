@@ -1,0 +1,143 @@
+// DEV against its fake Forem API: API-key connect, a Markdown article with its cover and inline picture from Herald's
+// public URLs, tags and organization honoured or refused, DEV's refusals reaching ERROR, helpers, views and reactions as
+// post analytics, and a lost create answer looked up instead of repeated.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import devto from '../../providers/devto.js';
+import { PostSchema } from '../../src/db/entities.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
+import { startHerald, type Herald } from '../helpers/harness.js';
+import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+
+let fake: DevtoFake;
+let herald: Herald;
+let pictures: Pictures;
+let channelId: string;
+let rootId: string;
+
+beforeAll(async () => {
+  fake = await startDevtoFake();
+  herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ devto: { api: fake.url } }) }, { guard: { allowLoopback: true } });
+  pictures = await uploadPictures(herald);
+});
+
+afterAll(async () => {
+  await herald?.stop();
+  await fake?.close();
+});
+
+const settings = (extra: Record<string, unknown> = {}) => ({ __type: 'devto', title: 'Why we moved to Herald', ...extra });
+const schedule = (settingsValue: Record<string, unknown>) => scheduleWith(herald, channelId, settingsValue);
+
+describe('connecting DEV', () => {
+  it("refuses a wrong API key with DEV's reason, then connects with the right one", async () => {
+    const wrong = await connect(herald, 'devto', { apiKey: 'not-the-key' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toBe(
+      'DEV refused the connection: the API key was refused (unauthorized (HTTP 401)): create a key in DEV Settings, Extensions, DEV Community API Keys, and reconnect',
+    );
+    const right = await connect(herald, 'devto', { apiKey: fake.apiKey });
+    expect(right.status, JSON.stringify(right.body)).toBe(200);
+    channelId = right.body.id;
+    expect(right.body).toMatchObject({ identifier: 'devto', name: 'Herald Writer', profile: 'heraldwriter', picture: fake.user.profile_image });
+    const me = fake.server.requestsTo('GET', '/api/users/me').at(-1)!;
+    expect([me.headers['api-key'], me.headers.accept]).toEqual([fake.apiKey, 'application/vnd.forem.api-v1+json']);
+  });
+});
+
+describe('publishing on DEV', () => {
+  it('publishes the article through the worker: Markdown body, the first picture as cover, the second inline, tags and organization', async () => {
+    const root = await publishThroughWorker(herald, channelId, ARTICLE_HTML, [pictures.png, pictures.jpeg], settings({
+      tags: [{ value: 'herald', label: 'herald' }, { value: 'webdev', label: 'webdev' }],
+      organization: '42',
+    }));
+    rootId = root.id;
+    const [request] = fake.server.requestsTo('POST', '/api/articles');
+    expect(request.json).toEqual({
+      article: {
+        title: 'Why we moved to Herald',
+        body_markdown: `${ARTICLE_MARKDOWN}\n\n![](${pictures.jpeg.path})`,
+        published: true,
+        main_image: pictures.png.path,
+        tags: ['herald', 'webdev'],
+        organization_id: 42,
+      },
+    });
+    expect([request.headers['api-key'], request.headers.accept]).toEqual([fake.apiKey, 'application/vnd.forem.api-v1+json']);
+    const [article] = fake.articles;
+    expect([root.releaseId, root.releaseUrl]).toEqual([String(article.id), article.url]);
+    expect(article.url).toMatch(/\/heraldlabs\//);
+  });
+
+  it('refuses more than 4 tags, a tag DEV cannot take and a title over 128 characters when the post is created', async () => {
+    const five = await schedule(settings({ tags: ['a', 'b', 'c', 'd', 'e'].map((value) => ({ value, label: value })) }));
+    expect(five.status).toBe(400);
+    expect(five.body.message).toContain('DEV takes at most 4 tags: remove some');
+    const plus = await schedule(settings({ tags: [{ value: 'c++', label: 'C++' }] }));
+    expect(plus.body.message).toContain('The tag "c++" cannot be used on DEV');
+    const long = await schedule(settings({ title: 'x'.repeat(129) }));
+    expect(long.body.message).toContain('DEV titles are at most 128 characters');
+    const untitled = await schedule({ __type: 'devto' });
+    expect(untitled.body.message).toMatch(/settings\.title/);
+    expect(devto.validate!([{ text: 'x', media: [{ kind: 'video', url: 'https://media.example/v.mp4' }] }], {})).toMatch(/video/);
+  });
+
+  it('is refused by the fake as by DEV: a wrong key, no title, five tags', async () => {
+    const post = (key: string, article: unknown) =>
+      fetch(`${fake.url}/api/articles`, { method: 'POST', headers: { 'api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ article }) }).then(async (response) => [response.status, await response.json()]);
+    expect(await post('wrong', { title: 'T' })).toEqual([401, { error: 'unauthorized', status: 401 }]);
+    expect(await post(fake.apiKey, { body_markdown: 'x' })).toEqual([422, { error: "Title can't be blank", status: 422 }]);
+    expect(await post(fake.apiKey, { title: 'T', tags: ['a', 'b', 'c', 'd', 'e'] })).toEqual([422, { error: 'Tag list exceed the maximum of 4 tags', status: 422 }]);
+  });
+
+  it("puts a post DEV refuses in ERROR with DEV's words and a notification", async () => {
+    // The same title and body twice: Forem refuses the second article.
+    const twice = await createPost(herald, channelId, ['<p>Once only</p>'], { settings: settings({ title: 'Once only' }) });
+    expect((await publishUntilSettled(herald, twice)).outcome.kind).toBe('published');
+    const again = await createPost(herald, channelId, ['<p>Once only</p>'], { settings: settings({ title: 'Once only' }) });
+    expect((await publishUntilSettled(herald, again)).outcome).toEqual({ kind: 'failed', error: 'DEV refused the post: Body markdown has already been taken (HTTP 422)' });
+    expect((await notifications(herald, 'post_failed'))[0]).toContain('Body markdown has already been taken');
+  });
+
+  it('looks up an article whose create answer was lost instead of creating it twice', async () => {
+    const lost = await createPost(herald, channelId, ['<p>Lost answer</p>'], { settings: settings({ title: 'Lost answer' }) });
+    fake.articles.push({ id: 777, article: { title: 'Lost answer', body_markdown: 'Lost answer', published: true }, url: `${fake.url}/heraldwriter/lost-answer`, page_views_count: 0, public_reactions_count: 0, comments_count: 0 });
+    await herald.services.orm.em.fork().nativeUpdate(PostSchema, { id: lost }, { publishProgress: { steps: { article: { state: 'started' } } }, attemptStartedAt: new Date() });
+    const creates = fake.server.requestsTo('POST', '/api/articles').length;
+    expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
+    expect(fake.server.requestsTo('POST', '/api/articles')).toHaveLength(creates);
+    expect((await chainOf(herald, lost))[0].releaseId).toBe('777');
+  });
+});
+
+describe('DEV helpers and analytics', () => {
+  it('lists tags and the organizations of the account through POST /integration-trigger', async () => {
+    const tags = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'tags' });
+    expect(tags.body).toEqual({ output: [{ id: 'javascript', name: 'javascript' }, { id: 'webdev', name: 'webdev' }, { id: 'herald', name: 'herald' }] });
+    const organizations = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'organizations' });
+    expect(organizations.body).toEqual({ output: [{ id: '42', name: 'Herald Labs', username: 'heraldlabs' }] });
+  });
+
+  it("reports the article's views, reactions and comments", async () => {
+    Object.assign(fake.articles[0], { page_views_count: 321, public_reactions_count: 17, comments_count: 4 });
+    const response = await herald.rest('GET', `/analytics/post/${rootId}?date=7`);
+    expect(response.status).toBe(200);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(response.body).toEqual([
+      { label: 'Views', data: [{ total: '321', date: today }], percentageChange: 0 },
+      { label: 'Reactions', data: [{ total: '17', date: today }], percentageChange: 0 },
+      { label: 'Comments', data: [{ total: '4', date: today }], percentageChange: 0 },
+    ]);
+    const request = fake.server.requestsTo('GET', '/api/articles/me/published').at(-1)!;
+    expect(Object.fromEntries(request.query)).toEqual({ page: '1', per_page: '1000' });
+  });
+
+  it('answers 401 on a helper once the key is revoked, and flags the channel', async () => {
+    fake.apiKey = 'rotated';
+    const trigger = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'tags' });
+    expect(trigger.status).toBe(200); // the tag list is public on DEV: a dead key does not show there
+    const organizations = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'organizations' });
+    expect(organizations.status).toBe(401);
+    expect((await notifications(herald, 'channel_reconnect'))[0]).toContain('DEV');
+  });
+});

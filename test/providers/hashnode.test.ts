@@ -1,0 +1,155 @@
+// Hashnode against its fake GraphQL API (which refuses fields, arguments and input fields that are not in Hashnode's schema):
+// token connect, publishPost with the cover and tags looked up by slug, the settings' limits, a Pro-plan refusal reaching
+// ERROR, the publications and tagsList helpers, views and reactions as post analytics, and a lost publish looked up.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import hashnode from '../../providers/hashnode.js';
+import { PostSchema } from '../../src/db/entities.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
+import { startHerald, type Herald } from '../helpers/harness.js';
+import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+
+let fake: HashnodeFake;
+let herald: Herald;
+let pictures: Pictures;
+let channelId: string;
+let rootId: string;
+
+const JAVASCRIPT = '56744721958ef13879b94cad';
+const WEB_DEVELOPMENT = '56744723958ef13879b9549b';
+
+beforeAll(async () => {
+  fake = await startHashnodeFake();
+  herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ hashnode: { gql: fake.url } }) }, { guard: { allowLoopback: true } });
+  pictures = await uploadPictures(herald);
+});
+
+afterAll(async () => {
+  await herald?.stop();
+  await fake?.close();
+});
+
+const publication = () => fake.publications[0].id;
+const settings = (extra: Record<string, unknown> = {}) => ({ __type: 'hashnode', title: 'Why we moved to Herald', publication: publication(), tags: [{ value: JAVASCRIPT, label: 'JavaScript' }], ...extra });
+const schedule = (settingsValue: Record<string, unknown>) => scheduleWith(herald, channelId, settingsValue);
+const graphql = (body: unknown, authorization = fake.token) =>
+  fetch(fake.url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (response) => [response.status, await response.json()]);
+
+describe('connecting Hashnode', () => {
+  it("refuses a wrong token with Hashnode's reason, then connects with the right one", async () => {
+    const wrong = await connect(herald, 'hashnode', { accessToken: 'not-a-token' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toBe(
+      'Hashnode refused the connection: the personal access token was refused (You must be logged in to perform this action. (UNAUTHENTICATED)): create one in Hashnode Settings, Developer, and reconnect',
+    );
+    const right = await connect(herald, 'hashnode', { accessToken: fake.token });
+    expect(right.status, JSON.stringify(right.body)).toBe(200);
+    channelId = right.body.id;
+    expect(right.body).toMatchObject({ identifier: 'hashnode', name: 'Herald Writer', profile: 'heraldwriter', picture: fake.user.profilePicture });
+    const request = fake.server.requestsTo('POST', '/').at(-1)!;
+    expect(request.headers.authorization).toBe(fake.token);
+    expect(request.json).toEqual({ query: 'query Me { me { id username name profilePicture } }', variables: {} });
+  });
+});
+
+describe('publishing on Hashnode', () => {
+  it('publishes the article through the worker: the cover, the second picture inline, tags by id, by slug looked up, and new', async () => {
+    const root = await publishThroughWorker(herald, channelId, ARTICLE_HTML, [pictures.png, pictures.jpeg], settings({
+      subtitle: 'Notes from the switch',
+      tags: [{ value: JAVASCRIPT, label: 'JavaScript' }, { value: 'web-development', label: 'Web Development' }, { value: 'Herald-News', label: 'Herald News' }],
+    }));
+    rootId = root.id;
+    const [post] = fake.posts;
+    expect(post.input).toEqual({
+      title: 'Why we moved to Herald',
+      subtitle: 'Notes from the switch',
+      publicationId: publication(),
+      contentMarkdown: `${ARTICLE_MARKDOWN}\n\n![](${pictures.jpeg.path})`,
+      tags: [{ id: JAVASCRIPT }, { id: WEB_DEVELOPMENT }, { slug: 'herald-news', name: 'Herald News' }],
+      coverImageOptions: { coverImageURL: pictures.png.path },
+    });
+    const operations = fake.server.requestsTo('POST', '/').slice(-3).map((request) => request.json);
+    expect(operations).toEqual([
+      { query: 'query Tag($slug: String!) { tag(slug: $slug) { id name slug } }', variables: { slug: 'web-development' } },
+      { query: 'query Tag($slug: String!) { tag(slug: $slug) { id name slug } }', variables: { slug: 'herald-news' } },
+      { query: 'mutation PublishPost($input: PublishPostInput!) { publishPost(input: $input) { post { id slug url } } }', variables: { input: post.input } },
+    ]);
+    expect([root.releaseId, root.releaseUrl]).toEqual([post.id, 'https://blog.herald.example/why-we-moved-to-herald']);
+  });
+
+  it('refuses a post without tags, with 16 tags, without a publication or a title when it is created', async () => {
+    expect((await schedule(settings({ tags: [] }))).body.message).toContain('Hashnode needs at least one tag');
+    const sixteen = Array.from({ length: 16 }, (_, index) => ({ value: `tag${index}`, label: `Tag ${index}` }));
+    expect((await schedule(settings({ tags: sixteen }))).body.message).toContain('Hashnode takes at most 15 tags');
+    expect((await schedule({ __type: 'hashnode', title: 'T', tags: [{ value: JAVASCRIPT, label: 'JS' }] })).body.message).toMatch(/settings\.publication/);
+    expect((await schedule({ __type: 'hashnode', publication: publication(), tags: [{ value: JAVASCRIPT, label: 'JS' }] })).body.message).toMatch(/settings\.title/);
+    expect(hashnode.validate!([{ text: 'x', media: [{ kind: 'video', url: 'https://media.example/v.mp4' }] }], {})).toMatch(/video/);
+  });
+
+  it('is refused by the fake as by Hashnode: a field or input field not in the schema, a missing title, no token', async () => {
+    expect(await graphql({ query: '{ me { id nickname } }' })).toEqual([400, { errors: [{ message: 'Cannot query field "nickname" on type "MyUser".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }]);
+    expect(await graphql({ query: '{ me { publications { edges { node { id } } } } }' })).toEqual([
+      400,
+      { errors: [{ message: 'Field "publications" argument "first" of type "Int!" is required, but it was not provided.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] },
+    ]);
+    const mutation = 'mutation PublishPost($input: PublishPostInput!) { publishPost(input: $input) { post { id } } }';
+    const base = { publicationId: publication(), contentMarkdown: 'x', tags: [{ id: JAVASCRIPT }] };
+    const [status, body] = await graphql({ query: mutation, variables: { input: base } });
+    expect([status, body.errors[0].extensions.code, body.errors[0].message]).toEqual([400, 'BAD_USER_INPUT', 'Variable "$input" got invalid value; Field "title" of required type "String!" was not provided.']);
+    const [, cover] = await graphql({ query: mutation, variables: { input: { ...base, title: 'T', coverImage: 'https://x.example/c.png' } } });
+    expect(cover.errors[0].message).toBe('Variable "$input" got invalid value; Field "coverImage" is not defined by type "PublishPostInput".');
+    const [, anonymous] = await graphql({ query: mutation, variables: { input: { ...base, title: 'T' } } }, '');
+    expect(anonymous).toEqual({ errors: [{ message: 'You must be logged in to perform this action.', extensions: { code: 'UNAUTHENTICATED' } }], data: null });
+  });
+
+  it("puts a post Hashnode refuses (no Pro plan) in ERROR with Hashnode's words and the fix", async () => {
+    fake.server.failNext('POST', '/', {
+      json: { errors: [{ message: 'Publication does not have an active Pro plan. Upgrade in your dashboard to access this via the API.', extensions: { code: 'FORBIDDEN' } }], data: null },
+    });
+    const refused = await createPost(herald, channelId, ['<p>Pro only</p>'], { settings: settings({ title: 'Pro only' }) });
+    const { outcome } = await publishUntilSettled(herald, refused);
+    expect(outcome).toEqual({
+      kind: 'failed',
+      error:
+        'Hashnode refused the post: Publication does not have an active Pro plan. Upgrade in your dashboard to access this via the API. (FORBIDDEN): upgrade the publication to Pro in the Hashnode dashboard to publish through the API',
+    });
+    expect((await notifications(herald, 'post_failed'))[0]).toContain('active Pro plan');
+  });
+
+  it('looks up a post whose publish answer was lost instead of publishing it twice', async () => {
+    const lost = await createPost(herald, channelId, ['<p>Lost answer</p>'], { settings: settings({ title: 'Lost answer' }) });
+    fake.posts.push({ id: 'abc123abc123abc123abc123', slug: 'lost-answer', url: 'https://blog.herald.example/lost-answer', title: 'Lost answer', publicationId: publication(), input: {}, views: 0, reactionCount: 0, responseCount: 0 });
+    await herald.services.orm.em.fork().nativeUpdate(PostSchema, { id: lost }, { publishProgress: { steps: { publish: { state: 'started' } } }, attemptStartedAt: new Date() });
+    const published = fake.posts.length;
+    expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
+    expect(fake.posts).toHaveLength(published);
+    expect((await chainOf(herald, lost))[0]).toMatchObject({ releaseId: 'abc123abc123abc123abc123', releaseUrl: 'https://blog.herald.example/lost-answer' });
+  });
+});
+
+describe('Hashnode helpers and analytics', () => {
+  it('lists publications and looks tags up by slug through POST /integration-trigger', async () => {
+    const publications = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'publications' });
+    expect(publications.body).toEqual({ output: [{ id: publication(), name: 'Herald Blog', url: 'https://blog.herald.example' }] });
+    const found = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'tagsList', data: { slug: 'JavaScript, web-development, no-such-tag' } });
+    expect(found.body).toEqual({
+      output: [
+        { id: JAVASCRIPT, name: 'JavaScript', slug: 'javascript' },
+        { id: WEB_DEVELOPMENT, name: 'Web Development', slug: 'web-development' },
+      ],
+    });
+    const empty = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'tagsList' });
+    expect([empty.status, empty.body.code]).toEqual([400, 'invalid_input']);
+  });
+
+  it("reports the article's views, reactions and responses", async () => {
+    Object.assign(fake.posts[0], { views: 250, reactionCount: 12, responseCount: 3 });
+    const response = await herald.rest('GET', `/analytics/post/${rootId}?date=7`);
+    expect(response.body.map((metric: { label: string; data: { total: string }[] }) => [metric.label, metric.data[0].total])).toEqual([
+      ['Views', '250'],
+      ['Reactions', '12'],
+      ['Responses', '3'],
+    ]);
+    expect(fake.server.requestsTo('POST', '/').at(-1)!.json).toEqual({ query: 'query PostStats($id: ID!) { post(id: $id) { id views reactionCount responseCount } }', variables: { id: fake.posts[0].id } });
+  });
+});
