@@ -53,7 +53,7 @@ function removeStaleUploads(config: Config, logger: Logger): void {
  */
 export async function buildServices(
   config: Config,
-  parts: Pick<Services, 'orm' | 'secrets' | 'logger' | 'now'> & { userAgent?: string; guard?: Partial<UrlGuardOptions> },
+  parts: Pick<Services, 'orm' | 'secrets' | 'logger' | 'now'> & { userAgent?: string; guard?: Partial<UrlGuardOptions>; platformGuard?: Partial<UrlGuardOptions> },
 ): Promise<Services> {
   const userAgent = parts.userAgent ?? USER_AGENT;
   const guardOptions = {
@@ -71,7 +71,7 @@ export async function buildServices(
     secrets: parts.secrets,
     fetch: createPlatformFetch({ timeoutMs: config.platformTimeoutMs, userAgent }),
     urlGuard,
-    platformGuard: createUrlGuard({ ...guardOptions, allowedHosts: [] }),
+    platformGuard: createUrlGuard({ ...guardOptions, allowedHosts: [], ...parts.platformGuard }),
     fetchMedia: createMediaFetcher(urlGuard, { maxBytes: Math.max(config.uploads.maxImageBytes, config.uploads.maxVideoBytes) }),
     storage: await createStorage(config),
     logger: parts.logger,

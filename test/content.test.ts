@@ -89,6 +89,8 @@ describe('convertContent markdown', () => {
   it('writes images and escapes titles for Markdown', () => {
     expect(markdownImage('https://cdn.example/a b(1).png', 'A [red] *dot*')).toBe('![A \\[red\\] \\*dot\\*](https://cdn.example/a%20b%281%29.png)');
     expect(escapeMarkdownBlock(escapeMarkdownText('# 1 * 2'))).toBe('\\# 1 \\* 2');
+    // Chat mention tokens stay as typed (Discord reads them); other angle brackets are escaped.
+    expect(escapeMarkdownText('Hi <@123> in <#456> at <t:1700000000:R>, <b>x</b>')).toBe('Hi <@123> in <#456> at <t:1700000000:R>, \\<b>x\\</b>');
   });
 });
 

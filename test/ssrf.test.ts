@@ -9,6 +9,7 @@ import { blockedRange, createUrlGuard, FetchFailedError, type ResolvedAddress, t
 import { MediaSchema } from '../src/db/entities.js';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { tinyPng } from './helpers/provider-context.js';
+import { startMastodonFake } from './fakes/mastodon.js';
 
 const guardOf = (options: Partial<UrlGuardOptions> = {}) => createUrlGuard({ userAgent: 'Herald-test', connectTimeoutMs: 2000, timeoutMs: 5000, ...options });
 
@@ -362,6 +363,26 @@ describe('POST /upload-from-url', () => {
       expect(response.status, JSON.stringify(response.body)).toBe(200);
     } finally {
       await open.stop();
+    }
+  });
+});
+
+describe('platform hosts a user types', () => {
+  it('a connect form pointing at a private address is refused before any call; the platform\'s configured hosts are not checked', async () => {
+    const fake = await startMastodonFake();
+    // Production rules for typed hosts; the deployment's own endpoint (SOCIAL_ENDPOINTS) may be anywhere.
+    const herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ mastodon: { instance: fake.url } }) }, { platformGuard: {} });
+    try {
+      const typed = await herald.rest('POST', '/integrations/mastodon/connect', { instance: 'http://127.0.0.1:9', accessToken: fake.token });
+      expect(typed.status).toBe(400);
+      expect(typed.body.message).toContain('127.0.0.1 is a blocked address (loopback)');
+      const metadata = await herald.rest('POST', '/integrations/mastodon/connect', { instance: 'http://169.254.169.254', accessToken: 'x' });
+      expect(metadata.body.message).toContain('169.254.169.254 is a blocked address');
+      const configured = await herald.rest('POST', '/integrations/mastodon/connect', { accessToken: fake.token });
+      expect(configured.status, JSON.stringify(configured.body)).toBe(200);
+    } finally {
+      await herald.stop();
+      await fake.close();
     }
   });
 });

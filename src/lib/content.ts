@@ -291,8 +291,9 @@ function markdownUrl(href: string): string {
   return href.replace(/[()\s]/g, (ch) => (ch === '(' ? '%28' : ch === ')' ? '%29' : '%20'));
 }
 
-// Bare URLs are left as typed (platforms link them); escaping inside them would change the address.
-const BARE_URL = /https?:\/\/[^\s<>]+/g;
+// Bare URLs are left as typed (platforms link them); escaping inside them would change the address. So are chat mention
+// tokens (Discord's <@id>, <@&role>, <#channel>, <:emoji:id>, <t:time:R>): escaped, they would show as text.
+const KEPT_AS_TYPED = /https?:\/\/[^\s<>]+|<(?:@[!&]?\d+|#\d+|a?:\w+:\d+|t:\d+(?::[tTdDfFR])?)>/g;
 
 function escapeInline(text: string): string {
   return text.replace(/[\\`*[\]<]|_/g, (ch, offset: number, whole: string) => {
@@ -304,12 +305,12 @@ function escapeInline(text: string): string {
 
 /**
  * Text as Markdown shows it literally: characters that would start emphasis, code, a link or inline HTML are
- * backslash-escaped (bare URLs are kept as typed). Block markers at the start of a line are `escapeMarkdownBlock`'s job.
+ * backslash-escaped (bare URLs and chat mention tokens are kept as typed). Block markers at the start of a line are `escapeMarkdownBlock`'s job.
  */
 export function escapeMarkdownText(text: string): string {
   let out = '';
   let last = 0;
-  for (const match of text.matchAll(BARE_URL)) {
+  for (const match of text.matchAll(KEPT_AS_TYPED)) {
     out += escapeInline(text.slice(last, match.index)) + match[0];
     last = match.index + match[0].length;
   }

@@ -43,6 +43,11 @@ let counter = 0;
 export interface HeraldOptions {
   /** Overrides of the SSRF guard, e.g. `{allowLoopback: true}` to reach fakes on 127.0.0.1 (other blocked ranges stay blocked). */
   guard?: Partial<UrlGuardOptions>;
+  /**
+   * Overrides of the guard on platform hosts a user types (instances, sites): loopback is allowed by default here, since
+   * every fake platform runs on 127.0.0.1; `{}` restores the production rules.
+   */
+  platformGuard?: Partial<UrlGuardOptions>;
 }
 
 /** A new database cloned from the migrated template: its connection string. */
@@ -78,6 +83,7 @@ export async function startHerald(environment: Record<string, string> = {}, opti
     now: () => now ?? new Date(),
     userAgent: 'Herald-test',
     guard: options.guard,
+    platformGuard: options.platformGuard ?? { allowLoopback: true },
   });
   const sessions = new McpSessions(services);
   const app = createApp(services, sessions);

@@ -218,8 +218,10 @@ export async function changeStatus(em: EntityManager, post: Post, status: 'draft
       if (row.state === 'PUBLISHED') continue;
       row.state = target;
       if (target === 'QUEUE') {
-        // A fresh start for what did not go out: the person decided to try again (after "could not confirm" too).
-        Object.assign(row, { error: null, attemptStartedAt: null, attempts: 0, lastError: null, nextAttemptAt: null, publishProgress: null });
+        // A fresh start for what did not go out. Steps that finished stay recorded (an upload, a post the platform holds are
+        // not made twice); a step of unknown outcome is forgotten: the person checked the account and asked to try again.
+        const steps = Object.fromEntries(Object.entries(row.publishProgress?.steps ?? {}).filter(([, step]) => step.state === 'done'));
+        Object.assign(row, { error: null, attemptStartedAt: null, attempts: 0, lastError: null, nextAttemptAt: null, publishProgress: Object.keys(steps).length > 0 ? { steps } : null });
       }
     }
     await transaction.flush();
