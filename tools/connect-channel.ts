@@ -40,7 +40,7 @@ export const connectChannel = defineTool({
     }
     let account;
     try {
-      account = await provider.connect({ fetch: services.fetch, endpoints }, values);
+      account = await provider.connect({ fetch: services.fetch, endpoints, client: services.config.oauthClients[provider.identifier] }, values);
     } catch (error) {
       if (error instanceof PlatformHttpError) {
         throw invalidInput(`${provider.name} refused the connection: ${error.message}`, { hint: 'Check the credentials and the instance or chat, then try again.' });
