@@ -20,7 +20,7 @@ import kick from './kick.js';
 import mastodon from './mastodon.js';
 import bluesky from './bluesky.js';
 import telegram from './telegram.js';
-import nostr from './nostr.js';
+import nostr from './nostr/index.js';
 import vk from './vk.js';
 import medium from './medium.js';
 import devto from './devto.js';
