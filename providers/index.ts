@@ -18,7 +18,7 @@ import slack from './slack.js';
 import twitch from './twitch.js';
 import kick from './kick.js';
 import mastodon from './mastodon.js';
-import bluesky from './bluesky.js';
+import bluesky from './bluesky/index.js';
 import telegram from './telegram.js';
 import nostr from './nostr/index.js';
 import vk from './vk.js';
