@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { currentMetric, engagementByDay } from './shared.js';
+import { currentMetric, engagementByDay, pagesSince } from './shared.js';
 
 /** What the calls below need of a context: connect has no stored channel yet, only a token. */
 type PlatformFetchContext = Pick<ProviderContext, 'fetch'> & { auth: Pick<ProviderContext['auth'], 'accessToken'> };
@@ -112,22 +112,17 @@ async function verifyCredentials(context: PlatformFetchContext, instance: string
 }
 
 /** The account's own statuses of the last `days` days (boosts of others left out), newest first, up to 5 pages of 40. */
-async function statusesOfPeriod(context: ProviderContext, instance: string, days: number) {
-  const since = Date.now() - days * 86_400_000;
-  const statuses: z.infer<typeof statusSchema>[] = [];
-  let maxId: string | undefined;
-  for (let page = 0; page < 5; page++) {
+function statusesOfPeriod(context: ProviderContext, instance: string, days: number) {
+  return pagesSince(5, new Date(Date.now() - days * 86_400_000), async (maxId) => {
     const { data, headers } = await context.fetch({
       url: `${instance}/api/v1/accounts/${encodeURIComponent(context.auth.internalId)}/statuses`,
       query: { exclude_reblogs: true, limit: 40, max_id: maxId },
       headers: bearer(context.auth.accessToken),
       schema: z.array(statusSchema),
     });
-    statuses.push(...data);
-    maxId = data.at(-1)?.id;
-    if (!/rel="next"/.test(headers.get('link') ?? '') || !maxId || data.some((status) => Date.parse(status.created_at) < since)) break;
-  }
-  return statuses;
+    // The Link header says whether there is an older page; its max_id is the last status's id.
+    return { items: data, next: /rel="next"/.test(headers.get('link') ?? '') ? data.at(-1)?.id : undefined };
+  }, (status) => status.created_at);
 }
 
 const mastodon: Provider = {

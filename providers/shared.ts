@@ -193,3 +193,24 @@ export function engagementByDay(
     dates.map((date) => ({ date, value: inPeriod.filter((post) => post.publishedAt.slice(0, 10) === date).reduce((sum, post) => sum + value(post), 0) }));
   return [dailyMetric(postsLabel, series(() => 1)), ...labels.map((label) => dailyMetric(label, series((post) => post.counts[label] ?? 0)))];
 }
+
+/**
+ * A listing read newest first, page after page, until a page reaches back past `since`, there is no next page, or
+ * `maxPages` pages were read (a bound on calls; the oldest days of a long period may then be undercounted).
+ */
+export async function pagesSince<T>(
+  maxPages: number,
+  since: Date,
+  readPage: (cursor: string | undefined) => Promise<{ items: T[]; next?: string }>,
+  dateOf: (item: T) => string,
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const { items: found, next } = await readPage(cursor);
+    items.push(...found);
+    cursor = next;
+    if (!cursor || found.some((item) => Date.parse(dateOf(item)) < since.getTime())) break;
+  }
+  return items;
+}

@@ -12,7 +12,7 @@ import { invalidInput } from '../src/errors.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { ConnectContext, PublishedRef, Provider, ProviderContext, PublishItem } from './types.js';
-import { currentMetric, engagementByDay, firstProblem, noVideo } from './shared.js';
+import { currentMetric, engagementByDay, firstProblem, noVideo, pagesSince } from './shared.js';
 
 const endpoints = { api: 'https://api.neynar.com', web: 'https://farcaster.xyz' };
 /** A long cast (any account): more than this is a Pro-only 10,000-byte cast, which Herald does not offer. */
@@ -118,19 +118,14 @@ async function cast(context: ProviderContext, item: PublishItem, targets: { chan
   return refOf(context, casts);
 }
 
-/** Recent casts of the account, newest first, up to `pages` pages. */
-async function recentCasts(context: ProviderContext, options: { pages: number; since?: Date; replies: boolean }) {
-  const casts: z.infer<typeof castSchema>[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < options.pages; page++) {
-    const feed = await neynar(context, 'feed/user/casts/', z.object({ casts: z.array(castSchema), next: z.object({ cursor: z.string().nullish() }).optional() }), {
-      query: { fid: context.auth.internalId, limit: options.pages > 1 ? 150 : 20, include_replies: options.replies, ...(cursor ? { cursor } : {}) },
-    });
-    casts.push(...feed.casts);
-    cursor = feed.next?.cursor ?? undefined;
-    if (!cursor || (options.since && feed.casts.some((item) => new Date(item.timestamp) < options.since!))) break;
-  }
-  return casts;
+/** Recent casts of the account, newest first: one page of 20, or up to `pages` pages of 150 reaching back to `since`. */
+function recentCasts(context: ProviderContext, options: { pages: number; since?: Date; replies: boolean }) {
+  const feedSchema = z.object({ casts: z.array(castSchema), next: z.object({ cursor: z.string().nullish() }).optional() });
+  return pagesSince(options.pages, options.since ?? new Date(0), async (cursor) => {
+    const query = { fid: context.auth.internalId, limit: options.pages > 1 ? 150 : 20, include_replies: options.replies, ...(cursor ? { cursor } : {}) };
+    const feed = await neynar(context, 'feed/user/casts/', feedSchema, { query });
+    return { items: feed.casts, next: feed.next?.cursor ?? undefined };
+  }, (item) => item.timestamp);
 }
 
 const warpcast: Provider = {

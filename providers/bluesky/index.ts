@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { imageSize } from '../../src/lib/media-probe.js';
 import type { JsonValue, PublishItem, PublishedRef, Provider, ProviderContext } from '../types.js';
-import { currentMetric, engagementByDay } from '../shared.js';
+import { currentMetric, engagementByDay, pagesSince } from '../shared.js';
 import { MAX_VIDEO_BYTES, videoEmbed } from './video.js';
 import { call, createSession, endpoints, serviceOf, sessionSchema, tokensOf, trimSlashes, xrpc } from './xrpc.js';
 
@@ -154,16 +154,12 @@ async function createPost(context: ProviderContext, item: PublishItem, reply?: {
 
 /** The account's own posts of the last `days` days (reposts of others left out), up to three pages of 100. */
 async function postsOfPeriod(context: ProviderContext, days: number) {
-  const since = Date.now() - days * 86_400_000;
-  const posts: z.infer<typeof postViewSchema>[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 3; page++) {
-    const feed = await call(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: context.auth.internalId, limit: 100, filter: 'posts_with_replies', ...(cursor ? { cursor } : {}) } });
-    posts.push(...feed.feed.map(({ post }) => post).filter((post) => post.author.did === context.auth.internalId));
-    cursor = feed.cursor;
-    if (!cursor || feed.feed.some(({ post }) => Date.parse(post.indexedAt) < since)) break;
-  }
-  return posts;
+  const did = context.auth.internalId;
+  const posts = await pagesSince(3, new Date(Date.now() - days * 86_400_000), async (cursor) => {
+    const feed = await call(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: did, limit: 100, filter: 'posts_with_replies', ...(cursor ? { cursor } : {}) } });
+    return { items: feed.feed.map(({ post }) => post), next: feed.cursor };
+  }, (post) => post.indexedAt);
+  return posts.filter((post) => post.author.did === did);
 }
 
 const bluesky: Provider = {
