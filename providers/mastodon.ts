@@ -1,10 +1,12 @@
 // Mastodon: any instance, connected with an access token the user creates on it (credentials form).
 // Media go to POST /api/v2/media (202 = still processing, polled on GET /api/v1/media/:id until 200), then
 // POST /api/v1/statuses carries an Idempotency-Key (our post id), so a create of unknown outcome can be repeated.
+// Reference: https://docs.joinmastodon.org/methods/statuses/, …/methods/media/, …/methods/accounts/ (verify_credentials,
+// statuses with max_id paging and the Link header), …/entities/Status/.
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { currentMetric } from './shared.js';
+import { currentMetric, engagementByDay, pagesSince } from './shared.js';
 
 /** What the calls below need of a context: connect has no stored channel yet, only a token. */
 type PlatformFetchContext = Pick<ProviderContext, 'fetch'> & { auth: Pick<ProviderContext['auth'], 'accessToken'> };
@@ -37,6 +39,7 @@ const statusSchema = z.object({
   url: z.string().nullish(),
   uri: z.string(),
   media_attachments: z.array(attachmentSchema).default([]),
+  created_at: z.string(),
   favourites_count: z.number().int().nonnegative().default(0),
   reblogs_count: z.number().int().nonnegative().default(0),
   replies_count: z.number().int().nonnegative().default(0),
@@ -108,6 +111,20 @@ async function verifyCredentials(context: PlatformFetchContext, instance: string
   return data;
 }
 
+/** The account's own statuses of the last `days` days (boosts of others left out), newest first, up to 5 pages of 40. */
+function statusesOfPeriod(context: ProviderContext, instance: string, days: number) {
+  return pagesSince(5, new Date(Date.now() - days * 86_400_000), async (maxId) => {
+    const { data, headers } = await context.fetch({
+      url: `${instance}/api/v1/accounts/${encodeURIComponent(context.auth.internalId)}/statuses`,
+      query: { exclude_reblogs: true, limit: 40, max_id: maxId },
+      headers: bearer(context.auth.accessToken),
+      schema: z.array(statusSchema),
+    });
+    // The Link header says whether there is an older page; its max_id is the last status's id.
+    return { items: data, next: /rel="next"/.test(headers.get('link') ?? '') ? data.at(-1)?.id : undefined };
+  }, (status) => status.created_at);
+}
+
 const mastodon: Provider = {
   identifier: 'mastodon',
   name: 'Mastodon',
@@ -174,9 +191,19 @@ const mastodon: Provider = {
     return [currentMetric('Favourites', data.favourites_count), currentMetric('Boosts', data.reblogs_count), currentMetric('Replies', data.replies_count)];
   },
 
-  async analytics(context) {
-    const account = await verifyCredentials(context, instanceOf(context));
-    return [currentMetric('Followers', account.followers_count), currentMetric('Following', account.following_count), currentMetric('Posts', account.statuses_count)];
+  async analytics(context, days) {
+    const instance = instanceOf(context);
+    const account = await verifyCredentials(context, instance);
+    const posts = (await statusesOfPeriod(context, instance, days)).map((status) => ({
+      publishedAt: status.created_at,
+      counts: { Favourites: status.favourites_count, Boosts: status.reblogs_count, Replies: status.replies_count },
+    }));
+    return [
+      currentMetric('Followers', account.followers_count),
+      currentMetric('Following', account.following_count),
+      currentMetric('Posts', account.statuses_count),
+      ...engagementByDay(days, posts, ['Favourites', 'Boosts', 'Replies'], 'Posts published'),
+    ];
   },
 
   async recent(context) {

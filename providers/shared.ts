@@ -199,3 +199,44 @@ export function jwtExpiry(token: string): Date | undefined {
     return undefined;
   }
 }
+
+/**
+ * What the posts published in the last `days` days received, per day of publication (Mastodon, Bluesky, Farcaster: their
+ * APIs give each post's counters, not a history of the account): one daily metric per counter, every day of the period
+ * present (0 on days without posts), plus the number of posts published each day as `postsLabel`.
+ */
+export function engagementByDay(
+  days: number,
+  posts: { publishedAt: string; counts: Record<string, number | undefined> }[],
+  labels: string[],
+  postsLabel: string,
+): AnalyticsMetric[] {
+  const { start, end } = analyticsPeriod(days);
+  const dates: string[] = [];
+  for (let day = new Date(`${isoDay(start)}T00:00:00Z`); isoDay(day) <= isoDay(end); day = new Date(day.getTime() + 86_400_000)) dates.push(isoDay(day));
+  const inPeriod = posts.filter((post) => dates.includes(post.publishedAt.slice(0, 10)));
+  const series = (value: (post: (typeof posts)[number]) => number) =>
+    dates.map((date) => ({ date, value: inPeriod.filter((post) => post.publishedAt.slice(0, 10) === date).reduce((sum, post) => sum + value(post), 0) }));
+  return [dailyMetric(postsLabel, series(() => 1)), ...labels.map((label) => dailyMetric(label, series((post) => post.counts[label] ?? 0)))];
+}
+
+/**
+ * A listing read newest first, page after page, until a page reaches back past `since`, there is no next page, or
+ * `maxPages` pages were read (a bound on calls; the oldest days of a long period may then be undercounted).
+ */
+export async function pagesSince<T>(
+  maxPages: number,
+  since: Date,
+  readPage: (cursor: string | undefined) => Promise<{ items: T[]; next?: string }>,
+  dateOf: (item: T) => string,
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const { items: found, next } = await readPage(cursor);
+    items.push(...found);
+    cursor = next;
+    if (!cursor || found.some((item) => Date.parse(dateOf(item)) < since.getTime())) break;
+  }
+  return items;
+}

@@ -1,4 +1,6 @@
 // Telegram: a bot posts to a channel or group through the Bot API (`/bot<token>/<method>`), text in HTML parse mode.
+// Reference: https://core.telegram.org/bots/api (sendMessage, sendPhoto, sendVideo, sendMediaGroup, InputMediaPhoto,
+// InputMediaVideo, "Sending files": multipart uploads up to 10 MB for photos and 50 MB for other files).
 // Stored credentials: accessToken = the bot token, data.chatId = the numeric chat id, data.username = the public @name if any.
 // The token lives in every URL, so no error message built here or in platform-http ever carries the URL or the token.
 import { z } from 'zod';
@@ -11,6 +13,9 @@ import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishedRef
 const TEXT_LIMIT = 4096;
 const CAPTION_LIMIT = 1024;
 const ALBUM_LIMIT = 10;
+/** Multipart upload limits of the Bot API: photos up to 10 MB, other files (videos) up to 50 MB. */
+const PHOTO_BYTES = 10 * 1024 * 1024;
+const VIDEO_BYTES = 50 * 1024 * 1024;
 const endpoints = { api: 'https://api.telegram.org' };
 
 const chatSchema = z.object({
@@ -107,24 +112,27 @@ function chatReference(input: string): string {
   return `@${value}`;
 }
 
-async function photoBlob(file: MediaFile): Promise<{ blob: Blob; name: string }> {
+/** The file as a multipart part: a photo or a video, named with its extension. */
+async function filePart(file: MediaFile): Promise<{ blob: Blob; name: string }> {
   const { bytes, mimeType } = await file.load();
   const extension = mimeType.split('/')[1]?.replace('jpeg', 'jpg') ?? 'bin';
-  return { blob: new Blob([new Uint8Array(bytes)], { type: mimeType }), name: `photo.${extension}` };
+  return { blob: new Blob([new Uint8Array(bytes)], { type: mimeType }), name: `${file.kind === 'video' ? 'video' : 'photo'}.${extension}` };
 }
+
+/** The fields of a photo or video upload: Telegram streams a video as it plays when supports_streaming is set. */
+const mediaType = (file: MediaFile) => (file.kind === 'video' ? 'video' : 'photo');
+const videoFields = (file: MediaFile): Record<string, string> => (file.kind === 'video' ? { supports_streaming: 'true' } : {});
 
 async function send(context: ProviderContext, item: PublishItem, replyTo?: number): Promise<PublishedRef> {
   // The core hands trimmed HTML; Telegram's HTML mode accepts only its own small tag set.
   const text = toTelegramHtml(item.text);
   const token = botToken(context.auth.accessToken);
   const chatId = context.auth.data.chatId ?? context.auth.internalId;
-  if (item.media.some((file) => file.kind !== 'image')) {
-    throw notSupported('Telegram videos are not supported yet in Herald.', { hint: 'Attach pictures only.' });
-  }
   if (item.media.length > ALBUM_LIMIT) {
-    throw notSupported(`Telegram takes at most ${ALBUM_LIMIT} pictures in one album.`);
+    throw notSupported(`Telegram takes at most ${ALBUM_LIMIT} pictures and videos in one album.`);
   }
   const reply = replyTo === undefined ? undefined : { message_id: replyTo };
+  const caption = text ? { caption: text, parse_mode: 'HTML' } : {};
   let messageId: number;
   if (item.media.length === 0) {
     const message = await call(context, token, 'sendMessage', messageSchema, {
@@ -136,20 +144,19 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
     form.append('chat_id', chatId);
     if (reply) form.append('reply_parameters', JSON.stringify(reply));
     if (item.media.length === 1) {
-      const { blob, name } = await photoBlob(item.media[0]);
-      form.append('photo', blob, name);
-      if (text) {
-        form.append('caption', text);
-        form.append('parse_mode', 'HTML');
-      }
-      messageId = (await call(context, token, 'sendPhoto', messageSchema, { multipart: form })).message_id;
+      // One photo (sendPhoto) or one video (sendVideo), the text as its caption.
+      const [file] = item.media;
+      const { blob, name } = await filePart(file);
+      form.append(mediaType(file), blob, name);
+      for (const [key, value] of Object.entries({ ...caption, ...videoFields(file) })) form.append(key, value);
+      messageId = (await call(context, token, file.kind === 'video' ? 'sendVideo' : 'sendPhoto', messageSchema, { multipart: form })).message_id;
     } else {
-      const media: Record<string, string | undefined>[] = [];
+      // An album: photos and videos may be mixed (documents may not, and Herald sends none); the caption goes on the first.
+      const media: Record<string, unknown>[] = [];
       for (const [index, file] of item.media.entries()) {
-        const { blob, name } = await photoBlob(file);
-        form.append(`photo${index}`, blob, name);
-        const caption = index === 0 && text ? { caption: text, parse_mode: 'HTML' } : {};
-        media.push({ type: 'photo', media: `attach://photo${index}`, ...caption });
+        const { blob, name } = await filePart(file);
+        form.append(`file${index}`, blob, name);
+        media.push({ type: mediaType(file), media: `attach://file${index}`, ...(index === 0 ? caption : {}), ...(file.kind === 'video' ? { supports_streaming: true } : {}) });
       }
       form.append('media', JSON.stringify(media));
       const messages = await call(context, token, 'sendMediaGroup', z.array(messageSchema).min(1), { multipart: form });
@@ -160,18 +167,28 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
   return { id: String(messageId), url: username ? `https://t.me/${username}/${messageId}` : undefined };
 }
 
+const megabytes = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
+
 function validate(items: ValidationItem[]): string | undefined {
   for (const [index, item] of items.entries()) {
     const where = items.length > 1 ? ` (item ${index + 1})` : '';
-    if (item.media.some((file) => file.kind === 'video')) {
-      return `Telegram videos are not supported yet in Herald${where}: attach pictures only.`;
-    }
     if (item.media.length > ALBUM_LIMIT) {
-      return `Telegram takes at most ${ALBUM_LIMIT} pictures in one message${where}: it has ${item.media.length}, remove some or split them across items.`;
+      return `Telegram takes at most ${ALBUM_LIMIT} pictures and videos in one message${where}: it has ${item.media.length}, remove some or split them across items.`;
     }
     const length = visibleLength(item.text);
     if (item.media.length > 0 && length > CAPTION_LIMIT) {
-      return `A Telegram message with pictures has a caption limit of ${CAPTION_LIMIT} characters${where}: it has ${length}, shorten the text or move it to a text-only item.`;
+      return `A Telegram message with pictures or a video has a caption limit of ${CAPTION_LIMIT} characters${where}: it has ${length}, shorten the text or move it to a text-only item.`;
+    }
+    for (const file of item.media) {
+      if (file.kind === 'video' && file.size !== undefined && file.size > VIDEO_BYTES) {
+        return `Telegram bots upload videos of at most 50 MB${where}: this one is ${megabytes(file.size)}, shorten or compress it.`;
+      }
+      if (file.kind === 'image' && file.size !== undefined && file.size > PHOTO_BYTES) {
+        return `Telegram bots upload pictures of at most 10 MB${where}: this one is ${megabytes(file.size)}, make it smaller.`;
+      }
+      if (file.kind === 'image' && file.width && file.height && (file.width + file.height > 10_000 || Math.max(file.width, file.height) / Math.min(file.width, file.height) > 20)) {
+        return `Telegram takes pictures whose width and height add up to at most 10000 pixels with a ratio of at most 20${where}: this one is ${file.width}x${file.height}, resize or crop it.`;
+      }
     }
   }
   return undefined;
@@ -184,9 +201,10 @@ const telegram: Provider = {
   lengthMethod: 'characters',
   maxLength: () => TEXT_LIMIT,
   rules:
-    `Posts to a Telegram channel or group as its bot. Text up to ${TEXT_LIMIT} characters; when the message has pictures the text becomes ` +
-    `their caption, limited to ${CAPTION_LIMIT} characters. Up to ${ALBUM_LIMIT} pictures make one album (caption on the first). ` +
-    'Videos are not supported yet. Bold, underline and links are kept (Telegram HTML); other formatting becomes plain text. ' +
+    `Posts to a Telegram channel or group as its bot. Text up to ${TEXT_LIMIT} characters; when the message has pictures or a video the text becomes ` +
+    `their caption, limited to ${CAPTION_LIMIT} characters. One picture or one video (MP4, up to 50 MB; pictures up to 10 MB) is sent as it is; ` +
+    `2 to ${ALBUM_LIMIT} pictures and videos, mixed as you like, make one album (caption on the first). ` +
+    'Bold, underline and links are kept (Telegram HTML); other formatting becomes plain text. ' +
     'Each later item of the chain is posted as a reply to the previous message.',
   settings: null,
   chain: 'thread',

@@ -106,6 +106,8 @@ export class CheckAgainLater extends Error {
 export interface ConnectContext {
   fetch: PlatformFetch;
   endpoints: Record<string, string>;
+  /** The deployment's app of this platform (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`), for credential platforms whose calls need it (Farcaster's Neynar API key). */
+  client?: { clientId: string; clientSecret?: string };
 }
 
 export interface ConnectedAccount {

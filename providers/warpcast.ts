@@ -1,33 +1,240 @@
-// Farcaster through Neynar: casts with picture embeds, optionally in channels; later items reply to the previous cast.
+// Farcaster through Neynar's API v2: casts with picture embeds, in the chosen channels; later items reply to the previous cast.
+// References: https://docs.neynar.com/reference/publish-cast (POST /v2/farcaster/cast, `idem`), …/lookup-signer (GET
+// /v2/farcaster/signer), …/fetch-bulk-users, …/lookup-cast-by-hash-or-url, …/fetch-casts-for-user, …/search-channels, and
+// Neynar's OpenAPI (github.com/neynarxyz/OAS src/api/spec.yaml). Text limits are Farcaster's (snapchain
+// validate_cast_add_body): 320 bytes for a cast, 1024 for a long cast, 10,000 for Pro accounts only; 2 embeds (4 with Pro).
+//
+// Credentials: the deployment's Neynar app is the platform's app setting (WARPCAST_CLIENT_ID = Neynar client id for the
+// sign-in, WARPCAST_CLIENT_SECRET = the Neynar API key, sent as x-api-key on every call). A user's channel is a Neynar signer
+// bound to that key: the signer_uuid (and fid) that Neynar's sign-in hands back, checked at connect.
 import { z } from 'zod';
-import type { Provider } from './types.js';
-import { firstProblem, noVideo, tool } from './shared.js';
+import { invalidInput } from '../src/errors.js';
+import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import { PlatformHttpError } from '../src/lib/platform-http.js';
+import type { ConnectContext, PublishedRef, Provider, ProviderContext, PublishItem } from './types.js';
+import { currentMetric, engagementByDay, firstProblem, noVideo, pagesSince } from './shared.js';
+
+const endpoints = { api: 'https://api.neynar.com', web: 'https://farcaster.xyz' };
+/** A long cast (any account): more than this is a Pro-only 10,000-byte cast, which Herald does not offer. */
+const MAX_TEXT_BYTES = 1024;
+const MAX_EMBEDS = 2;
+const MAX_CHANNELS = 5;
+
+const errorSchema = z.object({ message: z.string(), code: z.string().optional(), property: z.string().optional() });
+const signerSchema = z.object({ signer_uuid: z.string(), status: z.enum(['generated', 'pending_approval', 'approved', 'revoked']), fid: z.number().int().optional(), permissions: z.array(z.string()).optional() });
+const userSchema = z.object({
+  fid: z.number().int(),
+  username: z.string(),
+  display_name: z.string().nullish(),
+  pfp_url: z.string().nullish(),
+  follower_count: z.number().int(),
+  following_count: z.number().int(),
+});
+const castSchema = z.object({
+  hash: z.string(),
+  timestamp: z.string(),
+  embeds: z.array(z.looseObject({ url: z.string().optional() })).default([]),
+  reactions: z.object({ likes_count: z.number().int(), recasts_count: z.number().int() }),
+  replies: z.object({ count: z.number().int() }),
+});
+const postedSchema = z.object({ success: z.boolean(), cast: z.object({ hash: z.string(), author: z.object({ fid: z.number().int() }), text: z.string() }) });
+const channelSchema = z.object({ id: z.string(), name: z.string().optional(), description: z.string().optional(), image_url: z.string().optional(), follower_count: z.number().optional(), url: z.string() });
+
+/** Neynar's error body `{message, code, property}`; a refused signer means reconnecting, a refused API key is the operator's to fix. */
+function classify(status: number, body: string): Partial<PlatformHttpErrorInit> | undefined {
+  let error: z.infer<typeof errorSchema> | undefined;
+  try {
+    error = errorSchema.parse(JSON.parse(body));
+  } catch {
+    return undefined;
+  }
+  const message = `${error.message}${error.property ? ` (${error.property})` : ''}`;
+  if ((status === 401 || status === 403) && /signer/i.test(error.message)) return { status: 401, retryable: false, message };
+  if (status === 401) return { status: 403, retryable: false, message: `${message}: the Neynar API key (WARPCAST_CLIENT_SECRET) of this Herald was refused` };
+  return { message };
+}
+
+type Caller = Pick<ProviderContext, 'fetch' | 'endpoints' | 'client'>;
+
+function apiKey(context: Caller): string {
+  const key = context.client?.clientSecret;
+  if (!key) {
+    throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'Farcaster is not configured on this Herald: the operator sets WARPCAST_CLIENT_ID and WARPCAST_CLIENT_SECRET (the Neynar app\'s client id and API key).' });
+  }
+  return key;
+}
+
+async function neynar<T>(context: Caller, path: string, schema: z.ZodType<T>, request: { query?: Record<string, string | number | boolean>; json?: unknown } = {}): Promise<T> {
+  const base = (context.endpoints.api || endpoints.api).replace(/\/+$/, '');
+  const { data } = await context.fetch({ method: request.json ? 'POST' : 'GET', url: `${base}/v2/farcaster/${path}`, headers: { 'x-api-key': apiKey(context) }, query: request.query, json: request.json, schema, classify });
+  return data;
+}
+
+const lookupUser = async (context: Caller, fid: string) => (await neynar(context, 'user/bulk/', z.object({ users: z.array(userSchema) }), { query: { fids: fid } })).users[0];
+const castUrl = (context: Caller, hash: string) => `${(context.endpoints.web || endpoints.web).replace(/\/+$/, '')}/~/conversations/${hash}`;
+
+/** The casts one item made: one per channel (or one on the profile), kept in the ref so replies and analytics find them all. */
+type Cast = { channel: string; hash: string };
+const castsOf = (ref: PublishedRef): Cast[] => (ref.meta?.casts ? (JSON.parse(ref.meta.casts) as Cast[]) : [{ channel: '', hash: ref.id }]);
+
+function refOf(context: Caller, casts: Cast[]): PublishedRef {
+  return { id: casts[0].hash, url: castUrl(context, casts[0].hash), meta: { casts: JSON.stringify(casts) } };
+}
+
+const settingsSchema = z.object({
+  subreddit: z
+    .array(z.object({ value: z.object({ id: z.string().min(1).describe('Channel id from the subreddits tool, e.g. "farcaster"') }) }))
+    .max(MAX_CHANNELS)
+    .optional()
+    .describe(`Farcaster channels to cast in (one cast each, at most ${MAX_CHANNELS}); none casts on the profile only`),
+});
+
+/**
+ * One cast per target, each recorded as a step; Neynar's `idem` (our post id, with the channel when there are several) makes
+ * a cast whose answer was lost safe to send again: Neynar answers the cast it already made.
+ */
+async function cast(context: ProviderContext, item: PublishItem, targets: { channel: string; parent?: string }[], step: string): Promise<PublishedRef> {
+  const casts: Cast[] = [];
+  for (const target of targets) {
+    const name = target.channel || 'profile';
+    const hash = await context.step(
+      `${step}:${name}`,
+      async () => {
+        const posted = await neynar(context, 'cast/', postedSchema, {
+          json: {
+            signer_uuid: context.auth.accessToken,
+            text: item.text,
+            ...(item.media.length > 0 ? { embeds: item.media.map((file) => ({ url: file.url })) } : {}),
+            ...(target.parent ? { parent: target.parent, parent_author_fid: Number(context.auth.internalId) } : target.channel ? { channel_id: target.channel } : {}),
+            idem: targets.length > 1 ? `${item.postId}:${name}` : item.postId,
+          },
+        });
+        return posted.cast.hash;
+      },
+      async () => undefined, // an interrupted cast is sent again with the same idem: Neynar does not cast it twice
+    );
+    casts.push({ channel: target.channel, hash });
+  }
+  return refOf(context, casts);
+}
+
+/** Recent casts of the account, newest first: one page of 20, or up to `pages` pages of 150 reaching back to `since`. */
+function recentCasts(context: ProviderContext, options: { pages: number; since?: Date; replies: boolean }) {
+  const feedSchema = z.object({ casts: z.array(castSchema), next: z.object({ cursor: z.string().nullish() }).optional() });
+  return pagesSince(options.pages, options.since ?? new Date(0), async (cursor) => {
+    const query = { fid: context.auth.internalId, limit: options.pages > 1 ? 150 : 20, include_replies: options.replies, ...(cursor ? { cursor } : {}) };
+    const feed = await neynar(context, 'feed/user/casts/', feedSchema, { query });
+    return { items: feed.casts, next: feed.next?.cursor ?? undefined };
+  }, (item) => item.timestamp);
+}
 
 const warpcast: Provider = {
   identifier: 'warpcast',
   name: 'Farcaster',
   editor: 'plain',
   lengthMethod: 'characters',
-  // Sign In With Neynar hands back a signer bound to the service's Neynar API key; that signer is the credential.
   auth: {
     kind: 'credentials',
-    fields: [{ key: 'signerUuid', label: 'Neynar signer UUID', type: 'password', required: true, description: 'signer_uuid returned by Sign In With Neynar' }],
+    fields: [
+      { key: 'signerUuid', label: 'Neynar signer', type: 'password', required: true, description: 'The signer_uuid that Sign In With Neynar gives back (a signer of this Herald\'s Neynar app).' },
+      { key: 'fid', label: 'Farcaster ID (fid)', type: 'text', required: false, description: 'The fid that came with the signer; checked against it when given.' },
+    ],
   },
-  endpoints: { api: 'https://api.neynar.com' },
-  maxLength: () => 800,
+  endpoints,
+  maxLength: () => MAX_TEXT_BYTES,
   rules:
-    'A cast of text with up to 2 pictures (public URLs), no video, posted once in each chosen channel or on the profile. ' +
-    'Later items are replies to the previous cast.',
-  settings: z.object({
-    subreddit: z
-      .array(z.object({ value: z.object({ id: z.string().min(1).describe('Channel id from the subreddits tool') }) }))
-      .optional()
-      .describe('Farcaster channels to cast in; none casts on the profile only'),
-  }),
+    `A cast of plain text of at most ${MAX_TEXT_BYTES} bytes (UTF-8: an emoji takes 4; casts over 320 bytes are long casts) with up to ${MAX_EMBEDS} pictures, ` +
+    'embedded by their public URL (media must be reachable over public https); no video. ' +
+    `Choose up to ${MAX_CHANNELS} channels with the subreddits tool (settings.subreddit): one cast is made in each; none casts on the profile. ` +
+    'Later items reply to the previous cast (in each channel).',
+  settings: settingsSchema,
   chain: 'thread',
-  validate: (items) =>
-    noVideo(items, 'Farcaster') ?? firstProblem(items, ({ images }) => (images > 2 ? `has ${images} pictures; a cast takes at most 2.` : undefined)),
-  tools: [tool('subreddits', 'Searches Farcaster channels by name.', [{ key: 'word', type: 'string', description: 'Part of the channel name' }])],
+  mediaByUrl: true,
+  idempotentCreate: true,
+  recordsSteps: true,
+  validate: (items, settings) =>
+    noVideo(items, 'Farcaster') ??
+    firstProblem(items, ({ images }, item) => {
+      const bytes = Buffer.byteLength(item.text, 'utf8');
+      if (bytes > MAX_TEXT_BYTES) return `is ${bytes} bytes long; a Farcaster cast takes at most ${MAX_TEXT_BYTES} bytes (an emoji takes 4): shorten it.`;
+      return images > MAX_EMBEDS ? `has ${images} pictures; a cast takes at most ${MAX_EMBEDS}.` : undefined;
+    }) ??
+    (() => {
+      const ids = ((settings.subreddit ?? []) as { value: { id: string } }[]).map((entry) => entry.value.id);
+      const twice = ids.find((id, index) => ids.indexOf(id) !== index);
+      return twice ? `The channel "${twice}" is chosen twice in settings.subreddit: keep it once.` : undefined;
+    })(),
+  tools: [
+    {
+      methodName: 'subreddits',
+      description: 'Searches Farcaster channels by id or name; use a result\'s id in settings.subreddit as [{value: {id}}].',
+      dataSchema: [{ key: 'word', type: 'string', description: 'Part of the channel id or name, e.g. "art"' }],
+      async run(context, data) {
+        const word = (data.word ?? '').trim();
+        if (!word) throw invalidInput('Give a word to search channels for.', { hint: 'e.g. {"word": "photography"}' });
+        const { channels } = await neynar(context, 'channel/search/', z.object({ channels: z.array(channelSchema) }), { query: { q: word, limit: 10 } });
+        return channels.map((channel) => ({ id: channel.id, name: channel.name ?? channel.id, description: channel.description ?? '', followers: channel.follower_count ?? 0, image: channel.image_url ?? '', url: channel.url }));
+      },
+    },
+  ],
+
+  async connect(context: ConnectContext, fields) {
+    if (!context.client?.clientSecret) {
+      throw invalidInput('Farcaster is not configured on this Herald.', { hint: 'The operator sets WARPCAST_CLIENT_ID and WARPCAST_CLIENT_SECRET (the Neynar app\'s client id and API key).' });
+    }
+    const signerUuid = (fields.signerUuid ?? '').trim();
+    const signer = await neynar(context, 'signer/', signerSchema, { query: { signer_uuid: signerUuid } });
+    if (signer.status !== 'approved' || signer.fid === undefined) {
+      throw invalidInput(`This Neynar signer is ${signer.status.replace('_', ' ')}, not approved.`, { hint: 'Finish signing in with Neynar (approve the signer in the Farcaster app), then connect again.' });
+    }
+    if (fields.fid?.trim() && fields.fid.trim() !== String(signer.fid)) {
+      throw invalidInput(`This signer belongs to fid ${signer.fid}, not ${fields.fid.trim()}.`, { hint: 'Connect with the signer_uuid and fid from the same sign-in.' });
+    }
+    if (signer.permissions && !signer.permissions.some((permission) => permission === 'WRITE_ALL' || permission === 'PUBLISH_CAST')) {
+      throw invalidInput('This Neynar signer may not publish casts (read-only).', { hint: 'Give the Neynar app "Read and write" permission, then sign in again.' });
+    }
+    const user = await lookupUser(context, String(signer.fid));
+    return {
+      internalId: String(signer.fid),
+      name: user?.display_name?.trim() || user?.username || `fid ${signer.fid}`,
+      profile: user?.username ?? String(signer.fid),
+      picture: user?.pfp_url ?? undefined,
+      accessToken: signer.signer_uuid,
+      data: {},
+    };
+  },
+
+  async publish(context, item) {
+    const channels = (settingsSchema.parse(context.settings).subreddit ?? []).map((entry) => entry.value.id);
+    return cast(context, item, channels.length > 0 ? channels.map((channel) => ({ channel })) : [{ channel: '' }], 'cast');
+  },
+
+  // A reply to each cast of the previous item, so a post cast in two channels becomes two threads.
+  comment: (context, item, { parent }) => cast(context, item, castsOf(parent).map((entry) => ({ channel: entry.channel, parent: entry.hash })), 'reply'),
+
+  async postAnalytics(context, post) {
+    const totals = { likes: 0, recasts: 0, replies: 0 };
+    for (const entry of castsOf(post)) {
+      const { cast: found } = await neynar(context, 'cast/', z.object({ cast: castSchema }), { query: { identifier: entry.hash, type: 'hash' } });
+      totals.likes += found.reactions.likes_count;
+      totals.recasts += found.reactions.recasts_count;
+      totals.replies += found.replies.count;
+    }
+    return [currentMetric('Likes', totals.likes), currentMetric('Recasts', totals.recasts), currentMetric('Replies', totals.replies)];
+  },
+
+  async analytics(context, days) {
+    const user = await lookupUser(context, context.auth.internalId);
+    const since = new Date(Date.now() - days * 86_400_000);
+    const casts = await recentCasts(context, { pages: 2, since, replies: true });
+    const posts = casts.map((item) => ({ publishedAt: item.timestamp, counts: { Likes: item.reactions.likes_count, Recasts: item.reactions.recasts_count, Replies: item.replies.count } }));
+    return [currentMetric('Followers', user?.follower_count), currentMetric('Following', user?.following_count), ...engagementByDay(days, posts, ['Likes', 'Recasts', 'Replies'], 'Casts')];
+  },
+
+  async recent(context) {
+    const casts = await recentCasts(context, { pages: 1, replies: false });
+    return casts.map((item) => ({ id: item.hash, url: item.embeds.find((embed) => embed.url)?.url ?? castUrl(context, item.hash) }));
+  },
 };
 
 export default warpcast;

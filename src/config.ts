@@ -223,6 +223,12 @@ function parseEndpoints(value: string | undefined, problems: string[]): Record<s
   for (const [identifier, entries] of Object.entries(parsed)) {
     for (const [key, entry] of Object.entries(entries)) {
       if (key.endsWith('Version')) continue;
+      // Nostr relays: a comma-separated list of WebSocket URLs.
+      if (key === 'relays') {
+        const relays = entry.split(',').map((relay) => relay.trim());
+        if (!relays.every((relay) => z.url({ protocol: /^wss?$/ }).safeParse(relay).success)) problems.push(`SOCIAL_ENDPOINTS: ${identifier}.relays must be ws(s) URLs separated by commas, got "${entry}"`);
+        continue;
+      }
       if (!z.url({ protocol: /^https?$/ }).safeParse(entry).success) problems.push(`SOCIAL_ENDPOINTS: ${identifier}.${key} must be an http(s) URL, got "${entry}"`);
     }
   }

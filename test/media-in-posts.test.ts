@@ -200,10 +200,10 @@ describe('validation of media items', () => {
 
   it.each([
     ['bluesky', 'five pictures', () => Array.from({ length: 5 }, () => library.png), 'There can be maximum 4 pictures in a post.'],
-    ['bluesky', 'a video', () => [library.mp4], 'Video is not supported yet on Bluesky'],
+    ['bluesky', 'a video with a picture', () => [library.mp4, library.png], 'A Bluesky post carries one video alone'],
     ['mastodon', 'a video with a picture', () => [library.mp4, library.png], 'Mastodon allows a video only on its own'],
     ['mastodon', 'five pictures', () => Array.from({ length: 5 }, () => library.jpeg), 'Mastodon allows at most 4 attachments per post'],
-    ['telegram', 'a video', () => [library.mp4], 'Telegram videos are not supported yet'],
+    ['telegram', 'eleven pictures and videos', () => Array.from({ length: 11 }, (_, index) => (index % 2 ? library.mp4 : library.png)), 'Telegram takes at most 10 pictures and videos'],
     ['telegram', 'eleven pictures', () => Array.from({ length: 11 }, () => library.png), 'Telegram takes at most 10 pictures'],
   ] as const)('%s with %s: REST 400 and MCP {errors} carry the platform rule', async (platform, _label, images, rule) => {
     const integrationId = channel[platform];
@@ -232,9 +232,9 @@ describe('validation of media items', () => {
 
   it('the media kind of a library file comes from its detected type, not its URL', async () => {
     // The same video under a URL without a video extension is still a video for the rules.
-    const response = await herald.rest('POST', '/posts', body(channel.bluesky, [{ content: '<p>x</p>', image: [{ id: library.mp4.id, path: 'https://elsewhere.example/clip' }] }]));
+    const response = await herald.rest('POST', '/posts', body(channel.bluesky, [{ content: '<p>x</p>', image: [{ id: library.mp4.id, path: 'https://elsewhere.example/clip' }, library.png] }]));
     expect(response.status).toBe(400);
-    expect(response.body.message).toContain('Video is not supported yet on Bluesky');
+    expect(response.body.message).toContain('A Bluesky post carries one video alone');
   });
 });
 

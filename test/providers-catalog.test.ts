@@ -180,8 +180,8 @@ describe('provider catalog', () => {
     for (const [key, value] of Object.entries(provider.endpoints)) {
       // API versions travel with the endpoints (SOCIAL_ENDPOINTS overrides them too) but are not URLs.
       if (key.endsWith('Version')) continue;
-      const urls = identifier === 'nostr' && key === 'relays' ? value.split(',') : [value];
-      for (const url of urls) expect(new URL(url).protocol, `${identifier}.${key}`).toBe(identifier === 'nostr' ? 'wss:' : 'https:');
+      const relays = identifier === 'nostr' && key === 'relays';
+      for (const url of relays ? value.split(',') : [value]) expect(new URL(url).protocol, `${identifier}.${key}`).toBe(relays ? 'wss:' : 'https:');
     }
   });
 
@@ -249,8 +249,8 @@ describe('lengths', () => {
     expect(x.lengthMethod).toBe('twitter');
   });
 
-  it('warpcast: 800; slack: 40000, not Postiz\'s 400000', () => {
-    expect(load('warpcast').maxLength({})).toBe(800);
+  it('warpcast: 1024 (a long cast, in bytes), not Postiz\'s 800; slack: 40000, not Postiz\'s 400000', () => {
+    expect(load('warpcast').maxLength({})).toBe(1024);
     expect(load('slack').maxLength({})).toBe(40000);
   });
 });

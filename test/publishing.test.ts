@@ -154,9 +154,10 @@ describe('resuming and failing', () => {
   });
 
   it('never repeats an attempt left open by a crash: the item goes to ERROR "could not confirm"', async () => {
-    const rootId = await createThread(channel.bluesky, new Date(), ['<p>B1</p>', '<p>B2</p>']);
+    // Telegram: no idempotency key and no recorded steps, so an open attempt cannot be told apart from a sent message.
+    const rootId = await createThread(channel.telegram, new Date(), ['<p>T1</p>', '<p>T2</p>']);
     await publishChain(herald.services, rootId);
-    const before = bluesky.records.length;
+    const before = telegram.messages.length;
     // Simulate a crash while the platform call of item 2 was in flight.
     const em = herald.services.orm.em.fork();
     const items = await em.find(PostSchema, { id: { $in: (await chain(rootId)).map((item) => item.id) } }, { orderBy: { position: 'asc' } });
@@ -164,7 +165,7 @@ describe('resuming and failing', () => {
     await em.flush();
     const outcome = await publishChain(herald.services, rootId);
     expect(outcome.kind).toBe('failed');
-    expect(bluesky.records.length).toBe(before);
+    expect(telegram.messages.length).toBe(before);
     const [, second] = await chain(rootId);
     expect(second.state).toBe('ERROR');
     expect(second.error).toMatch(/could not confirm/i);

@@ -402,10 +402,14 @@ describe('analytics and notifications', () => {
     const response = await herald.rest('GET', `/analytics/${channelA.id}?date=7`);
     expect(response.status).toBe(200);
     const point = (total: string) => ({ label: expect.any(String), data: [{ total, date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) }], percentageChange: 0 });
-    expect(response.body).toEqual([
+    expect(response.body.slice(0, 3)).toEqual([
       { ...point('1234'), label: 'Followers' },
       { ...point('56'), label: 'Following' },
       { ...point(String(fakeA.records.length)), label: 'Posts' },
+    ]);
+    // Then the period's posts and what they received, one point a day.
+    expect(response.body.slice(3).map((metric: { label: string; data: unknown[] }) => [metric.label, metric.data.length])).toEqual([
+      ['Posts published', 7], ['Likes', 7], ['Reposts', 7], ['Replies', 7], ['Quotes', 7],
     ]);
   });
 

@@ -18,11 +18,20 @@
 //   POST /xrpc/com.atproto.repo.uploadBlob        raw bytes + content-type → {blob: {$type:'blob', ref:{$link}, mimeType, size}}
 //   POST /xrpc/com.atproto.repo.createRecord      {repo, collection, record} → {uri, cid, commit:{cid, rev}, validationStatus:'valid'}
 //   GET  /xrpc/app.bsky.feed.getPosts?uris=       → {posts: postView[]}
-//   GET  /xrpc/app.bsky.feed.getAuthorFeed?actor=&limit=&cursor=   → {feed: [{post}], cursor?}, newest first
+//   GET  /xrpc/app.bsky.feed.getAuthorFeed?actor=&limit=&cursor=&filter=   → {feed: [{post}], cursor?}, newest first
+//   GET  /xrpc/com.atproto.server.getSession      → {handle, did, didDoc (its #atproto_pds is fake.pdsEndpoint), email, active}
+//   GET  /xrpc/com.atproto.server.getServiceAuth?aud=&lxm=&exp=   → {token}: a JWT {iss: did, aud, lxm, exp} the video fake
+//                                                  checks (exp more than an hour ahead → 400 BadExpiration); fake.serviceTokens
+//   GET  /xrpc/com.atproto.repo.getRecord?repo=&collection=&rkey=  → {uri, cid, value}; 400 RecordNotFound
 // Every route but createSession needs `Authorization: Bearer <accessJwt>` of a live session: missing → 401 AuthenticationRequired,
 // unknown → 400 InvalidToken, expired/revoked → 400 ExpiredToken "Token has expired", wrong kind of JWT → 400 InvalidToken "Bad token scope".
 // createRecord checks the record like the PDS's lexicon validation: text ≤ 300 graphemes and ≤ 3000 bytes, createdAt, facet byte ranges
-// inside the text, and image blobs that were uploaded (else 400 InvalidRequest).
+// inside the text, image and video blobs that the repo holds (a video blob is video/mp4), an rkey that is a TID (else 400 InvalidRequest).
+//
+// startBlueskyVideoFake(pds) is video.bsky.app: getUploadLimits and uploadVideo take only service tokens the PDS issued (audience the
+// video service's did:web for the limits, the PDS's did:web with lxm com.atproto.repo.uploadBlob for the upload); a job is
+// JOB_STATE_ENCODING for `encodingChecks` getJobStatus calls, then JOB_STATE_COMPLETED with a blob the PDS now holds; the same bytes
+// uploaded again answer 409 already_exists with their job.
 import { createHash, randomBytes } from 'node:crypto';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 import type { ChannelAuth } from '../../providers/types.js';
@@ -72,6 +81,10 @@ export interface BlueskyFake {
   blobs: BlueskyFakeBlob[];
   /** Every session issued, oldest first. */
   sessions: BlueskyFakeSession[];
+  /** Service-auth JWTs issued by getServiceAuth, with their claims. */
+  serviceTokens: { token: string; aud: string; lxm: string; exp: number; iss: string }[];
+  /** The account's PDS as its DID document names it (this fake's own URL). */
+  pdsEndpoint: string;
   /** Issues a live session without an HTTP call. */
   issueSession(via?: BlueskyFakeSession['via']): BlueskyFakeSession;
   /** Credentials of a connected channel for this account, with a fresh live session (what Herald stores after connect). */
@@ -136,6 +149,7 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
   const records: BlueskyFakeRecord[] = [];
   const blobs: BlueskyFakeBlob[] = [];
   const sessions: BlueskyFakeSession[] = [];
+  const serviceTokens: BlueskyFake['serviceTokens'] = [];
   const engagement = new Map<string, Partial<BlueskyEngagement>>();
   const profile = { displayName: 'Alice', description: 'Testing Herald', avatar: `${server.url}/img/avatar/plain/${did}/avatar@jpeg`, followersCount: 42, followsCount: 7, postsCount: 0 };
   const createdAt = '2024-01-15T10:00:00.000Z';
@@ -227,6 +241,14 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
       const { byteStart, byteEnd } = facet?.index ?? {};
       if (!Number.isInteger(byteStart) || !Number.isInteger(byteEnd) || byteStart < 0 || byteEnd > length || byteStart >= byteEnd) return 'Record/facets has an invalid index';
     }
+    if (record.embed?.$type === 'app.bsky.embed.video') {
+      const ref = record.embed.video?.ref?.$link;
+      const blob = blobs.find((item) => item.cid === ref);
+      if (!blob) return `Could not find blob: ${ref}`;
+      if (blob.mimeType !== 'video/mp4' || record.embed.video.mimeType !== 'video/mp4') return 'Record/embed/video/video has a wrong mimeType: expected video/mp4';
+      const ratio = record.embed.aspectRatio;
+      if (ratio !== undefined && !(Number.isInteger(ratio.width) && Number.isInteger(ratio.height) && ratio.width > 0 && ratio.height > 0)) return 'Record/embed/aspectRatio must have positive integer width and height';
+    }
     if (record.embed?.$type === 'app.bsky.embed.images') {
       if (!Array.isArray(record.embed.images) || record.embed.images.length > 4) return 'Record/embed/images must not have more than 4 elements';
       for (const image of record.embed.images) {
@@ -290,6 +312,7 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
       if (size > 1_000_000) return xrpcError(400, 'InvalidRequest', `Invalid app.bsky.feed.post record: blob too big (maximum 1000000, got ${size})`);
     }
     if (Buffer.byteLength(String(record?.text ?? ''), 'utf8') > 3000) return xrpcError(400, 'InvalidRequest', 'Invalid app.bsky.feed.post record: Record/text must not be longer than 3000 characters');
+    if (wanted !== undefined && (typeof wanted !== 'string' || !/^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/.test(wanted))) return xrpcError(400, 'InvalidRequest', `Invalid record key: ${String(wanted)} is not a TID`);
     const rkey = typeof wanted === 'string' ? wanted : nextTid();
     const uri = `at://${did}/${collection}/${rkey}`;
     if (records.some((entry) => entry.uri === uri)) return xrpcError(400, 'InvalidRequest', `Record already exists: ${uri}`);
@@ -305,7 +328,35 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return { json: { posts: uris.flatMap((uri) => records.filter((entry) => entry.uri === uri).map(postView)) } };
   }));
 
+  server.on('GET', '/xrpc/com.atproto.server.getSession', authorized(() => {
+    const { accessJwt: _access, refreshJwt: _refresh, ...session } = sessionBody(sessions[0] ?? issueSession());
+    return { json: session };
+  }));
+
+  server.on('GET', '/xrpc/com.atproto.server.getServiceAuth', authorized((request) => {
+    const aud = request.query.get('aud') ?? '';
+    const lxm = request.query.get('lxm') ?? '';
+    if (!aud.startsWith('did:')) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the property "aud"');
+    const now = Math.floor(Date.now() / 1000);
+    const exp = Number(request.query.get('exp') ?? now + 60);
+    if (!Number.isInteger(exp) || exp <= now) return xrpcError(400, 'BadExpiration', 'expiration is in past');
+    if (exp - now > 3600) return xrpcError(400, 'BadExpiration', 'cannot request a token with an expiration more than an hour in the future');
+    const token = `${b64url({ typ: 'JWT', alg: 'ES256K' })}.${b64url({ iss: did, aud, lxm, exp, iat: now, jti: randomBytes(8).toString('hex') })}.${randomBytes(32).toString('base64url')}`;
+    serviceTokens.push({ token, aud, lxm, exp, iss: did });
+    return { json: { token } };
+  }));
+
+  server.on('GET', '/xrpc/com.atproto.repo.getRecord', authorized((request) => {
+    const uri = `at://${request.query.get('repo')}/${request.query.get('collection')}/${request.query.get('rkey')}`;
+    const found = records.find((entry) => entry.uri === uri || entry.uri === uri.replace(`at://${handle}/`, `at://${did}/`));
+    return found ? { json: { uri: found.uri, cid: found.cid, value: found.record } } : xrpcError(400, 'RecordNotFound', `Could not locate record: ${uri}`);
+  }));
+
   server.on('GET', '/xrpc/app.bsky.feed.getAuthorFeed', authorized((request) => {
+    const filter = request.query.get('filter');
+    if (filter !== null && !['posts_with_replies', 'posts_no_replies', 'posts_with_media', 'posts_and_author_threads', 'posts_with_video'].includes(filter)) {
+      return xrpcError(400, 'InvalidRequest', 'Error: filter must be one of the known values');
+    }
     const actor = request.query.get('actor');
     if (actor !== did && actor !== handle) return xrpcError(400, 'InvalidRequest', 'Profile not found');
     const limit = Number(request.query.get('limit') ?? 50);
@@ -328,6 +379,8 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     records,
     blobs,
     sessions,
+    serviceTokens,
+    pdsEndpoint: server.url,
     issueSession,
     channelAuth() {
       const session = issueSession('channelAuth');
@@ -344,4 +397,100 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     },
     close: () => server.close(),
   };
+}
+
+export interface BlueskyVideoFake {
+  server: FakeServer;
+  url: string;
+  /** The service's DID (did:web of its host), the audience of getUploadLimits tokens. */
+  did: string;
+  /** getJobStatus calls that answer JOB_STATE_ENCODING before a new job completes. */
+  encodingChecks: number;
+  /** What getUploadLimits answers. */
+  limits: { canUpload: boolean; remainingDailyVideos: number; remainingDailyBytes: number; message?: string };
+  /** Makes the next uploaded job fail with this message instead of completing. */
+  failNextJob?: string;
+  jobs: { jobId: string; did: string; sha256: string; bytes: Buffer; name: string; checks: number; state: string; blobCid?: string; failure?: string }[];
+  close(): Promise<void>;
+}
+
+export async function startBlueskyVideoFake(pds: BlueskyFake): Promise<BlueskyVideoFake> {
+  const server = await startFakeServer();
+  const didWebOf = (url: string) => `did:web:${new URL(url).host.replace(':', '%3A')}`;
+  const fake: BlueskyVideoFake = {
+    server,
+    url: server.url,
+    did: didWebOf(server.url),
+    encodingChecks: 2,
+    limits: { canUpload: true, remainingDailyVideos: 25, remainingDailyBytes: 10_000_000_000 },
+    jobs: [],
+    close: () => server.close(),
+  };
+
+  /** The service token the request carries, checked against what the PDS issued: audience, method, expiry. */
+  const serviceToken = (request: RecordedRequest, aud: string, lxm: string): FakeReply | { iss: string } => {
+    const header = String(request.headers.authorization ?? '');
+    if (!header.startsWith('Bearer ')) return xrpcError(401, 'AuthMissing', 'Authentication Required');
+    const issued = pds.serviceTokens.find((item) => item.token === header.slice('Bearer '.length));
+    if (!issued) return xrpcError(401, 'InvalidToken', 'Token could not be verified');
+    if (issued.aud !== aud) return xrpcError(401, 'BadJwtAudience', `jwt audience does not match service did: expected ${aud}, got ${issued.aud}`);
+    if (issued.lxm !== lxm) return xrpcError(401, 'BadJwtLexiconMethod', `bad jwt lexicon method ("lxm"): must match: ${lxm}`);
+    if (issued.exp < Date.now() / 1000) return xrpcError(401, 'JwtExpired', 'jwt expired');
+    return { iss: issued.iss };
+  };
+
+  const status = (job: BlueskyVideoFake['jobs'][number]) => {
+    const blob = job.blobCid ? pds.blobs.find((item) => item.cid === job.blobCid) : undefined;
+    return {
+      jobId: job.jobId,
+      did: job.did,
+      state: job.state,
+      ...(job.state === 'JOB_STATE_ENCODING' ? { progress: Math.min(90, job.checks * 40) } : {}),
+      ...(blob ? { blob: { $type: 'blob', ref: { $link: blob.cid }, mimeType: blob.mimeType, size: blob.size } } : {}),
+      ...(job.failure ? { error: job.failure, message: job.failure } : {}),
+    };
+  };
+
+  server.on('GET', '/xrpc/app.bsky.video.getUploadLimits', (request) => {
+    const auth = serviceToken(request, fake.did, 'app.bsky.video.getUploadLimits');
+    return 'iss' in auth ? { json: fake.limits } : auth;
+  });
+
+  server.on('POST', '/xrpc/app.bsky.video.uploadVideo', (request) => {
+    const auth = serviceToken(request, didWebOf(pds.pdsEndpoint), 'com.atproto.repo.uploadBlob');
+    if (!('iss' in auth)) return auth;
+    const owner = request.query.get('did');
+    const name = request.query.get('name');
+    if (!owner || !name) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the properties "did" and "name"');
+    if (owner !== auth.iss) return xrpcError(401, 'InvalidToken', 'the token was not issued for this did');
+    if (String(request.headers['content-type']) !== 'video/mp4') return xrpcError(400, 'InvalidMimeType', `unsupported content type ${String(request.headers['content-type'])}`);
+    if (request.body.length === 0) return xrpcError(400, 'InvalidRequest', 'empty body');
+    const sha256 = createHash('sha256').update(request.body).digest('hex');
+    const existing = fake.jobs.find((job) => job.did === owner && job.sha256 === sha256);
+    if (existing) return { status: 409, json: { ...status(existing), error: 'already_exists', message: 'Video already processed' } };
+    const job = { jobId: randomBytes(8).toString('hex'), did: owner, sha256, bytes: Buffer.from(request.body), name, checks: 0, state: 'JOB_STATE_CREATED' as string, failure: fake.failNextJob };
+    fake.failNextJob = undefined;
+    fake.jobs.push(job);
+    return { json: status(job) };
+  });
+
+  server.on('GET', '/xrpc/app.bsky.video.getJobStatus', (request) => {
+    const job = fake.jobs.find((item) => item.jobId === request.query.get('jobId'));
+    if (!job) return xrpcError(404, 'NotFound', 'Job not found');
+    job.checks += 1;
+    if (job.state !== 'JOB_STATE_COMPLETED' && job.state !== 'JOB_STATE_FAILED') {
+      if (job.failure) job.state = 'JOB_STATE_FAILED';
+      else if (job.checks <= fake.encodingChecks) job.state = 'JOB_STATE_ENCODING';
+      else {
+        // The service stores the processed video on the user's PDS, then answers its blob.
+        const processed = Buffer.concat([Buffer.from('processed:'), job.bytes]);
+        const cid = cidOf(processed, 0x55);
+        pds.blobs.push({ cid, mimeType: 'video/mp4', size: processed.length, bytes: processed });
+        Object.assign(job, { state: 'JOB_STATE_COMPLETED', blobCid: cid });
+      }
+    }
+    return { json: { jobStatus: status(job) } };
+  });
+
+  return fake;
 }

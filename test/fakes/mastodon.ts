@@ -19,7 +19,8 @@
 //                                              500 characters, more than 4 media, a video with other media, or media still
 //                                              processing; 404 when in_reply_to_id is unknown.
 //   GET  /api/v1/statuses/:id                  the Status (counts from the record: tests may bump favourites_count etc.)
-//   GET  /api/v1/accounts/:id/statuses         newest first; honours exclude_replies and limit (default 20)
+//   GET  /api/v1/accounts/:id/statuses         newest first; honours exclude_replies, max_id and limit (default 20, at most 40);
+//                                              a Link header rel="next" when there is more
 //
 // setProcessingPolls(n): media uploaded afterwards answer 202 on upload and 206 on their first n GETs, then 200.
 // Set `mastodonPolling.delayMs` (providers/mastodon.ts) to a few ms in tests that use it, so polling stays fast.
@@ -265,8 +266,15 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
       if (request.path.split('/')[4] !== account.id) return error(404, 'Record not found');
       const excludeReplies = request.query.get('exclude_replies') === 'true';
       const limit = Math.min(Number(request.query.get('limit') ?? 20) || 20, 40);
-      const list = [...statuses].reverse().filter((status) => !(excludeReplies && status.in_reply_to_id));
-      return { json: list.slice(0, limit).map(statusEntity) };
+      const maxId = request.query.get('max_id');
+      const list = [...statuses]
+        .reverse()
+        .filter((status) => !(excludeReplies && status.in_reply_to_id))
+        .filter((status) => maxId === null || BigInt(status.id) < BigInt(maxId));
+      const page = list.slice(0, limit);
+      // Mastodon pages with a Link header: rel="next" carries max_id of the page's last status.
+      const next = list.length > limit ? { link: `<${url}${request.path}?max_id=${page.at(-1)!.id}>; rel="next"` } : undefined;
+      return { json: page.map(statusEntity), ...(next ? { headers: next } : {}) };
     }),
   );
 

@@ -8,14 +8,15 @@
 //   tg.failNext('sendMessage', telegramError(429, 'Too Many Requests: retry after 7', 7));   // inject a Bot API error
 //   await tg.close();
 //
-// Routes: `GET|POST /bot<token>/<method>` for getMe, getChat, sendMessage, sendPhoto, sendMediaGroup. Parameters are read from
+// Routes: `GET|POST /bot<token>/<method>` for getMe, getChat, sendMessage, sendPhoto, sendVideo, sendMediaGroup. Parameters are read from
 // the query string, a JSON body, a form body or a multipart body (JSON-typed fields such as reply_parameters and media may be
 // JSON strings, as in real multipart calls). Answers use the real envelopes: `{ok:true, result}` and
 // `{ok:false, error_code, description, parameters?: {retry_after}}` with the HTTP status equal to error_code.
 // Checked like the real API: the token (401 "Unauthorized"), the chat (400 "Bad Request: chat not found"; accepts the numeric id
 // or "@username"), HTML parse mode tags (400 "can't parse entities: Unsupported start tag"), text ≤ 4096 and caption ≤ 1024
-// visible characters, the replied-to message existing in the chat, uploads being files (`attach://<field>` in albums), 2–10 album items.
-// `tg.messages` records what was SENT (text/caption as raw HTML, parse_mode, photo bytes); the `result` answered carries the
+// visible characters, the replied-to message existing in the chat, uploads being files (`attach://<field>` in albums), 2–10 album items,
+// albums mixing only photos and videos (a document or audio only with its own kind), photos up to 10 MB and other files up to 50 MB.
+// `tg.messages` records what was SENT (text/caption as raw HTML, parse_mode, photo or video bytes); the `result` answered carries the
 // text with tags stripped, as Telegram does. `tg.server` is the underlying FakeServer (recorded `requests`, `on`, `close`).
 import { startFakeServer } from '../helpers/fake-server.js';
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
@@ -37,6 +38,8 @@ export interface TelegramFakeMessage {
   /** sendPhoto / album caption, as sent. */
   caption?: string;
   photo?: { bytes: Buffer; mimeType: string };
+  video?: { bytes: Buffer; mimeType: string };
+  supports_streaming?: boolean;
   reply_to_message_id?: number;
   parse_mode?: string;
   /** Shared by the messages of one sendMediaGroup album. */
@@ -172,17 +175,26 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
         { file_id: fileId, file_unique_id: fileId, width: 800, height: 800, file_size: sent.photo.bytes.length },
       ];
     }
+    if (sent.video) {
+      const fileId = `fake-video-${message.message_id}`;
+      result.video = { file_id: fileId, file_unique_id: fileId, width: 320, height: 240, duration: 1, mime_type: sent.video.mimeType, file_size: sent.video.bytes.length };
+    }
     if (sent.media_group_id) result.media_group_id = sent.media_group_id;
     if (sent.reply_to_message_id !== undefined) result.reply_to_message = results.get(sent.reply_to_message_id);
     results.set(message.message_id, result);
     return result;
   }
 
-  async function upload(value: unknown): Promise<{ bytes: Buffer; mimeType: string }> {
+  async function upload(value: unknown, kind: 'photo' | 'video' = 'photo'): Promise<{ bytes: Buffer; mimeType: string }> {
+    if (value === undefined) throw badRequest(`there is no ${kind} in the request`);
     if (!(value instanceof Blob)) throw badRequest('wrong file identifier/HTTP URL specified');
-    if (value.size === 0) throw badRequest('there is no photo in the request');
+    if (value.size === 0) throw badRequest(`there is no ${kind} in the request`);
+    if (kind === 'photo' && value.size > 10 * 1024 * 1024) throw badRequest('PHOTO_SAVE_FILE_INVALID');
+    if (value.size > 50 * 1024 * 1024) throw new BotError(413, 'Request Entity Too Large');
     return { bytes: Buffer.from(await value.arrayBuffer()), mimeType: value.type || 'application/octet-stream' };
   }
+
+  const streaming = (value: unknown) => (value === undefined ? undefined : value === true || value === 'true');
 
   const methods: Record<string, (params: Record<string, unknown>) => Promise<unknown>> = {
     getMe: async () => ({
@@ -215,6 +227,15 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
       const reply = replyTarget(params);
       return record({ caption, photo, parse_mode: params.parse_mode as string | undefined, reply_to_message_id: reply }, visible);
     },
+    sendVideo: async (params) => {
+      resolveChat(params.chat_id);
+      const video = await upload(params.video, 'video');
+      const caption = params.caption === undefined ? undefined : String(params.caption);
+      const visible = caption === undefined ? undefined : visibleText(caption, params.parse_mode);
+      if (visible !== undefined) checkLength(visible, 'caption');
+      const reply = replyTarget(params);
+      return record({ caption, video, supports_streaming: streaming(params.supports_streaming), parse_mode: params.parse_mode as string | undefined, reply_to_message_id: reply }, visible);
+    },
     sendMediaGroup: async (params) => {
       resolveChat(params.chat_id);
       const media = params.media;
@@ -223,14 +244,19 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
       const reply = replyTarget(params);
       const prepared: { sent: Omit<TelegramFakeMessage, 'message_id' | 'chat_id'>; visible?: string }[] = [];
       const groupId = `fake-group-${nextGroupId++}`;
+      const types = new Set((media as Record<string, unknown>[]).map((item) => item.type));
+      for (const lone of ['document', 'audio']) {
+        if (types.has(lone) && types.size > 1) throw badRequest(`${lone} can't be mixed with other media types`);
+      }
       for (const item of media as Record<string, unknown>[]) {
-        if (item.type !== 'photo') throw badRequest(`unsupported media type "${String(item.type)}" in this fake`);
+        if (item.type !== 'photo' && item.type !== 'video') throw badRequest(`unsupported media type "${String(item.type)}" in this fake`);
         const attach = /^attach:\/\/(.+)$/.exec(String(item.media ?? ''));
-        const photo = await upload(attach ? params[attach[1]] : undefined);
+        const file = await upload(attach ? params[attach[1]] : null, item.type);
         const caption = item.caption === undefined ? undefined : String(item.caption);
         const visible = caption === undefined ? undefined : visibleText(caption, item.parse_mode);
         if (visible !== undefined) checkLength(visible, 'caption');
-        prepared.push({ sent: { caption, photo, parse_mode: item.parse_mode as string | undefined, reply_to_message_id: reply, media_group_id: groupId }, visible });
+        const kind = item.type === 'video' ? { video: file, supports_streaming: streaming(item.supports_streaming) } : { photo: file };
+        prepared.push({ sent: { caption, ...kind, parse_mode: item.parse_mode as string | undefined, reply_to_message_id: reply, media_group_id: groupId }, visible });
       }
       return prepared.map(({ sent, visible }) => record(sent, visible));
     },

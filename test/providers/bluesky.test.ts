@@ -1,9 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import bluesky from '../../providers/bluesky.js';
-import type { ChannelAuth, ProviderContext, PublishItem } from '../../providers/types.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { NotificationSchema } from '../../src/db/entities.js';
+import { publishChain } from '../../tools/internal/publish.js';
+import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import bluesky from '../../providers/bluesky/index.js';
+import { CheckAgainLater, type ChannelAuth, type ProviderContext, type PublishItem } from '../../providers/types.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
-import { startBlueskyFake, type BlueskyFake } from '../fakes/bluesky.js';
+import { startBlueskyFake, startBlueskyVideoFake, type BlueskyFake, type BlueskyVideoFake } from '../fakes/bluesky.js';
+import { goodMp4, mediumMp4, upload } from '../helpers/media-samples.js';
 
 const UNREACHABLE = 'http://127.0.0.1:9';
 const CREATE_RECORD = '/xrpc/com.atproto.repo.createRecord';
@@ -17,7 +23,7 @@ afterEach(async () => {
 });
 
 /** A context of a connected channel: the PDS URL comes from the channel's data, not the endpoints. */
-const channel = (auth: Partial<ChannelAuth> = fake.channelAuth()): ProviderContext => providerContext({ endpoints: { service: UNREACHABLE, web: 'https://bsky.app' }, auth });
+const channel = (auth: Partial<ChannelAuth> = fake.channelAuth(), steps?: Map<string, unknown>): ProviderContext => providerContext({ endpoints: { service: UNREACHABLE, web: 'https://bsky.app' }, auth, steps });
 const item = (text: string, media: PublishItem['media'] = []): PublishItem => ({ postId: 'post-1', text, media });
 const connectContext = (service: string) => ({ fetch: providerContext({}).fetch, endpoints: { service } });
 const today = () => new Date().toISOString().slice(0, 10);
@@ -26,7 +32,8 @@ describe('bluesky descriptor', () => {
   it('declares a plain-text, 300-grapheme, thread-style credentials platform on bsky.social', () => {
     expect(bluesky).toMatchObject({ identifier: 'bluesky', name: 'Bluesky', editor: 'plain', lengthMethod: 'graphemes', settings: null, chain: 'thread', tools: [] });
     expect(bluesky.maxLength({})).toBe(300);
-    expect(bluesky.endpoints.service).toBe('https://bsky.social');
+    expect(bluesky.endpoints).toEqual({ service: 'https://bsky.social', web: 'https://bsky.app', video: 'https://video.bsky.app' });
+    expect(bluesky.recordsSteps).toBe(true);
     expect(bluesky.auth.kind).toBe('credentials');
     expect(bluesky.auth.fields?.map((field) => [field.key, field.type])).toEqual([['service', 'url'], ['identifier', 'text'], ['appPassword', 'password']]);
     // The service field defaults to the deployment's endpoint (SOCIAL_ENDPOINTS), never to a literal of its own.
@@ -34,15 +41,16 @@ describe('bluesky descriptor', () => {
     expect(bluesky.auth.fields?.[0].defaultValue).toBeUndefined();
   });
 
-  it('accepts up to 4 images or nothing, and rejects more images, mixed media, several videos and video for now', () => {
+  it('accepts up to 4 images, one video alone, or nothing, and rejects more images, mixed media, several videos and a video over 100 MB', () => {
     const image = { kind: 'image' as const, url: 'https://media.example/a.png' };
     const video = { kind: 'video' as const, url: 'https://media.example/a.mp4' };
     const validate = bluesky.validate!;
     expect(validate([{ text: 'hello', media: [] }, { text: 'four', media: [image, image, image, image] }], {})).toBeUndefined();
+    expect(validate([{ text: 'a video', media: [video] }], {})).toBeUndefined();
     expect(validate([{ text: 'ok', media: [] }, { text: 'five', media: [image, image, image, image, image] }], {})).toBe('There can be maximum 4 pictures in a post.');
-    expect(validate([{ text: 'mixed', media: [video, image] }], {})).toBe('You can only upload one video per post.');
-    expect(validate([{ text: 'two videos', media: [video, video] }], {})).toBe('You can only upload one video per post.');
-    expect(validate([{ text: 'a video', media: [video] }], {})).toMatch(/video is not supported yet on Bluesky in Herald/i);
+    expect(validate([{ text: 'mixed', media: [video, image] }], {})).toMatch(/^A Bluesky post carries one video alone/);
+    expect(validate([{ text: 'two videos', media: [video, video] }], {})).toMatch(/^A Bluesky post carries one video alone/);
+    expect(validate([{ text: 'ok', media: [] }, { text: 'big', media: [{ ...video, size: 150_000_000 }] }], {})).toBe('Item 2 has a video of 150 MB; Bluesky takes videos up to 100 MB: shorten or compress it.');
   });
 });
 
@@ -139,18 +147,92 @@ describe('bluesky publish', () => {
     });
   });
 
-  it('refuses a video without calling the platform', async () => {
-    await expect(bluesky.publish!(channel(), item('clip', [mediaFile(Buffer.from('mp4'), { kind: 'video', mimeType: 'video/mp4' })]))).rejects.toThrow(/not supported yet/);
-    expect(fake.server.requests).toHaveLength(0);
+  it('chooses and sends the record key (a TID) and keeps the post\'s createdAt, recorded before the create', async () => {
+    const steps = new Map<string, unknown>();
+    const ref = await bluesky.publish!(channel(fake.channelAuth(), steps), item('keyed'));
+    const { rkey, createdAt } = steps.get('record') as { rkey: string; createdAt: string };
+    expect(rkey).toMatch(/^[234567a-j][234567a-z]{12}$/);
+    const [request] = fake.server.requestsTo('POST', CREATE_RECORD);
+    expect(request.json).toMatchObject({ rkey, record: { createdAt } });
+    expect(ref.id).toBe(`at://${fake.did}/app.bsky.feed.post/${rkey}`);
+    expect(steps.get('post')).toEqual({ uri: ref.id, cid: ref.meta!.cid });
+  });
+});
+
+describe('bluesky video', () => {
+  let video: BlueskyVideoFake;
+  beforeEach(async () => {
+    video = await startBlueskyVideoFake(fake);
+  });
+  afterEach(async () => {
+    await video.close();
+  });
+
+  const withVideo = (auth: ChannelAuth, steps: Map<string, unknown>) =>
+    providerContext({ endpoints: { service: UNREACHABLE, web: 'https://bsky.app', video: video.url }, auth, steps });
+  const clip = () => mediaFile(goodMp4(), { kind: 'video', mimeType: 'video/mp4', url: 'https://herald.example/uploads/clip.mp4', alt: 'A test card' });
+
+  it('checks the limits, uploads to the video service with a PDS token, waits while it encodes, then embeds the blob', async () => {
+    const auth = fake.channelAuth();
+    const steps = new Map<string, unknown>();
+    const first = await bluesky.publish!(withVideo(auth, steps), item('a clip', [clip()])).catch((error: unknown) => error);
+    expect(first).toBeInstanceOf(CheckAgainLater);
+    expect((first as CheckAgainLater).message).toBe('Bluesky is still processing the video (encoding, 40%)');
+    expect(await bluesky.publish!(withVideo(auth, steps), item('a clip', [clip()])).catch((error: unknown) => error)).toBeInstanceOf(CheckAgainLater);
+    const ref = await bluesky.publish!(withVideo(auth, steps), item('a clip', [clip()]));
+
+    const [limits, upload] = fake.serviceTokens;
+    expect(limits).toMatchObject({ aud: video.did, lxm: 'app.bsky.video.getUploadLimits' });
+    expect(upload).toMatchObject({ aud: `did:web:127.0.0.1%3A${fake.server.port}`, lxm: 'com.atproto.repo.uploadBlob' });
+    expect(upload.exp - Date.now() / 1000).toBeGreaterThan(29 * 60);
+    const uploads = video.server.requestsTo('POST', '/xrpc/app.bsky.video.uploadVideo');
+    expect(uploads).toHaveLength(1);
+    expect([uploads[0].query.get('did'), uploads[0].query.get('name'), uploads[0].headers['content-type']]).toEqual([fake.did, 'clip.mp4', 'video/mp4']);
+    expect(uploads[0].headers.authorization).toBe(`Bearer ${upload.token}`);
+    expect(uploads[0].body.equals(goodMp4())).toBe(true);
+    expect(video.server.requestsTo('GET', '/xrpc/app.bsky.video.getJobStatus')).toHaveLength(3);
+
+    const [record] = fake.records;
+    const blob = fake.blobs.at(-1)!;
+    expect(record.record.embed).toEqual({
+      $type: 'app.bsky.embed.video',
+      video: { $type: 'blob', ref: { $link: blob.cid }, mimeType: 'video/mp4', size: blob.size },
+      alt: 'A test card',
+      aspectRatio: { width: 320, height: 240 },
+    });
+    expect(ref.id).toBe(record.uri);
+  });
+
+  it('reuses the job of bytes already uploaded (409 already_exists) when the upload is made again', async () => {
+    video.encodingChecks = 0;
+    await bluesky.publish!(withVideo(fake.channelAuth(), new Map()), item('first', [clip()]));
+    await bluesky.publish!(withVideo(fake.channelAuth(), new Map()), item('second', [clip()]));
+    expect(video.jobs).toHaveLength(1);
+    expect(fake.records.map((entry) => entry.record.embed.video.ref.$link)).toEqual([video.jobs[0].blobCid, video.jobs[0].blobCid]);
+  });
+
+  it('refuses for good when the account may not upload, or when the service cannot process the video', async () => {
+    video.limits = { canUpload: false, remainingDailyVideos: 0, remainingDailyBytes: 0, message: 'You have reached your daily upload limit' };
+    const limited = await bluesky.publish!(withVideo(fake.channelAuth(), new Map()), item('x', [clip()])).catch((error: unknown) => error);
+    expect(limited).toMatchObject({ status: 400, retryable: false, message: 'the account may not upload a video now: You have reached your daily upload limit' });
+    expect(video.server.requestsTo('POST', '/xrpc/app.bsky.video.uploadVideo')).toHaveLength(0);
+
+    video.limits = { canUpload: true, remainingDailyVideos: 5, remainingDailyBytes: 1e9 };
+    video.failNextJob = 'Video is not a supported format';
+    const failed = await bluesky.publish!(withVideo(fake.channelAuth(), new Map()), item('x', [clip()])).catch((error: unknown) => error);
+    expect(failed).toMatchObject({ retryable: false, message: 'Bluesky could not process the video: Video is not a supported format' });
+    expect(fake.records).toHaveLength(0);
   });
 });
 
 describe('bluesky comment', () => {
   it('replies with strong refs to the thread root and the previous item', async () => {
-    const context = channel();
-    const root = await bluesky.publish!(context, item('root'));
-    const first = await bluesky.comment!(context, item('first reply'), { root, parent: root });
-    const second = await bluesky.comment!(context, item('second reply'), { root, parent: first });
+    // Each item gets its own context, as each post row has its own recorded steps in the core.
+    const auth = fake.channelAuth();
+    const context = () => channel(auth);
+    const root = await bluesky.publish!(context(), item('root'));
+    const first = await bluesky.comment!(context(), item('first reply'), { root, parent: root });
+    const second = await bluesky.comment!(context(), item('second reply'), { root, parent: first });
 
     const [rootRecord, firstRecord, secondRecord] = fake.records;
     expect(rootRecord.record.reply).toBeUndefined();
@@ -161,9 +243,11 @@ describe('bluesky comment', () => {
   });
 
   it('looks up the cid with getPosts when a ref was stored without it', async () => {
-    const context = channel();
-    const root = await bluesky.publish!(context, item('root'));
-    await bluesky.comment!(context, item('reply'), { root: { id: root.id }, parent: { id: root.id } });
+    // Each item gets its own context, as each post row has its own recorded steps in the core.
+    const auth = fake.channelAuth();
+    const context = () => channel(auth);
+    const root = await bluesky.publish!(context(), item('root'));
+    await bluesky.comment!(context(), item('reply'), { root: { id: root.id }, parent: { id: root.id } });
 
     expect(fake.server.requestsTo('GET', '/xrpc/app.bsky.feed.getPosts')[0].query.getAll('uris')).toEqual([fake.records[0].uri]);
     expect(fake.records[1].record.reply.parent).toEqual({ uri: fake.records[0].uri, cid: fake.records[0].cid });
@@ -213,12 +297,14 @@ describe('bluesky refresh', () => {
 
 describe('bluesky analytics', () => {
   it('reads post counts from getPosts as one data point for today', async () => {
-    const context = channel();
-    const root = await bluesky.publish!(context, item('measured'));
-    await bluesky.comment!(context, item('a reply'), { root, parent: root });
+    // Each item gets its own context, as each post row has its own recorded steps in the core.
+    const auth = fake.channelAuth();
+    const context = () => channel(auth);
+    const root = await bluesky.publish!(context(), item('measured'));
+    await bluesky.comment!(context(), item('a reply'), { root, parent: root });
     fake.setEngagement(root.id, { likeCount: 5, repostCount: 2, quoteCount: 1 });
 
-    const metrics = await bluesky.postAnalytics!(context, root, 7);
+    const metrics = await bluesky.postAnalytics!(context(), root, 7);
     const request = fake.server.requestsTo('GET', '/xrpc/app.bsky.feed.getPosts')[0];
     expect(request.query.get('uris')).toBe(root.id);
     expect(metrics).toEqual([
@@ -233,33 +319,147 @@ describe('bluesky analytics', () => {
     expect(await bluesky.postAnalytics!(channel(), { id: `at://${fake.did}/app.bsky.feed.post/3kdeleted2222`, meta: { cid: 'x' } }, 7)).toEqual([]);
   });
 
-  it('reads account counts from getProfile', async () => {
+  it('reads account counts from getProfile, and the engagement of the period\'s posts per day', async () => {
     fake.profile.followersCount = 120;
     fake.profile.followsCount = 30;
     fake.profile.postsCount = 10;
-    const context = channel();
-    await bluesky.publish!(context, item('one more'));
+    // Each item gets its own context, as each post row has its own recorded steps in the core.
+    const auth = fake.channelAuth();
+    const context = () => channel(auth);
+    const post = await bluesky.publish!(context(), item('one more'));
+    fake.setEngagement(post.id, { likeCount: 4, repostCount: 1 });
 
-    const metrics = await bluesky.analytics!(context, 30);
+    const metrics = await bluesky.analytics!(context(), 7);
     expect(fake.server.requestsTo('GET', '/xrpc/app.bsky.actor.getProfile')[0].query.get('actor')).toBe(fake.did);
-    expect(metrics.map((metric) => [metric.label, metric.data])).toEqual([
+    const feed = fake.server.requestsTo('GET', '/xrpc/app.bsky.feed.getAuthorFeed')[0];
+    expect([feed.query.get('actor'), feed.query.get('limit'), feed.query.get('filter')]).toEqual([fake.did, '100', 'posts_with_replies']);
+    expect(metrics.slice(0, 3).map((metric) => [metric.label, metric.data])).toEqual([
       ['Followers', [{ total: '120', date: today() }]],
       ['Following', [{ total: '30', date: today() }]],
       ['Posts', [{ total: '11', date: today() }]],
     ]);
+    const daily = Object.fromEntries(metrics.slice(3).map((metric) => [metric.label, metric.data]));
+    expect(Object.keys(daily)).toEqual(['Posts published', 'Likes', 'Reposts', 'Replies', 'Quotes']);
+    expect(daily.Likes).toHaveLength(7);
+    expect(daily.Likes.at(-1)).toEqual({ total: '4', date: today() });
+    expect(daily['Posts published'].at(-1)!.total).toBe('1');
+    expect(daily.Likes[0].total).toBe('0');
   });
 
   it('lists recent posts newest first, with the image thumbnail or the post URL', async () => {
-    const context = channel();
-    const text = await bluesky.publish!(context, item('text only'));
-    const picture = await bluesky.publish!(context, item('with picture', [mediaFile(tinyPng())]));
+    // Each item gets its own context, as each post row has its own recorded steps in the core.
+    const auth = fake.channelAuth();
+    const context = () => channel(auth);
+    const text = await bluesky.publish!(context(), item('text only'));
+    const picture = await bluesky.publish!(context(), item('with picture', [mediaFile(tinyPng())]));
 
-    const recent = await bluesky.recent!(context);
+    const recent = await bluesky.recent!(context());
     const request = fake.server.requestsTo('GET', '/xrpc/app.bsky.feed.getAuthorFeed')[0];
     expect([request.query.get('actor'), request.query.get('limit')]).toEqual([fake.did, '20']);
     expect(recent).toEqual([
       { id: picture.id, url: `${fake.url}/img/feed_thumbnail/plain/${fake.did}/${fake.blobs[0].cid}@jpeg` },
       { id: text.id, url: text.url },
     ]);
+  });
+});
+
+describe('bluesky through Herald', () => {
+  let herald: Herald;
+  let pds: BlueskyFake;
+  let video: BlueskyVideoFake;
+  let channelId: string;
+  const media: Record<'png' | 'mp4', { id: string; path: string }> = { png: { id: '', path: '' }, mp4: { id: '', path: '' } };
+
+  beforeAll(async () => {
+    pds = await startBlueskyFake({ handle: 'herald.bsky.social', password: 'pass-word-here-1234' });
+    video = await startBlueskyVideoFake(pds);
+    herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ bluesky: { service: pds.url, video: video.url } }), PUBLISH_RECHECK_MAX_SECONDS: '1' }, { guard: { allowLoopback: true } });
+    for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
+      const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
+      media[key] = { id: response.body.id, path: response.body.path };
+    }
+  });
+  afterAll(async () => {
+    await herald?.stop();
+    await Promise.all([pds?.close(), video?.close()]);
+  });
+
+  const recordsWith = (text: string) => pds.records.filter((entry) => entry.record.text === text);
+
+  it('refuses a wrong app password with Bluesky\'s reason, and connects with the right one', async () => {
+    const wrong = await herald.rest('POST', '/integrations/bluesky/connect', { identifier: pds.handle, appPassword: 'nope' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toContain('Bluesky refused the connection');
+    expect(wrong.body.message).toContain('Invalid identifier or password');
+    const connected = await herald.rest('POST', '/integrations/bluesky/connect', { identifier: pds.handle, appPassword: pds.password });
+    expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+    channelId = connected.body.id;
+  });
+
+  it('publishes a video thread: re-checked while the job encodes, then the post and a reply with a picture', async () => {
+    video.encodingChecks = 2;
+    const rootId = await createPost(herald, channelId, [{ content: '<p>Watch this</p>', image: [media.mp4] }, { content: '<p>And a picture</p>', image: [media.png] }], { type: 'now' });
+    const { outcome, runs } = await publishUntilSettled(herald, rootId);
+    expect(outcome.kind).toBe('published');
+    expect(runs.map((run) => run.kind)).toEqual(['waiting', 'waiting', 'published']);
+    const [post] = recordsWith('Watch this');
+    expect(post.record.embed).toMatchObject({ $type: 'app.bsky.embed.video', aspectRatio: { width: 320, height: 240 } });
+    expect(pds.blobs.some((blob) => blob.cid === post.record.embed.video.ref.$link && blob.mimeType === 'video/mp4')).toBe(true);
+    const [reply] = recordsWith('And a picture');
+    expect(reply.record.reply.parent).toEqual({ uri: post.uri, cid: post.cid });
+    expect(reply.record.embed.$type).toBe('app.bsky.embed.images');
+    expect(video.server.requestsTo('POST', '/xrpc/app.bsky.video.uploadVideo')).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(post.uri);
+  });
+
+  it('publishes a video through the worker', async () => {
+    video.encodingChecks = 0;
+    const worker = await herald.startWorker();
+    try {
+      const other = await upload(herald.restUrl, herald.apiKey, mediumMp4(), 'other.mp4');
+      expect(other.status).toBe(200);
+      const rootId = await createPost(herald, channelId, [{ content: '<p>Worker video</p>', image: [other.body] }], { type: 'now' });
+      await waitFor(async () => ((await chainOf(herald, rootId))[0].state === 'PUBLISHED' ? true : undefined));
+      expect(recordsWith('Worker video')[0].record.embed.$type).toBe('app.bsky.embed.video');
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('finds the post with getRecord after a create whose answer was lost, instead of posting twice', async () => {
+    const rootId = await createPost(herald, channelId, ['<p>Lost answer</p>'], { type: 'now' });
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/xrpc/com.atproto.repo.createRecord'));
+    try {
+      const { outcome, runs } = await publishUntilSettled(herald, rootId);
+      expect(outcome.kind).toBe('published');
+      expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);
+    } finally {
+      restore();
+    }
+    expect(recordsWith('Lost answer')).toHaveLength(1);
+    expect(pds.server.requestsTo('GET', '/xrpc/com.atproto.repo.getRecord').at(-1)!.query.get('rkey')).toBe(recordsWith('Lost answer')[0].rkey);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(recordsWith('Lost answer')[0].uri);
+  });
+
+  it('waits for the PDS\'s ratelimit-reset after a 429', async () => {
+    const rootId = await createPost(herald, channelId, ['<p>Slow down</p>'], { type: 'now' });
+    const reset = Math.floor(Date.now() / 1000) + 600;
+    pds.server.failNext('POST', '/xrpc/com.atproto.repo.createRecord', { status: 429, headers: { 'ratelimit-limit': '5000', 'ratelimit-remaining': '0', 'ratelimit-reset': String(reset) }, json: { error: 'RateLimitExceeded', message: 'Rate Limit Exceeded' } });
+    expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    const [waiting] = await chainOf(herald, rootId);
+    expect(Math.abs(waiting.nextAttemptAt!.getTime() - reset * 1000)).toBeLessThan(3000);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(recordsWith('Slow down')).toHaveLength(1);
+  });
+
+  it('puts the post in ERROR with the PDS\'s message when the record is refused, and notifies', async () => {
+    const rootId = await createPost(herald, channelId, ['<p>Refused</p>'], { type: 'now' });
+    pds.server.failNext('POST', '/xrpc/com.atproto.repo.createRecord', { status: 400, json: { error: 'InvalidRequest', message: 'Invalid app.bsky.feed.post record: Record/langs must not have more than 3 elements' } });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    const [root] = await chainOf(herald, rootId);
+    expect(root.error).toContain('Bluesky refused the post');
+    expect(root.error).toContain('Record/langs must not have more than 3 elements');
+    const notifications = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_failed' });
+    expect(notifications.some((notification) => notification.content.includes('Record/langs'))).toBe(true);
   });
 });

@@ -1,4 +1,6 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startHerald, type Herald } from '../helpers/harness.js';
+import { chainOf, createPost, waitFor } from '../helpers/posts.js';
 import mastodon, { mastodonPolling } from '../../providers/mastodon.js';
 import { createPlatformFetch, PlatformHttpError } from '../../src/lib/platform-http.js';
 import { startMastodonFake, type MastodonFake } from '../fakes/mastodon.js';
@@ -148,13 +150,30 @@ describe('mastodon analytics', () => {
     ]);
   });
 
-  it('reports followers, following and posts of the account', async () => {
-    const metrics = await mastodon.analytics!(context(), 30);
-    expect(metrics.map((metric) => [metric.label, metric.data[0].total])).toEqual([
+  it('reports followers, following and posts of the account, and the engagement of the period\'s statuses per day across pages', async () => {
+    const day = (ago: number) => new Date(Date.now() - ago * 86_400_000).toISOString();
+    // 45 statuses, oldest first: 5 from 10 days ago (outside a 7-day period), 20 from 2 days ago, 20 from today.
+    for (let index = 0; index < 45; index++) {
+      const ago = index < 5 ? 10 : index < 25 ? 2 : 0;
+      fake.statuses.push({ id: String(112_000_000_000_000_000n + BigInt(index)), status: `s${index}`, in_reply_to_id: null, media_ids: [], idempotencyKey: null, visibility: 'public', created_at: day(ago), favourites_count: 2, reblogs_count: ago === 0 ? 1 : 0, replies_count: 0 });
+    }
+    const metrics = await mastodon.analytics!(context(), 7);
+    expect(metrics.slice(0, 3).map((metric) => [metric.label, metric.data[0].total])).toEqual([
       ['Followers', '42'],
       ['Following', '7'],
       ['Posts', '0'],
     ]);
+    const pages = fake.server.requestsTo('GET', '/api/v1/accounts/*/statuses');
+    expect(pages.map((request) => [request.query.get('limit'), request.query.get('exclude_reblogs'), request.query.get('max_id')])).toEqual([
+      ['40', 'true', null],
+      ['40', 'true', fake.statuses[5].id],
+    ]);
+    const daily = Object.fromEntries(metrics.slice(3).map((metric) => [metric.label, metric.data.map((point) => point.total)]));
+    expect(Object.keys(daily)).toEqual(['Posts published', 'Favourites', 'Boosts', 'Replies']);
+    expect(daily['Posts published']).toEqual(['0', '0', '0', '0', '20', '0', '20']);
+    expect(daily.Favourites).toEqual(['0', '0', '0', '0', '40', '0', '40']);
+    expect(daily.Boosts.at(-1)).toBe('20');
+    expect(metrics[3].data.at(-1)!.date).toBe(new Date().toISOString().slice(0, 10));
   });
 
   it('lists recent statuses without replies, media preview first', async () => {
@@ -199,5 +218,43 @@ describe('mastodon validate', () => {
     expect(mastodon.rules).toMatch(/4 images/);
     expect(mastodon.rules).toMatch(/1 video/);
     expect(mastodon.idempotentCreate).toBe(true);
+  });
+});
+
+describe('mastodon through Herald', () => {
+  let herald: Herald;
+  let instance: MastodonFake;
+
+  beforeAll(async () => {
+    instance = await startMastodonFake({ token: 'herald-token' });
+    herald = await startHerald({}, { guard: { allowLoopback: true } });
+  });
+  afterAll(async () => {
+    await herald?.stop();
+    await instance?.close();
+  });
+
+  it('refuses a wrong token, connects with the right one, publishes through the worker and answers channel analytics', async () => {
+    const wrong = await herald.rest('POST', '/integrations/mastodon/connect', { instance: instance.url, accessToken: 'nope' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toContain('Mastodon refused the connection');
+    const connected = await herald.rest('POST', '/integrations/mastodon/connect', { instance: instance.url, accessToken: 'herald-token' });
+    expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+    const worker = await herald.startWorker();
+    try {
+      const rootId = await createPost(herald, connected.body.id, ['<p>Through the worker</p>', '<p>And a reply</p>'], { type: 'now' });
+      await waitFor(async () => ((await chainOf(herald, rootId)).every((post) => post.state === 'PUBLISHED') ? true : undefined));
+    } finally {
+      await worker.stop();
+    }
+    expect(instance.statuses.map((status) => status.status)).toEqual(['Through the worker', 'And a reply']);
+    instance.statuses[0].favourites_count = 3;
+    const analytics = await herald.rest('GET', `/analytics/${connected.body.id}?date=30`);
+    expect(analytics.status).toBe(200);
+    const byLabel = Object.fromEntries(analytics.body.map((metric: { label: string; data: { total: string }[] }) => [metric.label, metric.data]));
+    expect(byLabel.Posts).toEqual([{ total: '2', date: new Date().toISOString().slice(0, 10) }]);
+    expect(byLabel['Posts published']).toHaveLength(30);
+    expect(byLabel.Favourites.at(-1).total).toBe('3');
+    expect(byLabel.Replies.at(-1).total).toBe('1');
   });
 });

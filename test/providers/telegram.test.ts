@@ -1,4 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { NotificationSchema } from '../../src/db/entities.js';
+import { publishChain } from '../../tools/internal/publish.js';
+import { startHerald, type Herald } from '../helpers/harness.js';
+import { goodMp4, upload } from '../helpers/media-samples.js';
+import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 import telegram from '../../providers/telegram.js';
 import type { ProviderContext, PublishItem } from '../../providers/types.js';
 import { PlatformHttpError, createPlatformFetch } from '../../src/lib/platform-http.js';
@@ -124,9 +129,33 @@ describe('telegram publish', () => {
     expect(ref.id).toBe(String(tg.messages[0].message_id));
   });
 
-  it('rejects a video before calling Telegram', async () => {
-    await expect(telegram.publish!(context(), item('clip', [mediaFile(Buffer.from('x'), { kind: 'video', mimeType: 'video/mp4' })]))).rejects.toThrow(/video/i);
-    expect(tg.server.requests).toHaveLength(0);
+  it('uploads one video with sendVideo, streaming, the text as caption', async () => {
+    const mp4 = goodMp4();
+    const ref = await telegram.publish!(context(), item('<b>Clip</b>', [mediaFile(mp4, { kind: 'video', mimeType: 'video/mp4', url: 'https://media.example/clip.mp4' })]));
+    expect(tg.server.requestsTo('POST', '/*/sendVideo')).toHaveLength(1);
+    expect(tg.server.requestsTo('POST', '/*/sendPhoto')).toHaveLength(0);
+    const [message] = tg.messages;
+    expect(message.video?.bytes.equals(mp4)).toBe(true);
+    expect(message).toMatchObject({ caption: '<b>Clip</b>', parse_mode: 'HTML', supports_streaming: true, video: { mimeType: 'video/mp4' } });
+    expect(message.photo).toBeUndefined();
+    expect(ref.id).toBe(String(message.message_id));
+  });
+
+  it('sends pictures and videos mixed in one album, each as its own kind, the caption on the first', async () => {
+    const mp4 = goodMp4();
+    const png = tinyPng();
+    const ref = await telegram.publish!(context(), item('Mixed', [mediaFile(png), mediaFile(mp4, { kind: 'video', mimeType: 'video/mp4' }), mediaFile(png)]));
+    const [request] = tg.server.requestsTo('POST', '/*/sendMediaGroup');
+    const form = await new Request('http://x/', { method: 'POST', headers: { 'content-type': String(request.headers['content-type']) }, body: new Uint8Array(request.body) }).formData();
+    expect(JSON.parse(String(form.get('media')))).toEqual([
+      { type: 'photo', media: 'attach://file0', caption: 'Mixed', parse_mode: 'HTML' },
+      { type: 'video', media: 'attach://file1', supports_streaming: true },
+      { type: 'photo', media: 'attach://file2' },
+    ]);
+    expect(tg.messages.map((message) => [message.photo ? 'photo' : 'video', message.caption])).toEqual([['photo', 'Mixed'], ['video', undefined], ['photo', undefined]]);
+    expect(tg.messages[1].video?.bytes.equals(mp4)).toBe(true);
+    expect(new Set(tg.messages.map((message) => message.media_group_id)).size).toBe(1);
+    expect(ref.id).toBe(String(tg.messages[0].message_id));
   });
 });
 
@@ -222,7 +251,89 @@ describe('telegram validate', () => {
     expect(message).toMatch(/item 2/);
   });
 
-  it('rejects videos', () => {
-    expect(telegram.validate!([{ text: 'clip', media: [{ kind: 'video', url: 'https://media.example/v.mp4' }] }], {})).toMatch(/video/i);
+  it('accepts a video and a mixed album, and refuses what a bot cannot upload', () => {
+    const video = { kind: 'video' as const, url: 'https://media.example/v.mp4' };
+    expect(telegram.validate!([{ text: 'clip', media: [video] }, { text: 'mixed', media: [picture, video, picture] }], {})).toBeUndefined();
+    expect(telegram.validate!([{ text: 'big', media: [{ ...video, size: 60 * 1024 * 1024 }] }], {})).toBe('Telegram bots upload videos of at most 50 MB: this one is 60 MB, shorten or compress it.');
+    expect(telegram.validate!([{ text: 'big', media: [{ ...picture, size: 11 * 1024 * 1024 }] }], {})).toMatch(/pictures of at most 10 MB/);
+    expect(telegram.validate!([{ text: 'wide', media: [{ ...picture, width: 8000, height: 300 }] }], {})).toMatch(/ratio of at most 20: this one is 8000x300/);
+    expect(telegram.validate!([{ text: 'x'.repeat(1025), media: [video] }], {})).toMatch(/caption limit of 1024/);
+  });
+});
+
+describe('telegram through Herald', () => {
+  let herald: Herald;
+  let channelId: string;
+  const uploaded: Record<string, { id: string; path: string }> = {};
+
+  beforeAll(async () => {
+    herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: 'http://127.0.0.1:9' } }) });
+  });
+  afterAll(async () => {
+    await herald?.stop();
+  });
+
+  /** The fake of this test (a new one each test) behind the deployment's endpoint. */
+  const pointAtFake = () => {
+    herald.services.config.socialEndpoints.telegram = { api: tg.url };
+  };
+
+  it('refuses a wrong bot token with Telegram\'s reason, and connects with the right one', async () => {
+    pointAtFake();
+    const wrong = await herald.rest('POST', '/integrations/telegram/connect', { botToken: '987654321:WrongTokenWrongToken', chatId: '@herald_test' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toBe('Telegram refused the connection: Telegram getMe failed: Unauthorized (check the bot token from @BotFather)');
+    const connected = await herald.rest('POST', '/integrations/telegram/connect', { botToken: tg.token, chatId: '@herald_test' });
+    expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+    channelId = connected.body.id;
+    for (const [name, bytes] of [['dot.png', tinyPng()], ['clip.mp4', goodMp4()]] as const) {
+      const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
+      uploaded[name] = { id: response.body.id, path: response.body.path };
+    }
+  });
+
+  it('publishes a video, then a mixed album in reply, through the worker', async () => {
+    pointAtFake();
+    const worker = await herald.startWorker();
+    try {
+      const rootId = await createPost(herald, channelId, [{ content: '<p>A <strong>clip</strong></p>', image: [uploaded['clip.mp4']] }, { content: '<p>Album</p>', image: [uploaded['dot.png'], uploaded['clip.mp4']] }], { type: 'now' });
+      const items = await waitFor(async () => {
+        const chain = await chainOf(herald, rootId);
+        return chain.every((post) => post.state === 'PUBLISHED') ? chain : undefined;
+      });
+      const [clip, albumPhoto, albumVideo] = tg.messages;
+      expect(clip).toMatchObject({ caption: 'A <strong>clip</strong>', supports_streaming: true });
+      expect(clip.video?.bytes.equals(goodMp4())).toBe(true);
+      expect(albumPhoto).toMatchObject({ caption: 'Album', reply_to_message_id: clip.message_id });
+      expect(albumPhoto.photo?.bytes.equals(tinyPng())).toBe(true);
+      expect(albumVideo.video?.mimeType).toBe('video/mp4');
+      expect(items.map((post) => post.releaseUrl)).toEqual([`https://t.me/herald_test/${clip.message_id}`, `https://t.me/herald_test/${albumPhoto.message_id}`]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('retries a 429 after Telegram\'s retry_after', async () => {
+    pointAtFake();
+    const rootId = await createPost(herald, channelId, ['<p>Later</p>'], { type: 'now' });
+    tg.failNext('sendMessage', telegramError(429, 'Too Many Requests: retry after 300', 300));
+    const before = Date.now();
+    expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    const [waiting] = await chainOf(herald, rootId);
+    expect(waiting.nextAttemptAt!.getTime() - before).toBeGreaterThanOrEqual(299_000);
+    expect(waiting.lastError).toContain('Too Many Requests: retry after 300');
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(tg.messages.map((message) => message.text)).toEqual(['Later']);
+  });
+
+  it('puts the post in ERROR with Telegram\'s description when the bot was removed, and notifies', async () => {
+    pointAtFake();
+    const rootId = await createPost(herald, channelId, [{ content: '<p>Kicked</p>', image: [uploaded['clip.mp4']] }], { type: 'now' });
+    tg.failNext('sendVideo', telegramError(403, 'Forbidden: bot was kicked from the channel chat'));
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    const [root] = await chainOf(herald, rootId);
+    expect(root.error).toBe('Telegram refused the post: Telegram sendVideo failed: Forbidden: bot was kicked from the channel chat (add the bot to the chat again, as an administrator)');
+    const notifications = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_failed' });
+    expect(notifications.some((notification) => notification.content.includes('bot was kicked'))).toBe(true);
   });
 });

@@ -113,7 +113,7 @@ export function platformFetchFor(services: Services, endpoints: Record<string, s
 /** What a connect call (credentials form or OAuth code exchange) gets of the platform. */
 export function connectContext(services: Services, provider: Provider): ConnectContext {
   const endpoints = providerEndpoints(services, provider);
-  return { fetch: platformFetchFor(services, endpoints), endpoints };
+  return { fetch: platformFetchFor(services, endpoints), endpoints, client: services.config.oauthClients[provider.identifier] };
 }
 
 /** Outside publishing a step is just the call: nothing is recorded (helpers and analytics create nothing). */

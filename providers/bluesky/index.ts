@@ -1,22 +1,27 @@
 // Bluesky (AT Protocol): an app-password session on the user's PDS, raw XRPC calls through context.fetch.
+// References: https://docs.bsky.app/docs/api/com-atproto-repo-create-record, …-repo-upload-blob, …-repo-get-record,
+// app-bsky-feed-get-posts, app-bsky-feed-get-author-feed, app-bsky-actor-get-profile; lexicons app.bsky.feed.post,
+// app.bsky.embed.images, app.bsky.embed.video; the video flow in ./video.ts.
 // Sessions are stored and refreshed with refreshSession; createSession runs again only when the refresh token is dead.
+// Exactly once: each post's record key (a TID) and createdAt are chosen and recorded before createRecord, so a create whose
+// answer was lost is looked up with getRecord instead of being made twice.
+import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
-import { imageSize } from '../src/lib/media-probe.js';
-import type { ChannelAuth, PublishItem, PublishedRef, Provider, ProviderContext } from './types.js';
-import { currentMetric, jwtExpiry } from './shared.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { imageSize } from '../../src/lib/media-probe.js';
+import type { JsonValue, PublishItem, PublishedRef, Provider, ProviderContext } from '../types.js';
+import { currentMetric, engagementByDay, pagesSince } from '../shared.js';
+import { MAX_VIDEO_BYTES, videoEmbed } from './video.js';
+import { call, createSession, endpoints, serviceOf, sessionSchema, tokensOf, trimSlashes, xrpc } from './xrpc.js';
 
-const endpoints = { service: 'https://bsky.social', web: 'https://bsky.app' };
 const MAX_IMAGES = 4;
 /** app.bsky.feed.post: text is at most 300 graphemes and 3000 bytes of UTF-8. */
 const MAX_TEXT_BYTES = 3000;
 /** app.bsky.embed.images: an image blob is at most 1,000,000 bytes (the PDS refuses more: "blob too big"). */
 const MAX_IMAGE_BYTES = 1_000_000;
 const TOO_MANY_IMAGES = 'There can be maximum 4 pictures in a post.';
-const ONE_VIDEO = 'You can only upload one video per post.';
-const VIDEO_NOT_SUPPORTED = 'Video is not supported yet on Bluesky in Herald: post text and up to 4 images instead.';
+const ONE_VIDEO = 'A Bluesky post carries one video alone: no second video and no pictures with it. Move the other media to another item.';
 
-const sessionSchema = z.object({ accessJwt: z.string(), refreshJwt: z.string(), did: z.string(), handle: z.string() });
 const count = z.number().optional();
 const profileSchema = z.object({ did: z.string(), handle: z.string(), displayName: z.string().optional(), avatar: z.string().optional(), followersCount: count, followsCount: count, postsCount: count });
 // Kept loose: the blob object goes back to the PDS exactly as it came.
@@ -24,49 +29,23 @@ const uploadSchema = z.object({
   blob: z.looseObject({ $type: z.literal('blob'), ref: z.looseObject({ $link: z.string() }), mimeType: z.string(), size: z.number() }),
 });
 const createdSchema = z.object({ uri: z.string(), cid: z.string() });
-const postViewSchema = z.object({ uri: z.string(), cid: z.string(), author: z.object({ did: z.string() }), embed: z.unknown().optional(),
+const postViewSchema = z.object({ uri: z.string(), cid: z.string(), author: z.object({ did: z.string() }), embed: z.unknown().optional(), indexedAt: z.string(),
   likeCount: count, repostCount: count, replyCount: count, quoteCount: count });
 const postsSchema = z.object({ posts: z.array(postViewSchema) });
-const feedSchema = z.object({ feed: z.array(z.object({ post: postViewSchema })) });
+const feedSchema = z.object({ feed: z.array(z.object({ post: postViewSchema })), cursor: z.string().optional() });
 const imagesViewSchema = z.object({ images: z.array(z.object({ thumb: z.string() })).min(1) });
 
-type Session = z.infer<typeof sessionSchema>;
-type XrpcRequest<T> = Omit<PlatformRequest<T>, 'url' | 'schema' | 'classify'> & { token?: string };
-
-/** Bluesky answers an expired or revoked token with 400 ExpiredToken/InvalidToken: call it 401 so the core refreshes. */
-function classify(status: number, body: string): Partial<PlatformHttpErrorInit> | undefined {
-  if (status !== 400) return undefined;
-  try {
-    const { error } = JSON.parse(body) as { error?: unknown };
-    if (error === 'ExpiredToken' || error === 'InvalidToken') return { status: 401, retryable: false };
-  } catch {
-    /* not JSON: keep the default classification */
+/** A record key for app.bsky.feed.post: a TID, 13 base32-sortable characters of microseconds since the epoch and a clock id. */
+function newTid(): string {
+  const alphabet = '234567abcdefghijklmnopqrstuvwxyz';
+  let value = (BigInt(Date.now()) * 1000n + BigInt(randomInt(1000))) << 10n | BigInt(randomInt(1024));
+  let tid = '';
+  for (let index = 0; index < 13; index++) {
+    tid = alphabet[Number(value & 31n)] + tid;
+    value >>= 5n;
   }
-  return undefined;
+  return tid;
 }
-
-const trimSlashes = (url: string) => url.replace(/\/+$/, '');
-const serviceOf = (context: ProviderContext) => trimSlashes(context.auth.data.service || context.endpoints.service || endpoints.service);
-
-async function xrpc<T>(fetch: PlatformFetch, service: string, nsid: string, schema: z.ZodType<T>, request: XrpcRequest<T> = {}): Promise<T> {
-  const { token, headers, ...rest } = request;
-  const response = await fetch({
-    ...rest,
-    url: `${service}/xrpc/${nsid}`,
-    schema,
-    classify,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-  });
-  return response.data;
-}
-
-const call = <T>(context: ProviderContext, nsid: string, schema: z.ZodType<T>, request: XrpcRequest<T> = {}) =>
-  xrpc(context.fetch, serviceOf(context), nsid, schema, { token: context.auth.accessToken, ...request });
-
-const createSession = (fetch: PlatformFetch, service: string, identifier: string, password: string) =>
-  xrpc(fetch, service, 'com.atproto.server.createSession', sessionSchema, { method: 'POST', json: { identifier, password } });
-
-const tokensOf = (session: Session): Partial<ChannelAuth> => ({ accessToken: session.accessJwt, refreshToken: session.refreshJwt, expiresAt: jwtExpiry(session.accessJwt) });
 
 // Rich-text facets: indexes are UTF-8 byte offsets into the text.
 type Facet = { index: { byteStart: number; byteEnd: number }; features: Record<string, string>[] };
@@ -128,9 +107,7 @@ async function strongRef(context: ProviderContext, ref: PublishedRef): Promise<S
   return { uri: posts[0].uri, cid: posts[0].cid };
 }
 
-async function createPost(context: ProviderContext, item: PublishItem, reply?: { root: StrongRef; parent: StrongRef }): Promise<PublishedRef> {
-  if (item.media.some((media) => media.kind === 'video')) throw new Error(VIDEO_NOT_SUPPORTED);
-  if (item.media.length > MAX_IMAGES) throw new Error(TOO_MANY_IMAGES);
+async function imagesEmbed(context: ProviderContext, item: PublishItem) {
   const images = [];
   for (const media of item.media) {
     const { bytes, mimeType } = await fitImage(await media.load());
@@ -138,22 +115,52 @@ async function createPost(context: ProviderContext, item: PublishItem, reply?: {
     const aspectRatio = imageSize(bytes);
     images.push({ alt: media.alt ?? '', image: blob, ...(aspectRatio ? { aspectRatio } : {}) });
   }
+  return { $type: 'app.bsky.embed.images', images };
+}
+
+async function createPost(context: ProviderContext, item: PublishItem, reply?: { root: StrongRef; parent: StrongRef }): Promise<PublishedRef> {
+  const video = item.media.find((media) => media.kind === 'video');
+  if (video && item.media.length > 1) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: ONE_VIDEO });
+  if (item.media.length > MAX_IMAGES) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: TOO_MANY_IMAGES });
+  const embed = video ? await videoEmbed(context, video) : item.media.length > 0 ? await imagesEmbed(context, item) : undefined;
+  const { rkey, createdAt } = (await context.step('record', async () => ({ rkey: newTid(), createdAt: new Date().toISOString() }))) as { rkey: string; createdAt: string };
   const facets = facetsOf(item.text);
   const record = {
     $type: 'app.bsky.feed.post',
     text: item.text,
-    createdAt: new Date().toISOString(),
+    createdAt,
     ...(facets.length > 0 ? { facets } : {}),
-    ...(images.length > 0 ? { embed: { $type: 'app.bsky.embed.images', images } } : {}),
+    ...(embed ? { embed } : {}),
     ...(reply ? { reply } : {}),
   };
-  const created = await call(context, 'com.atproto.repo.createRecord', createdSchema, {
-    method: 'POST',
-    json: { repo: context.auth.internalId, collection: 'app.bsky.feed.post', record },
-  });
-  return refOf(context, created.uri, created.cid);
+  const repo = context.auth.internalId;
+  const created = await context.step(
+    'post',
+    async () => (await call(context, 'com.atproto.repo.createRecord', createdSchema, { method: 'POST', json: { repo, collection: 'app.bsky.feed.post', rkey, record } })) as JsonValue,
+    // A create whose answer was lost: the record key is ours, so the PDS says whether the post exists.
+    async () => {
+      try {
+        const found = await call(context, 'com.atproto.repo.getRecord', createdSchema.extend({ cid: z.string() }), { query: { repo, collection: 'app.bsky.feed.post', rkey } });
+        return { uri: found.uri, cid: found.cid };
+      } catch (error) {
+        if (error instanceof PlatformHttpError && error.status === 400 && /RecordNotFound|not found/i.test(error.bodyExcerpt)) return undefined;
+        throw error;
+      }
+    },
+  );
+  const { uri, cid } = created as { uri: string; cid: string };
+  return refOf(context, uri, cid);
 }
 
+/** The account's own posts of the last `days` days (reposts of others left out), up to three pages of 100. */
+async function postsOfPeriod(context: ProviderContext, days: number) {
+  const did = context.auth.internalId;
+  const posts = await pagesSince(3, new Date(Date.now() - days * 86_400_000), async (cursor) => {
+    const feed = await call(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: did, limit: 100, filter: 'posts_with_replies', ...(cursor ? { cursor } : {}) } });
+    return { items: feed.feed.map(({ post }) => post), next: feed.cursor };
+  }, (post) => post.indexedAt);
+  return posts.filter((post) => post.author.did === did);
+}
 
 const bluesky: Provider = {
   identifier: 'bluesky',
@@ -162,11 +169,13 @@ const bluesky: Provider = {
   lengthMethod: 'graphemes',
   maxLength: () => 300,
   rules:
-    'Bluesky posts are plain text of at most 300 graphemes and 3000 bytes. Pictures over 1 MB are re-encoded as JPEG to fit. A post carries up to 4 images, or 1 video, or no media, never images and a video together; ' +
-    'video is not supported yet in Herald. Links and #hashtags become clickable by themselves. Extra items form a thread, each replying to the previous one.',
+    'Bluesky posts are plain text of at most 300 graphemes and 3000 bytes. A post carries up to 4 pictures, or 1 video, or no media, never pictures and a video together. ' +
+    'Pictures over 1 MB are re-encoded as JPEG to fit. A video is an MP4 of up to 100 MB and 3 minutes, processed by Bluesky\'s video service before the post goes out ' +
+    '(the account needs a verified email, and Bluesky limits videos per day). Links and #hashtags become clickable by themselves. Extra items form a thread, each replying to the previous one.',
   settings: null,
   chain: 'thread',
   tools: [],
+  recordsSteps: true,
   endpoints,
   auth: {
     kind: 'credentials',
@@ -187,7 +196,8 @@ const bluesky: Provider = {
       const images = item.media.length - videos;
       if (images > MAX_IMAGES) return TOO_MANY_IMAGES;
       if (videos > 1 || (videos === 1 && images > 0)) return ONE_VIDEO;
-      if (videos === 1) return VIDEO_NOT_SUPPORTED;
+      const big = item.media.find((media) => media.kind === 'video' && media.size !== undefined && media.size > MAX_VIDEO_BYTES);
+      if (big) return `${index === 0 ? 'The post' : `Item ${index + 1}`} has a video of ${Math.round(big.size! / 1_000_000)} MB; Bluesky takes videos up to 100 MB: shorten or compress it.`;
     }
     return undefined;
   },
@@ -204,9 +214,7 @@ const bluesky: Provider = {
       name: profile?.displayName?.trim() || session.handle,
       profile: session.handle,
       picture: profile?.avatar,
-      accessToken: session.accessJwt,
-      refreshToken: session.refreshJwt,
-      expiresAt: jwtExpiry(session.accessJwt),
+      ...tokensOf(session),
       // The service is kept only when typed: otherwise the deployment's endpoint (SOCIAL_ENDPOINTS) applies, now and later.
       data: { ...(fields.service?.trim() ? { service } : {}), identifier, appPassword },
     };
@@ -240,9 +248,18 @@ const bluesky: Provider = {
     return [currentMetric('Likes', view.likeCount), currentMetric('Reposts', view.repostCount), currentMetric('Replies', view.replyCount), currentMetric('Quotes', view.quoteCount)];
   },
 
-  async analytics(context) {
+  async analytics(context, days) {
     const profile = await call(context, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: context.auth.internalId } });
-    return [currentMetric('Followers', profile.followersCount), currentMetric('Following', profile.followsCount), currentMetric('Posts', profile.postsCount)];
+    const posts = (await postsOfPeriod(context, days)).map((post) => ({
+      publishedAt: post.indexedAt,
+      counts: { Likes: post.likeCount, Reposts: post.repostCount, Replies: post.replyCount, Quotes: post.quoteCount },
+    }));
+    return [
+      currentMetric('Followers', profile.followersCount),
+      currentMetric('Following', profile.followsCount),
+      currentMetric('Posts', profile.postsCount),
+      ...engagementByDay(days, posts, ['Likes', 'Reposts', 'Replies', 'Quotes'], 'Posts published'),
+    ];
   },
 
   async recent(context) {
