@@ -1,7 +1,7 @@
 // Composition root: config -> database -> worker + HTTP. Stops in reverse order on SIGINT/SIGTERM.
 import type { Server } from 'node:http';
 import net from 'node:net';
-import { StartError } from './errors.js';
+import { isDatabaseUnavailable, StartError } from './errors.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { openServices } from './bootstrap.js';
@@ -39,6 +39,16 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
+  // A database that goes away must not take the process with it: a connection error that escapes a library's background
+  // work (a pool's idle client, the queue's batch of job updates) is logged and the work retried when Postgres is back.
+  // Anything else unexpected still stops the process, for the supervisor to restart.
+  const survive = (kind: string) => (error: unknown) => {
+    if (isDatabaseUnavailable(error)) return logger.warn({ err: error }, `database unreachable (${kind}); retrying in the background`);
+    logger.fatal({ err: error }, kind);
+    process.exit(1);
+  };
+  process.on('unhandledRejection', survive('unhandled rejection'));
+  process.on('uncaughtException', survive('uncaught exception'));
   await checkPort(config.host, config.port);
   const opened = await openServices(config, logger);
   const { services } = opened;
