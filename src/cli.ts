@@ -2,6 +2,7 @@
 import { loadConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { openServices } from './bootstrap.js';
+import { StartError } from './errors.js';
 import { OrganizationSchema } from './db/entities.js';
 import { createOrganization, mintApiKey, revokeApiKeys } from '../tools/internal/credentials.js';
 
@@ -17,8 +18,21 @@ async function main(): Promise<number> {
     console.log(usage);
     return command ? 0 : 1;
   }
-  const config = loadConfig();
-  const opened = await openServices(config, createLogger('warn'));
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error((error as Error).message);
+    return 1;
+  }
+  let opened;
+  try {
+    // Beside a running Herald on the embedded Postgres, the CLI uses that instance's database instead of starting another.
+    opened = await openServices(config, createLogger('warn'), { attach: true });
+  } catch (error) {
+    console.error(error instanceof StartError ? error.message : `The database could not be opened: ${(error as Error)?.message ?? String(error)}`);
+    return 1;
+  }
   const em = opened.services.orm.em.fork();
   const organizationId = async (given?: string): Promise<string> => {
     if (given) return given;

@@ -1,5 +1,6 @@
 // The only reader of process.env. Every setting is validated here and every bad variable is reported at once.
 import { z } from 'zod';
+import fs from 'node:fs';
 import path from 'node:path';
 
 const intFromEnv = (fallback: number, min = 0) =>
@@ -42,6 +43,7 @@ const environmentSchema = z.object({
   EMBEDDED_POSTGRES_PORT: intFromEnv(54329, 1),
   EMBEDDED_POSTGRES_BINARIES: optionalString,
   ENCRYPTION_KEY: optionalString,
+  ENCRYPTION_KEY_FILE: optionalString,
   API_RATE_LIMIT_PER_MINUTE: intFromEnv(300, 1),
   API_RATE_LIMIT_PER_HOUR: intFromEnv(0, 0),
   CREATE_POST_RATE_LIMIT_PER_HOUR: intFromEnv(90, 1),
@@ -332,8 +334,17 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   } catch {
     problems.push(`PUBLIC_URL: must be an absolute http(s) URL such as https://herald.example.com, got "${publicUrl}"`);
   }
-  if (values.ENCRYPTION_KEY !== undefined && !/^[0-9a-f]{64}$/i.test(values.ENCRYPTION_KEY)) {
-    problems.push('ENCRYPTION_KEY: must be 64 hex characters (32 bytes); generate one with `openssl rand -hex 32`');
+  let encryptionKey = values.ENCRYPTION_KEY;
+  if (values.ENCRYPTION_KEY_FILE !== undefined) {
+    if (encryptionKey !== undefined) problems.push('ENCRYPTION_KEY and ENCRYPTION_KEY_FILE: set one of them, not both');
+    try {
+      encryptionKey = fs.readFileSync(values.ENCRYPTION_KEY_FILE, 'utf8').trim();
+    } catch (error) {
+      problems.push(`ENCRYPTION_KEY_FILE: cannot read ${values.ENCRYPTION_KEY_FILE} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  if (encryptionKey !== undefined && !/^[0-9a-f]{64}$/i.test(encryptionKey)) {
+    problems.push(`${values.ENCRYPTION_KEY_FILE ? 'ENCRYPTION_KEY_FILE: the file' : 'ENCRYPTION_KEY'} must hold 64 hex characters (32 bytes); generate one with \`openssl rand -hex 32\``);
   }
   const defaultPostingTimes = parsePostingTimes(values.DEFAULT_POSTING_TIMES, problems);
   const socialEndpoints = parseEndpoints(values.SOCIAL_ENDPOINTS, problems);
@@ -351,7 +362,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     dataDir: path.resolve(values.DATA_DIR ?? './data'),
     embeddedPostgresPort: values.EMBEDDED_POSTGRES_PORT,
     embeddedPostgresBinaries: values.EMBEDDED_POSTGRES_BINARIES === undefined ? undefined : path.resolve(values.EMBEDDED_POSTGRES_BINARIES),
-    encryptionKey: values.ENCRYPTION_KEY,
+    encryptionKey,
     apiRateLimitPerMinute: values.API_RATE_LIMIT_PER_MINUTE,
     apiRateLimitPerHour: values.API_RATE_LIMIT_PER_HOUR,
     createPostRateLimitPerHour: values.CREATE_POST_RATE_LIMIT_PER_HOUR,
