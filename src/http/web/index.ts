@@ -9,6 +9,8 @@ import { CONSOLE_CSS, html, sendPage } from './html.js';
 import { oauthPages } from './oauth-pages.js';
 import { consolePages } from './pages.js';
 import { consoleLocals, consoleSession } from './session.js';
+import { webhookPages } from './webhook-pages.js';
+import { apiReferencePage } from './api-reference-page.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -25,6 +27,8 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   channelPages(router, services);
   consolePages(router, services, sessions);
   oauthPages(router, services, sessions);
+  webhookPages(router, services);
+  apiReferencePage(router, services);
   router.use((raw: unknown, request: Request, response: Response, _next: NextFunction) => {
     const error = asDomainError(raw);
     if (error.code === 'internal') services.logger.error({ err: raw, requestId: response.locals.requestId, path: request.path }, 'console error');
