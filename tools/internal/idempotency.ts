@@ -31,7 +31,8 @@ interface Claim {
   operation: string;
   request_hash: string | null;
   state: 'running' | 'done';
-  output: unknown;
+  /** The answer's JSON as it was sent (text keeps its key order: the replay is the same bytes). */
+  output: string | null;
   /** Milliseconds since the epoch (timestamptz comes back from raw queries as text). */
   created_ms: string | number;
 }
@@ -176,7 +177,7 @@ export async function withIdempotency<Output>(
       const hash = knownHash ?? (await drainedHash(input, base, streams));
       if (existing.request_hash !== hash) throw conflictError(key, 'with a different request body');
       options.onReplay?.();
-      return existing.output as Output;
+      return JSON.parse(existing.output ?? 'null') as Output;
     }
     if (now.getTime() - createdAt.getTime() > ABANDONED_MS) {
       throw new DomainError('request_in_progress', `The request with Idempotency-Key "${key}" started at ${createdAt.toISOString()} never finished (the server may have restarted); whether it created something is unknown.`, {
@@ -202,7 +203,7 @@ export async function withIdempotency<Output>(
   }
   const hash = knownHash ?? withDigests(base, [...hashing!.digests].map(([field, digest]) => [field, digest.digest('hex')]));
   await em.getConnection().execute(
-    "update idempotency_key set state = 'done', output = ?::jsonb, request_hash = ?, completed_at = ? where organization_id = ? and key = ?",
+    "update idempotency_key set state = 'done', output = ?, request_hash = ?, completed_at = ? where organization_id = ? and key = ?",
     [JSON.stringify(output ?? null), hash, services.now(), organizationId, key],
   );
   return output;

@@ -14,7 +14,7 @@ export class Migration20261123200000 extends Migration {
       operation text not null,
       request_hash text null,
       state text not null check (state in ('running','done')),
-      output jsonb null,
+      output text null,
       created_at timestamptz not null,
       completed_at timestamptz null,
       primary key (organization_id, key)
