@@ -161,7 +161,9 @@ export async function shortenContent(services: Services, em: EntityManager, item
   return replaceLinks(item.content, map);
 }
 
-const BOT_AGENTS = /bot|crawl|spider|slurp|preview|facebookexternalhit|embedly|whatsapp|skypeuripreview|bitlybot|mastodon|bluesky|cardyb|discord|slack|telegram|vkshare|pinterest|linkedin|headless/i;
+// Link-preview fetchers of the platforms (TelegramBot, Twitterbot, LinkedInBot, Slackbot, Discordbot…, facebookexternalhit,
+// WhatsApp, Mastodon servers, Bluesky's Cardyb) are not people; in-app browsers of the platforms' apps are.
+const BOT_AGENTS = /bot\b|bot\/|crawl|spider|slurp|preview|facebookexternalhit|embedly|whatsapp|skypeuripreview|mastodon\/|cardyb|vkshare|headless/i;
 
 /**
  * Follows a short link: answers its target and counts a click for today, unless the visitor is a platform's link-preview
