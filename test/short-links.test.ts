@@ -126,6 +126,11 @@ describe('Dub as the shortener', () => {
       const [query] = dub.server.requestsTo('GET', '/analytics');
       expect(query.headers.authorization).toBe(`Bearer ${dub.apiKey}`);
       expect(query.query.get('linkId')).toBe(created.id);
+
+      dub.server.failNext('GET', '/analytics', { status: 403, json: { error: { code: 'forbidden', message: 'Analytics require a Pro plan.' } } });
+      const refused = await herald.rest('GET', `/analytics/post/${rootId}?date=3`);
+      expect(refused.status).toBe(502);
+      expect(refused.body).toMatchObject({ code: 'provider_error', message: expect.stringContaining('Dub answered with an error reading the clicks') });
     } finally {
       herald.services.config.shortLinks = previous;
     }

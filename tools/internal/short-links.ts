@@ -11,6 +11,7 @@ import type { Post } from '../../src/db/entities.js';
 import { newId } from '../../src/lib/crypto.js';
 import { isLocalHost } from '../../src/lib/ssrf.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { DomainError } from '../../src/errors.js';
 import { dailyMetric, isoDay } from '../../providers/shared.js';
 import type { AnalyticsMetric } from '../../providers/types.js';
 import type { Services } from '../types.js';
@@ -192,12 +193,19 @@ async function dubClicks(services: Services, links: ShortLink[], start: Date, en
   const byDay = new Map<string, number>();
   for (const link of links) {
     if (!link.externalId) continue;
-    const { data } = await services.fetch({
-      url: `${settings.apiUrl}/analytics`,
-      headers: { authorization: `Bearer ${settings.apiKey}` },
-      query: { event: 'clicks', groupBy: 'timeseries', linkId: link.externalId, start: start.toISOString(), end: end.toISOString(), timezone: 'UTC' },
-      schema: dubTimeseries,
-    });
+    let data: z.infer<typeof dubTimeseries>;
+    try {
+      ({ data } = await services.fetch({
+        url: `${settings.apiUrl}/analytics`,
+        headers: { authorization: `Bearer ${settings.apiKey}` },
+        query: { event: 'clicks', groupBy: 'timeseries', linkId: link.externalId, start: start.toISOString(), end: end.toISOString(), timezone: 'UTC' },
+        schema: dubTimeseries,
+      }));
+    } catch (error) {
+      throw new DomainError('provider_error', `Dub answered with an error reading the clicks: ${(error as Error).message}`, {
+        hint: "Dub's analytics need a workspace plan that includes them (Pro or higher) and a key with analytics access.",
+      });
+    }
     for (const point of data) byDay.set(point.start.slice(0, 10), (byDay.get(point.start.slice(0, 10)) ?? 0) + point.clicks);
   }
   return byDay;
