@@ -89,6 +89,12 @@ const environmentSchema = z.object({
   GENERATION_MODEL_TIMEOUT_SECONDS: intFromEnv(300, 1),
   GENERATION_CHECK_SECONDS: intFromEnv(10, 1),
   GENERATION_LIMIT_PER_HOUR: intFromEnv(20, 1),
+  WEBHOOKS_ALLOW_PRIVATE: boolFromEnv(false),
+  LINK_SHORTENER: z.enum(['herald', 'dub', 'none']).optional(),
+  DUB_API_KEY: optionalString,
+  DUB_API_URL: optionalString,
+  DUB_DOMAIN: optionalString,
+  CHANNEL_EXPIRY_WARNING_DAYS: intFromEnv(7, 1),
 });
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -139,6 +145,12 @@ export interface GenerationSettings {
   /** New generations per organization per hour (joined or reused ones do not count). */
   limitPerHour: number;
 }
+
+/**
+ * How `shortLink: true` shortens links at publish time: Herald's own `PUBLIC_URL/l/<code>` (clicks counted per day), Dub's
+ * API (clicks read from Dub's analytics), or not at all (links posted as they are, with a warning).
+ */
+export type ShortLinkSettings = { kind: 'herald' } | { kind: 'dub'; apiKey: string; apiUrl: string; domain?: string } | { kind: 'none' };
 
 export type StorageSettings = { kind: 'local' } | ({ kind: 's3' } & S3Settings);
 
@@ -192,6 +204,11 @@ export interface Config {
   ssrfProtection: boolean;
   storage: StorageSettings;
   generation: GenerationSettings;
+  /** WEBHOOKS_ALLOW_PRIVATE: webhook URLs may resolve to private and loopback addresses (DISABLE_SSRF_PROTECTION allows it too). */
+  webhooksAllowPrivate: boolean;
+  shortLinks: ShortLinkSettings;
+  /** A channel whose token cannot be refreshed is warned about (and shown as token_expiring) this many days before expiry. */
+  channelExpiryWarningDays: number;
 }
 
 export class ConfigError extends Error {
@@ -302,6 +319,14 @@ function generationSettings(values: z.output<typeof environmentSchema>, problems
   };
 }
 
+function shortLinkSettings(values: z.output<typeof environmentSchema>, problems: string[]): ShortLinkSettings {
+  const kind = values.LINK_SHORTENER ?? (values.DUB_API_KEY ? 'dub' : 'herald');
+  if (kind !== 'dub') return { kind };
+  if (!values.DUB_API_KEY) problems.push('DUB_API_KEY: required when LINK_SHORTENER=dub (a workspace API key from Dub\'s settings)');
+  const apiUrl = values.DUB_API_URL === undefined ? 'https://api.dub.co' : httpOrigin('DUB_API_URL', values.DUB_API_URL, problems);
+  return { kind, apiKey: values.DUB_API_KEY ?? '', apiUrl, domain: values.DUB_DOMAIN };
+}
+
 function readOAuthClients(environment: NodeJS.ProcessEnv): Record<string, OAuthClientCredentials> {
   const clients: Record<string, OAuthClientCredentials> = {};
   for (const [name, value] of Object.entries(environment)) {
@@ -353,6 +378,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const allowedHosts = parseHostList(values.UPLOAD_URL_ALLOWED_HOSTS, problems);
   const storage = storageSettings(values, problems);
   const generation = generationSettings(values, problems);
+  const shortLinks = shortLinkSettings(values, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port: values.PORT,
@@ -387,5 +413,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     ssrfProtection: !values.DISABLE_SSRF_PROTECTION,
     storage,
     generation,
+    webhooksAllowPrivate: values.WEBHOOKS_ALLOW_PRIVATE,
+    shortLinks,
+    channelExpiryWarningDays: values.CHANNEL_EXPIRY_WARNING_DAYS,
   };
 }

@@ -5,7 +5,11 @@ export const errorStatus = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  /** Another request with the same Idempotency-Key is still running (or never finished). */
+  request_in_progress: 409,
   payload_too_large: 413,
+  /** The Idempotency-Key was used before with another body or on another operation. */
+  idempotency_conflict: 422,
   rate_limited: 429,
   reauth_required: 401,
   not_supported: 400,

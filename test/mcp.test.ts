@@ -17,7 +17,7 @@ const SPEC_TOOLS = [
   'videoFunctionTool',
   'generateVideoTool',
 ];
-const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool'];
+const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
 /** Extra tools that change data. */
 const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool'];
 
@@ -26,18 +26,19 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   groupList: { properties: [], required: [] },
   integrationSchema: { properties: ['isPremium', 'platform'], required: ['isPremium', 'platform'] },
   triggerTool: { properties: ['integrationId', 'methodName', 'dataSchema'], required: ['integrationId', 'methodName', 'dataSchema'] },
-  schedulePostTool: { properties: ['socialPost'], required: ['socialPost'] },
-  generateImageTool: { properties: ['prompt'], required: ['prompt'] },
+  schedulePostTool: { properties: ['socialPost', 'idempotencyKey'], required: ['socialPost'] },
+  validatePostTool: { properties: ['socialPost'], required: ['socialPost'] },
+  generateImageTool: { properties: ['prompt', 'idempotencyKey'], required: ['prompt'] },
   generateVideoOptions: { properties: [], required: [] },
   videoFunctionTool: { properties: ['identifier', 'functionName'], required: ['identifier', 'functionName'] },
-  generateVideoTool: { properties: ['identifier', 'output', 'customParams'], required: ['identifier', 'output', 'customParams'] },
+  generateVideoTool: { properties: ['identifier', 'output', 'customParams', 'idempotencyKey'], required: ['identifier', 'output', 'customParams'] },
   postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
   findSlotTool: { properties: ['id'], required: ['id'] },
   channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
   postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },
   notificationListTool: { properties: ['page'], required: [] },
   mediaListTool: { properties: ['page', 'pageSize'], required: [] },
-  uploadFromUrlTool: { properties: ['url'], required: ['url'] },
+  uploadFromUrlTool: { properties: ['url', 'idempotencyKey'], required: ['url'] },
 };
 
 const INIT_BODY = {

@@ -89,7 +89,8 @@ describe('channels', () => {
   it('GET /integrations lists both channels, without customer when ungrouped', async () => {
     const response = await herald.rest('GET', '/integrations');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual([channelA, channelB]);
+    // Each listed channel also carries its health (the connect answer does not).
+    expect(response.body).toEqual([channelA, channelB].map((channel) => ({ ...channel, health: { state: 'active' } })));
     expect(response.body[0]).not.toHaveProperty('customer');
   });
 
@@ -109,7 +110,7 @@ describe('channels', () => {
 
     const filtered = await herald.rest('GET', '/integrations?group=cust-1');
     expect(filtered.status).toBe(200);
-    expect(filtered.body).toEqual([{ ...channelB, customer: { id: 'cust-1', name: 'Acme' } }]);
+    expect(filtered.body).toEqual([{ ...channelB, customer: { id: 'cust-1', name: 'Acme' }, health: { state: 'active' } }]);
 
     const all = await herald.rest('GET', '/integrations');
     expect(all.body).toHaveLength(2);
@@ -305,10 +306,13 @@ describe('posts', () => {
     expect(flat.status).toBe(200);
   });
 
-  it('shortLink true (what the postiz CLI sends by default) is accepted, with a warning that links go out as they are', async () => {
+  it('shortLink true (what the postiz CLI sends by default) is accepted, saying the link will be shortened and that a loopback PUBLIC_URL cannot serve it', async () => {
     const response = await herald.rest('POST', '/posts', postBody(channelA.id, 'See https://example.com', { shortLink: true }));
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body[0].warnings).toEqual(['Link shortening is not configured on this Herald: the links are posted as they are.']);
+    expect(response.body[0].warnings).toEqual([
+      `The link will be shortened to ${herald.url}/l/<code> when the post is published; clicks appear as the "clicks" metric of the post's analytics.`,
+      `PUBLIC_URL is ${herald.url}, which people on the internet cannot open: set PUBLIC_URL to this Herald's public address, or the short links will not work.`,
+    ]);
     const plain = await herald.rest('POST', '/posts', postBody(channelA.id, 'No link here', { shortLink: true }));
     expect(plain.body[0].warnings).toBeUndefined();
   });

@@ -23,8 +23,14 @@ export const chooseChannelAccount = defineTool({
   description: "Makes the channel publish as the chosen page/account (an id from GET /integrations/{id}/accounts) with that page's own token; the channel becomes active.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: false,
+  acceptsIdempotencyKey: true,
   input: z.object({ id: idParam, account: idParam.describe('An id from GET /integrations/{id}/accounts') }),
   output: integrationRecordSchema,
-  rest: { method: 'POST', path: '/integrations/:id/accounts', toInput: ({ params, body }) => ({ id: params.id, account: (body as { id?: unknown } | undefined)?.id }) },
+  rest: {
+    method: 'POST',
+    path: '/integrations/:id/accounts',
+    toInput: ({ params, body }) => ({ id: params.id, account: (body as { id?: unknown } | undefined)?.id }),
+    body: z.object({ id: z.string().describe('An id from GET /integrations/{id}/accounts') }),
+  },
   handler: async (input, { em, caller, services }) => toIntegrationRecord(await choose(services, em, caller.organizationId, input.id, input.account)),
 });

@@ -13,12 +13,14 @@ export const connectChannel = defineTool({
     "Connects a channel of a credential platform (bluesky, mastodon, telegram...) with the fields of the provider's connect form, checked against the platform. Connecting the same account again updates its credentials.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: false,
+  acceptsIdempotencyKey: true,
   input: z.object({ identifier: z.string().trim().min(1), fields: z.record(z.string(), z.string()) }),
   output: integrationRecordSchema,
   rest: {
     method: 'POST',
     path: '/integrations/:identifier/connect',
     toInput: ({ params, body }) => ({ identifier: params.identifier, fields: body }),
+    body: z.record(z.string(), z.string()).describe("The fields of the platform's connect form (e.g. Bluesky: identifier, appPassword)"),
   },
   handler: async (input, { em, caller, services }) => {
     const provider = findProvider(input.identifier);

@@ -8,6 +8,7 @@ import { modelClients } from '../generators/clients.js';
 import type { Generator, Orientation } from '../generators/types.js';
 import { defineTool, readOnly, type ToolContext } from './types.js';
 import { idParam, mediaRecordSchema } from './shapes.js';
+import { idempotencyKeyField } from './internal/idempotency.js';
 import {
   availableGenerator,
   awaitGeneration,
@@ -52,7 +53,8 @@ export const generateImageTool = defineTool({
     'The same prompt within an hour answers the same image.',
   annotations: generating,
   mcp: true,
-  input: z.object({ prompt: z.string().min(1).describe('What the image should show: subject, style, composition') }),
+  acceptsIdempotencyKey: true,
+  input: z.object({ prompt: z.string().min(1).describe('What the image should show: subject, style, composition'), idempotencyKey: idempotencyKeyField }),
   output: z.object({ id: z.string().optional(), path: z.string().optional(), ...pendingFields }),
   handler: async (input, context) => {
     const generator = availableGenerator(imageGenerator as unknown as Generator, context.services);
@@ -149,10 +151,12 @@ export const generateVideoTool = defineTool({
     'to keep waiting (it joins the running generation, nothing is paid twice). The same request within an hour answers the same video.',
   annotations: generating,
   mcp: true,
+  acceptsIdempotencyKey: true,
   input: z.object({
     identifier: z.string().min(1),
     output: z.enum(['vertical', 'horizontal']),
     customParams: z.array(z.object({ key: z.string(), value: z.any() })),
+    idempotencyKey: idempotencyKeyField,
   }),
   output: videoOutput,
   rest: {
@@ -163,8 +167,14 @@ export const generateVideoTool = defineTool({
       const params = request.customParams && typeof request.customParams === 'object' ? Object.entries(request.customParams) : [];
       return { identifier: request.type, output: request.output, customParams: params.map(([key, value]) => ({ key, value })) };
     },
+    body: z.object({
+      type: z.string().describe('A generator identifier from generateVideoOptions'),
+      output: z.enum(['vertical', 'horizontal']),
+      customParams: z.record(z.string(), z.unknown()).describe('The generator\'s parameters'),
+    }),
     // The anchor answers the stored media item; a generation still running answers 202 with how to fetch it.
     toResponse: (output) => output.media ?? { generationId: output.generationId, state: output.state, message: output.message },
+    response: z.union([mediaRecordSchema, z.object(pendingFields)]),
     status: (output) => (output.media ? 200 : 202),
   },
   handler: async (input, context) => {

@@ -28,6 +28,8 @@ import { uploadFromUrlTool } from './upload-from-url.js';
 import { mediaList } from './media-list.js';
 import { deleteMedia } from './delete-media.js';
 import { channelAccounts, chooseChannelAccount } from './channel-accounts.js';
+import { validatePost, validatePostTool } from './validate-post.js';
+import { webhookTools } from './webhooks.js';
 
 export const tools: readonly ToolDefinition[] = [
   integrationList,
@@ -35,6 +37,7 @@ export const tools: readonly ToolDefinition[] = [
   integrationSchema,
   triggerTool,
   schedulePostTool,
+  validatePostTool,
   generateImageTool,
   generateVideoOptions,
   videoFunctionTool,
@@ -51,6 +54,7 @@ export const tools: readonly ToolDefinition[] = [
   socialConnectUrl,
   integrationSettings,
   createPost,
+  validatePost,
   deletePost,
   deletePostGroup,
   missingContent,
@@ -64,6 +68,7 @@ export const tools: readonly ToolDefinition[] = [
   chooseChannelAccount,
   generationList,
   generationStatus,
+  ...webhookTools,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

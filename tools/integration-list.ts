@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, readOnly } from './types.js';
 import { integrationRecords } from './internal/integrations.js';
+import { channelHealthSchema, withHealth } from './internal/channel-health.js';
 import { integrationRecordSchema, wrapped } from './shapes.js';
 
 export const integrationList = defineTool({
@@ -8,11 +9,14 @@ export const integrationList = defineTool({
   title: 'List channels',
   description:
     'Lists the connected social channels (integrations) of this organization: id, name, picture, platform identifier, and group (customer) when set. ' +
-    'Call this first: every other channel tool needs an id from here. Pass `group` (an id from groupList) to see only the channels of one group.',
+    'Call this first: every other channel tool needs an id from here. Pass `group` (an id from groupList) to see only the channels of one group. ' +
+    '`health.state` says whether a channel can publish: active, token_expiring (reconnect it before health.tokenExpiresAt), needs_reconnection (health.reason says why), or disabled.',
   annotations: readOnly,
   mcp: true,
   input: z.object({ group: z.string().optional().describe('Group (customer) id from groupList; omit for all channels') }),
-  output: wrapped(z.array(integrationRecordSchema)),
+  output: wrapped(z.array(integrationRecordSchema.extend({ health: channelHealthSchema }))),
   rest: { method: 'GET', path: '/integrations', toInput: ({ query }) => ({ group: query.group }), toResponse: (output) => output.output },
-  handler: async (input, { em, caller }) => ({ output: await integrationRecords(em, caller.organizationId, input.group) }),
+  handler: async (input, { em, caller, services }) => ({
+    output: await withHealth(services, em, caller.organizationId, await integrationRecords(em, caller.organizationId, input.group)),
+  }),
 });

@@ -3,13 +3,15 @@ import { defineTool, readOnly } from './types.js';
 import { days } from './channel-analytics.js';
 import { findIntegration, providerFailure, providerOf, withChannel } from './internal/integrations.js';
 import { findPost } from './internal/posts.js';
+import { clicksMetric } from './internal/short-links.js';
 import { analyticsMetricSchema, idParam, wrapped } from './shapes.js';
 
 export const postAnalytics = defineTool({
   name: 'postAnalyticsTool',
   title: 'Post analytics',
   description:
-    'Metrics of one published post (likes, reposts, replies... depending on the platform) as [{label, data, percentageChange}]. Empty for posts not published yet, posts without a release id, and platforms without post analytics.',
+    'Metrics of one published post (likes, reposts, replies... depending on the platform) as [{label, data, percentageChange}]. Empty for posts not published yet, posts without a release id, and platforms without post analytics. ' +
+    'A post published with shortLink: true also has a "clicks" metric (daily clicks on its short links) on every platform.',
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
   input: z.object({ postId: idParam.describe('Post id from postsListTool or schedulePostTool'), date: days.default(7).describe('Days to look back (default 7)') }),
@@ -20,10 +22,12 @@ export const postAnalytics = defineTool({
     if (post.state !== 'PUBLISHED' || !post.releaseId || post.releaseId === 'missing') return { output: [] };
     const integration = await findIntegration(em, caller.organizationId, post.integrationId);
     const provider = providerOf(integration);
-    if (!provider.postAnalytics) return { output: [] };
+    const clicks = await clicksMetric(services, em, post, input.date);
+    const ours = clicks ? [clicks] : [];
+    if (!provider.postAnalytics) return { output: ours };
     const ref = { id: post.releaseId, url: post.releaseUrl ?? undefined, meta: post.releaseMeta ?? undefined };
     try {
-      return { output: await withChannel(services, em, integration, {}, (context) => provider.postAnalytics!(context, ref, input.date)) };
+      return { output: [...(await withChannel(services, em, integration, {}, (context) => provider.postAnalytics!(context, ref, input.date))), ...ours] };
     } catch (error) {
       throw providerFailure(provider, error);
     }

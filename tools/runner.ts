@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { DomainError, invalidInput, refuseUnstorableText } from '../src/errors.js';
 import { consumeRateLimit } from '../src/lib/rate-limit.js';
 import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
+import { withIdempotency, type IdempotencyOptions } from './internal/idempotency.js';
 
 export function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -45,13 +46,16 @@ export function canCall(caller: Caller, tool: ToolDefinition): boolean {
   return tool.annotations.readOnlyHint || caller.scopes.includes(WRITE_SCOPE);
 }
 
+/** `idempotencyKey`: REST's Idempotency-Key header; `onReplay`: told when the answer is the stored first answer. */
+export type RunOptions = Pick<ToolContext, 'progress'> & IdempotencyOptions;
+
 export async function runTool<Tool extends ToolDefinition>(
   tool: Tool,
   raw: unknown,
   caller: Caller,
   services: Services,
   requestId: string,
-  options: Pick<ToolContext, 'progress'> = {},
+  options: RunOptions = {},
 ): Promise<z.output<Tool['output']>> {
   if (!canCall(caller, tool)) {
     throw new DomainError('forbidden', `This token only grants read access; ${tool.name} changes data.`, {
@@ -59,11 +63,14 @@ export async function runTool<Tool extends ToolDefinition>(
     });
   }
   refuseUnstorableText(raw);
-  const input = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
-  if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
-  const em = services.orm.em.fork();
-  const logger = services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId });
-  const output = await tool.handler(input, { caller, em, services, requestId, logger, progress: options.progress });
-  await em.flush();
-  return output as z.output<Tool['output']>;
+  const parsed = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
+  // A replayed answer creates nothing, so it does not count against the post-creation limit either.
+  return withIdempotency(services, caller, tool, parsed, options, async (input) => {
+    if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
+    const em = services.orm.em.fork();
+    const logger = services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId });
+    const output = await tool.handler(input as z.output<Tool['input']>, { caller, em, services, requestId, logger, progress: options.progress });
+    await em.flush();
+    return output as z.output<Tool['output']>;
+  });
 }

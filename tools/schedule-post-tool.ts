@@ -3,6 +3,7 @@ import { newId } from '../src/lib/crypto.js';
 import { defineTool } from './types.js';
 import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
 import { createdPostSchema } from './shapes.js';
+import { idempotencyKeyField } from './internal/idempotency.js';
 
 const isoDate = z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' });
 
@@ -10,7 +11,7 @@ const socialPostSchema = z.object({
   integrationId: z.string().min(1).describe('Channel id from integrationList'),
   isPremium: z.boolean().describe('true for X premium accounts (4000 characters); false otherwise'),
   date: isoDate.describe('Publication date, UTC ISO 8601 (ignored for type "now")'),
-  shortLink: z.boolean().describe('Shorten the links of the post when this Herald has a link shortener; otherwise they are posted as they are and the answer carries a warning'),
+  shortLink: z.boolean().describe('Shorten the links of the post when it is published (the length rules count the short form); their clicks appear as the "clicks" metric of postAnalyticsTool'),
   type: z.enum(['draft', 'schedule', 'now']).describe('"schedule" publishes at `date`, "now" at once, "draft" keeps it unpublished'),
   postsAndComments: z
     .array(
@@ -24,6 +25,29 @@ const socialPostSchema = z.object({
   settings: z.array(z.object({ key: z.string(), value: z.any() })).describe('Platform settings from integrationSchema as key/value pairs; prefer ids over labels'),
 });
 
+export const schedulePostInput = z.object({
+  socialPost: z.array(socialPostSchema).min(1).describe('One item per channel and date'),
+  idempotencyKey: idempotencyKeyField,
+});
+
+/** The plan entries of schedulePostTool (and validatePostTool): one group per socialPost item. */
+export function socialPostEntries(input: z.output<typeof schedulePostInput>): PlanEntry[] {
+  return input.socialPost.map((item, index) => ({
+    integrationId: item.integrationId,
+    type: item.type,
+    date: new Date(item.date),
+    shortLink: item.shortLink,
+    groupKey: index,
+    isPremium: item.isPremium,
+    settings: Object.fromEntries(item.settings.filter((pair) => pair.key !== '__type').map((pair) => [pair.key, pair.value])),
+    items: item.postsAndComments.map((part) => ({
+      content: part.content,
+      media: part.attachments.map((url) => ({ id: newId(), path: url })),
+      delay: 0,
+    })),
+  }));
+}
+
 export const schedulePostTool = defineTool({
   name: 'schedulePostTool',
   title: 'Schedule posts',
@@ -31,29 +55,18 @@ export const schedulePostTool = defineTool({
     'Creates posts, threads and comments on one or more channels: each socialPost item targets one channel at its own date. ' +
     'First call integrationList (channel ids) and integrationSchema (rules, maxLength, settings) for each platform. ' +
     'Validation is all or nothing: if any item is invalid nothing is created and the answer is {output: {errors: "<channel>: <problem>, <fix>"}}; fix and call again. ' +
-    'On success answers {output: [{postId, integration}]}, one per item. Dates are UTC.',
+    'On success answers {output: [{postId, integration, warnings?}]}, one per item. Dates are UTC. ' +
+    'When unsure how a post will look or whether it fits (length, media, settings), call validatePostTool first with the same arguments: it answers the exact text each platform receives and every problem, and creates nothing. ' +
+    'If a call times out, call again with the same idempotencyKey: you get the first answer, never a second post.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: true,
-  input: z.object({ socialPost: z.array(socialPostSchema).min(1).describe('One item per channel and date') }),
+  acceptsIdempotencyKey: true,
+  input: schedulePostInput,
   output: z.object({ output: z.union([z.array(createdPostSchema), z.object({ errors: z.string() })]) }),
   handler: async (input, { em, caller, services }) => {
-    const entries: PlanEntry[] = input.socialPost.map((item, index) => ({
-      integrationId: item.integrationId,
-      type: item.type,
-      date: new Date(item.date),
-      shortLink: item.shortLink,
-      groupKey: index,
-      isPremium: item.isPremium,
-      settings: Object.fromEntries(item.settings.filter((pair) => pair.key !== '__type').map((pair) => [pair.key, pair.value])),
-      items: item.postsAndComments.map((part) => ({
-        content: part.content,
-        media: part.attachments.map((url) => ({ id: newId(), path: url })),
-        delay: 0,
-      })),
-    }));
     try {
-      return { output: await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries }) };
+      return { output: await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries: socialPostEntries(input) }) };
     } catch (error) {
       if (error instanceof PostValidationError) {
         return { output: { errors: error.problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; ') } };

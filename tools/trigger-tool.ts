@@ -26,6 +26,7 @@ export const triggerTool = defineTool({
       const data = request.data && typeof request.data === 'object' ? (request.data as Record<string, unknown>) : {};
       return { integrationId: params.id, methodName: request.methodName, dataSchema: Object.entries(data).map(([key, value]) => ({ key, value })) };
     },
+    body: z.object({ methodName: z.string().describe('A methodName from the settings record\'s tools'), data: z.record(z.string(), z.string()).optional() }),
   },
   handler: async (input, { em, caller, services }) => {
     const integration = await findIntegration(em, caller.organizationId, input.integrationId);

@@ -66,6 +66,10 @@ export interface RestBinding<Output> {
   toInput?: (request: RestRequest) => unknown;
   /** Maps the tool output to the spec's REST response body. Defaults to the output itself. */
   toResponse?: (output: Output) => unknown;
+  /** The REST body's schema when `toInput` reshapes it (the OpenAPI document; otherwise the input schema is the body). */
+  body?: z.ZodType;
+  /** The REST answer's schema when `toResponse` does more than unwrap `{output}` (the OpenAPI document). */
+  response?: z.ZodType;
   /** 50 MB JSON body instead of 1 MB (post creation). */
   largeBody?: boolean;
   /**
@@ -97,6 +101,11 @@ export interface ToolDefinition<InputSchema extends z.ZodType = z.ZodType, Outpu
   rest?: RestBinding<z.output<OutputSchema>>;
   /** Counts against the per-organization post-creation limit (REST and MCP alike). */
   countsAsPostCreation?: boolean;
+  /**
+   * Creates something: an `Idempotency-Key` header (REST) or `idempotencyKey` input field (MCP) makes a repeated request
+   * answer the first answer instead of creating again (tools/internal/idempotency.ts, applied by the runner).
+   */
+  acceptsIdempotencyKey?: boolean;
   handler: (input: z.output<InputSchema>, context: ToolContext) => Promise<z.output<OutputSchema>>;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from './types.js';
 import { ingestMedia } from './internal/media.js';
+import { idempotencyKeyField } from './internal/idempotency.js';
 import { uploadedMediaSchema } from './shapes.js';
 
 function filenameOf(url: string): string | undefined {
@@ -20,7 +21,8 @@ export const uploadFromUrlTool = defineTool({
     'Private, internal and loopback addresses are refused ("fetch failed: ..."), as are URLs that need a login or answer slowly.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
-  input: z.object({ url: z.string().trim().min(1).max(4096).describe('Public http(s) URL of the image or video') }),
+  acceptsIdempotencyKey: true,
+  input: z.object({ url: z.string().trim().min(1).max(4096).describe('Public http(s) URL of the image or video'), idempotencyKey: idempotencyKeyField }),
   output: uploadedMediaSchema,
   rest: { method: 'POST', path: '/upload-from-url' },
   handler: async (input, { em, caller, services }) => {

@@ -14,6 +14,7 @@ export const uploadMedia = defineTool({
     'The type is read from the file itself. Answers {id, path, ...}: put both in posts[].value[].image[].',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   mcp: false,
+  acceptsIdempotencyKey: true,
   input: z.object({ file: z.custom<IncomingMedia>(isIncomingMedia, 'send the file in the multipart form field "file"') }),
   output: uploadedMediaSchema,
   rest: { method: 'POST', path: '/upload', multipartFile: 'file' },

@@ -1,6 +1,7 @@
 // Entities (defineEntity). Foreign keys are plain id columns: every query is scoped by organization explicitly.
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { accountEntities } from './account-entities.js';
+import { agentEntities } from './agent-entities.js';
 
 const timestamp = () => p.datetime().columnType('timestamptz');
 
@@ -232,4 +233,5 @@ export const entities = [
   MediaSchema,
   GenerationSchema,
   ...accountEntities,
+  ...agentEntities,
 ];

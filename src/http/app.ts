@@ -10,6 +10,8 @@ import { oauthRouter } from './oauth.js';
 import { restRouter } from './rest.js';
 import { consoleRouter } from './web/index.js';
 import { uploadsHandler } from './uploads.js';
+import { OPENAPI_PATH, openApiDocument } from './openapi.js';
+import { shortLinkRouter } from './short-links.js';
 
 /** Whether the database answers `select 1` within two seconds; one check at a time, its answer reused for a second. */
 function databaseHealth(services: Services): () => Promise<boolean> {
@@ -38,7 +40,7 @@ export function createApp(services: Services, sessions: McpSessions): express.Ex
     response.locals.requestId = requestId;
     response.setHeader('X-Request-Id', requestId);
     // Browsers may call the REST API from other origins; the credential is a header, never a cookie.
-    response.setHeader('Access-Control-Expose-Headers', 'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id');
+    response.setHeader('Access-Control-Expose-Headers', 'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id, Idempotent-Replayed');
     next();
   });
   // A NUL character in the path or the query can never be stored: refused here once, for every route (bodies are checked
@@ -62,12 +64,18 @@ export function createApp(services: Services, sessions: McpSessions): express.Ex
     if (!reachable) response.setHeader('Retry-After', String(UNAVAILABLE_RETRY_SECONDS));
     response.status(reachable ? 200 : 503).json({ status: reachable ? 'ready' : 'unavailable', database: reachable ? 'ok' : 'unreachable' });
   });
+  // The OpenAPI document is public (no key), so tools can read the contract before they have one.
+  app.get([`/api/public/v1${OPENAPI_PATH}`, `/public/v1${OPENAPI_PATH}`], (_request, response) => {
+    response.setHeader('Access-Control-Allow-Origin', '*');
+    response.json(openApiDocument(services.config.publicUrl));
+  });
   const rest = restRouter(services);
   app.use('/api/public/v1', rest);
   app.use('/public/v1', rest);
   app.use(oauthRouter(services));
   app.use(mcpRouter(services, sessions));
   if (services.storage.kind === 'local') app.use('/uploads', uploadsHandler(services.config));
+  app.use(shortLinkRouter(services));
   app.use(consoleRouter(services, sessions));
   app.use((request: Request, _response: Response, next: NextFunction) => {
     next(new DomainError('not_found', `No route ${request.method} ${request.path}.`, { hint: 'REST endpoints live under /api/public/v1; MCP under /api/mcp.' }));

@@ -71,7 +71,10 @@ export function restRouter(services: Services): Router {
         const body = binding.multipartFile ? { file: await multipartFile(request, binding.multipartFile) } : request.body;
         const restRequest = { params: { ...request.params } as Record<string, string>, query: { ...(request.query as Record<string, unknown>) }, body };
         const input = binding.toInput ? binding.toInput(restRequest) : { ...restRequest.query, ...(isObject(restRequest.body) ? restRequest.body : {}), ...restRequest.params };
-        const output = await runTool(tool, input, response.locals.caller as Caller, services, response.locals.requestId as string);
+        const output = await runTool(tool, input, response.locals.caller as Caller, services, response.locals.requestId as string, {
+          idempotencyKey: request.get('idempotency-key'),
+          onReplay: () => response.setHeader('Idempotent-Replayed', 'true'),
+        });
         const status = typeof binding.status === 'function' ? binding.status(output) : (binding.status ?? 200);
         response.status(status).json(binding.toResponse ? binding.toResponse(output) : output);
       } catch (error) {

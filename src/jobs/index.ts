@@ -11,6 +11,8 @@ import { silentLogger } from '../db/orm.js';
 import { GENERATE_TASK, generateMediaTask } from './generate-media.js';
 import { exclusively } from './exclusive.js';
 import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
+import { warnExpiringTokens } from '../../tools/internal/channel-health.js';
+import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
 
 const publishPayload = z.object({ postId: z.string().min(1) });
 
@@ -40,7 +42,9 @@ export const taskList = (services: Services) => ({
   }) as Task,
   refresh_expiring_tokens: (async () => {
     await refreshExpiringTokens(services, services.now());
+    await warnExpiringTokens(services, services.now());
   }) as Task,
+  ...agentApiTasks(services),
 });
 
 export interface Worker {
@@ -65,7 +69,7 @@ export async function startWorker(services: Services, connectionString: string):
     pollInterval: 1000,
     logger: silentLogger,
     taskList: taskList(services),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}`,
   });
   return {
     runner,

@@ -41,10 +41,18 @@ export interface GuardedResponse {
   body: http.IncomingMessage;
 }
 
+/** A request with a body (webhook deliveries): sent once to the checked addresses, redirects not followed, any status answered. */
+export interface GuardedSend {
+  method: 'POST' | 'PUT';
+  headers: Record<string, string>;
+  body: string;
+}
+
 export interface UrlGuard {
   /** Checks the URL and resolves its host; answers the addresses a connection may use. */
   check(url: URL): Promise<ResolvedAddress[]>;
   fetch(url: string): Promise<GuardedResponse>;
+  send(url: string, request: GuardedSend): Promise<GuardedResponse>;
 }
 
 /** The spec's `fetch failed`, with the reason after a colon. Client input, so 400 `invalid_input`. */
@@ -164,7 +172,7 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
     return addresses;
   }
 
-  function request(url: URL, addresses: ResolvedAddress[], deadline: number): Promise<http.IncomingMessage> {
+  function request(url: URL, addresses: ResolvedAddress[], deadline: number, send?: GuardedSend): Promise<http.IncomingMessage> {
     // Node's connect asks this for the host's addresses: it gets the checked ones, never a second DNS answer.
     const lookup = ((_hostname: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {
       if (lookupOptions?.all) callback(null, addresses.map(({ address, family }) => ({ address, family })));
@@ -173,7 +181,8 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
     const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolvePromise, reject) => {
       let response: http.IncomingMessage | undefined;
-      const outgoing = client.request(url, { method: 'GET', agent: false, lookup, headers: { 'user-agent': options.userAgent, accept: '*/*' } });
+      const headers = { 'user-agent': options.userAgent, accept: '*/*', ...send?.headers, ...(send ? { 'content-length': String(Buffer.byteLength(send.body)) } : {}) };
+      const outgoing = client.request(url, { method: send?.method ?? 'GET', agent: false, lookup, headers });
       const connectTimer = setTimeout(
         () => outgoing.destroy(new FetchFailedError(`${url.hostname} did not accept a connection within ${options.connectTimeoutMs / 1000} s`)),
         options.connectTimeoutMs,
@@ -200,7 +209,7 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
         stopTimers();
         reject(error instanceof FetchFailedError ? error : new FetchFailedError(`${url.hostname}: ${describeNetworkError(error)}`));
       });
-      outgoing.end();
+      outgoing.end(send?.body);
     });
   }
 
@@ -242,7 +251,25 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
     }
   }
 
-  return { check, fetch: fetchUrl };
+  async function sendTo(raw: string, send: GuardedSend): Promise<GuardedResponse> {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new FetchFailedError('not an absolute URL', 'Use an absolute http(s) URL such as https://example.com/webhooks.');
+    }
+    const response = await request(url, await check(url), Date.now() + options.timeoutMs, send);
+    const length = Number(response.headers['content-length']);
+    return {
+      url: url.toString(),
+      status: response.statusCode ?? 0,
+      contentType: response.headers['content-type']?.split(';')[0].trim().toLowerCase(),
+      contentLength: Number.isFinite(length) && length >= 0 ? length : undefined,
+      body: response,
+    };
+  }
+
+  return { check, fetch: fetchUrl, send: sendTo };
 }
 
 function describeNetworkError(error: Error & { code?: string }): string {

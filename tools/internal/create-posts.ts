@@ -10,6 +10,8 @@ import { providerOf } from './integrations.js';
 import { schedulePublish } from './queue.js';
 import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
+import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
+import { channelHealthWarnings } from './channel-health.js';
 
 export interface PlanItem {
   content: string;
@@ -93,17 +95,30 @@ function resolveMedia(entry: PlanEntry, libraryFile: (media: StoredMedia) => Med
   return undefined;
 }
 
-/** The text a platform receives, and the length counted against its limit. */
-export function measure(provider: Provider, html: string): { text: string; length: number } {
+/** The text a platform receives, what its readers see (the plain rendering of HTML), and the length counted against its limit. */
+export function measure(provider: Provider, html: string): { text: string; length: number; visible: string } {
   const text = convertContent(html, provider.editor);
-  const countable = provider.editor === 'html' ? convertContent(html, 'plain') : text;
-  return { text, length: contentLength(countable, provider.lengthMethod) };
+  const visible = provider.editor === 'html' ? convertContent(html, 'plain') : text;
+  return { text, length: contentLength(visible, provider.lengthMethod), visible };
 }
 
 /** What the media library measured of a library file, for the platforms' size rules. */
-type LibraryFacts = (media: StoredMedia) => Pick<ValidationItem['media'][number], 'type' | 'size' | 'width' | 'height'>;
+export type LibraryFacts = (media: StoredMedia) => Pick<ValidationItem['media'][number], 'type' | 'size' | 'width' | 'height'>;
 
-function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry, facts: LibraryFacts): string | undefined {
+export interface PlanOptions {
+  /** UPLOAD_URL_ALLOWED_HOSTS: hosts a media URL may be on. */
+  allowedHosts?: readonly string[];
+  /** The content of a `shortLink` entry as it is counted and validated: its links in their short form (short-links.ts). */
+  shortForm?: (html: string) => string;
+}
+
+/** An item's content as the platform will receive it, before conversion: sanitized, links in their short form when asked. */
+export function contentAsSent(entry: Pick<PlanEntry, 'shortLink'>, content: string, options: PlanOptions): string {
+  const sanitized = sanitizeContent(content);
+  return entry.shortLink && options.shortForm ? options.shortForm(sanitized) : sanitized;
+}
+
+function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry, facts: LibraryFacts, options: PlanOptions): string | undefined {
   if (!provider.publish) {
     return `publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald (not_supported); choose a channel on a platform whose publishing is built`;
   }
@@ -127,19 +142,29 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     const rule = checkContentRules(item.content);
     if (rule) return `${where}${rule}`;
     if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
-    const { length } = measure(provider, sanitizeContent(item.content));
+    const { length } = measure(provider, contentAsSent(entry, item.content, options));
     if (length > maxLength) return `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
   }
   const items: ValidationItem[] = entry.items.map((item) => ({
-    text: measure(provider, sanitizeContent(item.content)).text,
+    text: measure(provider, contentAsSent(entry, item.content, options)).text,
     media: item.media.map((media) => ({ kind: mediaKind(media), url: media.path, ...facts(media) })),
   }));
   return provider.validate?.(items, entry.settings);
 }
 
-/** Checks the whole plan; throws PostValidationError listing every problem (all or nothing). Media items are resolved in place. */
-export async function validatePlan(em: EntityManager, organizationId: string, plan: PostPlan, allowedHosts: readonly string[] = []): Promise<Map<string, Integration>> {
+export interface PlanCheck {
+  integrations: Map<string, Integration>;
+  /** Every problem of the plan, at most one per entry. */
+  problems: EntryProblem[];
+  /** The problem of each entry, by its index in the plan (undefined: valid). */
+  entryProblems: (EntryProblem | undefined)[];
+  facts: LibraryFacts;
+}
+
+/** Checks every entry of the plan without throwing (validatePlan and the preview share it). Media items are resolved in place. */
+export async function checkPlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}): Promise<PlanCheck> {
+  const allowedHosts = options.allowedHosts ?? [];
   const ids = [...new Set(plan.entries.map((entry) => entry.integrationId))];
   const integrations = await em.find(IntegrationSchema, { id: { $in: ids }, organizationId, deletedAt: null });
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
@@ -152,23 +177,33 @@ export async function validatePlan(em: EntityManager, organizationId: string, pl
     if (!row) return {};
     return { type: row.type, size: Number(row.size), ...(row.width != null && row.height != null ? { width: row.width, height: row.height } : {}) };
   };
-  const problems: EntryProblem[] = [];
-  for (const entry of plan.entries) {
+  const entryProblems = plan.entries.map((entry): EntryProblem | undefined => {
     const integration = byId.get(entry.integrationId);
     if (!integration) {
-      problems.push({
+      return {
         integrationId: entry.integrationId,
         channel: entry.integrationId,
         message: 'channel not found in this organization; call integrationList (MCP) or GET /integrations (REST) for valid ids',
-      });
-      continue;
+      };
     }
     const provider = providerOf(integration);
-    const message = resolveMedia(entry, libraryFile, allowedHosts) ?? validateEntry(provider, integration, entry, facts);
-    if (message) problems.push({ integrationId: integration.id, channel: integration.name, platform: provider.identifier, message });
-  }
+    const message = resolveMedia(entry, libraryFile, allowedHosts) ?? validateEntry(provider, integration, entry, facts, options);
+    return message ? { integrationId: integration.id, channel: integration.name, platform: provider.identifier, message } : undefined;
+  });
+  const problems = entryProblems.filter((problem): problem is EntryProblem => problem !== undefined);
+  return { integrations: byId, problems, entryProblems, facts };
+}
+
+/** Checks the whole plan; throws PostValidationError listing every problem (all or nothing). Media items are resolved in place. */
+export async function validatePlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}): Promise<Map<string, Integration>> {
+  const { integrations, problems } = await checkPlan(em, organizationId, plan, options);
   if (problems.length > 0) throw new PostValidationError(problems);
-  return byId;
+  return integrations;
+}
+
+/** The deployment's options of a plan check: allowed media hosts, and short links counted in their short form. */
+export function planOptions(services: Services): PlanOptions {
+  return { allowedHosts: services.config.uploads.allowedHosts, shortForm: (html) => shortFormForCounting(services.config, html) };
 }
 
 export interface CreatedPost {
@@ -190,14 +225,17 @@ export function mediaByUrlWarnings(provider: Provider, entry: PlanEntry): string
   return [...warnings];
 }
 
-/** `shortLink: true` is accepted; without a link shortener on this Herald the links go out as they are, and the answer says so. */
-export function shortLinkWarnings(entry: PlanEntry): string[] {
-  if (!entry.shortLink || !/https?:\/\//i.test(entry.items.map((item) => item.content).join(' '))) return [];
-  return ['Link shortening is not configured on this Herald: the links are posted as they are.'];
+/** What may still make an entry fail after it was accepted: media the platform cannot fetch, short links, the channel's health. */
+export function entryWarnings(services: Services, provider: Provider, integration: Integration, entry: PlanEntry, publishDate: Date): string[] {
+  return [
+    ...mediaByUrlWarnings(provider, entry),
+    ...shortLinkWarnings(services.config, entry.shortLink, entry.items.map((item) => item.content)),
+    ...(entry.type === 'draft' ? [] : channelHealthWarnings(services, integration, publishDate)),
+  ];
 }
 
 export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
-  const integrations = await validatePlan(em, organizationId, plan, services.config.uploads.allowedHosts);
+  const integrations = await validatePlan(em, organizationId, plan, planOptions(services));
   const now = services.now();
   const groups = new Map<number, string>();
   const created: CreatedPost[] = [];
@@ -249,7 +287,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
       }
       await transaction.flush();
       if (state === 'QUEUE') await schedulePublish(transaction, rootId, publishDate);
-      const warnings = [...mediaByUrlWarnings(providerOf(integration), entry), ...shortLinkWarnings(entry)];
+      const warnings = entryWarnings(services, providerOf(integration), integration, entry, publishDate);
       created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}) });
     }
   });

@@ -9,6 +9,7 @@ import type { ChannelAuth, ConnectContext, ConnectedAccount, Provider, ProviderC
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
+import { recordReconnectReason } from './channel-health.js';
 
 export interface IntegrationRecord {
   id: string;
@@ -149,7 +150,7 @@ const REFRESH_MARGIN_MS = 2 * 60 * 1000;
 export async function refreshChannel(services: Services, em: EntityManager, integration: Integration): Promise<void> {
   const provider = providerOf(integration);
   if (!provider.refresh) {
-    await markNeedsReconnection(services, em, integration);
+    await markNeedsReconnection(services, em, integration, `${provider.name} refused the token and offers no way to refresh it`);
     throw reauthRequired(integration);
   }
   let refreshed: Partial<ChannelAuth>;
@@ -157,7 +158,7 @@ export async function refreshChannel(services: Services, em: EntityManager, inte
     refreshed = await provider.refresh(providerContext(services, integration));
   } catch (error) {
     if (error instanceof PlatformHttpError && (error.isNetworkError || error.status === 429 || error.status >= 500)) throw error;
-    await markNeedsReconnection(services, em, integration);
+    await markNeedsReconnection(services, em, integration, `the token refresh failed: ${(error as Error).message}`);
     throw reauthRequired(integration);
   }
   const current = channelAuth(services, integration);
@@ -197,7 +198,7 @@ export async function withChannel<T>(
       return await call(providerContext(services, integration, settings));
     } catch (retryError) {
       if (retryError instanceof PlatformHttpError && retryError.isAuthError) {
-        await markNeedsReconnection(services, em, integration);
+        await markNeedsReconnection(services, em, integration, `${provider.name} refused the refreshed token: ${retryError.message}`);
         throw reauthRequired(integration);
       }
       throw retryError;
@@ -228,10 +229,11 @@ export async function refreshExpiringTokens(services: Services, now: Date): Prom
   return refreshed;
 }
 
-export async function markNeedsReconnection(services: Services, em: EntityManager, integration: Integration): Promise<void> {
+export async function markNeedsReconnection(services: Services, em: EntityManager, integration: Integration, reason = 'its token expired or was revoked'): Promise<void> {
   if (!integration.refreshNeeded) {
     integration.refreshNeeded = true;
-    notify(em, integration.organizationId, 'channel_reconnect', `Your ${providerOf(integration).name} channel "${integration.name}" needs to be reconnected.`);
+    await recordReconnectReason(em, integration, reason, services.now());
+    notify(em, integration.organizationId, 'channel_reconnect', `Your ${providerOf(integration).name} channel "${integration.name}" needs to be reconnected.`, undefined, { integration, reason });
     services.logger.warn({ integrationId: integration.id }, 'channel needs reconnection');
   }
   await em.flush();

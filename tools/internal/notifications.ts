@@ -1,9 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { NotificationSchema } from '../../src/db/entities.js';
 import { newId } from '../../src/lib/crypto.js';
+import { raiseWebhookEvent, type NotificationSubject } from './webhook-events.js';
 
 export type NotificationType = 'post_published' | 'post_failed' | 'post_partial' | 'channel_reconnect' | 'channel_token_expiring';
+export type { NotificationSubject };
 
-export function notify(em: EntityManager, organizationId: string, type: NotificationType, content: string, link?: string): void {
-  em.create(NotificationSchema, { id: newId(), organizationId, type, content, link: link ?? null, createdAt: new Date() });
+/**
+ * The one place notifications are made. Each also raises the matching webhook event (post.published, post.failed,
+ * post.partial, channel.needs_reconnection, channel.token_expiring), committed with it; `subject` (the post item, with its
+ * chain, or the channel) gives the event its structured data.
+ */
+export function notify(em: EntityManager, organizationId: string, type: NotificationType, content: string, link?: string, subject?: NotificationSubject): void {
+  const createdAt = new Date();
+  em.create(NotificationSchema, { id: newId(), organizationId, type, content, link: link ?? null, createdAt });
+  raiseWebhookEvent(em, organizationId, type, { content, link, subject, createdAt });
 }

@@ -15,6 +15,7 @@ import { providerOf, withChannel } from './integrations.js';
 import { notify } from './notifications.js';
 import { chainOf } from './posts.js';
 import { ingestMedia, loadLibraryMedia } from './media.js';
+import { shortenContent } from './short-links.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -89,10 +90,11 @@ async function failFrom(run: Run, item: Post, message: string): Promise<PublishO
       'post_partial',
       `Your post on ${where} was published only in part: ${links} went out; item ${item.position + 1} failed: ${message}${notSent}. Retry the post to resume at item ${item.position + 1}.`,
       chain[0].releaseUrl ?? undefined,
+      { post: item, chain },
     );
   } else {
     const what = item.position === 0 ? 'Your post' : `Item ${item.position + 1} of your post`;
-    notify(em, item.organizationId, 'post_failed', `${what} on ${where} failed: ${message}`);
+    notify(em, item.organizationId, 'post_failed', `${what} on ${where} failed: ${message}`, undefined, { post: item });
   }
   await em.flush();
   services.logger.warn({ postId: item.id, integrationId: item.integrationId, partial: sent.length > 0 }, `publishing failed: ${message}`);
@@ -194,9 +196,9 @@ async function publishItem(
   const { services, em, provider } = run;
   item.attemptStartedAt = services.now();
   await em.flush();
-  const publishItemInput = { postId: item.id, text: measure(provider, item.content).text, media: mediaFiles(services, item) };
   const step = stepsOf(run, item);
   try {
+    const publishItemInput = { postId: item.id, text: measure(provider, await shortenContent(services, em, item)).text, media: mediaFiles(services, item) };
     const ref = await withChannel(services, em, integration, item.settings, (context) => {
       const withSteps: ProviderContext = { ...context, step, storeMedia: (bytes, filename) => storeDerivedMedia(services, item.organizationId, bytes, filename) };
       return item.position === 0 || !rootRef || !parent
@@ -213,7 +215,7 @@ async function publishItem(
     item.error = null;
     item.lastError = null;
     if (item.position === 0) {
-      notify(em, item.organizationId, 'post_published', `Your post has been published on ${run.where}${ref.url ? ` at ${ref.url}` : ''}.`, ref.url);
+      notify(em, item.organizationId, 'post_published', `Your post has been published on ${run.where}${ref.url ? ` at ${ref.url}` : ''}.`, ref.url, { post: item });
     }
     await em.flush();
     return undefined;

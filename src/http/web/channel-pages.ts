@@ -18,6 +18,7 @@ import {
   type ChannelStatus,
 } from '../../../tools/internal/integrations.js';
 import { runTool } from '../../../tools/runner.js';
+import { healthByChannel } from '../../../tools/internal/channel-health.js';
 import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence } from './html.js';
 import { consoleCaller, consoleLocals, requireSignedIn } from './session.js';
@@ -62,6 +63,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
   const caller = consoleCaller(response);
   const em = services.orm.em.fork();
   const channels = await em.find(IntegrationSchema, { organizationId: caller.organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const health = await healthByChannel(services, em, channels);
   const customers = await em.find(CustomerSchema, { organizationId: caller.organizationId }, { orderBy: { name: 'asc' } });
   const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
   const available = providers.filter((provider) => configured(services, provider));
@@ -69,13 +71,17 @@ async function channelsPage(services: Services, request: Request, response: Resp
   const row = (channel: Integration) => {
     const provider = findProvider(channel.providerIdentifier);
     const state = channelStatus(channel);
-    const [label, kind] = STATUS_LABELS[state];
+    const channelHealth = health.get(channel.id);
+    // An active channel may still be about to break (a token Herald cannot refresh): its health says so.
+    const shown: ChannelStatus = state === 'active' && channelHealth?.state === 'needs_reconnection' ? 'needs_reconnection' : state;
+    const [label, kind] = state === 'active' && channelHealth?.state === 'token_expiring' ? ['Token expiring', 'warn'] : STATUS_LABELS[shown];
     return html`<tr>
       <td>${avatar(channel.picture, channel.name)} <strong>${channel.name}</strong><br><span class="hint">${channel.profile}</span></td>
       <td>${provider?.name ?? channel.providerIdentifier}</td>
       <td><span class="badge ${kind}">${label}</span>
         ${state === 'choose_account' ? html`<br><a href="/channels/${channel.id}/choose">Choose the page or account</a>` : ''}
-        ${state === 'needs_reconnection' ? html`<br><a href="/channels/connect/${channel.providerIdentifier}?refresh=${channel.id}">Reconnect</a>` : ''}</td>
+        ${channelHealth?.reason && state !== 'choose_account' ? html`<br><span class="hint">${channelHealth.reason}</span>` : ''}
+        ${shown === 'needs_reconnection' || channelHealth?.state === 'token_expiring' ? html`<br><a href="/channels/connect/${channel.providerIdentifier}?refresh=${channel.id}">Reconnect</a>` : ''}</td>
       <td>
         <details><summary>Settings</summary>
           <form method="post" action="/channels/${channel.id}/posting-times">${csrfField(csrf)}

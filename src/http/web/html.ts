@@ -47,6 +47,7 @@ const NAV: [string, string][] = [
   ['channels', 'Channels'],
   ['posts', 'Posts'],
   ['developer', 'Developer'],
+  ['webhooks', 'Webhooks'],
   ['apps', 'OAuth apps'],
   ['approved', 'Approved apps'],
   ['notifications', 'Notifications'],

@@ -10,6 +10,8 @@ import { oauthPages } from './oauth-pages.js';
 import { consolePages } from './pages.js';
 import { devicePages } from './device-pages.js';
 import { consoleLocals, consoleSession } from './session.js';
+import { webhookPages } from './webhook-pages.js';
+import { apiReferencePage } from './api-reference-page.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -30,6 +32,8 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   consolePages(router, services, sessions);
   oauthPages(router, services, sessions);
   devicePages(router, services);
+  webhookPages(router, services);
+  apiReferencePage(router, services);
   router.use((raw: unknown, request: Request, response: Response, _next: NextFunction) => {
     const error = asDomainError(raw);
     if (error.code === 'internal') services.logger.error({ err: raw, requestId: response.locals.requestId, path: request.path }, 'console error');

@@ -113,6 +113,11 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         <dt>MCP (key in the path)</dt><dd><code>${publicUrl}/api/mcp/&lt;API key&gt;</code></dd>
         <dt>MCP (OAuth, no key)</dt><dd><code>${publicUrl}/api/mcp-oauth</code></dd></dl>
         ${mcpSnippets(publicUrl, newKey ?? '<API key>')}
+      </section>
+      <section class="card" aria-labelledby="reference-title"><h2 id="reference-title">API reference</h2>
+        <p>Every REST endpoint with its parameters, bodies, answers and errors: <a href="/api-reference">read the API reference</a>, or give tools the
+        OpenAPI 3.1 document at <a href="/api/public/v1/openapi.json"><code>${publicUrl}/api/public/v1/openapi.json</code></a>.
+        To hear about published and failed posts without polling, <a href="/webhooks">add a webhook</a>.</p>
       </section>`,
     );
   }

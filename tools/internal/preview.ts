@@ -1,0 +1,143 @@
+// The dry run of a create request (POST /posts/validate, validatePostTool): per channel and per item, what the platform would
+// receive and whether it fits, from the one validation of create-posts.ts (checkPlan, measure, the providers' own rules).
+// Nothing is stored.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { PostSchema, type Integration } from '../../src/db/entities.js';
+import type { Provider } from '../../providers/types.js';
+import type { Services } from '../types.js';
+import { checkPlan, contentAsSent, entryWarnings, mediaKind, measure, planOptions, type LibraryFacts, type PlanEntry, type PostPlan } from './create-posts.js';
+import { findFreeSlot } from './find-slot.js';
+import { providerOf } from './integrations.js';
+
+const mediaPreviewSchema = z.object({
+  id: z.string(),
+  path: z.string(),
+  kind: z.enum(['image', 'video']),
+  source: z.enum(['library', 'url']).describe('library: a file of the media library; url: fetched from your URL when published'),
+  type: z.string().optional(),
+  size: z.number().optional(),
+  width: z.number().optional(),
+  height: z.number().optional(),
+  accepted: z.boolean(),
+  rule: z.string().optional().describe('Why the platform refuses this file'),
+});
+
+export const postPreviewSchema = z.object({
+  valid: z.boolean().describe('true when schedulePostTool / POST /posts would accept the request as it is'),
+  errors: z.string().optional().describe('The problems as schedulePostTool would answer them: "<channel>: <problem>; ..."'),
+  entries: z.array(
+    z.object({
+      integrationId: z.string(),
+      channel: z.string(),
+      platform: z.string().optional(),
+      valid: z.boolean(),
+      problem: z.string().optional().describe('The first problem of this entry, with the fix'),
+      state: z.enum(['QUEUE', 'DRAFT']).describe('QUEUE: it would be published at slot.date; DRAFT: kept unpublished'),
+      slot: z.object({
+        date: z.string().describe('When it would be published (now for type "now")'),
+        takenBy: z.array(z.string()).describe('Posts of this channel already at that minute'),
+        nextFreeSlot: z.string().optional().describe("The channel's next free posting time (findSlotTool)"),
+      }),
+      maxLength: z.number().optional(),
+      lengthMethod: z.string().optional().describe('characters, twitter (X weighted length) or graphemes'),
+      settings: z.object({ valid: z.boolean(), problem: z.string().optional(), values: z.record(z.string(), z.unknown()) }),
+      items: z.array(
+        z.object({
+          position: z.number(),
+          text: z.string().describe("The text exactly as Herald hands it to the platform (HTML for Telegram and X's connector; short links shown with a placeholder code)"),
+          visibleText: z.string().describe('The text as readers see it, on which the length is counted (what X posts)'),
+          length: z.number().describe("Length in the platform's own counting"),
+          withinLimit: z.boolean(),
+          media: z.array(mediaPreviewSchema),
+        }),
+      ),
+      warnings: z.array(z.string()),
+    }),
+  ),
+});
+export type PostPreview = z.infer<typeof postPreviewSchema>;
+type EntryPreview = PostPreview['entries'][number];
+
+/**
+ * Which media of an item the platform's own rules refuse: the item's text with each file alone, compared with the text
+ * alone (a rule about the text or about a missing attachment is not the file's fault).
+ */
+function mediaPreview(provider: Provider, entry: PlanEntry, itemIndex: number, text: string, facts: LibraryFacts, problem: string | undefined) {
+  const item = entry.items[itemIndex];
+  const withoutMedia = provider.validate?.([{ text, media: [] }], entry.settings);
+  return item.media.map((media) => {
+    const measured = facts(media);
+    const described = { kind: mediaKind(media), url: media.path, ...measured };
+    const alone = provider.validate?.([{ text, media: [described] }], entry.settings);
+    const named = problem?.includes(`"${media.id}"`) ? problem : undefined;
+    const rule = named ?? (alone && alone !== withoutMedia ? alone : undefined);
+    return {
+      id: media.id,
+      path: media.path,
+      kind: described.kind,
+      source: media.type ? ('library' as const) : ('url' as const),
+      ...measured,
+      accepted: rule === undefined,
+      ...(rule ? { rule } : {}),
+    };
+  });
+}
+
+async function slotOf(services: Services, em: EntityManager, integration: Integration | undefined, date: Date): Promise<EntryPreview['slot']> {
+  if (!integration) return { date: date.toISOString(), takenBy: [] };
+  const minute = Math.floor(date.getTime() / 60_000) * 60_000;
+  const taken = await em.find(
+    PostSchema,
+    { organizationId: integration.organizationId, integrationId: integration.id, position: 0, deletedAt: null, publishDate: { $gte: new Date(minute), $lt: new Date(minute + 60_000) } },
+    { fields: ['id'] },
+  );
+  const free = await findFreeSlot(em, integration, services.now(), services.config.defaultPostingTimes);
+  return { date: date.toISOString(), takenBy: taken.map((post) => post.id), ...(free ? { nextFreeSlot: free.toISOString() } : {}) };
+}
+
+export async function previewPlan(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<PostPreview> {
+  const options = planOptions(services);
+  const check = await checkPlan(em, organizationId, plan, options);
+  const now = services.now();
+  const entries: EntryPreview[] = [];
+  for (const [index, entry] of plan.entries.entries()) {
+    const problem = check.entryProblems[index];
+    const integration = check.integrations.get(entry.integrationId);
+    const date = entry.type === 'now' ? now : (entry.date ?? now);
+    const base = {
+      integrationId: entry.integrationId,
+      channel: integration?.name ?? entry.integrationId,
+      valid: problem === undefined,
+      ...(problem ? { problem: problem.message } : {}),
+      state: entry.type === 'draft' ? ('DRAFT' as const) : ('QUEUE' as const),
+      slot: await slotOf(services, em, integration, date),
+    };
+    if (!integration) {
+      entries.push({ ...base, settings: { valid: true, values: entry.settings }, items: [], warnings: [] });
+      continue;
+    }
+    const provider = providerOf(integration);
+    const maxLength = provider.maxLength({ isPremium: entry.isPremium ?? integration.additionalSettings.premium === true, settings: entry.settings });
+    const parsedSettings = provider.settings?.safeParse(entry.settings);
+    const settingsIssue = parsedSettings && !parsedSettings.success ? parsedSettings.error.issues[0] : undefined;
+    const items = entry.items.map((item, position) => {
+      const { text, length, visible } = measure(provider, contentAsSent(entry, item.content, options));
+      return { position, text, visibleText: visible, length, withinLimit: length <= maxLength, media: mediaPreview(provider, entry, position, text, check.facts, problem?.message) };
+    });
+    const warnings = entryWarnings(services, provider, integration, entry, date);
+    if (entry.type !== 'now' && entry.date && entry.date.getTime() < now.getTime() && entry.type === 'schedule') warnings.push('The date is in the past: the post would be published at once.');
+    if (base.slot.takenBy.length > 0) warnings.push(`This channel already has ${base.slot.takenBy.length === 1 ? 'a post' : `${base.slot.takenBy.length} posts`} at that minute.`);
+    entries.push({
+      ...base,
+      platform: provider.identifier,
+      maxLength,
+      lengthMethod: provider.lengthMethod,
+      settings: { valid: !settingsIssue, ...(settingsIssue ? { problem: `settings.${settingsIssue.path.join('.')}: ${settingsIssue.message}` } : {}), values: entry.settings },
+      items,
+      warnings,
+    });
+  }
+  const errors = check.problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; ');
+  return { valid: check.problems.length === 0, ...(errors ? { errors } : {}), entries };
+}
