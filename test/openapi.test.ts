@@ -125,6 +125,8 @@ describe('GET /api/public/v1/openapi.json', () => {
       ['startDate', 'query', true],
       ['endDate', 'query', true],
       ['customer', 'query', false],
+      ['cursor', 'query', false],
+      ['limit', 'query', false],
     ]);
     expect(document.paths['/upload'].post.requestBody.content['multipart/form-data'].schema.required).toEqual(['file']);
     expect(document.paths['/integrations/{identifier}/connect'].post.requestBody.content['application/json'].schema.type).toBe('object');
