@@ -1,4 +1,5 @@
 // Starting the real service: from a private directory as root, and every start failure as one sentence with exit code 1.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,6 +65,33 @@ describe('npm start as root in a private directory', () => {
 
   it.skipIf(isRoot)('is skipped when the tests do not run as root: only root meets the postgres-user problem', () => {
     expect(isRoot).toBe(false);
+  });
+});
+
+describe('the CLI beside a running Herald', () => {
+  it('org:create and org:list use the running instance\'s embedded Postgres instead of failing', async () => {
+    const home = privateDirectory();
+    fs.chmodSync(home, 0o755);
+    const herald = await startHeraldProcess({ cwd: home, env: { EMBEDDED_POSTGRES_PORT: String(await freePort()) } });
+    running.push(herald);
+    const cli = (args: string[]) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), path.join(repositoryRoot, 'src/cli.ts'), ...args], { cwd: home, env: { ...process.env, LOG_LEVEL: 'warn' } });
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+        child.once('exit', (code) => resolve({ code, output }));
+      });
+    const created = await cli(['org:create', 'Second organization']);
+    expect(created.code, created.output).toBe(0);
+    expect(created.output).toMatch(/API key: hrld_/);
+    const listed = await cli(['org:list']);
+    expect(listed.output).toContain('Second organization');
+    // The running Herald still works, on the same database.
+    const key = /API key: (hrld_\S+)/.exec(created.output)![1];
+    const response = await fetch(`${herald.url}/api/public/v1/is-connected`, { headers: { authorization: key } });
+    expect(await response.json()).toEqual({ connected: true });
+    await herald.stop();
   });
 });
 

@@ -39,6 +39,36 @@ export function isoWeek(monday: Date): string {
 const STATE_BADGES: Record<string, [string, string]> = { QUEUE: ['Scheduled', 'ok'], DRAFT: ['Draft', 'warn'], PUBLISHED: ['Published', 'ok'], ERROR: ['Failed', 'error'] };
 const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
 
+/** The publishing status over the whole chain: a retry in progress and a half-published chain stand out. */
+const STATUS_BADGES: Record<string, [string, string]> = { retrying: ['Retrying', 'warn'], partial: ['Published in part', 'error'], failed: ['Failed', 'error'] };
+
+/** What went out (each item's link), what failed and why, what was not attempted, and the next attempt of a retry. */
+function resultOf(post: {
+  releaseURL: string | null;
+  error: string | null;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  items: { position: number; state: string; releaseURL: string | null; error: string | null }[];
+}): Markup {
+  const links =
+    post.items.length > 1
+      ? post.items.map((item) =>
+          safeUrl(item.releaseURL)
+            ? html`<a href="${safeUrl(item.releaseURL)}" rel="noopener noreferrer">Item ${item.position + 1}</a> `
+            : item.state === 'ERROR'
+              ? html`<span class="hint">Item ${item.position + 1}: ${item.error ?? 'failed'}</span> `
+              : '',
+        )
+      : safeUrl(post.releaseURL)
+        ? html`<a href="${safeUrl(post.releaseURL)}" rel="noopener noreferrer">View post</a>`
+        : '';
+  const retry = post.nextAttemptAt
+    ? html`<p class="hint">Attempt ${post.attempts} failed: ${post.lastError ?? 'unknown error'}. Next attempt ${dateTime(post.nextAttemptAt)}.</p>`
+    : '';
+  return html`${links}${post.error ? html`<p><span class="badge error">Error</span> ${post.error}</p>` : ''}${retry}`;
+}
+
 function mcpSnippets(publicUrl: string, key: string): Markup {
   return html`<h2>Client configuration</h2>
     ${clientSnippets(publicUrl, key).map((snippet) => html`<h3>${snippet.client} <span class="hint">(${snippet.where})</span></h3><pre><code>${snippet.text}</code></pre>`)}
@@ -52,7 +82,20 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const end = new Date(start.getTime() + 7 * 86_400_000 - 1);
     const { posts } = await runTool(postList, { startDate: start.toISOString(), endDate: end.toISOString() }, consoleCaller(response), services, String(response.locals.requestId));
     const channel = typeof request.query.channel === 'string' ? request.query.channel : '';
-    type Row = { id: string; content: string; publishDate: string; state: string; releaseURL: string | null; error: string | null; integration: { id: string; name: string; providerIdentifier: string } };
+    type Row = {
+      id: string;
+      content: string;
+      publishDate: string;
+      state: string;
+      publishStatus: string;
+      releaseURL: string | null;
+      error: string | null;
+      attempts: number;
+      lastError: string | null;
+      nextAttemptAt: string | null;
+      items: { position: number; state: string; releaseURL: string | null; error: string | null }[];
+      integration: { id: string; name: string; providerIdentifier: string };
+    };
     const rows = (posts as unknown as Row[]).filter((post) => !channel || post.integration.id === channel);
     const channels = new Map((posts as unknown as Row[]).map((post) => [post.integration.id, post.integration]));
     const byChannel = new Map<string, Row[]>();
@@ -76,11 +119,11 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         const integration = items[0].integration;
         return html`<h2>${integration.name} <span class="hint">${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier}</span></h2>
         <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
-          const [label, kind] = STATE_BADGES[post.state] ?? [post.state, ''];
+          const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_BADGES[post.state] ?? [post.state, ''];
           const excerpt = convertContent(post.content, 'plain').replace(/\s+/g, ' ').trim();
           return html`<tr><td>${dateTime(post.publishDate)}</td><td><span class="badge ${kind}">${label}</span></td>
             <td>${excerpt.length > 160 ? `${excerpt.slice(0, 157)}…` : excerpt}</td>
-            <td>${safeUrl(post.releaseURL) ? html`<a href="${safeUrl(post.releaseURL)}" rel="noopener noreferrer">View post</a>` : ''}${post.error ? html`<span class="badge error">Error</span> ${post.error}` : ''}</td></tr>`;
+            <td>${resultOf(post)}</td></tr>`;
         })}</tbody></table>`;
       })}`,
     );
