@@ -9,7 +9,7 @@ import { MediaFetchError } from '../src/lib/media-fetch.js';
 import { imageSize } from '../src/lib/media-probe.js';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ConnectContext, type Provider, type ProviderContext, type PublishItem, type ValidationItem } from './types.js';
-import { authorizationUrl, firstProblem } from './shared.js';
+import { firstProblem, oauth2AuthorizeUrl } from './shared.js';
 
 const scopes = ['public', 'upload'];
 const SIZES = [
@@ -147,8 +147,7 @@ const dribbble: Provider = {
       },
     },
   ],
-  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.web, 'oauth/authorize', { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: scopes.join(' '), state }),
+  authorizeUrl: oauth2AuthorizeUrl('web', 'oauth/authorize', scopes),
 
   async exchangeCode(context, { code, redirectUri, clientId, clientSecret }) {
     const { data: token } = await context.fetch({

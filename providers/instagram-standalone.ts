@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { Provider } from './types.js';
-import { authorizationUrl, META_GRAPH_VERSION } from './shared.js';
+import { META_GRAPH_VERSION, oauth2AuthorizeUrl } from './shared.js';
 import { graph } from './meta/graph.js';
 import { instagramProvider, instagramSettings } from './meta/instagram.js';
 
@@ -48,15 +48,7 @@ const instagramStandalone: Provider = {
       ? 'The audio setting works only on Instagram channels connected through the Facebook business login: remove it.'
       : shared.validate(items, settings),
   tools: [],
-  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.authorize, 'oauth/authorize', {
-      enable_fb_login: '0',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      response_type: 'code',
-      scope: scopes.join(','),
-      state,
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('authorize', 'oauth/authorize', scopes, { separator: ',', extra: { enable_fb_login: '0' } }),
 
   async exchangeCode(context, options) {
     const short = await graph(context, 'oauth/access_token', {

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { authorizationUrl, pkce, storedTokens, textOnly } from './shared.js';
+import { oauth2AuthorizeUrl, storedTokens, textOnly } from './shared.js';
 
 const scopes = ['chat:write', 'user:read', 'channel:read'];
 
@@ -79,15 +79,7 @@ const kick: Provider = {
   recordsSteps: true,
   validate: textOnly('Kick'),
   tools: [],
-  authorizeUrl: ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
-    authorizationUrl(endpoints.id, 'oauth/authorize', {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      scope: scopes.join(' '),
-      state,
-      ...pkce(codeChallenge),
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('id', 'oauth/authorize', scopes, { pkce: true }),
 
   async exchangeCode(context, options) {
     const tokens = await token(context, {

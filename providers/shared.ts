@@ -1,6 +1,6 @@
 // Small pieces shared by the provider descriptors: settings shapes, media-count rules, OAuth2 authorization URLs.
 import { z } from 'zod';
-import type { AnalyticsMetric, HelperToolDeclaration, MediaFile, ValidationItem } from './types.js';
+import type { AnalyticsMetric, Provider, HelperToolDeclaration, MediaFile, ValidationItem } from './types.js';
 
 /** Tags as the editor sends them: `[{value, label}]`. */
 export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
@@ -86,6 +86,29 @@ export function authorizationUrl(base: string, path: string, query: Record<strin
   const url = new URL(path, base.endsWith('/') ? base : `${base}/`);
   for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') url.searchParams.set(key, value);
   return url.toString();
+}
+
+/**
+ * The usual OAuth 2.0 authorization URL of a provider: `response_type=code`, `client_id`, `redirect_uri`, the scopes
+ * (space- or comma-separated, as the platform wants), `state`, PKCE (S256) when the platform takes it, and any extra
+ * parameters of the platform's own.
+ */
+export function oauth2AuthorizeUrl(
+  endpointKey: string,
+  path: string,
+  scopes: readonly string[],
+  options: { pkce?: boolean; separator?: string; extra?: Record<string, string> } = {},
+): NonNullable<Provider['authorizeUrl']> {
+  return ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
+    authorizationUrl(endpoints[endpointKey], path, {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      scope: scopes.join(options.separator ?? ' '),
+      state,
+      ...(options.pkce ? pkce(codeChallenge) : {}),
+      ...options.extra,
+    });
 }
 
 /** Query parameters of PKCE with S256. */

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { authorizationUrl, currentMetric, storedTokens, textOnly } from './shared.js';
+import { currentMetric, oauth2AuthorizeUrl, storedTokens, textOnly } from './shared.js';
 
 // Sending as the broadcaster needs user:write:chat; announcements need moderator:manage:announcements (the broadcaster moderates its own chat).
 const scopes = ['user:write:chat', 'moderator:manage:announcements'];
@@ -116,14 +116,7 @@ const twitch: Provider = {
       ? 'An announcement gets no message id to reply to: post it alone, or use messageType message for a chain of replies.'
       : undefined),
   tools: [],
-  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.id, 'oauth2/authorize', {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      scope: scopes.join(' '),
-      state,
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('id', 'oauth2/authorize', scopes),
 
   async exchangeCode(context, options) {
     const tokens = await token(context, {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { authorizationUrl, currentMetric, firstProblem, pkce } from './shared.js';
+import { currentMetric, firstProblem, oauth2AuthorizeUrl } from './shared.js';
 
 const scopes = ['vkid.personal_info', 'email', 'wall', 'status', 'docs', 'photos', 'video'];
 const MAX_ATTACHMENTS = 10;
@@ -126,15 +126,7 @@ const vk: Provider = {
   idempotentCreate: true,
   validate: (items) => firstProblem(items, ({ total }) => (total > MAX_ATTACHMENTS ? `has ${total} attachments; VK takes at most ${MAX_ATTACHMENTS}.` : undefined)),
   tools: [],
-  authorizeUrl: ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
-    authorizationUrl(endpoints.id, 'authorize', {
-      response_type: 'code',
-      client_id: clientId,
-      ...pkce(codeChallenge),
-      redirect_uri: redirectUri,
-      state,
-      scope: scopes.join(' '),
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('id', 'authorize', scopes, { pkce: true }),
 
   async exchangeCode(context: ConnectContext, options) {
     const deviceId = options.callback?.device_id;

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ChannelAuth, type ConnectContext, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';
-import { authorizationUrl, currentMetric, pickedId, pkce, tool } from './shared.js';
+import { currentMetric, oauth2AuthorizeUrl, pickedId, tool } from './shared.js';
 
 const scopes = ['openid', 'profile', 'email', 'forum:post:create', 'forum:read', 'company:basic:read'];
 
@@ -159,16 +159,7 @@ const whop: Provider = {
     },
   ],
   // The state doubles as the OpenID nonce: both are single-use random values of this authorization, checked at the callback.
-  authorizeUrl: ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
-    authorizationUrl(endpoints.api, 'oauth/authorize', {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      scope: scopes.join(' '),
-      state,
-      nonce: state,
-      ...pkce(codeChallenge),
-    }),
+  authorizeUrl: (options) => oauth2AuthorizeUrl('api', 'oauth/authorize', scopes, { pkce: true, extra: { nonce: options.state } })(options),
 
   async exchangeCode(context: ConnectContext, options) {
     const tokens = await token(context, {

@@ -1,6 +1,7 @@
 // Publishing end to end: the real worker, real Postgres, the three fake platforms over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { waitFor } from './helpers/posts.js';
 import { connectFakeChannels } from './helpers/channels.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
@@ -47,15 +48,6 @@ async function chain(rootId: string) {
   return em.find(PostSchema, { group: root.group, integrationId: root.integrationId }, { orderBy: { position: 'asc' } });
 }
 
-async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('timed out waiting');
-}
 
 const published = (rootId: string) => async () => {
   const items = await chain(rootId);

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 import type { Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { authorizationUrl, firstProblem, mediaFilename, pickedId } from '../shared.js';
+import { firstProblem, mediaFilename, oauth2AuthorizeUrl, pickedId } from '../shared.js';
 import { DISCORD_CODES, discord, discordError } from './api.js';
 import { listChannels } from './channels.js';
 
@@ -120,16 +120,7 @@ const discordProvider: Provider = {
     },
   ],
   // Installs the bot on a server the user picks on Discord's page; the code grant then names that server.
-  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.api, 'oauth2/authorize', {
-      client_id: clientId,
-      permissions: PERMISSIONS,
-      response_type: 'code',
-      redirect_uri: redirectUri,
-      integration_type: '0',
-      scope: scopes.join(' '),
-      state,
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('api', 'oauth2/authorize', scopes, { extra: { permissions: PERMISSIONS, integration_type: '0' } }),
 
   // Posting uses the bot token, which does not expire: the user's token is not kept fresh (no refresh), only the server is.
   async exchangeCode(context, options) {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem } from '../types.js';
-import { analyticsPeriod, authorizationUrl, dailyMetric, firstProblem, httpUrl, isoDay } from '../shared.js';
+import { analyticsPeriod, dailyMetric, firstProblem, httpUrl, isoDay, oauth2AuthorizeUrl } from '../shared.js';
 import { accountSchema, apiBase, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
 import { imagesSource, uploadedVideo, videoSource } from './media.js';
 
@@ -148,8 +148,7 @@ const pinterest: Provider = {
     );
   },
   tools: [getBoards],
-  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.web, 'oauth/', { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope: scopes.join(','), state }),
+  authorizeUrl: oauth2AuthorizeUrl('web', 'oauth/', scopes, { separator: ',' }),
 
   async exchangeCode(context, { code, redirectUri, clientId, clientSecret }) {
     const tokens = await token(context.fetch, context.endpoints, { clientId, clientSecret }, { grant_type: 'authorization_code', code, redirect_uri: redirectUri });

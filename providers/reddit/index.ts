@@ -7,7 +7,7 @@
 // (praw/models/media.py, PostMedia._upload) and Postiz.
 import { z } from 'zod';
 import type { Provider, ValidationItem } from '../types.js';
-import { authorizationUrl, countMedia, currentMetric, textOnlyComments, tool } from '../shared.js';
+import { countMedia, currentMetric, oauth2AuthorizeUrl, textOnlyComments, tool } from '../shared.js';
 import { redditCall, tokenCall } from './api.js';
 import { idsOf, publishComments, publishSubmissions, subredditName, type SubredditEntry } from './submit.js';
 
@@ -113,15 +113,7 @@ const reddit: Provider = {
       },
     },
   ],
-  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.www, 'api/v1/authorize', {
-      client_id: clientId,
-      response_type: 'code',
-      state,
-      redirect_uri: redirectUri,
-      duration: 'permanent',
-      scope: scopes.join(' '),
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('www', 'api/v1/authorize', scopes, { extra: { duration: 'permanent' } }),
 
   async exchangeCode(context, options) {
     const client = { clientId: options.clientId, clientSecret: options.clientSecret };

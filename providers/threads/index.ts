@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, Provider } from '../types.js';
-import { authorizationUrl, currentMetric, firstProblem } from '../shared.js';
+import { currentMetric, firstProblem, oauth2AuthorizeUrl } from '../shared.js';
 import { exchangeForLongLived, graph, refreshLongLived } from './api.js';
 import { publishThread } from './publish.js';
 
@@ -83,14 +83,7 @@ const threads: Provider = {
       return undefined;
     }),
 
-  authorizeUrl: ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.authorize, 'oauth/authorize', {
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      response_type: 'code',
-      scope: scopes.join(','),
-      state,
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('authorize', 'oauth/authorize', scopes, { separator: ',' }),
 
   async exchangeCode(context, options) {
     const token = await exchangeForLongLived(context.fetch, context.endpoints, options);

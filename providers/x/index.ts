@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { authorizationUrl, currentMetric, picturesOrOneVideo, pkce } from '../shared.js';
+import { currentMetric, oauth2AuthorizeUrl, picturesOrOneVideo } from '../shared.js';
 import { largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
 import { uploadMedia } from './media.js';
 
@@ -152,15 +152,7 @@ const x: Provider = {
     return picturesOrOneVideo(items, 'X', { maxImages: 4 });
   },
 
-  authorizeUrl: ({ clientId, redirectUri, state, codeChallenge, endpoints }) =>
-    authorizationUrl(endpoints.web, 'i/oauth2/authorize', {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: redirectUri,
-      scope: scopes.join(' '),
-      state,
-      ...pkce(codeChallenge),
-    }),
+  authorizeUrl: oauth2AuthorizeUrl('web', 'i/oauth2/authorize', scopes, { pkce: true }),
 
   async exchangeCode(context, { code, codeVerifier, redirectUri, clientId, clientSecret }) {
     const tokens = await tokenRequest(context.fetch, context.endpoints, { clientId, clientSecret }, {

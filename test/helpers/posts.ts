@@ -69,3 +69,14 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs 
   }
   throw new Error('timed out waiting');
 }
+
+/**
+ * Puts a published post back as a crash would leave it while its `step` was in flight: QUEUE, no platform id, the step
+ * started and not finished. The next run must find what the platform made instead of making it twice.
+ */
+export async function reopenAsInterrupted(herald: Herald, rootId: string, step: string): Promise<void> {
+  const em = herald.services.orm.em.fork();
+  const root = await em.findOneOrFail(PostSchema, { id: rootId });
+  Object.assign(root, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { [step]: { state: 'started' } } } });
+  await em.flush();
+}

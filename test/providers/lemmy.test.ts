@@ -10,7 +10,7 @@ import { startLemmyFake, type LemmyFake } from '../fakes/lemmy.js';
 import { ConsoleClient } from '../helpers/console-client.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitFor, reopenAsInterrupted } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: LemmyFake;
@@ -139,10 +139,7 @@ describe('publishing', () => {
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     const [published] = await chainOf(herald, rootId);
     const count = fake.posts.length;
-    const em = herald.services.orm.em.fork();
-    const root = await em.findOneOrFail(PostSchema, { id: rootId });
-    Object.assign(root, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { 'post:0': { state: 'started' } } } });
-    await em.flush();
+    await reopenAsInterrupted(herald, rootId, 'post:0');
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(fake.posts).toHaveLength(count);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(published.releaseId);

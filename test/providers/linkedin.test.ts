@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import linkedin from '../../providers/linkedin.js';
 import { littleText } from '../../providers/linkedin/api.js';
 import { CheckAgainLater, type ProviderContext, type PublishItem, type ValidationItem } from '../../providers/types.js';
-import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
+import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
@@ -14,7 +14,7 @@ import { startLinkedinFake, unescapeLittleText, SIXTY_DAYS, type LinkedinFake } 
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
 const picture = (width: number, height: number, format: 'png' | 'jpeg' | 'gif' | 'webp' = 'png') =>
@@ -338,10 +338,7 @@ describe('linkedin through Herald', () => {
     const rootId = await createPost(herald, channelId, ['<p>Interrupted</p>']);
     await publishChain(herald.services, rootId);
     const count = fake.posts.length;
-    const em = herald.services.orm.em.fork();
-    const root = await em.findOneOrFail(PostSchema, { id: rootId });
-    Object.assign(root, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { post: { state: 'started' } } } });
-    await em.flush();
+    await reopenAsInterrupted(herald, rootId, 'post');
     expect((await publishChain(herald.services, rootId)).kind).toBe('failed');
     const [after] = await chainOf(herald, rootId);
     expect(after.error).toMatch(/Could not confirm whether LinkedIn published this item/);

@@ -10,7 +10,7 @@ import { startVkFake, type VkFake } from '../fakes/vk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitFor, reopenAsInterrupted } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: VkFake;
@@ -96,10 +96,7 @@ describe('publishing', () => {
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     const [published] = await chainOf(herald, rootId);
     const count = fake.posts.length;
-    const em = herald.services.orm.em.fork();
-    const root = await em.findOneOrFail(PostSchema, { id: rootId });
-    Object.assign(root, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { post: { state: 'started' } } } });
-    await em.flush();
+    await reopenAsInterrupted(herald, rootId, 'post');
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(fake.posts).toHaveLength(count);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(published.releaseId);

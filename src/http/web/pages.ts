@@ -9,6 +9,7 @@ import { mintApiKey } from '../../../tools/internal/credentials.js';
 import { notificationList } from '../../../tools/notification-list.js';
 import { postList } from '../../../tools/post-list.js';
 import { runTool } from '../../../tools/runner.js';
+import type { PostRecord } from '../../../tools/internal/posts.js';
 import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
@@ -43,14 +44,7 @@ const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
 const STATUS_BADGES: Record<string, [string, string]> = { retrying: ['Retrying', 'warn'], partial: ['Published in part', 'error'], failed: ['Failed', 'error'] };
 
 /** What went out (each item's link), what failed and why, what was not attempted, and the next attempt of a retry. */
-function resultOf(post: {
-  releaseURL: string | null;
-  error: string | null;
-  attempts: number;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  items: { position: number; state: string; releaseURL: string | null; error: string | null }[];
-}): Markup {
+function resultOf(post: PostRecord): Markup {
   const links =
     post.items.length > 1
       ? post.items.map((item) =>
@@ -82,20 +76,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const end = new Date(start.getTime() + 7 * 86_400_000 - 1);
     const { posts } = await runTool(postList, { startDate: start.toISOString(), endDate: end.toISOString() }, consoleCaller(response), services, String(response.locals.requestId));
     const channel = typeof request.query.channel === 'string' ? request.query.channel : '';
-    type Row = {
-      id: string;
-      content: string;
-      publishDate: string;
-      state: string;
-      publishStatus: string;
-      releaseURL: string | null;
-      error: string | null;
-      attempts: number;
-      lastError: string | null;
-      nextAttemptAt: string | null;
-      items: { position: number; state: string; releaseURL: string | null; error: string | null }[];
-      integration: { id: string; name: string; providerIdentifier: string };
-    };
+    type Row = PostRecord;
     const rows = (posts as unknown as Row[]).filter((post) => !channel || post.integration.id === channel);
     const channels = new Map((posts as unknown as Row[]).map((post) => [post.integration.id, post.integration]));
     const byChannel = new Map<string, Row[]>();
