@@ -1,10 +1,10 @@
-// Google OAuth 2.0 for a web server app and Google's API error body, as Google Business Profile uses them.
+// Google's API error body as the Business Profile APIs answer it (details, field violations, the zero-quota case), and calls.
 // References: https://developers.google.com/identity/protocols/oauth2/web-server (code exchange and refresh at
 // oauth2.googleapis.com/token, client credentials in the form), https://cloud.google.com/apis/design/errors (error body
-// {error: {code, message, status, details}}). Kept with gmb until the Google providers share one module.
+// {error: {code, message, status, details}}). Tokens and the account come from ../google.ts, shared with YouTube.
 import { z } from 'zod';
-import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../../src/lib/platform-http.js';
-import type { ChannelAuth, ConnectContext } from '../types.js';
+import type { PlatformHttpErrorInit, PlatformRequest } from '../../src/lib/platform-http.js';
+import type { ConnectContext } from '../types.js';
 
 const errorSchema = z.object({
   error: z.union([
@@ -55,35 +55,4 @@ export const versioned = (endpoints: Record<string, string>, key: string, versio
 export async function googleCall<T>(context: Pick<ConnectContext, 'fetch'>, token: string, request: Omit<PlatformRequest<T>, 'classify'>): Promise<T> {
   const { headers, ...rest } = request;
   return (await context.fetch({ ...rest, classify, headers: { authorization: `Bearer ${token}`, ...headers } })).data;
-}
-
-const tokenSchema = z.object({ access_token: z.string(), expires_in: z.number(), refresh_token: z.string().optional() });
-
-/** The token endpoint, client credentials in the form (client_secret_post). */
-export async function googleToken(fetch: PlatformFetch, endpoints: Record<string, string>, form: Record<string, string | undefined>): Promise<Partial<ChannelAuth>> {
-  const { data } = await fetch({ method: 'POST', url: `${endpoints.token.replace(/\/+$/, '')}/token`, form, schema: tokenSchema, classify });
-  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: new Date(Date.now() + data.expires_in * 1000) };
-}
-
-const userSchema = z.object({ sub: z.string(), name: z.string().optional(), email: z.string().optional(), picture: z.string().optional() });
-
-/** Trades the code for tokens (a refresh token is required: without one the channel would die within the hour) and loads the user. */
-export async function googleAccount(context: ConnectContext, options: { code: string; redirectUri: string; clientId: string; clientSecret?: string }) {
-  const tokens = await googleToken(context.fetch, context.endpoints, {
-    grant_type: 'authorization_code',
-    code: options.code,
-    client_id: options.clientId,
-    client_secret: options.clientSecret,
-    redirect_uri: options.redirectUri,
-  });
-  if (!tokens.refreshToken) {
-    throw new PlatformHttpError({
-      status: 400,
-      retryable: false,
-      bodyExcerpt: '',
-      message: 'Google sent no refresh token: remove Herald from https://myaccount.google.com/permissions and connect again.',
-    });
-  }
-  const user = await googleCall(context, tokens.accessToken!, { url: `${context.endpoints.api.replace(/\/+$/, '')}/oauth2/v3/userinfo`, schema: userSchema });
-  return { tokens, user };
 }

@@ -8,8 +8,9 @@ import { z } from 'zod';
 import { notFound } from '../../src/errors.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { Provider, ProviderContext, PublishItem } from '../types.js';
-import { firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, httpUrl } from '../shared.js';
-import { googleAccount, googleCall, googleToken, versioned } from './google.js';
+import { firstProblem, googleEndpoints, googleScope, httpUrl } from '../shared.js';
+import { googleCall, versioned } from './google.js';
+import { exchangeGoogleCode, googleAuthorizeUrlWithPkce, googleUserInfo, refreshGoogleToken } from '../google.js';
 import { locationPerformance, managedLocations } from './locations.js';
 
 const scopes = ['userinfo.profile', 'userinfo.email', 'business.manage'].map(googleScope);
@@ -177,16 +178,21 @@ const gmb: Provider = {
       'first',
     ) ?? settingsProblem(settings.safeParse(values).data ?? {}),
   tools: [],
-  authorizeUrl: (options) => googleAuthorizeUrl(options, scopes),
+  authorizeUrl: (options) => googleAuthorizeUrlWithPkce(options, scopes),
 
   async exchangeCode(context, options) {
-    const { tokens, user } = await googleAccount(context, options);
+    const tokens = await exchangeGoogleCode(context, options, []);
+    if (!tokens.refreshToken) {
+      // Without one the channel would die within the hour.
+      throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'Google sent no refresh token: remove Herald from https://myaccount.google.com/permissions and connect again.' });
+    }
+    const user = await googleUserInfo(context, tokens.accessToken);
     return {
       internalId: user.sub,
       name: user.name ?? user.email ?? user.sub,
       profile: user.email ?? user.sub,
       picture: user.picture,
-      accessToken: tokens.accessToken!,
+      accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken,
       expiresAt: tokens.expiresAt,
       data: user.picture ? { picture: user.picture } : ({} as Record<string, string>),
@@ -209,15 +215,7 @@ const gmb: Provider = {
     return { internalId: location.id, name: location.title, profile: location.address ?? location.title, picture: data.picture, accessToken, refreshToken, expiresAt, data };
   },
 
-  async refresh(context) {
-    if (!context.client) throw new Error('GMB_CLIENT_ID is not configured on this Herald.');
-    return googleToken(context.fetch, context.endpoints, {
-      grant_type: 'refresh_token',
-      refresh_token: context.auth.refreshToken,
-      client_id: context.client.clientId,
-      client_secret: context.client.clientSecret,
-    });
-  },
+  refresh: refreshGoogleToken,
 
   publish: publishLocalPost,
 

@@ -72,7 +72,9 @@ describe('gmb connect and the location picker', () => {
     expect(connected.authorizeUrl.searchParams.get('access_type')).toBe('offline');
     const [token] = fake.server.requestsTo('POST', '/oauth2/token');
     expect(token.form?.get('client_secret')).toBe(fake.authority.clientSecret);
-    expect(token.form?.get('code_verifier')).toBeNull();
+    // PKCE, as YouTube: the fake checks the verifier against the challenge of the authorization URL.
+    expect(connected.authorizeUrl.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(token.form?.get('code_verifier')).toMatch(/^[\w-]{43,}$/);
 
     const choices = await herald.rest('GET', `/integrations/${channel}/accounts`);
     expect(choices.status, JSON.stringify(choices.body)).toBe(200);
