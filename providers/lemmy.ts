@@ -151,7 +151,7 @@ const lemmy: Provider = {
   auth: {
     kind: 'credentials',
     fields: [
-      { key: 'instanceUrl', label: 'Instance URL', type: 'url', required: true, defaultValue: endpoints.instance, description: 'The address of your Lemmy instance, e.g. https://lemmy.world' },
+      { key: 'instanceUrl', label: 'Instance URL', type: 'url', required: true, endpoint: 'instance', description: 'The address of your Lemmy instance; leave empty for the one shown' },
       { key: 'username', label: 'Username or email', type: 'text', required: true },
       { key: 'password', label: 'Password', type: 'password', required: true },
       {
