@@ -87,6 +87,7 @@ const environmentSchema = z.object({
   GENERATION_MODEL_TIMEOUT_SECONDS: intFromEnv(300, 1),
   GENERATION_CHECK_SECONDS: intFromEnv(10, 1),
   GENERATION_LIMIT_PER_HOUR: intFromEnv(20, 1),
+  DUPLICATE_WINDOW_DAYS: intFromEnv(7, 0),
 });
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -190,6 +191,8 @@ export interface Config {
   ssrfProtection: boolean;
   storage: StorageSettings;
   generation: GenerationSettings;
+  /** The duplicate guard: a post whose text (nearly) repeats one on the same channel less than this many days apart is refused; 0 turns it off. */
+  duplicateWindowDays: number;
 }
 
 export class ConfigError extends Error {
@@ -376,5 +379,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     ssrfProtection: !values.DISABLE_SSRF_PROTECTION,
     storage,
     generation,
+    duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
   };
 }

@@ -51,7 +51,7 @@ export async function runTool<Tool extends ToolDefinition>(
   caller: Caller,
   services: Services,
   requestId: string,
-  options: Pick<ToolContext, 'progress'> = {},
+  options: Pick<ToolContext, 'progress' | 'via' | 'log' | 'confirm'> = {},
 ): Promise<z.output<Tool['output']>> {
   if (!canCall(caller, tool)) {
     throw new DomainError('forbidden', `This token only grants read access; ${tool.name} changes data.`, {
@@ -63,7 +63,7 @@ export async function runTool<Tool extends ToolDefinition>(
   if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
   const em = services.orm.em.fork();
   const logger = services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId });
-  const output = await tool.handler(input, { caller, em, services, requestId, logger, progress: options.progress });
+  const output = await tool.handler(input, { caller, em, services, requestId, logger, ...options });
   await em.flush();
   return output as z.output<Tool['output']>;
 }

@@ -4,6 +4,7 @@ import { Migration20261121120000 } from './Migration20261121120000.js';
 import { Migration20261122000000 } from './Migration20261122000000.js';
 import { Migration20261123000000 } from './Migration20261123000000.js';
 import { Migration20261123100000 } from './Migration20261123100000.js';
+import { Migration20261123300000 } from './Migration20261123300000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: 'Migration20261122000000', class: Migration20261122000000 },
   { name: 'Migration20261123000000', class: Migration20261123000000 },
   { name: 'Migration20261123100000', class: Migration20261123100000 },
+  { name: 'Migration20261123300000', class: Migration20261123300000 },
 ];
