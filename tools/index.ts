@@ -28,6 +28,8 @@ import { uploadFromUrlTool } from './upload-from-url.js';
 import { mediaList } from './media-list.js';
 import { deleteMedia } from './delete-media.js';
 import { channelAccounts, chooseChannelAccount } from './channel-accounts.js';
+import { updatePost } from './update-post.js';
+import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
   integrationList,
@@ -64,6 +66,11 @@ export const tools: readonly ToolDefinition[] = [
   chooseChannelAccount,
   generationList,
   generationStatus,
+  updatePost,
+  approvePostTool,
+  rejectPostTool,
+  approvalSettingsTool,
+  setApprovalSettingsTool,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { newId } from '../src/lib/crypto.js';
 import { defineTool } from './types.js';
 import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
+import { approvalRequest } from './internal/approval.js';
+import { reportCreated } from './internal/created-report.js';
 import { createdPostSchema } from './shapes.js';
 
 const isoDate = z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' });
@@ -31,13 +33,19 @@ export const schedulePostTool = defineTool({
     'Creates posts, threads and comments on one or more channels: each socialPost item targets one channel at its own date. ' +
     'First call integrationList (channel ids) and integrationSchema (rules, maxLength, settings) for each platform. ' +
     'Validation is all or nothing: if any item is invalid nothing is created and the answer is {output: {errors: "<channel>: <problem>, <fix>"}}; fix and call again. ' +
-    'On success answers {output: [{postId, integration}]}, one per item. Dates are UTC.',
+    'On success answers {output: [{postId, integration}]}, one per item. Dates are UTC. ' +
+    'When the organization requires approval of posts made by agents, each answer item carries approval: {status: "pending"}: the post waits for an owner (read or subscribe to herald://posts/{postId} for the decision). ' +
+    'A text (nearly) repeating a post on the same channel within days is refused with the earlier post; set allowDuplicate: true only when the repetition is intended.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: true,
-  input: z.object({ socialPost: z.array(socialPostSchema).min(1).describe('One item per channel and date') }),
+  input: z.object({
+    socialPost: z.array(socialPostSchema).min(1).describe('One item per channel and date'),
+    allowDuplicate: z.boolean().optional().describe('true only when repeating the text of a recent post on the same channel is intended (otherwise it is refused as a duplicate)'),
+  }),
   output: z.object({ output: z.union([z.array(createdPostSchema), z.object({ errors: z.string() })]) }),
-  handler: async (input, { em, caller, services }) => {
+  handler: async (input, context) => {
+    const { em, caller, services } = context;
     const entries: PlanEntry[] = input.socialPost.map((item, index) => ({
       integrationId: item.integrationId,
       type: item.type,
@@ -53,9 +61,13 @@ export const schedulePostTool = defineTool({
       })),
     }));
     try {
-      return { output: await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries }) };
+      const approval = await approvalRequest(em, context);
+      const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries, approval, allowDuplicate: input.allowDuplicate });
+      reportCreated(context, entries, created, approval);
+      return { output: created };
     } catch (error) {
       if (error instanceof PostValidationError) {
+        context.log?.('warning', `Nothing was created: ${error.message}`);
         return { output: { errors: error.problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; ') } };
       }
       throw error;
