@@ -18,15 +18,15 @@ const SPEC_TOOLS = [
   'generateVideoTool',
 ];
 const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool'];
-/** Extra tools that change data. */
-const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool'];
+/** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
+const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
   groupList: { properties: [], required: [] },
   integrationSchema: { properties: ['isPremium', 'platform'], required: ['isPremium', 'platform'] },
   triggerTool: { properties: ['integrationId', 'methodName', 'dataSchema'], required: ['integrationId', 'methodName', 'dataSchema'] },
-  schedulePostTool: { properties: ['socialPost'], required: ['socialPost'] },
+  schedulePostTool: { properties: ['socialPost', 'allowDuplicate'], required: ['socialPost'] },
   generateImageTool: { properties: ['prompt'], required: ['prompt'] },
   generateVideoOptions: { properties: [], required: [] },
   videoFunctionTool: { properties: ['identifier', 'functionName'], required: ['identifier', 'functionName'] },
@@ -38,6 +38,11 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   notificationListTool: { properties: ['page'], required: [] },
   mediaListTool: { properties: ['page', 'pageSize'], required: [] },
   uploadFromUrlTool: { properties: ['url'], required: ['url'] },
+  updatePost: { properties: ['id', 'date', 'value', 'settings', 'allowDuplicate'], required: ['id'] },
+  changePostStatus: { properties: ['id', 'status'], required: ['id', 'status'] },
+  deleteIntegration: { properties: ['id', 'confirm'], required: ['id'] },
+  deletePost: { properties: ['id', 'confirm'], required: ['id'] },
+  deletePostGroup: { properties: ['group', 'confirm'], required: ['group'] },
 };
 
 const INIT_BODY = {
