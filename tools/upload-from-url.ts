@@ -39,7 +39,7 @@ export const uploadFromUrlTool = defineTool({
   },
 });
 
-/** The body passed through a byte counter that reports progress at most every 250 ms (and once at the end, before answering). */
+/** The body passed through a byte counter that reports progress at most every 100 ms (and once at the end, before answering). */
 function countBytes(body: Readable, total: number | undefined, progress: (value: number, total?: number, message?: string) => Promise<void>) {
   let received = 0;
   let reported = -1;
@@ -47,7 +47,7 @@ function countBytes(body: Readable, total: number | undefined, progress: (value:
   let pending: Promise<void> = Promise.resolve();
   const report = (force: boolean) => {
     const now = Date.now();
-    if (received === reported || (!force && now - lastAt < 250)) return;
+    if (received === reported || (!force && now - lastAt < 100)) return;
     reported = received;
     lastAt = now;
     const value = total ? Math.min(received, total) : received;

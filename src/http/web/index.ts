@@ -9,6 +9,9 @@ import { CONSOLE_CSS, html, sendPage } from './html.js';
 import { oauthPages } from './oauth-pages.js';
 import { consolePages } from './pages.js';
 import { devicePages } from './device-pages.js';
+import { postPages } from './post-pages.js';
+import { calendarPages } from './calendar-pages.js';
+import { approvalPages } from './approval-pages.js';
 import { consoleLocals, consoleSession } from './session.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
@@ -28,6 +31,9 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   authPages(router, services);
   channelPages(router, services);
   consolePages(router, services, sessions);
+  postPages(router, services);
+  calendarPages(router, services);
+  approvalPages(router, services);
   oauthPages(router, services, sessions);
   devicePages(router, services);
   router.use((raw: unknown, request: Request, response: Response, _next: NextFunction) => {

@@ -36,7 +36,13 @@ export function isoWeek(monday: Date): string {
   return `${year}-W${String(week).padStart(2, '0')}`;
 }
 
-const STATE_BADGES: Record<string, [string, string]> = { QUEUE: ['Scheduled', 'ok'], DRAFT: ['Draft', 'warn'], PUBLISHED: ['Published', 'ok'], ERROR: ['Failed', 'error'] };
+const STATE_BADGES: Record<string, [string, string]> = {
+  QUEUE: ['Scheduled', 'ok'],
+  DRAFT: ['Draft', 'warn'],
+  PUBLISHED: ['Published', 'ok'],
+  ERROR: ['Failed', 'error'],
+  AWAITING_APPROVAL: ['Awaiting approval', 'warn'],
+};
 const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
 
 function mcpSnippets(publicUrl: string, key: string): Markup {
@@ -78,7 +84,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
           const [label, kind] = STATE_BADGES[post.state] ?? [post.state, ''];
           const excerpt = convertContent(post.content, 'plain').replace(/\s+/g, ' ').trim();
-          return html`<tr><td>${dateTime(post.publishDate)}</td><td><span class="badge ${kind}">${label}</span></td>
+          return html`<tr><td><a href="/posts/${post.id}">${dateTime(post.publishDate)}</a></td><td><span class="badge ${kind}">${label}</span></td>
             <td>${excerpt.length > 160 ? `${excerpt.slice(0, 157)}…` : excerpt}</td>
             <td>${safeUrl(post.releaseURL) ? html`<a href="${safeUrl(post.releaseURL)}" rel="noopener noreferrer">View post</a>` : ''}${post.error ? html`<span class="badge error">Error</span> ${post.error}` : ''}</td></tr>`;
         })}</tbody></table>`;
