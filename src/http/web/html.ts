@@ -152,7 +152,7 @@ details{margin-top:8px}summary{cursor:pointer;color:var(--accent)}
 .preview-text{white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid var(--line);font-family:system-ui,sans-serif;font-size:.95rem}
 .length{color:var(--muted);font-size:.85rem}.length.over{color:var(--danger);font-weight:700}
 .media-list{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:8px}.media-list img{max-width:160px;max-height:160px;border-radius:6px;border:1px solid var(--line)}
-.approval{border-color:#bf8700}form.reject{display:flex;flex-wrap:wrap;gap:8px;align-items:end}form.reject label{margin:0}form.reject input{max-width:320px}
+.card>h2:first-of-type,.card>h3:first-of-type{margin-top:0}.approval{border-color:#bf8700}form.reject{display:flex;flex-wrap:wrap;gap:8px;align-items:end}form.reject label{margin:0}form.reject input{max-width:320px}
 fieldset{border:1px solid var(--line);border-radius:6px;margin:12px 0;padding:8px 12px}input[type=datetime-local],input[type=month]{padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit}
 `;
 

@@ -12,7 +12,8 @@ import { chainStatus } from '../../../tools/internal/posts.js';
 import { runTool } from '../../../tools/runner.js';
 import type { Services } from '../../../tools/types.js';
 import { PostSchema } from '../../db/entities.js';
-import { clientError, csrfField, html, safeUrl, sendPage, sentence, type Markup } from './html.js';
+import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
+import type { DomainError as ClientError } from '../../errors.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
@@ -72,6 +73,9 @@ export function previewMarkup(preview: PostPreview): Markup {
 
 const toLocalInput = (date: Date) => date.toISOString().slice(0, 16);
 
+/** What is wrong, then what to do, as sentences for the form (validation messages end without a full stop). */
+const sentence = (error: ClientError) => [error.message.replace(/([^.!?])$/, '$1.'), error.hint].filter(Boolean).join(' ');
+
 interface EditValues {
   date: string;
   contents: string[];
@@ -116,8 +120,8 @@ function approvalMarkup(view: PostView, csrf: string, owner: boolean, from: stri
   if (!approval) return html``;
   const decided = approval.decision
     ? html`<p>${approval.decision === 'approved' ? 'Approved' : 'Rejected'} by ${approval.decidedByName ?? approval.decidedBy ?? 'an owner'} on ${dateTime(approval.decidedAt ?? '')}${
-        approval.reason ? html`: <q>${approval.reason}</q>` : ''
-      }.</p>`
+        approval.reason ? html`: <q>${approval.reason}</q>` : '.'
+      }</p>`
     : html`<p><strong>Waiting for an owner's approval.</strong></p>`;
   return html`<section class="card approval" aria-labelledby="approval-title-${view.root.id}"><h2 id="approval-title-${view.root.id}">Approval</h2>
     <p>Requested by ${requesterLabel(approval)} on ${dateTime(approval.requestedAt)}.</p>${decided}
