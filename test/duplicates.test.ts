@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startHerald, type Herald } from './helpers/harness.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { publishUntilSettled } from './helpers/posts.js';
-import { comparableText, nearlySame, normalizeLink, withinEdits } from '../tools/internal/duplicates.js';
+import { comparableText, nearlySame, normalizeLink } from '../tools/internal/duplicates.js';
 
 let herald: Herald;
 let alice: BlueskyFake;
@@ -63,12 +63,16 @@ describe('text normalisation', () => {
     expect(comparableText('<p>Big news:</p><p>read <u>http://example.com/launch</u>.</p>')).toBe('big news: read example.com/launch.');
   });
 
-  it('nearly the same means at most one character in ten differs', () => {
-    expect(withinEdits('kitten', 'sitting', 3)).toBe(true);
-    expect(withinEdits('kitten', 'sitting', 2)).toBe(false);
+  it('nearly the same means the same letters and digits once punctuation, symbols and emoji are set aside', () => {
     expect(nearlySame('good morning everyone', 'good morning, everyone!')).toEqual({ same: true, exact: false });
+    expect(nearlySame('we shipped! 🎉🎉', 'we shipped.')).toEqual({ same: true, exact: false });
+    expect(nearlySame('hello', 'hello')).toEqual({ same: true, exact: true });
+    // Any other difference is another post: a word, a number of a series, a corrected typo.
     expect(nearlySame('hello', 'hallo').same).toBe(false);
     expect(nearlySame('our launch is on monday', 'our launch is on friday').same).toBe(false);
+    expect(nearlySame('day 1 of the 30-day challenge', 'day 2 of the 30-day challenge').same).toBe(false);
+    expect(nearlySame('teh quick brown fox', 'the quick brown fox').same).toBe(false);
+    expect(nearlySame('🎉', '🚀').same).toBe(false);
   });
 });
 
@@ -85,7 +89,7 @@ describe('the duplicate guard', () => {
   it.each([
     ['the same text', original, 'the same as'],
     ['other whitespace, case and link form', '<p>big   news!  Version 2 is out:   http://www.example.com/launch/</p>', 'the same as'],
-    ['a near-duplicate (one character)', '<p>Big news!! Version 2 is out: https://example.com/launch</p>', 'nearly the same as'],
+    ['a near-duplicate (punctuation and an emoji)', '<p>Big news 🎉 Version 2 is out! https://example.com/launch</p>', 'nearly the same as'],
   ])('refuses %s on the same channel within the window, naming the earlier post and its date', async (_case, content, how) => {
     const response = await create(aliceChannel, content, { date: at(5) });
     expect(response.status).toBe(400);
@@ -94,6 +98,15 @@ describe('the duplicate guard', () => {
       `Alice: this text is ${how} post ${first}, scheduled for ${at(2)} on this channel (less than 7 days apart); change the text, or send allowDuplicate: true if posting it again is intended`,
     );
     expect(response.body.details[0].duplicateOf).toEqual({ postId: first, date: at(2), state: 'QUEUE' });
+  });
+
+  it('a title setting is part of the text: the same words under another title are another article', async () => {
+    const text = `<p>Read the whole story ${Date.now()}</p>`;
+    const create = (title: string) =>
+      herald.rest('POST', '/posts', { type: 'schedule', date: at(2), shortLink: false, tags: [], posts: [{ integration: { id: bobChannel }, value: [{ content: text, image: [] }], settings: { title } }] });
+    expect((await create('Part one')).status).toBe(200);
+    expect((await create('Part two')).status).toBe(200);
+    expect((await create('Part  one')).status).toBe(400);
   });
 
   it('accepts a different text, another channel, a date outside the window, and a draft', async () => {
@@ -138,6 +151,7 @@ describe('the duplicate guard', () => {
     const again = await create(bobChannel, text, { date: at(1) });
     expect(again.status).toBe(400);
     expect(again.body.details[0].duplicateOf).toMatchObject({ postId: created.body[0].postId, state: 'PUBLISHED' });
+    expect(again.body.details[0].message).toMatch(/, published on \d{4}-/);
   });
 
   it('refuses an edit that makes a post repeat another, unless allowDuplicate', async () => {

@@ -1,12 +1,14 @@
 // The duplicate guard: a post whose text is the same, or nearly the same, as one already queued, waiting for approval or
 // published on the same channel less than DUPLICATE_WINDOW_DAYS (default 7) from its date is refused with the earlier
 // post's id and date, unless the request says the repetition is intended (`allowDuplicate: true`). Drafts are not
-// checked (nothing is published); posts with no text (media only) are not either.
+// checked (nothing is published), nor posts with no text (media only); an edit is checked when it changes the text.
 //
-// Texts are compared as the platforms would show them, normalised: converted to plain text, Unicode-folded (the bold and
-// underline styling of the plain-text conversion does not count), lower case, whitespace collapsed, and every link
-// reduced to host and path with tracking parameters (utm_*, fbclid, gclid...), "www.", the scheme, a trailing slash and
-// the fragment dropped. "Nearly the same": at most one character in ten differs (edit distance).
+// Texts are compared as the platforms would show them: converted to plain text, Unicode-folded (the bold and underline
+// styling of the plain-text conversion does not count), lower case, whitespace collapsed, and every link reduced to host
+// and path with tracking parameters (utm_*, fbclid, gclid...), "www.", the scheme, a trailing slash and the fragment
+// dropped. A title setting (articles, Dribbble, Pinterest...) is part of the text. "Nearly the same": the same letters and
+// digits once punctuation, symbols and emoji are set aside too. Any other difference (a word, a number: "Day 1" and "Day 2"
+// of a series) makes another post: a fuzzier match would refuse series and corrections people mean to publish.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PostSchema, type Integration, type Post } from '../../src/db/entities.js';
 import { convertContent, sanitizeContent } from '../../src/lib/content.js';
@@ -39,40 +41,29 @@ export function comparableText(html: string): string {
   return linked.toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-/** Whether `a` becomes `b` in at most `max` single-character edits (a banded Levenshtein: O(length × max)). */
-export function withinEdits(a: string, b: string, max: number): boolean {
-  if (a === b) return true;
-  if (Math.abs(a.length - b.length) > max) return false;
-  const big = max + 1;
-  let previous = new Int32Array(b.length + 1).fill(big);
-  let current = new Int32Array(b.length + 1).fill(big);
-  for (let j = 0; j <= Math.min(b.length, max); j++) previous[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    current.fill(big);
-    if (i <= max) current[0] = i;
-    let best = current[0];
-    for (let j = Math.max(1, i - max); j <= Math.min(b.length, i + max); j++) {
-      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
-      current[j] = Math.min(previous[j - 1] + cost, previous[j] + 1, current[j - 1] + 1, big);
-      if (current[j] < best) best = current[j];
-    }
-    if (best > max) return false;
-    [previous, current] = [current, previous];
-  }
-  return previous[b.length] <= max;
-}
+/** Letters, digits and single spaces: what is left when punctuation, symbols and emoji are set aside. */
+const skeleton = (text: string) => text.replace(/[^\p{L}\p{N}\s]+/gu, ' ').replace(/\s+/g, ' ').trim();
 
-/** Same, or nearly the same (at most one character in ten differs). */
+/** Same (comparable texts equal), or nearly the same (see the top of this file). */
 export function nearlySame(a: string, b: string): { same: boolean; exact: boolean } {
   if (a === b) return { same: true, exact: true };
-  return { same: withinEdits(a, b, Math.floor(Math.max(a.length, b.length) / 10)), exact: false };
+  // Two texts of emoji or punctuation only are compared as they are.
+  const letters = skeleton(a);
+  return { same: letters !== '' && letters === skeleton(b), exact: false };
+}
+
+/** What the guard compares of a post: its title setting, if any, and the text of its first item. */
+export function comparablePost(content: string, settings: Record<string, unknown>): { text: string; key: string } {
+  const text = comparableText(content);
+  const title = typeof settings.title === 'string' ? settings.title : typeof settings.subject === 'string' ? settings.subject : '';
+  return { text, key: title.trim() ? `${comparableText(title)}\n${text}` : text };
 }
 
 export interface DuplicateProblem extends EntryProblem {
   duplicateOf: { postId: string; date: string; state: string };
 }
 
-const STATE_WORDS: Record<string, string> = { QUEUE: 'scheduled', AWAITING_APPROVAL: 'waiting for approval', PUBLISHED: 'published' };
+const STATE_WORDS: Record<string, string> = { QUEUE: 'scheduled for', AWAITING_APPROVAL: 'waiting for approval, for', PUBLISHED: 'published on' };
 
 /**
  * The entries of a plan that repeat a post on the same channel (or an earlier entry of the same plan), each with the
@@ -88,10 +79,10 @@ export async function findDuplicates(
   if (options.windowDays <= 0) return [];
   const window = options.windowDays * DAY_MS;
   const problems: DuplicateProblem[] = [];
-  const seen: { integrationId: string; text: string; date: Date; index: number }[] = [];
+  const seen: { integrationId: string; key: string; date: Date; index: number }[] = [];
   for (const [index, entry] of entries.entries()) {
     if (entry.type === 'draft') continue;
-    const text = comparableText(entry.items[0]?.content ?? '');
+    const { text, key } = comparablePost(entry.items[0]?.content ?? '', entry.settings);
     if (!text) continue;
     const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
     const integration = integrations.get(entry.integrationId);
@@ -109,7 +100,7 @@ export async function findDuplicates(
       },
       { orderBy: { publishDate: 'desc' }, limit: 500 },
     );
-    const earlier = candidates.map((post) => ({ post, match: nearlySame(text, comparableText(post.content)) })).find((candidate) => candidate.match.same);
+    const earlier = candidates.map((post) => ({ post, match: nearlySame(key, comparablePost(post.content, post.settings).key) })).find((candidate) => candidate.match.same);
     if (earlier) {
       const { post, match } = earlier;
       const when = post.state === 'PUBLISHED' ? (post.publishedAt ?? post.publishDate) : post.publishDate;
@@ -118,13 +109,13 @@ export async function findDuplicates(
         channel,
         platform: integration?.providerIdentifier,
         message:
-          `this text is ${match.exact ? 'the same as' : 'nearly the same as'} post ${post.id}, ${STATE_WORDS[post.state] ?? post.state} for ${when.toISOString()} on this channel ` +
+          `this text is ${match.exact ? 'the same as' : 'nearly the same as'} post ${post.id}, ${STATE_WORDS[post.state] ?? post.state} ${when.toISOString()} on this channel ` +
           `(less than ${options.windowDays} days apart); change the text, or send allowDuplicate: true if posting it again is intended`,
         duplicateOf: { postId: post.id, date: when.toISOString(), state: post.state },
       });
       continue;
     }
-    const inRequest = seen.find((other) => other.integrationId === entry.integrationId && Math.abs(other.date.getTime() - date.getTime()) < window && nearlySame(text, other.text).same);
+    const inRequest = seen.find((other) => other.integrationId === entry.integrationId && Math.abs(other.date.getTime() - date.getTime()) < window && nearlySame(key, other.key).same);
     if (inRequest) {
       problems.push({
         integrationId: entry.integrationId,
@@ -135,7 +126,7 @@ export async function findDuplicates(
       });
       continue;
     }
-    seen.push({ integrationId: entry.integrationId, text, date, index });
+    seen.push({ integrationId: entry.integrationId, key, date, index });
   }
   return problems;
 }

@@ -9,7 +9,7 @@ import { newId } from '../../src/lib/crypto.js';
 import { sanitizeContent } from '../../src/lib/content.js';
 import type { ToolContext } from '../types.js';
 import { PostValidationError, validatePlan, type PlanEntry, type PlanItem } from './create-posts.js';
-import { comparableText, findDuplicates } from './duplicates.js';
+import { comparablePost, findDuplicates } from './duplicates.js';
 import { agentVia, approvalRequest } from './approval.js';
 import { announcePostChange } from './announce.js';
 import { cancelPublish, schedulePublish } from './queue.js';
@@ -53,7 +53,7 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
   };
   await validatePlan(em, organizationId, { creationMethod: root.creationMethod === 'MCP' ? 'MCP' : 'API', entries: [entry] }, services.config.uploads.allowedHosts);
   // The guard looks at a changed text; a new date alone does not make a post a repetition of others.
-  if (!edit.allowDuplicate && comparableText(entry.items[0].content) !== comparableText(root.content)) {
+  if (!edit.allowDuplicate && comparablePost(entry.items[0].content, entry.settings).key !== comparablePost(root.content, root.settings).key) {
     const duplicates = await findDuplicates(em, organizationId, [entry], new Map([[integration.id, integration]]), {
       now: services.now(),
       windowDays: services.config.duplicateWindowDays,
