@@ -316,6 +316,44 @@ describe('MCP progress', () => {
   });
 });
 
+describe('the conformance suite\'s checks that need none of its fixtures', () => {
+  it('logging/setLevel answers {}; completion of an unknown prompt answers an empty list; no progress without a token', async () => {
+    const client = await connect();
+    const { EmptyResultSchema, CompleteResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    expect(await client.request({ method: 'logging/setLevel', params: { level: 'info' } }, EmptyResultSchema)).toEqual({});
+    const completion = await client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'test' } } }, CompleteResultSchema);
+    expect(completion.completion.values).toEqual([]);
+    // A progress notification for a token the client never sent would reach onerror as "unknown token".
+    const errors: Error[] = [];
+    client.onerror = (error) => void errors.push(error);
+    await client.callTool({ name: 'analyticsOverviewTool', arguments: { date: 7 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('MCP progress across channels', () => {
+  it('reads every channel\'s analytics in turn, reporting one step per channel', async () => {
+    const second = await startBlueskyFake({ handle: 'bob.bsky.social' });
+    try {
+      const connected = await herald.rest('POST', '/integrations/bluesky/connect', { service: second.url, identifier: second.handle, appPassword: second.password });
+      const client = await connect();
+      const updates: { progress: number; total?: number; message?: string }[] = [];
+      const result: any = await client.callTool({ name: 'analyticsOverviewTool', arguments: { date: 7 } }, undefined, { onprogress: (progress) => void updates.push(progress) });
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      expect(result.structuredContent.output.map((entry: any) => entry.integration.id)).toEqual([channelId, connected.body.id]);
+      for (const entry of result.structuredContent.output) expect(entry.metrics.map((metric: any) => metric.label)).toContain('Followers');
+      expect(updates).toEqual([
+        { progress: 1, total: 2, message: 'Read Alice (Bluesky)' },
+        { progress: 2, total: 2, message: 'Read Alice (Bluesky)' },
+      ]);
+      expect((await herald.rest('DELETE', `/integrations/${connected.body.id}`)).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
 describe('MCP subscriptions', () => {
   it('notifies a subscribed client when the worker publishes the post', async () => {
     const client = await connect();

@@ -17,7 +17,7 @@ const SPEC_TOOLS = [
   'videoFunctionTool',
   'generateVideoTool',
 ];
-const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool'];
+const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool'];
 /** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
 const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup'];
 
@@ -34,6 +34,7 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
   findSlotTool: { properties: ['id'], required: ['id'] },
   channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
+  analyticsOverviewTool: { properties: ['date', 'channels'], required: ['date'] },
   postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },
   notificationListTool: { properties: ['page'], required: [] },
   mediaListTool: { properties: ['page', 'pageSize'], required: [] },

@@ -29,6 +29,7 @@ import { mediaList } from './media-list.js';
 import { deleteMedia } from './delete-media.js';
 import { channelAccounts, chooseChannelAccount } from './channel-accounts.js';
 import { updatePost } from './update-post.js';
+import { analyticsOverview } from './analytics-overview.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -44,6 +45,7 @@ export const tools: readonly ToolDefinition[] = [
   postList,
   findSlot,
   channelAnalytics,
+  analyticsOverview,
   postAnalytics,
   notificationList,
   uploadFromUrlTool,

@@ -100,7 +100,7 @@ export const PROMPTS: PromptDefinition[] = [
         `Report how the last ${period} days went for ${channelsPhrase(args.channels)}.`,
         '',
         '1. Read herald://integrations (or call integrationList) for the channels and their platforms.',
-        `2. Call channelAnalyticsTool for each channel with date ${period} (send a progress token: some platforms are slow). An empty array means the platform offers no analytics for that channel: say so rather than guessing.`,
+        `2. Call analyticsOverviewTool with date ${period}${args.channels?.trim() ? ' and those channels' : ''} (send a progress token: it asks each platform in turn). A channel with no metrics comes with a note saying why (no analytics on the platform, needs reconnecting): say so rather than guessing.`,
         `3. Call postsListTool with startDate ${start} and endDate ${now.toISOString()}; for each post whose publishStatus is "published", call postAnalyticsTool with its id.`,
         '4. Summarise per channel: followers and reach (percentageChange), how many posts went out, the best and the weakest post with their links (releaseURL), and any post that failed (publishStatus "failed" or "partial").',
         '5. End with three concrete suggestions for next week. Do not schedule anything unless the user asks (the plan-week prompt does that).',
