@@ -82,6 +82,7 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
     for (const [position, item] of entry.items.entries()) {
       const media: StoredMedia[] = item.media;
       const existing = chain[position] ? transaction.merge(chain[position]) : undefined;
+      // A new item starts as a bare row (nullable and defaulted columns left to their defaults); the fields below fill it.
       const row =
         existing ??
         transaction.create(PostSchema, {
@@ -97,24 +98,9 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
           media: [],
           tags: root.tags,
           shortLink: root.shortLink,
-          delay: 0,
           state,
           publishDate: date,
-          releaseId: null,
-          releaseUrl: null,
-          releaseMeta: null,
-          error: null,
-          attemptStartedAt: null,
-          publishProgress: null,
-          attempts: 0,
-          lastError: null,
-          nextAttemptAt: null,
-          publishedAt: null,
           creationMethod: root.creationMethod,
-          approval: null,
-          createdAt: now,
-          updatedAt: now,
-          deletedAt: null,
         });
       // Recorded platform steps (an uploaded file, a container) belong to the old content: a new run starts afresh.
       Object.assign(row, {
