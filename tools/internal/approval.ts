@@ -6,7 +6,7 @@
 // so, what an agent would queue waits in AWAITING_APPROVAL instead; an owner approves it (it keeps its date, or goes out
 // at once when the date has passed) or rejects it (it becomes a draft with the reason). Agents never decide.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApprovalSettingSchema, PostSchema, type Post, type PostApproval } from '../../src/db/entities.js';
+import { ApprovalSettingSchema, IntegrationSchema, PostSchema, type Post, type PostApproval } from '../../src/db/entities.js';
 import { OAuthAppSchema, OAuthTokenSchema } from '../../src/db/account-entities.js';
 import { conflict, DomainError, invalidInput } from '../../src/errors.js';
 import type { Caller, Services, ToolContext } from '../types.js';
@@ -14,7 +14,6 @@ import { notify } from './notifications.js';
 import { chainOf, findPost, rootOf } from './posts.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { announcePostChange } from './announce.js';
-import { IntegrationSchema } from '../../src/db/entities.js';
 
 /** How an agent reached Herald; undefined when the caller is not an agent. */
 export function agentVia(context: { caller: Caller; via?: 'mcp' }): 'mcp' | 'rest' | undefined {
