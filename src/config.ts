@@ -95,6 +95,7 @@ const environmentSchema = z.object({
   DUB_API_URL: optionalString,
   DUB_DOMAIN: optionalString,
   CHANNEL_EXPIRY_WARNING_DAYS: intFromEnv(7, 1),
+  DUPLICATE_WINDOW_DAYS: intFromEnv(7, 0),
 });
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -209,6 +210,8 @@ export interface Config {
   shortLinks: ShortLinkSettings;
   /** A channel whose token cannot be refreshed is warned about (and shown as token_expiring) this many days before expiry. */
   channelExpiryWarningDays: number;
+  /** The duplicate guard: a post whose text (nearly) repeats one on the same channel less than this many days apart is refused; 0 turns it off. */
+  duplicateWindowDays: number;
 }
 
 export class ConfigError extends Error {
@@ -416,5 +419,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     webhooksAllowPrivate: values.WEBHOOKS_ALLOW_PRIVATE,
     shortLinks,
     channelExpiryWarningDays: values.CHANNEL_EXPIRY_WARNING_DAYS,
+    duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
   };
 }

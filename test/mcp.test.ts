@@ -17,16 +17,16 @@ const SPEC_TOOLS = [
   'videoFunctionTool',
   'generateVideoTool',
 ];
-const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
-/** Extra tools that change data. */
-const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool'];
+const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
+/** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
+const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
   groupList: { properties: [], required: [] },
   integrationSchema: { properties: ['isPremium', 'platform'], required: ['isPremium', 'platform'] },
   triggerTool: { properties: ['integrationId', 'methodName', 'dataSchema'], required: ['integrationId', 'methodName', 'dataSchema'] },
-  schedulePostTool: { properties: ['socialPost', 'idempotencyKey'], required: ['socialPost'] },
+  schedulePostTool: { properties: ['socialPost', 'idempotencyKey', 'allowDuplicate'], required: ['socialPost'] },
   validatePostTool: { properties: ['socialPost'], required: ['socialPost'] },
   generateImageTool: { properties: ['prompt', 'idempotencyKey'], required: ['prompt'] },
   generateVideoOptions: { properties: [], required: [] },
@@ -35,10 +35,16 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
   findSlotTool: { properties: ['id'], required: ['id'] },
   channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
+  analyticsOverviewTool: { properties: ['date', 'channels'], required: ['date'] },
   postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },
   notificationListTool: { properties: ['page'], required: [] },
   mediaListTool: { properties: ['page', 'pageSize'], required: [] },
   uploadFromUrlTool: { properties: ['url', 'idempotencyKey'], required: ['url'] },
+  updatePost: { properties: ['id', 'date', 'value', 'settings', 'allowDuplicate'], required: ['id'] },
+  changePostStatus: { properties: ['id', 'status'], required: ['id', 'status'] },
+  deleteIntegration: { properties: ['id', 'confirm'], required: ['id'] },
+  deletePost: { properties: ['id', 'confirm'], required: ['id'] },
+  deletePostGroup: { properties: ['group', 'confirm'], required: ['group'] },
 };
 
 const INIT_BODY = {

@@ -87,6 +87,11 @@ describe('MCP / REST parity', () => {
         'generateVideoTool',
         'mediaListTool',
         'uploadFromUrlTool',
+        'updatePost',
+        'changePostStatus',
+        'deleteIntegration',
+        'deletePost',
+        'deletePostGroup',
       ].sort(),
     );
   });
@@ -196,11 +201,12 @@ describe('MCP / REST parity', () => {
     const mcpId = viaMcp.output[0].postId;
     expect(viaMcp.output[0].integration).toBe(channelId);
 
-    // The same request in REST form.
+    // The same request in REST form (the same text on purpose: allowDuplicate).
     const viaRest = await rest('POST', '/posts', {
       type,
       date,
       shortLink: false,
+      allowDuplicate: true,
       tags: [],
       posts: [{ integration: { id: channelId }, value: [{ content: mcpContent, image: [] }], settings: {} }],
     });
@@ -245,6 +251,7 @@ describe('MCP / REST parity', () => {
       type: 'schedule',
       date,
       shortLink: false,
+      allowDuplicate: true,
       tags: [],
       posts: [{ integration: { id: channelId }, value: parts.map((content) => ({ content, image: [] })), settings: {} }],
     });
@@ -265,5 +272,39 @@ describe('MCP / REST parity', () => {
     const mcpChain = await chain(fromMcp.group);
     expect(mcpChain.map((item) => item.content)).toEqual(parts);
     expect(await chain(fromRest.group)).toEqual(mcpChain);
+  });
+
+  it('updatePost: MCP and PUT /posts/:id make the same edit and answer the same record', async () => {
+    const make = async (text: string) =>
+      (await rest('POST', '/posts', { type: 'draft', date: futureDate(12), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: [{ content: text, image: [] }], settings: {} }] }))[0].postId;
+    const first = await make(`<p>to edit via MCP ${Date.now()}</p>`);
+    const second = await make(`<p>to edit via REST ${Date.now()}</p>`);
+    const date = futureDate(13);
+    const viaMcp = await mcp('updatePost', { id: first, date, value: [{ content: '<p>edited</p>', image: [] }], allowDuplicate: true });
+    const viaRest = await rest('PUT', `/posts/${second}`, { date, value: [{ content: '<p>edited</p>', image: [] }], allowDuplicate: true });
+    const comparable = (post: any) => ({ content: post.content, state: post.state, date: post.date, preview: post.preview, items: post.items.length });
+    expect(comparable(viaMcp)).toEqual(comparable(viaRest));
+    expect(viaMcp).toMatchObject({ content: '<p>edited</p>', state: 'DRAFT', date, preview: { items: [{ text: 'edited', length: 6, maxLength: 300 }] } });
+  });
+
+  it('changePostStatus: MCP and PUT /posts/:id/status answer the same', async () => {
+    const viaMcp = await mcp('changePostStatus', { id: postId, status: 'draft' });
+    const viaRest = await rest('PUT', `/posts/${postId}/status`, { status: 'draft' });
+    expect(viaMcp).toEqual({ id: postId, state: 'DRAFT' });
+    expect(viaRest).toEqual(viaMcp);
+    expect(await mcp('changePostStatus', { id: postId, status: 'schedule' })).toEqual({ id: postId, state: 'QUEUE' });
+  });
+
+  it('deletions: REST deletes at once (explicit by definition); MCP without elicitation deletes on the confirmed second call', async () => {
+    const make = async (text: string) =>
+      (await rest('POST', '/posts', { type: 'draft', date: futureDate(20), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: [{ content: text, image: [] }], settings: {} }] }))[0].postId;
+    const restPost = await make(`<p>delete via REST ${Date.now()}</p>`);
+    expect(await rest('DELETE', `/posts/${restPost}`)).toEqual({ id: restPost });
+    const mcpPost = await make(`<p>delete via MCP ${Date.now()}</p>`);
+    const preview = await mcp('deletePost', { id: mcpPost });
+    expect(preview).toMatchObject({ id: mcpPost, deleted: false, wouldDelete: { posts: [expect.objectContaining({ id: mcpPost })] } });
+    expect((await listPosts()).some((post) => post.id === mcpPost)).toBe(true);
+    expect(await mcp('deletePost', { id: mcpPost, confirm: true })).toEqual({ id: mcpPost, deleted: true });
+    expect((await listPosts()).some((post) => post.id === mcpPost)).toBe(false);
   });
 });

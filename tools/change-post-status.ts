@@ -1,22 +1,38 @@
 import { z } from 'zod';
+import { conflict } from '../src/errors.js';
 import { defineTool } from './types.js';
-import { changeStatus, findPost } from './internal/posts.js';
+import { changeStatus, findPost, rootOf } from './internal/posts.js';
+import { approvalRequest } from './internal/approval.js';
+import { announcePostChange } from './internal/announce.js';
 import { idParam } from './shapes.js';
 
 export const changePostStatus = defineTool({
   name: 'changePostStatus',
   title: 'Draft or schedule a post',
   description:
-    'status "draft" stops a queued post from publishing; "schedule" queues a draft (or a failed post, to retry) for its stored date, or at once when the date has passed. The date is unchanged. A published post cannot be re-queued (conflict); one published only in part (publishStatus partial) is resumed at the first item that did not go out.',
+    'status "draft" stops a queued post from publishing; "schedule" queues a draft (or a failed post, to retry) for its stored date, or at once when the date has passed. The date is unchanged. A published post cannot be re-queued (conflict); one published only in part (publishStatus partial) is resumed at the first item that did not go out. ' +
+    'Under the approval gate an agent\'s "schedule" answers state AWAITING_APPROVAL: the post waits for an owner (a post already approved and not edited since is retried directly).',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  mcp: false,
-  input: z.object({ id: idParam, status: z.enum(['draft', 'schedule'], { message: 'must be "draft" or "schedule"' }) }),
-  output: z.object({ id: z.string(), state: z.enum(['DRAFT', 'QUEUE']) }),
+  mcp: true,
+  input: z.object({ id: idParam.describe('Post id'), status: z.enum(['draft', 'schedule'], { message: 'must be "draft" or "schedule"' }) }),
+  output: z.object({ id: z.string(), state: z.enum(['DRAFT', 'QUEUE', 'AWAITING_APPROVAL']) }),
   rest: { method: 'PUT', path: '/posts/:id/status' },
-  handler: async (input, { em, caller }) => {
+  handler: async (input, context) => {
+    const { em, caller } = context;
     // The spec answers 400 (not 404) for an unknown post on this route.
     const post = await findPost(em, caller.organizationId, input.id, 400);
-    const state = await changeStatus(em, post, input.status);
-    return { id: post.id, state: state as 'DRAFT' | 'QUEUE' };
+    const root = await rootOf(em, post);
+    let awaitApproval;
+    if (input.status === 'schedule') {
+      if (root.state === 'AWAITING_APPROVAL') {
+        throw conflict(`Post ${root.id} is waiting for approval.`, { hint: 'An owner approves it (POST /posts/{id}/approve or the console); it cannot be scheduled around the gate.' });
+      }
+      // An approval stays good for a retry of the same content; anything else an agent schedules waits for a new one.
+      if (root.approval?.decision !== 'approved') awaitApproval = await approvalRequest(em, context);
+    }
+    const state = await changeStatus(em, post, input.status, { awaitApproval });
+    await announcePostChange(context.services, root.id);
+    context.log?.(state === 'AWAITING_APPROVAL' ? 'notice' : 'info', state === 'AWAITING_APPROVAL' ? `Post ${root.id} waits for an owner's approval.` : `Post ${root.id} is now ${state}.`, { postId: root.id, state });
+    return { id: post.id, state: state as 'DRAFT' | 'QUEUE' | 'AWAITING_APPROVAL' };
   },
 });

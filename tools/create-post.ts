@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { defineTool } from './types.js';
 import { createPosts, type PlanEntry } from './internal/create-posts.js';
 import { createdPostSchema, wrapped } from './shapes.js';
+import { approvalRequest } from './internal/approval.js';
+import { reportCreated } from './internal/created-report.js';
 
 const imageSchema = z.object({ id: z.string().min(1), path: z.string().min(1), alt: z.string().optional(), thumbnail: z.string().optional() });
 
@@ -10,6 +12,7 @@ export const createPostBody = z.object({
   type: z.enum(['draft', 'schedule', 'now']),
   date: z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' }).optional(),
   shortLink: z.boolean().default(false),
+  allowDuplicate: z.boolean().optional().describe('true when repeating the text of a recent post on the same channel is intended'),
   tags: z
     .array(z.union([z.string().max(100), z.object({ value: z.string().max(100), label: z.string().max(100) })]))
     .max(50)
@@ -56,7 +59,8 @@ export const createPost = defineTool({
   description:
     'POST /posts: the REST form of schedulePostTool. One entry per channel; value[0] is the post, further values are thread items or comments. ' +
     'POST /posts/validate takes the same body and answers what each platform would receive, without creating anything. ' +
-    'Send an Idempotency-Key header to make a retried request answer the first answer instead of posting twice.',
+    'Send an Idempotency-Key header to make a retried request answer the first answer instead of posting twice. ' +
+    'allowDuplicate: true lets a text through that (nearly) repeats a recent post on the same channel. Posts made with an OAuth token may wait for approval (AWAITING_APPROVAL).',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: false,
   countsAsPostCreation: true,
@@ -64,7 +68,12 @@ export const createPost = defineTool({
   input: createPostBody,
   output: wrapped(z.array(createdPostSchema)),
   rest: { method: 'POST', path: '/posts', largeBody: true, toResponse: (output) => output.output },
-  handler: async (input, { em, caller, services }) => ({
-    output: await createPosts(services, em, caller.organizationId, { creationMethod: 'API', entries: restPlanEntries(input) }),
-  }),
+  handler: async (input, context) => {
+    const { em, caller, services } = context;
+    const entries = restPlanEntries(input);
+    const approval = await approvalRequest(em, context);
+    const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'API', entries, approval, allowDuplicate: input.allowDuplicate });
+    reportCreated(context, entries, created, approval);
+    return { output: created };
+  },
 });

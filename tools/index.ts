@@ -30,6 +30,9 @@ import { deleteMedia } from './delete-media.js';
 import { channelAccounts, chooseChannelAccount } from './channel-accounts.js';
 import { validatePost, validatePostTool } from './validate-post.js';
 import { webhookTools } from './webhooks.js';
+import { updatePost } from './update-post.js';
+import { analyticsOverview } from './analytics-overview.js';
+import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
   integrationList,
@@ -45,6 +48,7 @@ export const tools: readonly ToolDefinition[] = [
   postList,
   findSlot,
   channelAnalytics,
+  analyticsOverview,
   postAnalytics,
   notificationList,
   uploadFromUrlTool,
@@ -69,6 +73,11 @@ export const tools: readonly ToolDefinition[] = [
   generationList,
   generationStatus,
   ...webhookTools,
+  updatePost,
+  approvePostTool,
+  rejectPostTool,
+  approvalSettingsTool,
+  setApprovalSettingsTool,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -47,7 +47,7 @@ export function canCall(caller: Caller, tool: ToolDefinition): boolean {
 }
 
 /** `idempotencyKey`: REST's Idempotency-Key header; `onReplay`: told when the answer is the stored first answer. */
-export type RunOptions = Pick<ToolContext, 'progress'> & IdempotencyOptions;
+export type RunOptions = Pick<ToolContext, 'progress' | 'via' | 'log' | 'confirm'> & IdempotencyOptions;
 
 export async function runTool<Tool extends ToolDefinition>(
   tool: Tool,
@@ -69,7 +69,7 @@ export async function runTool<Tool extends ToolDefinition>(
     if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
     const em = services.orm.em.fork();
     const logger = services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId });
-    const output = await tool.handler(input as z.output<Tool['input']>, { caller, em, services, requestId, logger, progress: options.progress });
+    const output = await tool.handler(input as z.output<Tool['input']>, { caller, em, services, requestId, logger, progress: options.progress, via: options.via, log: options.log, confirm: options.confirm });
     await em.flush();
     return output as z.output<Tool['output']>;
   });

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { newId } from '../src/lib/crypto.js';
 import { defineTool } from './types.js';
 import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
+import { approvalRequest } from './internal/approval.js';
+import { reportCreated } from './internal/created-report.js';
 import { createdPostSchema } from './shapes.js';
 import { idempotencyKeyField } from './internal/idempotency.js';
 
@@ -28,6 +30,7 @@ const socialPostSchema = z.object({
 export const schedulePostInput = z.object({
   socialPost: z.array(socialPostSchema).min(1).describe('One item per channel and date'),
   idempotencyKey: idempotencyKeyField,
+  allowDuplicate: z.boolean().optional().describe('true only when repeating the text of a recent post on the same channel is intended (otherwise it is refused as a duplicate)'),
 });
 
 /** The plan entries of schedulePostTool (and validatePostTool): one group per socialPost item. */
@@ -57,18 +60,26 @@ export const schedulePostTool = defineTool({
     'Validation is all or nothing: if any item is invalid nothing is created and the answer is {output: {errors: "<channel>: <problem>, <fix>"}}; fix and call again. ' +
     'On success answers {output: [{postId, integration, warnings?}]}, one per item. Dates are UTC. ' +
     'When unsure how a post will look or whether it fits (length, media, settings), call validatePostTool first with the same arguments: it answers the exact text each platform receives and every problem, and creates nothing. ' +
-    'If a call times out, call again with the same idempotencyKey: you get the first answer, never a second post.',
+    'If a call times out, call again with the same idempotencyKey: you get the first answer, never a second post. ' +
+    'When the organization requires approval of posts made by agents, each answer item carries approval: {status: "pending"}: the post waits for an owner (read or subscribe to herald://posts/{postId} for the decision). ' +
+    'A text (nearly) repeating a post on the same channel within days is refused with the earlier post; set allowDuplicate: true only when the repetition is intended.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: true,
   acceptsIdempotencyKey: true,
   input: schedulePostInput,
   output: z.object({ output: z.union([z.array(createdPostSchema), z.object({ errors: z.string() })]) }),
-  handler: async (input, { em, caller, services }) => {
+  handler: async (input, context) => {
+    const { em, caller, services } = context;
+    const entries = socialPostEntries(input);
     try {
-      return { output: await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries: socialPostEntries(input) }) };
+      const approval = await approvalRequest(em, context);
+      const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries, approval, allowDuplicate: input.allowDuplicate });
+      reportCreated(context, entries, created, approval);
+      return { output: created };
     } catch (error) {
       if (error instanceof PostValidationError) {
+        context.log?.('warning', `Nothing was created: ${error.message}`);
         return { output: { errors: error.problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; ') } };
       }
       throw error;

@@ -23,6 +23,8 @@ export const createdPostSchema = z.object({
   integration: z.string(),
   /** Present when the post was created but something may still make it fail (e.g. media the platform cannot reach). */
   warnings: z.array(z.string()).optional(),
+  /** Present when the post waits for an owner's approval (the approval gate for agents). */
+  approval: z.object({ status: z.literal('pending'), message: z.string() }).optional(),
 });
 
 /** `{output: X}`: MCP structured content must be an object, and the spec's REST bodies use the same wrapper. */

@@ -9,6 +9,7 @@ import type { Orm } from '../src/db/orm.js';
 import type { MediaFetcher } from '../src/lib/media-fetch.js';
 import type { UrlGuard } from '../src/lib/ssrf.js';
 import type { Storage } from '../src/lib/storage/index.js';
+import type { EventBus } from '../src/lib/events.js';
 
 export interface Services {
   config: Config;
@@ -29,6 +30,8 @@ export interface Services {
   logger: Logger;
   /** The clock; tests replace it. */
   now: () => Date;
+  /** Post changes for MCP resource subscribers, in this process and (through Postgres NOTIFY) in the others. */
+  events?: EventBus;
 }
 
 export type CredentialKind = 'api_key' | 'oauth_token' | 'session';
@@ -50,7 +53,31 @@ export interface ToolContext {
   logger: Logger;
   /** Set when the MCP client asked for progress (a progress token): reports how far a long call is. */
   progress?: (progress: number, total?: number, message?: string) => Promise<void>;
+  /** 'mcp' when the call came through an MCP session; REST and the console leave it unset. */
+  via?: 'mcp';
+  /** MCP: a log notification to the client when at or above the level it set. Never pass secrets. */
+  log?: (level: ToolLogLevel, message: string, data?: Record<string, unknown>) => void;
+  /**
+   * MCP: asks the user to confirm a destructive call (an elicitation when the client supports it, else the `confirm: true`
+   * round trip). Unset on REST and in the console, where the request itself is the explicit act.
+   */
+  confirm?: (request: ConfirmationRequest) => Promise<ConfirmationAnswer>;
 }
+
+/** The MCP log levels a tool uses (RFC 5424 names, lowest first). */
+export type ToolLogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error';
+
+export interface ConfirmationRequest {
+  /** What would be done, unique per target (e.g. `deleteIntegration:<id>`): a `confirm: true` must follow a preview of the same action. */
+  action: string;
+  /** What would be deleted, for the person. */
+  message: string;
+  /** The caller passed `confirm: true`. */
+  confirmed: boolean;
+}
+
+/** `needs_confirmation`: nothing done; the answer tells the agent what would be deleted and to call again with confirm: true. */
+export type ConfirmationAnswer = 'confirmed' | 'declined' | 'needs_confirmation';
 
 export interface RestRequest {
   params: Record<string, string>;

@@ -72,7 +72,8 @@ export const IntegrationSchema = defineEntity({
 });
 export type Integration = InferEntity<typeof IntegrationSchema>;
 
-export const postStates = ['DRAFT', 'QUEUE', 'PUBLISHED', 'ERROR'] as const;
+/** AWAITING_APPROVAL: created (or rescheduled, or edited) by an agent under the approval gate; never published until an owner approves. */
+export const postStates = ['DRAFT', 'QUEUE', 'PUBLISHED', 'ERROR', 'AWAITING_APPROVAL'] as const;
 export type PostState = (typeof postStates)[number];
 
 export interface StoredMedia {
@@ -85,6 +86,25 @@ export interface StoredMedia {
 }
 
 export type PostTag = string | { value: string; label: string };
+
+/** Who asked for a post that waits for approval, and the owner's decision (stored on the root item). */
+export type PostApproval = {
+  requestedAt: string;
+  /** How the agent reached Herald: `mcp` (any credential) or `rest` (an OAuth token of a third-party app). */
+  via: 'mcp' | 'rest';
+  credentialKind: string;
+  credentialId: string;
+  /** The OAuth app of the token, when it was one. */
+  appId?: string;
+  appName?: string;
+  decision?: 'approved' | 'rejected';
+  decidedAt?: string;
+  /** `session:<user id>` (console) or `api_key:<id>` (REST). */
+  decidedBy?: string;
+  decidedByName?: string;
+  /** Why it was rejected. */
+  reason?: string;
+};
 
 export interface PublishProgress {
   steps: Record<string, { state: 'started' } | { state: 'done'; result: unknown }>;
@@ -132,6 +152,8 @@ export const PostSchema = defineEntity({
     nextAttemptAt: timestamp().nullable(),
     publishedAt: timestamp().nullable(),
     creationMethod: p.string(),
+    /** The approval gate's record (root item only): null when the post never needed approval. */
+    approval: p.json<PostApproval>().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
     deletedAt: timestamp().nullable(),
@@ -223,6 +245,22 @@ export const GenerationSchema = defineEntity({
 });
 export type Generation = InferEntity<typeof GenerationSchema>;
 
+/**
+ * The approval gate of an organization: `appId` '' is the organization-wide rule for posts created by agents; a row with
+ * an OAuth app's id overrides it for that app's tokens (required or exempt).
+ */
+export const ApprovalSettingSchema = defineEntity({
+  name: 'ApprovalSetting',
+  tableName: 'approval_setting',
+  properties: {
+    organizationId: p.string().primary(),
+    appId: p.string().primary(),
+    required: p.boolean(),
+    updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type ApprovalSetting = InferEntity<typeof ApprovalSettingSchema>;
+
 export const entities = [
   OrganizationSchema,
   ApiKeySchema,
@@ -232,6 +270,7 @@ export const entities = [
   NotificationSchema,
   MediaSchema,
   GenerationSchema,
+  ApprovalSettingSchema,
   ...accountEntities,
   ...agentEntities,
 ];

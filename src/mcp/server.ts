@@ -1,4 +1,5 @@
-// The MCP server of one session, built from the tool registry and bound to the caller that opened the session.
+// The MCP server of one session, built from the tool registry and bound to the caller that opened the session: tools,
+// resources (with subscriptions), prompts, completions and logging.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -7,6 +8,11 @@ import { tools } from '../../tools/index.js';
 import { canCall, runTool } from '../../tools/runner.js';
 import type { Caller, Services } from '../../tools/types.js';
 import { newId } from '../lib/crypto.js';
+import { SessionLog } from './logging.js';
+import { ResourceSubscriptions } from './resources.js';
+import { registerPrompts } from './prompts.js';
+import { registerCompletions } from './completions.js';
+import { SessionConfirmations } from './confirmations.js';
 
 export const mcpTools = tools.filter((tool) => tool.mcp);
 
@@ -26,30 +32,60 @@ export const mcpToolList = mcpTools.map((tool) => ({
   annotations: { title: tool.title, ...tool.annotations },
 }));
 
+const INSTRUCTIONS =
+  'Herald publishes to the organization\'s social channels. Start with the resource herald://integrations (or integrationList), read herald://platforms/{identifier} ' +
+  'for each platform\'s rules and limits before writing, then schedulePostTool. Prompts plan-week, article-to-thread, weekly-analytics-report and recover-failed-posts ' +
+  'walk through common jobs. Posts by agents may wait for an owner\'s approval (approval.status "pending"): subscribe to herald://posts/{id} to learn the decision.';
+
 export function createMcpServer(services: Services, caller: Caller): Server {
-  const server = new Server({ name: 'Herald', version: '0.1.0' }, { capabilities: { tools: { listChanged: false } } });
+  const server = new Server(
+    { name: 'Herald', version: '0.1.0' },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {} },
+      instructions: INSTRUCTIONS,
+    },
+  );
+  const log = new SessionLog();
+  log.register(server);
+  const subscriptions = new ResourceSubscriptions(services, caller, server);
+  subscriptions.register();
+  registerPrompts(server, services.now);
+  registerCompletions(server, services, caller);
+  const confirmations = new SessionConfirmations(server);
+  server.onclose = () => subscriptions.close();
+
   // A read-only token sees only the tools it may call.
   const visible = mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visible }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const requestId = newId();
     const tool = mcpTools.find((candidate) => candidate.name === request.params.name);
+    const logs = log.forRequest((notification) => extra.sendNotification(notification), `herald.${request.params.name}`);
     try {
       if (!tool) {
         throw new DomainError('not_found', `Unknown tool "${request.params.name}".`, { hint: `Available tools: ${mcpTools.map((item) => item.name).join(', ')}.` });
       }
-      // The client asked for progress notifications of this call: long tools (generation) report through it.
+      // The client asked for progress notifications of this call: long tools (uploads, generation) report through it.
       const progressToken = request.params._meta?.progressToken;
       const progress =
         progressToken === undefined
           ? undefined
           : (value: number, total?: number, message?: string) =>
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } });
-      const output = (await runTool(tool, request.params.arguments ?? {}, caller, services, requestId, { progress })) as Record<string, unknown>;
+      logs.log('debug', `Running ${tool.name} with ${Object.keys(request.params.arguments ?? {}).join(', ') || 'no arguments'}.`, { requestId });
+      const output = (await runTool(tool, request.params.arguments ?? {}, caller, services, requestId, {
+        progress,
+        via: 'mcp',
+        log: logs.log,
+        confirm: confirmations.forRequest(extra.requestId),
+      })) as Record<string, unknown>;
+      await logs.flush();
       return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
     } catch (raw) {
       const error = asDomainError(raw);
       if (error.code === 'internal') services.logger.error({ err: raw, requestId, tool: request.params.name }, 'tool failed');
+      logs.log('error', toToolErrorText(error), { requestId });
+      await logs.flush();
       return { isError: true, content: [{ type: 'text', text: toToolErrorText(error) }] };
     }
   });

@@ -16,13 +16,14 @@ export async function createPost(
   herald: Herald,
   integrationId: string,
   items: (ItemInput | string)[],
-  options: { settings?: Record<string, unknown>; type?: 'schedule' | 'draft' | 'now'; date?: Date } = {},
+  options: { settings?: Record<string, unknown>; type?: 'schedule' | 'draft' | 'now'; date?: Date; allowDuplicate?: boolean } = {},
 ): Promise<string> {
   const response = await herald.rest('POST', '/posts', {
     type: options.type ?? 'schedule',
     date: (options.date ?? new Date()).toISOString(),
     shortLink: false,
     tags: [],
+    ...(options.allowDuplicate ? { allowDuplicate: true } : {}),
     posts: [
       {
         integration: { id: integrationId },

@@ -94,7 +94,7 @@ describe('publishing on DEV', () => {
     // The same title and body twice: Forem refuses the second article.
     const twice = await createPost(herald, channelId, ['<p>Once only</p>'], { settings: settings({ title: 'Once only' }) });
     expect((await publishUntilSettled(herald, twice)).outcome.kind).toBe('published');
-    const again = await createPost(herald, channelId, ['<p>Once only</p>'], { settings: settings({ title: 'Once only' }) });
+    const again = await createPost(herald, channelId, ['<p>Once only</p>'], { settings: settings({ title: 'Once only' }), allowDuplicate: true });
     expect((await publishUntilSettled(herald, again)).outcome).toEqual({ kind: 'failed', error: 'DEV refused the post: Body markdown has already been taken (HTTP 422)' });
     expect((await notifications(herald, 'post_failed'))[0]).toContain('Body markdown has already been taken');
   });

@@ -317,7 +317,7 @@ describe('linkedin through Herald', () => {
     expect([root.state, root.error]).toEqual(['ERROR', 'LinkedIn refused the post: /commentary :: contains a banned link (UNPROCESSABLE_ENTITY)']);
     expect((await notifications('post_failed'))[0]).toContain('contains a banned link');
 
-    const again = await createPost(herald, channelId, ['<p>Rate limited</p>']);
+    const again = await createPost(herald, channelId, ['<p>Rate limited</p>'], { allowDuplicate: true });
     await publishChain(herald.services, again);
     const [duplicate] = await chainOf(herald, again);
     expect(duplicate.state).toBe('ERROR');

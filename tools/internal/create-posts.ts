@@ -1,6 +1,6 @@
 // Creating posts: one validation for REST and MCP, all or nothing, then rows and jobs in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IntegrationSchema, PostSchema, type Integration, type Media, type PostState, type PostTag, type StoredMedia } from '../../src/db/entities.js';
+import { IntegrationSchema, PostSchema, type Integration, type Media, type PostApproval, type PostState, type PostTag, type StoredMedia } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { checkContentRules, contentLength, convertContent, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
@@ -12,6 +12,7 @@ import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
 import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
 import { channelHealthWarnings } from './channel-health.js';
+import { findDuplicates } from './duplicates.js';
 
 export interface PlanItem {
   content: string;
@@ -37,6 +38,10 @@ export interface PlanEntry {
 export interface PostPlan {
   creationMethod: 'API' | 'MCP';
   entries: PlanEntry[];
+  /** Set when an agent creates under the approval gate (approval.ts): what would be queued waits in AWAITING_APPROVAL. */
+  approval?: PostApproval;
+  /** The request knowingly repeats a recent post's text: the duplicate guard (duplicates.ts) lets it through. */
+  allowDuplicate?: boolean;
 }
 
 export interface EntryProblem {
@@ -210,6 +215,8 @@ export interface CreatedPost {
   postId: string;
   integration: string;
   warnings?: string[];
+  /** The post waits for an owner's approval before it can be published. */
+  approval?: { status: 'pending'; message: string };
 }
 
 /** For platforms that pull media by URL: a warning when a media URL of the entry is not publicly reachable (e.g. PUBLIC_URL on localhost). */
@@ -234,16 +241,25 @@ export function entryWarnings(services: Services, provider: Provider, integratio
   ];
 }
 
+const PENDING_APPROVAL = (postId: string) => ({
+  status: 'pending' as const,
+  message: `This post waits for an owner's approval in the Herald console before it can be published. Read herald://posts/${postId} (or subscribe to it) to learn the decision; a rejected post becomes a draft with the reason.`,
+});
+
 export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
   const integrations = await validatePlan(em, organizationId, plan, planOptions(services));
   const now = services.now();
+  if (!plan.allowDuplicate) {
+    const duplicates = await findDuplicates(em, organizationId, plan.entries, integrations, { now, windowDays: services.config.duplicateWindowDays });
+    if (duplicates.length > 0) throw new PostValidationError(duplicates);
+  }
   const groups = new Map<number, string>();
   const created: CreatedPost[] = [];
   await em.transactional(async (transaction) => {
     for (const entry of plan.entries) {
       const integration = integrations.get(entry.integrationId)!;
       const publishDate = entry.type === 'now' ? now : (entry.date ?? now);
-      const state: PostState = entry.type === 'draft' ? 'DRAFT' : 'QUEUE';
+      const state: PostState = entry.type === 'draft' ? 'DRAFT' : plan.approval ? 'AWAITING_APPROVAL' : 'QUEUE';
       if (!groups.has(entry.groupKey)) groups.set(entry.groupKey, newId());
       const group = groups.get(entry.groupKey)!;
       const settings = { ...entry.settings, __type: integration.providerIdentifier };
@@ -279,6 +295,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           nextAttemptAt: null,
           publishedAt: null,
           creationMethod: plan.creationMethod,
+          approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
           createdAt: now,
           updatedAt: now,
           deletedAt: null,
@@ -288,7 +305,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
       await transaction.flush();
       if (state === 'QUEUE') await schedulePublish(transaction, rootId, publishDate);
       const warnings = entryWarnings(services, providerOf(integration), integration, entry, publishDate);
-      created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}) });
+      created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}), ...(state === 'AWAITING_APPROVAL' ? { approval: PENDING_APPROVAL(rootId) } : {}) });
     }
   });
   return created;

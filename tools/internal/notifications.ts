@@ -3,7 +3,15 @@ import { NotificationSchema } from '../../src/db/entities.js';
 import { newId } from '../../src/lib/crypto.js';
 import { raiseWebhookEvent, type NotificationSubject } from './webhook-events.js';
 
-export type NotificationType = 'post_published' | 'post_failed' | 'post_partial' | 'channel_reconnect' | 'channel_token_expiring';
+export type NotificationType =
+  | 'post_published'
+  | 'post_failed'
+  | 'post_partial'
+  | 'channel_reconnect'
+  | 'channel_token_expiring'
+  | 'post_awaiting_approval'
+  | 'post_approved'
+  | 'post_rejected';
 export type { NotificationSubject };
 
 /**

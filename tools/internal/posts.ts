@@ -1,6 +1,6 @@
 // Post groups and chains: lookup, listing, deletion, the DRAFT <-> QUEUE state machine, release-id linking.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IntegrationSchema, PostSchema, type Post, type PostState, type PostTag } from '../../src/db/entities.js';
+import { IntegrationSchema, PostSchema, type Integration, type Post, type PostApproval, type PostState, type PostTag } from '../../src/db/entities.js';
 import { conflict, invalidInput, notFound, notSupported } from '../../src/errors.js';
 import { providerOf } from './integrations.js';
 import { cancelPublish, schedulePublish } from './queue.js';
@@ -45,7 +45,7 @@ export interface ItemRecord {
  * Where a post's publishing stands, over its whole chain: `partial` when some items went out and a later one failed
  * (the others were not attempted), `retrying` when an item met a retryable failure and waits for its next attempt.
  */
-export type PublishStatus = 'draft' | 'scheduled' | 'retrying' | 'published' | 'partial' | 'failed';
+export type PublishStatus = 'draft' | 'awaiting_approval' | 'scheduled' | 'retrying' | 'published' | 'partial' | 'failed';
 
 export interface PostRecord extends Record<string, unknown> {
   id: string;
@@ -68,6 +68,8 @@ export interface PostRecord extends Record<string, unknown> {
   image: { id: string; path: string }[];
   items: ItemRecord[];
   integration: { id: string; providerIdentifier: string; name: string; picture: string };
+  /** The approval gate's record: who asked, and the owner's decision once made; null when the post never needed approval. */
+  approval: PostApproval | null;
 }
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
@@ -101,6 +103,8 @@ export function chainStatus(chain: Post[]): { status: PublishStatus; summary?: s
     return { status: 'partial', summary, current: failed };
   }
   if (failed) return { status: 'failed', current: failed };
+  const awaiting = chain.find((item) => item.state === 'AWAITING_APPROVAL');
+  if (awaiting) return { status: 'awaiting_approval', current: awaiting };
   if (waiting) return { status: waiting.state === 'QUEUE' && waiting.attempts > 0 ? 'retrying' : 'scheduled', current: waiting };
   if (chain.every((item) => item.state === 'DRAFT')) return { status: 'draft', current: chain[0] };
   return { status: 'published', current: chain[0] };
@@ -114,6 +118,33 @@ function decodeCursor(cursor: string): { date: Date; id: string } {
   const parsed = new Date(date ?? '');
   if (!id || Number.isNaN(parsed.getTime())) throw invalidInput('cursor is not one this API gave.', { hint: 'Pass the nextCursor of the previous page unchanged.' });
   return { date: parsed, id };
+}
+
+/** A root post and its chain as every listing (REST, MCP, resources, console) shows it. */
+export function toPostRecord(post: Post, chain: Post[], integration: Integration): PostRecord {
+  const { status, summary, current } = chainStatus(chain);
+  return {
+    id: post.id,
+    content: post.content,
+    date: post.publishDate.toISOString(),
+    publishDate: post.publishDate.toISOString(),
+    state: post.state,
+    publishStatus: status,
+    group: post.group,
+    releaseId: post.releaseId ?? null,
+    releaseURL: post.releaseUrl ?? null,
+    error: summary ?? post.error ?? (current.state === 'ERROR' ? current.error : null) ?? null,
+    attempts: current.attempts,
+    lastError: current.state === 'QUEUE' ? (current.lastError ?? null) : null,
+    nextAttemptAt: current.state === 'QUEUE' ? iso(current.nextAttemptAt) : null,
+    creationMethod: post.creationMethod,
+    settings: post.settings,
+    tags: post.tags,
+    image: post.media.map((media) => ({ id: media.id, path: media.path })),
+    items: chain.map(itemRecord),
+    integration: { id: integration.id, providerIdentifier: integration.providerIdentifier, name: integration.name, picture: integration.picture ?? '' },
+    approval: post.approval ?? null,
+  };
 }
 
 export const MAX_PAGE = 1000;
@@ -149,32 +180,7 @@ export async function listPosts(
   const later = page.length > 0 ? await em.find(PostSchema, { rootPostId: { $in: page.map((post) => post.id) }, position: { $gt: 0 }, deletedAt: null }, { orderBy: { position: 'asc' } }) : [];
   const chains = new Map(page.map((post) => [post.id, [post]]));
   for (const item of later) chains.get(item.rootPostId)?.push(item);
-  const posts = page.map((post) => {
-    const integration = byId.get(post.integrationId)!;
-    const chain = chains.get(post.id)!;
-    const { status, summary, current } = chainStatus(chain);
-    return {
-      id: post.id,
-      content: post.content,
-      date: post.publishDate.toISOString(),
-      publishDate: post.publishDate.toISOString(),
-      state: post.state,
-      publishStatus: status,
-      group: post.group,
-      releaseId: post.releaseId ?? null,
-      releaseURL: post.releaseUrl ?? null,
-      error: summary ?? post.error ?? (current.state === 'ERROR' ? current.error : null) ?? null,
-      attempts: current.attempts,
-      lastError: current.state === 'QUEUE' ? (current.lastError ?? null) : null,
-      nextAttemptAt: current.state === 'QUEUE' ? iso(current.nextAttemptAt) : null,
-      creationMethod: post.creationMethod,
-      settings: post.settings,
-      tags: post.tags,
-      image: post.media.map((media) => ({ id: media.id, path: media.path })),
-      items: chain.map(itemRecord),
-      integration: { id: integration.id, providerIdentifier: integration.providerIdentifier, name: integration.name, picture: integration.picture ?? '' },
-    };
-  });
+  const posts = page.map((post) => toPostRecord(post, chains.get(post.id)!, byId.get(post.integrationId)!));
   return { posts, nextCursor: more ? encodeCursor(page.at(-1)!) : null };
 }
 
@@ -194,8 +200,9 @@ export async function deleteGroup(em: EntityManager, organizationId: string, gro
 /**
  * DRAFT <-> QUEUE, and ERROR -> QUEUE to retry. The date is kept. A fully published post is never re-queued; a chain that
  * stopped half way is retried from the first item that did not go out (the items already out are never sent again).
+ * `awaitApproval` (an agent under the approval gate asked to schedule) parks the chain in AWAITING_APPROVAL instead of QUEUE.
  */
-export async function changeStatus(em: EntityManager, post: Post, status: 'draft' | 'schedule'): Promise<PostState> {
+export async function changeStatus(em: EntityManager, post: Post, status: 'draft' | 'schedule', options: { awaitApproval?: PostApproval } = {}): Promise<PostState> {
   const root = await rootOf(em, post);
   const chain = await chainOf(em, root);
   const sent = chain.filter((item) => item.state === 'PUBLISHED').length;
@@ -205,8 +212,8 @@ export async function changeStatus(em: EntityManager, post: Post, status: 'draft
       { hint: sent < chain.length ? 'Schedule it to publish the items that did not go out.' : 'Create a new post to publish the content again.' },
     );
   }
-  const target: PostState = status === 'draft' ? 'DRAFT' : 'QUEUE';
-  if (target === 'QUEUE') {
+  const target: PostState = status === 'draft' ? 'DRAFT' : options.awaitApproval ? 'AWAITING_APPROVAL' : 'QUEUE';
+  if (target !== 'DRAFT') {
     const integration = await em.findOne(IntegrationSchema, { id: root.integrationId, organizationId: root.organizationId, deletedAt: null });
     if (!integration) throw notFound(`The channel of post ${root.id} was deleted.`);
     const provider = providerOf(integration);
@@ -217,12 +224,13 @@ export async function changeStatus(em: EntityManager, post: Post, status: 'draft
       const row = transaction.merge(item);
       if (row.state === 'PUBLISHED') continue;
       row.state = target;
-      if (target === 'QUEUE') {
+      if (target !== 'DRAFT') {
         // A fresh start for what did not go out. Steps that finished stay recorded (an upload, a post the platform holds are
         // not made twice); a step of unknown outcome is forgotten: the person checked the account and asked to try again.
         const steps = Object.fromEntries(Object.entries(row.publishProgress?.steps ?? {}).filter(([, step]) => step.state === 'done'));
         Object.assign(row, { error: null, attemptStartedAt: null, attempts: 0, lastError: null, nextAttemptAt: null, publishProgress: Object.keys(steps).length > 0 ? { steps } : null });
       }
+      if (row.id === root.id && options.awaitApproval) row.approval = options.awaitApproval;
     }
     await transaction.flush();
     if (target === 'QUEUE') await schedulePublish(transaction, root.id, root.publishDate);

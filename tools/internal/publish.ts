@@ -16,6 +16,7 @@ import { notify } from './notifications.js';
 import { chainOf } from './posts.js';
 import { ingestMedia, loadLibraryMedia } from './media.js';
 import { shortenContent } from './short-links.js';
+import { announcePostChange } from './announce.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -101,7 +102,14 @@ async function failFrom(run: Run, item: Post, message: string): Promise<PublishO
   return { kind: 'failed', error: message };
 }
 
+/** Publishes what is due of a chain; a chain that went out or failed is announced to MCP resource subscribers (announce.ts). */
 export async function publishChain(services: Services, rootPostId: string): Promise<PublishOutcome> {
+  const outcome = await runChain(services, rootPostId);
+  if (outcome.kind === 'published' || outcome.kind === 'failed') await announcePostChange(services, rootPostId);
+  return outcome;
+}
+
+async function runChain(services: Services, rootPostId: string): Promise<PublishOutcome> {
   const em = services.orm.em.fork();
   const root = await em.findOne(PostSchema, { id: rootPostId, deletedAt: null });
   if (!root) return { kind: 'skipped', reason: 'post deleted' };

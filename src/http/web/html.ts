@@ -46,6 +46,8 @@ export interface PageOptions {
 const NAV: [string, string][] = [
   ['channels', 'Channels'],
   ['posts', 'Posts'],
+  ['calendar', 'Calendar'],
+  ['approvals', 'Approvals'],
   ['developer', 'Developer'],
   ['webhooks', 'Webhooks'],
   ['apps', 'OAuth apps'],
@@ -143,6 +145,16 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85re
 details{margin-top:8px}summary{cursor:pointer;color:var(--accent)}
 .consent ul{padding-left:20px}.app-head{display:flex;gap:12px;align-items:center}.app-logo{width:48px;height:48px;border-radius:8px;object-fit:cover}
 .initial{width:48px;height:48px;border-radius:8px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center;font-size:1.5rem;font-weight:700}
+.calendar{table-layout:fixed}.calendar td{height:96px;padding:4px;font-size:.8rem}.calendar td.outside{background:var(--bg);color:var(--muted)}.calendar td.today{outline:2px solid var(--accent);outline-offset:-2px}
+.calendar ul{list-style:none;margin:4px 0 0;padding:0}.calendar .entry{margin:0 0 4px;padding:2px 4px;border-left:3px solid var(--line);overflow-wrap:anywhere}
+.calendar .entry.failed{border-left-color:var(--danger);background:#ffebe9}.calendar .entry.status-awaiting_approval{border-left-color:#bf8700;background:#fff8c5}.calendar .excerpt{display:block;color:var(--muted)}
+.day-number{font-weight:700}.failed-summary{border-color:var(--danger)}
+.preview-list{list-style:none;padding:0}.preview-item.over{border-color:var(--danger)}.preview-head{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:0 0 8px}
+.preview-text{white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid var(--line);font-family:system-ui,sans-serif;font-size:.95rem}
+.length{color:var(--muted);font-size:.85rem}.length.over{color:var(--danger);font-weight:700}
+.media-list{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:8px}.media-list img{max-width:160px;max-height:160px;border-radius:6px;border:1px solid var(--line)}
+.card>h2:first-of-type,.card>h3:first-of-type{margin-top:0}.approval{border-color:#bf8700}form.reject{display:flex;flex-wrap:wrap;gap:8px;align-items:end}form.reject label{margin:0}form.reject input{max-width:320px}
+fieldset{border:1px solid var(--line);border-radius:6px;margin:12px 0;padding:8px 12px}input[type=datetime-local],input[type=month]{padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit}
 `;
 
 /** A client mistake, to show on the form it came from; anything else (a bug, the database) is rethrown for the error page. */

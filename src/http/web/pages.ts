@@ -14,6 +14,7 @@ import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
+import { STATE_LABELS } from './post-pages.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
 
 /** Monday 00:00 UTC of an ISO week `YYYY-Www`, or of the current week. */
@@ -37,7 +38,6 @@ export function isoWeek(monday: Date): string {
   return `${year}-W${String(week).padStart(2, '0')}`;
 }
 
-const STATE_BADGES: Record<string, [string, string]> = { QUEUE: ['Scheduled', 'ok'], DRAFT: ['Draft', 'warn'], PUBLISHED: ['Published', 'ok'], ERROR: ['Failed', 'error'] };
 const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
 
 /** The publishing status over the whole chain: a retry in progress and a half-published chain stand out. */
@@ -100,9 +100,9 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         const integration = items[0].integration;
         return html`<h2>${integration.name} <span class="hint">${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier}</span></h2>
         <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
-          const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_BADGES[post.state] ?? [post.state, ''];
+          const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_LABELS[post.state] ?? [post.state, ''];
           const excerpt = convertContent(post.content, 'plain').replace(/\s+/g, ' ').trim();
-          return html`<tr><td>${dateTime(post.publishDate)}</td><td><span class="badge ${kind}">${label}</span></td>
+          return html`<tr><td><a href="/posts/${post.id}">${dateTime(post.publishDate)}</a></td><td><span class="badge ${kind}">${label}</span></td>
             <td>${excerpt.length > 160 ? `${excerpt.slice(0, 157)}…` : excerpt}</td>
             <td>${resultOf(post)}</td></tr>`;
         })}</tbody></table>`;

@@ -1,0 +1,260 @@
+// A post in the console, where people check an agent's work: each item exactly as the platform receives it (length against
+// the limit, media), what went out (the link of every item), the approval decision, retry of a failed post, and editing
+// a post that has not gone out, with the same validation as the API (the updatePost tool).
+import type { Request, Response, Router } from 'express';
+import { DomainError } from '../../errors.js';
+import { findProvider } from '../../../providers/index.js';
+import { changePostStatus } from '../../../tools/change-post-status.js';
+import { updatePost } from '../../../tools/update-post.js';
+import { approvePost, rejectPost, requesterLabel } from '../../../tools/internal/approval.js';
+import { postView, type PostPreview, type PostView } from '../../../tools/internal/post-view.js';
+import { chainStatus } from '../../../tools/internal/posts.js';
+import { runTool } from '../../../tools/runner.js';
+import type { Services } from '../../../tools/types.js';
+import { PostSchema } from '../../db/entities.js';
+import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
+import type { DomainError as ClientError } from '../../errors.js';
+import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+
+export const STATE_LABELS: Record<string, [string, string]> = {
+  QUEUE: ['Scheduled', 'ok'],
+  DRAFT: ['Draft', 'warn'],
+  PUBLISHED: ['Published', 'ok'],
+  ERROR: ['Failed', 'error'],
+  AWAITING_APPROVAL: ['Awaiting approval', 'warn'],
+};
+
+export const STATUS_LABELS: Record<string, [string, string]> = {
+  draft: ['Draft', 'warn'],
+  awaiting_approval: ['Awaiting approval', 'warn'],
+  scheduled: ['Scheduled', 'ok'],
+  retrying: ['Retrying', 'warn'],
+  published: ['Published', 'ok'],
+  partial: ['Published in part', 'error'],
+  failed: ['Failed', 'error'],
+};
+
+export const badge = (labels: Record<string, [string, string]>, value: string) => {
+  const [label, kind] = labels[value] ?? [value, ''];
+  return html`<span class="badge ${kind}">${label}</span>`;
+};
+
+export const dateTime = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+
+const NOTICES: Record<string, string> = {
+  approved: 'Approved: the post will be published at its date (at once if the date has passed).',
+  rejected: 'Rejected: the post is now a draft, with your reason.',
+  retried: 'Retrying: the post is queued again and resumes at the first item that did not go out.',
+  saved: 'Saved.',
+};
+
+/** Each item of a chain as the platform receives it. */
+export function previewMarkup(preview: PostPreview): Markup {
+  const many = preview.items.length > 1;
+  const kind = preview.platform.chain === 'comments' ? 'comment' : 'thread reply';
+  return html`<ol class="preview-list">${preview.items.map(
+    (item) => html`<li class="card preview-item${item.overLimit ? ' over' : ''}">
+      <p class="preview-head"><strong>${many ? `Item ${item.position + 1}` : 'Post'}${many && item.position > 0 ? ` (${kind})` : ''}</strong>
+        ${badge(STATE_LABELS, item.state)}
+        <span class="length${item.overLimit ? ' over' : ''}">${item.length} / ${item.maxLength} ${item.overLimit ? '— over the limit' : ''}</span></p>
+      <pre class="preview-text" aria-label="Text as ${preview.platform.name} receives it">${item.text || '(no text)'}</pre>
+      ${item.media.length
+        ? html`<ul class="media-list">${item.media.map((media) =>
+            media.kind === 'image' && safeUrl(media.path)
+              ? html`<li><img src="${safeUrl(media.path)}" alt="${media.alt ?? 'Image of the post'}" referrerpolicy="no-referrer"></li>`
+              : html`<li><a href="${safeUrl(media.path) ?? '#'}" rel="noopener noreferrer">${media.kind === 'video' ? 'Video' : 'File'}: ${media.path}</a></li>`,
+          )}</ul>`
+        : ''}
+      ${safeUrl(item.releaseURL) ? html`<p><a href="${safeUrl(item.releaseURL)}" rel="noopener noreferrer">View on ${preview.platform.name}</a></p>` : ''}
+      ${item.error ? html`<p class="flash error">${item.error}</p>` : ''}
+    </li>`,
+  )}</ol>`;
+}
+
+const toLocalInput = (date: Date) => date.toISOString().slice(0, 16);
+
+/** What is wrong, then what to do, as sentences for the form (validation messages end without a full stop). */
+const sentence = (error: ClientError) => [error.message.replace(/([^.!?])$/, '$1.'), error.hint].filter(Boolean).join(' ');
+
+interface EditValues {
+  date: string;
+  contents: string[];
+  media: string[];
+  settings: string;
+}
+
+function editValuesOf(view: PostView): EditValues {
+  const { __type: _type, ...settings } = view.root.settings;
+  return {
+    date: toLocalInput(view.root.publishDate),
+    contents: view.chain.map((item) => item.content),
+    media: view.chain.map((item) => item.media.map((media) => media.path).join('\n')),
+    settings: JSON.stringify(settings, null, 2),
+  };
+}
+
+function editForm(view: PostView, csrf: string, values: EditValues): Markup {
+  const rows = [...values.contents, ''];
+  return html`<form method="post" action="/posts/${view.root.id}/edit" class="card" aria-labelledby="edit-title">${csrfField(csrf)}
+    <h2 id="edit-title">Edit</h2>
+    <label for="edit-date">Date and time (UTC)</label>
+    <input id="edit-date" name="date" type="datetime-local" step="60" value="${values.date}" required>
+    ${rows.map(
+      (content, index) => html`<fieldset><legend>${index < values.contents.length ? (index === 0 ? 'Post' : `Item ${index + 1}`) : 'Add an item (thread reply or comment, optional)'}</legend>
+      <label for="edit-content-${index}">Content (HTML: p, strong, u, ul/li, h1–h3, a)</label>
+      <textarea id="edit-content-${index}" name="content" rows="4">${content}</textarea>
+      <label for="edit-media-${index}">Media, one per line (a media library path or id, or an https URL)</label>
+      <textarea id="edit-media-${index}" name="media" rows="2">${values.media[index] ?? ''}</textarea>
+      ${index > 0 && index < values.contents.length ? html`<p class="hint">Empty both fields to remove this item.</p>` : ''}</fieldset>`,
+    )}
+    <label for="edit-settings">Platform settings (JSON)</label>
+    <textarea id="edit-settings" name="settings" rows="4" aria-describedby="settings-hint">${values.settings}</textarea>
+    <p class="hint" id="settings-hint">The keys of ${view.preview.platform.name}'s settings schema (integrationSchema); {} when it has none.</p>
+    <label><input type="checkbox" name="allowDuplicate" value="yes"> Posting this text again on purpose (allows a near-duplicate)</label>
+    <button type="submit">Save changes</button>
+  </form>`;
+}
+
+function approvalMarkup(view: PostView, csrf: string, owner: boolean, from: string): Markup {
+  const approval = view.record.approval;
+  if (!approval) return html``;
+  const decided = approval.decision
+    ? html`<p>${approval.decision === 'approved' ? 'Approved' : 'Rejected'} by ${approval.decidedByName ?? approval.decidedBy ?? 'an owner'} on ${dateTime(approval.decidedAt ?? '')}${
+        approval.reason ? html`: <q>${approval.reason}</q>` : '.'
+      }</p>`
+    : html`<p><strong>Waiting for an owner's approval.</strong></p>`;
+  return html`<section class="card approval" aria-labelledby="approval-title-${view.root.id}"><h2 id="approval-title-${view.root.id}">Approval</h2>
+    <p>Requested by ${requesterLabel(approval)} on ${dateTime(approval.requestedAt)}.</p>${decided}
+    ${view.root.state === 'AWAITING_APPROVAL' && owner
+      ? html`<div class="actions">
+        <form method="post" action="/posts/${view.root.id}/approve">${csrfField(csrf)}<input type="hidden" name="from" value="${from}">
+          <button type="submit">Approve</button></form>
+        <form method="post" action="/posts/${view.root.id}/reject" class="reject">${csrfField(csrf)}<input type="hidden" name="from" value="${from}">
+          <label for="reason-${view.root.id}">Reason for rejecting</label>
+          <input id="reason-${view.root.id}" name="reason" type="text" maxlength="1000" required>
+          <button type="submit" class="danger">Reject</button></form></div>`
+      : view.root.state === 'AWAITING_APPROVAL'
+        ? html`<p class="hint">Only owners of the organization approve or reject.</p>`
+        : ''}
+  </section>`;
+}
+
+/** The summary, decision box and preview of one post (also used by the approvals queue). */
+export function postSummary(view: PostView, csrf: string, owner: boolean, from: string): Markup {
+  const { record, integration } = view;
+  const platform = findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier;
+  return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), ${dateTime(record.publishDate)} · created over ${record.creationMethod === 'MCP' ? 'MCP' : 'the API'}</p>
+    ${record.error ? html`<p class="flash error" role="alert">${record.error}</p>` : ''}
+    ${approvalMarkup(view, csrf, owner, from)}
+    ${previewMarkup(view.preview)}`;
+}
+
+async function postPage(services: Services, request: Request, response: Response, id: string, problem?: { text: string; values?: EditValues; status: number }): Promise<void> {
+  const { signedIn, csrf } = consoleLocals(response);
+  const organizationId = consoleCaller(response).organizationId;
+  const em = services.orm.em.fork();
+  const view = await postView(em, organizationId, id);
+  const owner = signedIn!.organization!.role === 'owner';
+  const { status } = chainStatus(view.chain);
+  const editable = !view.chain.some((item) => item.state === 'PUBLISHED');
+  const siblings = (await em.find(PostSchema, { organizationId, group: view.root.group, position: 0, deletedAt: null }, { orderBy: { publishDate: 'asc' } })).filter((post) => post.id !== view.root.id);
+  const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
+  sendPage(
+    response,
+    {
+      title: `Post on ${view.integration.name}`,
+      signedIn,
+      csrf,
+      section: 'calendar',
+      status: problem?.status,
+      flash: problem ? { kind: 'error', text: problem.text } : notice ? { kind: 'ok', text: notice } : undefined,
+    },
+    html`<h1>Post on ${view.integration.name}</h1>
+    ${postSummary(view, csrf, owner, 'post')}
+    ${status === 'failed' || status === 'partial'
+      ? html`<form method="post" action="/posts/${view.root.id}/retry" class="card">${csrfField(csrf)}
+        <p>${status === 'partial' ? 'Retrying resumes at the first item that did not go out; what went out is never sent again.' : 'Retrying queues the post again for its date (at once if it has passed).'}</p>
+        <button type="submit">Retry</button></form>`
+      : ''}
+    ${siblings.length
+      ? html`<h2>Created in the same request</h2><ul class="card">${siblings.map((post) => html`<li><a href="/posts/${post.id}">${dateTime(post.publishDate.toISOString())}</a> ${badge(STATE_LABELS, post.state)}</li>`)}</ul>`
+      : ''}
+    ${editable ? editForm(view, csrf, problem?.values ?? editValuesOf(view)) : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform.</p>`}
+    <p><a href="/calendar?month=${view.record.publishDate.slice(0, 7)}">Back to the calendar</a></p>`,
+  );
+}
+
+const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)]);
+
+/** The edit form as the updatePost tool's input. */
+function editInput(id: string, body: Record<string, unknown>): { input: Record<string, unknown>; values: EditValues } {
+  const media = list(body.media);
+  const pairs = list(body.content).map((content, index) => ({ content, media: media[index] ?? '' }));
+  // The empty "add an item" slot is not an item; emptied items are removed.
+  while (pairs.length > 1 && !pairs.at(-1)!.content.trim() && !pairs.at(-1)!.media.trim()) pairs.pop();
+  const values: EditValues = { date: String(body.date ?? ''), contents: pairs.map((pair) => pair.content), media: pairs.map((pair) => pair.media), settings: String(body.settings ?? '{}') };
+  const items = pairs
+    .filter((pair, index) => index === 0 || pair.content.trim() !== '' || pair.media.trim() !== '')
+    .map((pair) => ({ content: pair.content, image: pair.media.split(/\r?\n/).map((line) => line.trim()).filter(Boolean).map((line) => ({ id: line, path: line })) }));
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(values.date)) throw new DomainError('invalid_input', 'Date: give a date and a time (UTC).');
+  let settings: unknown;
+  try {
+    settings = JSON.parse(values.settings.trim() || '{}');
+  } catch (error) {
+    throw new DomainError('invalid_input', `Platform settings are not valid JSON: ${(error as Error).message}.`, { hint: 'Write an object such as {"title": "..."}, or {} for none.' });
+  }
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new DomainError('invalid_input', 'Platform settings must be a JSON object, such as {} or {"title": "..."}.');
+  return { input: { id, date: `${values.date}:00Z`, value: items, settings, allowDuplicate: body.allowDuplicate === 'yes' }, values };
+}
+
+export function postPages(router: Router, services: Services): void {
+  const who = (response: Response) => {
+    const user = consoleLocals(response).signedIn!.user;
+    return { id: `user:${user.id}`, name: user.name || user.email };
+  };
+  const back = (request: Request, id: string, notice: string) => (request.body?.from === 'approvals' ? `/approvals?notice=${notice}` : `/posts/${id}?notice=${notice}`);
+
+  router.get('/posts/:id', requireSignedIn, (request, response) => postPage(services, request, response, String(request.params.id)));
+
+  router.post('/posts/:id/edit', requireSignedIn, async (request, response) => {
+    const id = String(request.params.id);
+    let values: EditValues | undefined;
+    try {
+      const edit = editInput(id, (request.body ?? {}) as Record<string, unknown>);
+      values = edit.values;
+      await runTool(updatePost, edit.input, consoleCaller(response), services, String(response.locals.requestId));
+    } catch (raw) {
+      const error = clientError(raw);
+      return postPage(services, request, response, id, { text: sentence(error), values, status: error.status });
+    }
+    response.redirect(303, `/posts/${id}?notice=saved`);
+  });
+
+  router.post('/posts/:id/retry', requireSignedIn, async (request, response) => {
+    const id = String(request.params.id);
+    try {
+      await runTool(changePostStatus, { id, status: 'schedule' }, consoleCaller(response), services, String(response.locals.requestId));
+    } catch (raw) {
+      const error = clientError(raw);
+      return postPage(services, request, response, id, { text: sentence(error), status: error.status });
+    }
+    response.redirect(303, `/posts/${id}?notice=retried`);
+  });
+
+  router.post('/posts/:id/approve', requireSignedIn, requireOwner, async (request, response) => {
+    const id = String(request.params.id);
+    await approvePost(services, services.orm.em.fork(), consoleCaller(response).organizationId, id, who(response));
+    response.redirect(303, back(request, id, 'approved'));
+  });
+
+  router.post('/posts/:id/reject', requireSignedIn, requireOwner, async (request, response) => {
+    const id = String(request.params.id);
+    try {
+      await rejectPost(services, services.orm.em.fork(), consoleCaller(response).organizationId, id, String(request.body?.reason ?? ''), who(response));
+    } catch (raw) {
+      const error = clientError(raw);
+      return postPage(services, request, response, id, { text: sentence(error), status: error.status });
+    }
+    response.redirect(303, back(request, id, 'rejected'));
+  });
+}

@@ -1,0 +1,48 @@
+// MCP logging: the level a session set with logging/setLevel (an unknown level is refused with -32602, as the spec asks),
+// and the log notifications a tool call sends at or above it. Messages say what was validated, queued or deleted; they
+// never carry secrets (tokens, keys, credentials) — tools log ids, counts and sentences only.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ErrorCode, LoggingLevelSchema, McpError, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { ToolLogLevel } from '../../tools/types.js';
+
+const LEVELS = LoggingLevelSchema.options;
+const severity = (level: LoggingLevel) => LEVELS.indexOf(level);
+
+/** Until the client sets a level: informational messages and above. */
+export const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
+
+// A looser request schema than the SDK's, so an unknown level reaches the handler and gets -32602 instead of -32603.
+const SetLevelRequest = z.object({ method: z.literal('logging/setLevel'), params: z.object({ level: z.unknown() }).loose() });
+
+export class SessionLog {
+  level: LoggingLevel = DEFAULT_LOG_LEVEL;
+
+  register(server: Server): void {
+    server.setRequestHandler(SetLevelRequest, async (request) => {
+      const parsed = LoggingLevelSchema.safeParse(request.params.level);
+      if (!parsed.success) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown log level ${JSON.stringify(request.params.level)}: use one of ${LEVELS.join(', ')}.`);
+      }
+      this.level = parsed.data;
+      return {};
+    });
+  }
+
+  enabled(level: LoggingLevel): boolean {
+    return severity(level) >= severity(this.level);
+  }
+
+  /**
+   * A logger for one request: notifications go on the request's own stream (before its answer). `flush` waits for the ones
+   * sent, so none arrives after the answer.
+   */
+  forRequest(send: (notification: { method: 'notifications/message'; params: { level: LoggingLevel; logger: string; data: unknown } }) => Promise<void>, logger: string) {
+    const sent: Promise<void>[] = [];
+    const log = (level: ToolLogLevel, message: string, data?: Record<string, unknown>) => {
+      if (!this.enabled(level)) return;
+      sent.push(send({ method: 'notifications/message', params: { level, logger, data: data ? { message, ...data } : message } }).catch(() => undefined));
+    };
+    return { log, flush: () => Promise.all(sent).then(() => undefined) };
+  }
+}

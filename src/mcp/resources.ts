@@ -1,0 +1,242 @@
+// MCP resources of an organization, read through the same internal operations as the tools:
+//   herald://integrations                  the channels (state, platform rules, limits, settings schema)
+//   herald://integrations/{id}             one channel
+//   herald://posts/{id}                    a post: its items, state, links, errors, approval, and each item as the platform receives it
+//   herald://media                         the media library (newest 100)
+//   herald://platforms/{identifier}        a platform's rules, limits, settings schema and helper tools
+// A client subscribed to a post gets notifications/resources/updated when it is published, fails, is approved, rejected
+// or edited, whichever Herald process did it (the event bus, src/lib/events.ts).
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type Resource,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { IntegrationSchema, type Integration } from '../db/entities.js';
+import { DomainError } from '../errors.js';
+import { findProvider, providers } from '../../providers/index.js';
+import type { Provider } from '../../providers/types.js';
+import type { Caller, Services } from '../../tools/types.js';
+import { channelStatus } from '../../tools/internal/integrations.js';
+import { settingsJsonSchema, settingsRecord } from '../../tools/internal/settings-record.js';
+import { listMedia } from '../../tools/internal/media.js';
+import { postView } from '../../tools/internal/post-view.js';
+import { requesterLabel } from '../../tools/internal/approval.js';
+import type { PostChange } from '../lib/events.js';
+
+const JSON_TYPE = 'application/json';
+
+export const RESOURCE_TEMPLATES = [
+  {
+    uriTemplate: 'herald://integrations/{id}',
+    name: 'channel',
+    title: 'Channel',
+    description: 'One connected channel: its state (active, disabled, needs_reconnection, choose_account), platform rules, maxLength and settings schema. Complete `id` for the channel ids.',
+    mimeType: JSON_TYPE,
+  },
+  {
+    uriTemplate: 'herald://posts/{id}',
+    name: 'post',
+    title: 'Post',
+    description:
+      'A post (any item id of its chain): state, publishStatus, every item with its link and error, the approval decision, and a preview of each item exactly as the platform receives it with its length against the limit. Subscribe to learn when it is published, fails or is decided.',
+    mimeType: JSON_TYPE,
+  },
+  {
+    uriTemplate: 'herald://platforms/{identifier}',
+    name: 'platform',
+    title: 'Platform rules',
+    description: 'A platform\'s posting rules, maxLength, thread or comment style, settings schema and helper tools (the same as integrationSchema).',
+    mimeType: JSON_TYPE,
+  },
+];
+
+/** Not found: -32602 with the uri in `data`, as the MCP spec asks of resources/read. */
+const notFound = (uri: string, why = 'Resource not found') => new McpError(ErrorCode.InvalidParams, `${why}: ${uri}`, { uri });
+
+function platformRecord(provider: Provider) {
+  const record = settingsRecord(provider, false);
+  return {
+    identifier: provider.identifier,
+    name: provider.name,
+    uri: `herald://platforms/${provider.identifier}`,
+    publishing: Boolean(provider.publish),
+    chain: provider.chain,
+    editor: provider.editor,
+    lengthMethod: provider.lengthMethod,
+    maxLength: record.maxLength,
+    maxLengthPremium: provider.maxLength({ isPremium: true }),
+    rules: record.rules,
+    settings: record.settings,
+    tools: record.tools,
+    analytics: Boolean(provider.analytics),
+    mediaByUrl: Boolean(provider.mediaByUrl),
+  };
+}
+
+function channelRecord(integration: Integration) {
+  const provider = findProvider(integration.providerIdentifier);
+  const time = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+  return {
+    id: integration.id,
+    uri: `herald://integrations/${integration.id}`,
+    name: integration.name,
+    platform: integration.providerIdentifier,
+    profile: integration.profile,
+    picture: integration.picture ?? '',
+    state: channelStatus(integration),
+    disabled: integration.disabled,
+    customerId: integration.customerId ?? null,
+    postingTimesUtc: integration.postingTimes.map(time),
+    maxLength: provider?.maxLength({ isPremium: integration.additionalSettings.premium === true }) ?? null,
+    rules: provider?.rules ?? null,
+    settings: provider ? settingsJsonSchema(provider) : null,
+    chain: provider?.chain ?? null,
+    publishing: Boolean(provider?.publish),
+    platformUri: `herald://platforms/${integration.providerIdentifier}`,
+  };
+}
+
+async function channels(em: EntityManager, organizationId: string): Promise<Integration[]> {
+  return em.find(IntegrationSchema, { organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+}
+
+/** What a resource URI names, or undefined when it is not one of Herald's. */
+export function parseResourceUri(uri: string): { kind: 'integrations' | 'media' } | { kind: 'integration' | 'post' | 'platform'; id: string } | undefined {
+  const match = /^herald:\/\/(integrations|media|posts|platforms)(?:\/([^/?#]+))?$/.exec(uri);
+  if (!match) return undefined;
+  const [, collection, rawId] = match;
+  let id: string | undefined;
+  try {
+    id = rawId === undefined ? undefined : decodeURIComponent(rawId);
+  } catch {
+    return undefined;
+  }
+  if (collection === 'integrations') return id === undefined ? { kind: 'integrations' } : { kind: 'integration', id };
+  if (collection === 'media') return id === undefined ? { kind: 'media' } : undefined;
+  if (id === undefined) return undefined;
+  return { kind: collection === 'posts' ? 'post' : 'platform', id };
+}
+
+export async function readResource(services: Services, caller: Caller, uri: string): Promise<unknown> {
+  const target = parseResourceUri(uri);
+  if (!target) throw notFound(uri);
+  const em = services.orm.em.fork();
+  const organizationId = caller.organizationId;
+  switch (target.kind) {
+    case 'integrations':
+      return { channels: (await channels(em, organizationId)).map(channelRecord) };
+    case 'integration': {
+      const integration = await em.findOne(IntegrationSchema, { id: target.id, organizationId, deletedAt: null });
+      if (!integration) throw notFound(uri, 'Channel not found');
+      return channelRecord(integration);
+    }
+    case 'media':
+      return listMedia(em, organizationId, 0, 100);
+    case 'platform': {
+      const provider = findProvider(target.id);
+      if (!provider) throw notFound(uri, 'Unknown platform');
+      return platformRecord(provider);
+    }
+    case 'post': {
+      try {
+        const view = await postView(em, organizationId, target.id);
+        const approval = view.record.approval;
+        return {
+          ...view.record,
+          uri: `herald://posts/${view.record.id}`,
+          approval: approval
+            ? { ...approval, status: approval.decision ?? 'pending', requestedBy: requesterLabel(approval) }
+            : null,
+          preview: view.preview,
+        };
+      } catch (error) {
+        if (error instanceof DomainError && error.code === 'not_found') throw notFound(uri, 'Post not found');
+        throw error;
+      }
+    }
+  }
+}
+
+/** Subscriptions of one session: client URI per root post id. */
+export class ResourceSubscriptions {
+  private readonly byRoot = new Map<string, Set<string>>();
+  private stop?: () => void;
+
+  constructor(
+    private readonly services: Services,
+    private readonly caller: Caller,
+    private readonly server: Server,
+  ) {}
+
+  register(): void {
+    const { server, services, caller } = this;
+    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+      const em = services.orm.em.fork();
+      const list: Resource[] = [
+        { uri: 'herald://integrations', name: 'channels', title: 'Channels', description: 'The organization\'s connected channels with state, platform rules, limits and settings schema.', mimeType: JSON_TYPE },
+        { uri: 'herald://media', name: 'media', title: 'Media library', description: 'The newest 100 files of the media library: use a path as an attachment.', mimeType: JSON_TYPE },
+        ...(await channels(em, caller.organizationId)).map((integration) => ({
+          uri: `herald://integrations/${integration.id}`,
+          name: `channel-${integration.id}`,
+          title: `${integration.name} (${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier})`,
+          description: `Channel ${integration.name}: state ${channelStatus(integration)}, platform rules, limits and settings.`,
+          mimeType: JSON_TYPE,
+        })),
+        ...providers.map((provider) => ({
+          uri: `herald://platforms/${provider.identifier}`,
+          name: `platform-${provider.identifier}`,
+          title: `${provider.name} rules`,
+          description: `What ${provider.name} accepts: rules, maxLength, settings, helper tools.`,
+          mimeType: JSON_TYPE,
+        })),
+      ];
+      return { resources: list };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+      const { uri } = request.params;
+      const content = await readResource(services, caller, uri);
+      return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(content, null, 2) }] };
+    });
+    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+      const { uri } = request.params;
+      // Reading checks that the resource exists in this organization; only posts change on their own.
+      const content = (await readResource(services, caller, uri)) as { id?: string };
+      const target = parseResourceUri(uri)!;
+      const key = target.kind === 'post' ? content.id! : uri;
+      const uris = this.byRoot.get(key) ?? new Set<string>();
+      uris.add(uri);
+      this.byRoot.set(key, uris);
+      this.stop ??= services.events?.subscribe((change) => this.changed(change));
+      await services.events?.ready();
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+      for (const [key, uris] of this.byRoot) {
+        uris.delete(request.params.uri);
+        if (uris.size === 0) this.byRoot.delete(key);
+      }
+      if (this.byRoot.size === 0) this.close();
+      return {};
+    });
+  }
+
+  private changed(change: PostChange): void {
+    if (change.organizationId !== this.caller.organizationId) return;
+    for (const uri of this.byRoot.get(change.postId) ?? []) {
+      this.server.sendResourceUpdated({ uri }).catch(() => undefined);
+    }
+  }
+
+  close(): void {
+    this.stop?.();
+    this.stop = undefined;
+  }
+}

@@ -1,0 +1,168 @@
+// The duplicate guard: the same or nearly the same text on the same channel within DUPLICATE_WINDOW_DAYS is refused with
+// the earlier post's id and date (REST 400 with details, MCP {errors}), unless the request says allowDuplicate.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import { publishUntilSettled } from './helpers/posts.js';
+import { comparableText, nearlySame, normalizeLink } from '../tools/internal/duplicates.js';
+
+let herald: Herald;
+let alice: BlueskyFake;
+let bob: BlueskyFake;
+let aliceChannel: string;
+let bobChannel: string;
+let client: Client;
+
+const DAY = 86400_000;
+const at = (days: number) => {
+  const date = new Date(Date.now() + days * DAY);
+  date.setUTCHours(10, 0, 0, 0);
+  return date.toISOString();
+};
+
+function create(channel: string, content: string, options: { date?: string; type?: string; allowDuplicate?: boolean } = {}) {
+  return herald.rest('POST', '/posts', {
+    type: options.type ?? 'schedule',
+    date: options.date ?? at(2),
+    shortLink: false,
+    tags: [],
+    ...(options.allowDuplicate !== undefined ? { allowDuplicate: options.allowDuplicate } : {}),
+    posts: [{ integration: { id: channel }, value: [{ content, image: [] }], settings: {} }],
+  });
+}
+
+beforeAll(async () => {
+  herald = await startHerald();
+  alice = await startBlueskyFake();
+  bob = await startBlueskyFake({ handle: 'bob.bsky.social' });
+  const connect = async (fake: BlueskyFake) => (await herald.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password })).body.id;
+  aliceChannel = await connect(alice);
+  bobChannel = await connect(bob);
+  client = new Client({ name: 'duplicates-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));
+});
+
+afterAll(async () => {
+  await client?.close().catch(() => undefined);
+  await herald?.stop();
+  await alice?.close();
+  await bob?.close();
+});
+
+describe('text normalisation', () => {
+  it('reduces links to host and path without scheme, www, tracking parameters, fragment or trailing slash', () => {
+    expect(normalizeLink('https://www.Example.com/launch/?utm_source=x&utm_medium=y&id=3&fbclid=abc#top')).toBe('example.com/launch?id=3');
+    expect(normalizeLink('http://example.com/launch')).toBe('example.com/launch');
+    expect(normalizeLink('https://example.com/a?b=2&a=1')).toBe('example.com/a?a=1&b=2');
+  });
+
+  it('compares what the platform shows: plain text, no styling, lower case, whitespace collapsed', () => {
+    expect(comparableText('<p>Big <strong>NEWS</strong>:   read https://www.example.com/launch/?utm_campaign=z.</p>')).toBe('big news: read example.com/launch.');
+    expect(comparableText('<p>Big news:</p><p>read <u>http://example.com/launch</u>.</p>')).toBe('big news: read example.com/launch.');
+  });
+
+  it('nearly the same means the same letters and digits once punctuation, symbols and emoji are set aside', () => {
+    expect(nearlySame('good morning everyone', 'good morning, everyone!')).toEqual({ same: true, exact: false });
+    expect(nearlySame('we shipped! 🎉🎉', 'we shipped.')).toEqual({ same: true, exact: false });
+    expect(nearlySame('hello', 'hello')).toEqual({ same: true, exact: true });
+    // Any other difference is another post: a word, a number of a series, a corrected typo.
+    expect(nearlySame('hello', 'hallo').same).toBe(false);
+    expect(nearlySame('our launch is on monday', 'our launch is on friday').same).toBe(false);
+    expect(nearlySame('day 1 of the 30-day challenge', 'day 2 of the 30-day challenge').same).toBe(false);
+    expect(nearlySame('teh quick brown fox', 'the quick brown fox').same).toBe(false);
+    expect(nearlySame('🎉', '🚀').same).toBe(false);
+  });
+});
+
+describe('the duplicate guard', () => {
+  let first: string;
+  const original = '<p>Big news! Version 2 is out: https://example.com/launch?utm_source=newsletter</p>';
+
+  it('accepts a first post', async () => {
+    const response = await create(aliceChannel, original);
+    expect(response.status).toBe(200);
+    first = response.body[0].postId;
+  });
+
+  it.each([
+    ['the same text', original, 'the same as'],
+    ['other whitespace, case and link form', '<p>big   news!  Version 2 is out:   http://www.example.com/launch/</p>', 'the same as'],
+    ['a near-duplicate (punctuation and an emoji)', '<p>Big news 🎉 Version 2 is out! https://example.com/launch</p>', 'nearly the same as'],
+  ])('refuses %s on the same channel within the window, naming the earlier post and its date', async (_case, content, how) => {
+    const response = await create(aliceChannel, content, { date: at(5) });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('invalid_input');
+    expect(response.body.message).toBe(
+      `Alice: this text is ${how} post ${first}, scheduled for ${at(2)} on this channel (less than 7 days apart); change the text, or send allowDuplicate: true if posting it again is intended`,
+    );
+    expect(response.body.details[0].duplicateOf).toEqual({ postId: first, date: at(2), state: 'QUEUE' });
+  });
+
+  it('a title setting is part of the text: the same words under another title are another article', async () => {
+    const text = `<p>Read the whole story ${Date.now()}</p>`;
+    const create = (title: string) =>
+      herald.rest('POST', '/posts', { type: 'schedule', date: at(2), shortLink: false, tags: [], posts: [{ integration: { id: bobChannel }, value: [{ content: text, image: [] }], settings: { title } }] });
+    expect((await create('Part one')).status).toBe(200);
+    expect((await create('Part two')).status).toBe(200);
+    expect((await create('Part  one')).status).toBe(400);
+  });
+
+  it('accepts a different text, another channel, a date outside the window, and a draft', async () => {
+    expect((await create(aliceChannel, '<p>Version 2 is out and it is faster: https://example.com/launch</p>', { date: at(3) })).status).toBe(200);
+    expect((await create(bobChannel, original)).status).toBe(200);
+    expect((await create(aliceChannel, original, { date: at(10) })).status).toBe(200);
+    expect((await create(aliceChannel, original, { type: 'draft' })).status).toBe(200);
+  });
+
+  it('lets an intended repetition through with allowDuplicate', async () => {
+    expect((await create(aliceChannel, original, { date: at(4), allowDuplicate: true })).status).toBe(200);
+  });
+
+  it('refuses over MCP with {errors} naming the earlier post, and accepts with allowDuplicate', async () => {
+    const socialPost = [{ integrationId: aliceChannel, isPremium: false, date: at(3), shortLink: false, type: 'schedule', postsAndComments: [{ content: original, attachments: [] }], settings: [] }];
+    const refused: any = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost } });
+    expect(refused.structuredContent.output.errors).toMatch(new RegExp(`^Alice: this text is the same as post [\\w-]+, scheduled for .* allowDuplicate: true`));
+    const allowed: any = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost, allowDuplicate: true } });
+    expect(allowed.structuredContent.output).toEqual([{ postId: expect.any(String), integration: aliceChannel }]);
+  });
+
+  it('refuses two entries of one request that repeat each other on the same channel', async () => {
+    const text = `<p>Twice in one go ${Date.now()}</p>`;
+    const response = await herald.rest('POST', '/posts', {
+      type: 'schedule',
+      date: at(6),
+      shortLink: false,
+      tags: [],
+      posts: [
+        { integration: { id: bobChannel }, value: [{ content: text, image: [] }], settings: {} },
+        { integration: { id: bobChannel }, value: [{ content: text, image: [] }], settings: {} },
+      ],
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.message).toBe('Alice: entry 2 repeats entry 1 of this request on the same channel; change the text, or send allowDuplicate: true if posting it twice is intended'); // both fakes' accounts are named Alice
+  });
+
+  it('counts a published post, by the date it went out', async () => {
+    const text = `<p>Published already ${Date.now()}</p>`;
+    const created = await create(bobChannel, text, { type: 'now' });
+    await publishUntilSettled(herald, created.body[0].postId);
+    const again = await create(bobChannel, text, { date: at(1) });
+    expect(again.status).toBe(400);
+    expect(again.body.details[0].duplicateOf).toMatchObject({ postId: created.body[0].postId, state: 'PUBLISHED' });
+    expect(again.body.details[0].message).toMatch(/, published on \d{4}-/);
+  });
+
+  it('refuses an edit that makes a post repeat another, unless allowDuplicate', async () => {
+    const other = await create(aliceChannel, `<p>Something else entirely ${Date.now()}</p>`, { date: at(2) });
+    const id = other.body[0].postId;
+    const edit = await herald.rest('PUT', `/posts/${id}`, { value: [{ content: original, image: [] }] });
+    expect(edit.status).toBe(400);
+    expect(edit.body.details[0].duplicateOf.postId).not.toBe(id);
+    expect(edit.body.details[0].duplicateOf.state).toBe('QUEUE');
+    // An edit that keeps the text (here: a new date) is not checked: the post never counts against itself or earlier repeats.
+    expect((await herald.rest('PUT', `/posts/${first}`, { date: at(2.5) })).status).toBe(200);
+    expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: original, image: [] }], allowDuplicate: true })).status).toBe(200);
+  });
+});

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { IntegrationSchema } from '../src/db/entities.js';
+import { asDomainError } from '../src/errors.js';
+import { defineTool, readOnly } from './types.js';
+import { channelStatus, providerFailure, providerOf, withChannel } from './internal/integrations.js';
+import { analyticsMetricSchema } from './shapes.js';
+import { days } from './channel-analytics.js';
+
+export const analyticsOverview = defineTool({
+  name: 'analyticsOverviewTool',
+  title: 'Analytics of every channel',
+  description:
+    'Account metrics of several channels at once (all active channels, or the `channels` given) over the last `date` days: one entry per channel with its metrics ' +
+    '[{label, data: [{total, date}], percentageChange}], or the reason it has none (no analytics on the platform, the channel needs reconnecting, the platform failed). ' +
+    'Each channel asks its platform in turn: send a progress token to follow it. For one channel, channelAnalyticsTool does the same.',
+  annotations: { ...readOnly, openWorldHint: true },
+  mcp: true,
+  input: z.object({
+    date: days.describe('Days to look back: 7, 30 or 90'),
+    channels: z.array(z.string().trim().min(1)).max(100).optional().describe('Channel ids from integrationList; omit for every active channel'),
+  }),
+  output: z.object({
+    output: z.array(
+      z.object({
+        integration: z.object({ id: z.string(), name: z.string(), platform: z.string() }),
+        metrics: z.array(analyticsMetricSchema),
+        /** Why there are no metrics, when there are none for a reason. */
+        note: z.string().optional(),
+      }),
+    ),
+  }),
+  handler: async (input, { em, caller, services, progress, log }) => {
+    const channels = await em.find(
+      IntegrationSchema,
+      { organizationId: caller.organizationId, deletedAt: null, ...(input.channels ? { id: { $in: input.channels } } : {}) },
+      { orderBy: { createdAt: 'asc', id: 'asc' } },
+    );
+    const wanted = input.channels ? channels : channels.filter((channel) => channelStatus(channel) === 'active');
+    const output = [];
+    for (const [index, integration] of wanted.entries()) {
+      const provider = providerOf(integration);
+      const entry = { integration: { id: integration.id, name: integration.name, platform: integration.providerIdentifier } };
+      const state = channelStatus(integration);
+      if (state !== 'active') output.push({ ...entry, metrics: [], note: `The channel is ${state.replace('_', ' ')}.` });
+      else if (!provider.analytics) output.push({ ...entry, metrics: [], note: `${provider.name} offers no analytics through Herald.` });
+      else {
+        try {
+          output.push({ ...entry, metrics: await withChannel(services, em, integration, {}, (context) => provider.analytics!(context, input.date)) });
+        } catch (error) {
+          const failure = asDomainError(providerFailure(provider, error));
+          log?.('warning', `${integration.name}: ${failure.message}`, { integration: integration.id });
+          output.push({ ...entry, metrics: [], note: failure.message });
+        }
+      }
+      await progress?.(index + 1, wanted.length, `Read ${integration.name} (${provider.name})`);
+    }
+    const missing = (input.channels ?? []).filter((id) => !channels.some((channel) => channel.id === id));
+    if (missing.length > 0) log?.('warning', `Not channels of this organization: ${missing.join(', ')}.`);
+    return { output };
+  },
+});

@@ -1,0 +1,198 @@
+// The approval gate for posts made by agents on someone's behalf.
+//
+// An agent is whatever reaches Herald through an MCP session (with an API key or an OAuth token alike), or a third-party
+// app acting for a user with its OAuth token on REST. Not agents: the organization's own API key on REST (its scripts)
+// and people signed in to the console. When the organization's rule (or the override for the agent's OAuth app) says
+// so, what an agent would queue waits in AWAITING_APPROVAL instead; an owner approves it (it keeps its date, or goes out
+// at once when the date has passed) or rejects it (it becomes a draft with the reason). Agents never decide.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApprovalSettingSchema, IntegrationSchema, PostSchema, type Post, type PostApproval } from '../../src/db/entities.js';
+import { OAuthAppSchema, OAuthTokenSchema } from '../../src/db/account-entities.js';
+import { conflict, DomainError, invalidInput } from '../../src/errors.js';
+import type { Caller, Services, ToolContext } from '../types.js';
+import { notify } from './notifications.js';
+import { chainOf, findPost, rootOf } from './posts.js';
+import { cancelPublish, schedulePublish } from './queue.js';
+import { announcePostChange } from './announce.js';
+
+/** How an agent reached Herald; undefined when the caller is not an agent. */
+export function agentVia(context: { caller: Caller; via?: 'mcp' }): 'mcp' | 'rest' | undefined {
+  if (context.via === 'mcp') return 'mcp';
+  if (context.caller.credentialKind === 'oauth_token') return 'rest';
+  return undefined;
+}
+
+/** Agents never approve, reject or change the gate: the person behind them does. */
+export function refuseAgent(context: { caller: Caller; via?: 'mcp' }, what: string): void {
+  if (agentVia(context)) {
+    throw new DomainError('forbidden', `An agent cannot ${what}.`, {
+      hint: 'An owner of the organization decides in the Herald console (Approvals), or with the organization\'s API key on REST.',
+    });
+  }
+}
+
+async function oauthAppOf(em: EntityManager, caller: Caller): Promise<{ id: string; name: string } | undefined> {
+  if (caller.credentialKind !== 'oauth_token') return undefined;
+  const token = await em.findOne(OAuthTokenSchema, { id: caller.credentialId });
+  const app = token ? await em.findOne(OAuthAppSchema, { id: token.appId }) : null;
+  return app ? { id: app.id, name: app.name } : undefined;
+}
+
+/**
+ * The approval request for what this caller is about to queue, or undefined when it may queue directly (not an agent, or
+ * the gate is off for it). The OAuth app's override wins over the organization's rule.
+ */
+export async function approvalRequest(em: EntityManager, context: Pick<ToolContext, 'caller' | 'via' | 'services'>): Promise<PostApproval | undefined> {
+  const via = agentVia(context);
+  if (!via) return undefined;
+  const { caller } = context;
+  const app = await oauthAppOf(em, caller);
+  const rules = await em.find(ApprovalSettingSchema, { organizationId: caller.organizationId, appId: { $in: ['', ...(app ? [app.id] : [])] } });
+  const appRule = app ? rules.find((rule) => rule.appId === app.id) : undefined;
+  const required = appRule ? appRule.required : (rules.find((rule) => rule.appId === '')?.required ?? false);
+  if (!required) return undefined;
+  return {
+    requestedAt: context.services.now().toISOString(),
+    via,
+    credentialKind: caller.credentialKind,
+    credentialId: caller.credentialId,
+    ...(app ? { appId: app.id, appName: app.name } : {}),
+  };
+}
+
+/** Who asked, in words: "an agent over MCP (API key)", "Acme Planner (OAuth app) over REST". */
+export function requesterLabel(approval: PostApproval): string {
+  const how = approval.via === 'mcp' ? 'over MCP' : 'over REST';
+  if (approval.appName) return `${approval.appName} (OAuth app) ${how}`;
+  return `an agent ${how} (${approval.credentialKind === 'api_key' ? 'API key' : approval.credentialKind})`;
+}
+
+export interface ApprovalSettings {
+  /** Posts created by agents wait for approval (the organization's rule). */
+  agents: boolean;
+  /** OAuth apps that act in this organization, with their override: true (always wait), false (never), null (the organization's rule). */
+  apps: { appId: string; name: string; required: boolean | null }[];
+}
+
+export async function approvalSettings(em: EntityManager, organizationId: string): Promise<ApprovalSettings> {
+  const rules = await em.find(ApprovalSettingSchema, { organizationId });
+  const apps = await em.getConnection().execute<{ id: string; name: string }[]>(
+    `select distinct a.id, a.name from oauth_app a
+     where a.deleted_at is null and (exists (select 1 from oauth_token t where t.app_id = a.id and t.organization_id = ? and t.revoked_at is null)
+       or a.id in (select app_id from approval_setting where organization_id = ?))
+     order by a.name, a.id`,
+    [organizationId, organizationId],
+  );
+  return {
+    agents: rules.find((rule) => rule.appId === '')?.required ?? false,
+    apps: apps.map((app) => ({ appId: app.id, name: app.name, required: rules.find((rule) => rule.appId === app.id)?.required ?? null })),
+  };
+}
+
+export async function setApprovalSettings(
+  em: EntityManager,
+  organizationId: string,
+  change: { agents?: boolean; apps?: { appId: string; required: boolean | null }[] },
+): Promise<ApprovalSettings> {
+  const upsert = async (appId: string, required: boolean | null) => {
+    const existing = await em.findOne(ApprovalSettingSchema, { organizationId, appId });
+    if (required === null) {
+      if (existing) em.remove(existing);
+    } else if (existing) existing.required = required;
+    else em.create(ApprovalSettingSchema, { organizationId, appId, required, updatedAt: new Date() });
+  };
+  if (change.agents !== undefined) await upsert('', change.agents);
+  for (const app of change.apps ?? []) {
+    if (!(await em.findOne(OAuthAppSchema, { id: app.appId, deletedAt: null }))) {
+      throw invalidInput(`OAuth app ${app.appId} not found.`, { hint: 'Use an appId listed by GET /approval-settings.' });
+    }
+    await upsert(app.appId, app.required);
+  }
+  await em.flush();
+  return approvalSettings(em, organizationId);
+}
+
+export interface Decision {
+  id: string;
+  state: 'QUEUE' | 'DRAFT';
+  /** When it will be published (approved), or null (rejected). */
+  publishAt: string | null;
+  approval: PostApproval;
+}
+
+async function awaitingRoot(em: EntityManager, organizationId: string, id: string): Promise<{ root: Post; chain: Post[] }> {
+  const root = await rootOf(em, await findPost(em, organizationId, id));
+  if (root.state !== 'AWAITING_APPROVAL' || !root.approval) {
+    throw conflict(`Post ${root.id} is not waiting for approval (its state is ${root.state}).`, {
+      hint: root.approval?.decision ? `It was already ${root.approval.decision} on ${root.approval.decidedAt}.` : 'Only posts in AWAITING_APPROVAL can be approved or rejected.',
+    });
+  }
+  return { root, chain: await chainOf(em, root) };
+}
+
+async function whereOf(em: EntityManager, post: Post): Promise<string> {
+  const integration = await em.findOne(IntegrationSchema, { id: post.integrationId });
+  return integration ? `${integration.name} (${integration.providerIdentifier})` : 'a deleted channel';
+}
+
+/** Approves a waiting post: it keeps its date, or is published at once when the date has passed (and a notification says so). */
+export async function approvePost(services: Services, em: EntityManager, organizationId: string, id: string, decidedBy: { id: string; name: string }): Promise<Decision> {
+  const { root, chain } = await awaitingRoot(em, organizationId, id);
+  const now = services.now();
+  const late = root.publishDate.getTime() <= now.getTime();
+  const where = await whereOf(em, root);
+  const approval: PostApproval = { ...root.approval!, decision: 'approved', decidedAt: now.toISOString(), decidedBy: decidedBy.id, decidedByName: decidedBy.name };
+  await em.transactional(async (transaction) => {
+    for (const item of chain) {
+      const row = transaction.merge(item);
+      if (row.state === 'AWAITING_APPROVAL') row.state = 'QUEUE';
+    }
+    transaction.merge(root).approval = approval;
+    notify(
+      transaction,
+      organizationId,
+      'post_approved',
+      late
+        ? `${decidedBy.name} approved the post on ${where} after its date (${root.publishDate.toISOString()}) had passed: it is being published now.`
+        : `${decidedBy.name} approved the post on ${where}: it will be published at ${root.publishDate.toISOString()}.`,
+    );
+    await transaction.flush();
+    await schedulePublish(transaction, root.id, late ? now : root.publishDate);
+  });
+  await announcePostChange(services, root.id);
+  return { id: root.id, state: 'QUEUE', publishAt: (late ? now : root.publishDate).toISOString(), approval };
+}
+
+/** Rejects a waiting post: it becomes a draft, and the reason is kept on it (and in a notification) for the agent to read. */
+export async function rejectPost(
+  services: Services,
+  em: EntityManager,
+  organizationId: string,
+  id: string,
+  reason: string,
+  decidedBy: { id: string; name: string },
+): Promise<Decision> {
+  const why = reason.trim();
+  if (!why) throw invalidInput('A reason is required to reject a post.', { hint: 'Say what is wrong, so the agent (or its user) can fix it.' });
+  const { root, chain } = await awaitingRoot(em, organizationId, id);
+  const now = services.now();
+  const where = await whereOf(em, root);
+  const approval: PostApproval = { ...root.approval!, decision: 'rejected', decidedAt: now.toISOString(), decidedBy: decidedBy.id, decidedByName: decidedBy.name, reason: why };
+  await em.transactional(async (transaction) => {
+    for (const item of chain) {
+      const row = transaction.merge(item);
+      if (row.state === 'AWAITING_APPROVAL') row.state = 'DRAFT';
+    }
+    transaction.merge(root).approval = approval;
+    notify(transaction, organizationId, 'post_rejected', `${decidedBy.name} rejected the post on ${where} (post ${root.id}): ${why}. It is now a draft: edit it and schedule it again.`);
+    await transaction.flush();
+    await cancelPublish(transaction, root.id);
+  });
+  await announcePostChange(services, root.id);
+  return { id: root.id, state: 'DRAFT', publishAt: null, approval };
+}
+
+/** Waiting posts of the organization, oldest request first (the console's queue). */
+export async function awaitingApproval(em: EntityManager, organizationId: string, limit = 200): Promise<Post[]> {
+  return em.find(PostSchema, { organizationId, state: 'AWAITING_APPROVAL', position: 0, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' }, limit });
+}

@@ -1,0 +1,132 @@
+// The duplicate guard: a post whose text is the same, or nearly the same, as one already queued, waiting for approval or
+// published on the same channel less than DUPLICATE_WINDOW_DAYS (default 7) from its date is refused with the earlier
+// post's id and date, unless the request says the repetition is intended (`allowDuplicate: true`). Drafts are not
+// checked (nothing is published), nor posts with no text (media only); an edit is checked when it changes the text.
+//
+// Texts are compared as the platforms would show them: converted to plain text, Unicode-folded (the bold and underline
+// styling of the plain-text conversion does not count), lower case, whitespace collapsed, and every link reduced to host
+// and path with tracking parameters (utm_*, fbclid, gclid...), "www.", the scheme, a trailing slash and the fragment
+// dropped. A title setting (articles, Dribbble, Pinterest...) is part of the text. "Nearly the same": the same letters and
+// digits once punctuation, symbols and emoji are set aside too. Any other difference (a word, a number: "Day 1" and "Day 2"
+// of a series) makes another post: a fuzzier match would refuse series and corrections people mean to publish.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { PostSchema, type Integration, type Post } from '../../src/db/entities.js';
+import { convertContent, sanitizeContent } from '../../src/lib/content.js';
+import type { EntryProblem, PlanEntry } from './create-posts.js';
+
+const DAY_MS = 86_400_000;
+const TRACKING_PARAMETER = /^(utm_.*|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|igshid|ref|ref_src|si|_hsenc|_hsmi)$/i;
+const LINK = /https?:\/\/[^\s<>"']+/gi;
+
+/** A link as two people would call it the same: host (no www.) and path, without scheme, tracking parameters, fragment or trailing slash. */
+export function normalizeLink(raw: string): string {
+  try {
+    const url = new URL(raw);
+    const host = url.hostname.toLowerCase().replace(/^www\./, '');
+    const kept = [...url.searchParams].filter(([key]) => !TRACKING_PARAMETER.test(key)).sort(([a], [b]) => a.localeCompare(b));
+    const query = kept.length > 0 ? `?${new URLSearchParams(kept).toString()}` : '';
+    return `${host}${url.pathname.replace(/\/+$/, '')}${query}`;
+  } catch {
+    return raw;
+  }
+}
+
+/** The text of a post as the duplicate guard compares it. */
+export function comparableText(html: string): string {
+  const text = convertContent(sanitizeContent(html), 'plain').normalize('NFKC').replace(/\u0332/g, '');
+  const linked = text.replace(LINK, (match) => {
+    const trailing = /[.,;:!?)\]]+$/.exec(match)?.[0] ?? '';
+    return normalizeLink(match.slice(0, match.length - trailing.length)) + trailing;
+  });
+  return linked.toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/** Letters, digits and single spaces: what is left when punctuation, symbols and emoji are set aside. */
+const skeleton = (text: string) => text.replace(/[^\p{L}\p{N}\s]+/gu, ' ').replace(/\s+/g, ' ').trim();
+
+/** Same (comparable texts equal), or nearly the same (see the top of this file). */
+export function nearlySame(a: string, b: string): { same: boolean; exact: boolean } {
+  if (a === b) return { same: true, exact: true };
+  // Two texts of emoji or punctuation only are compared as they are.
+  const letters = skeleton(a);
+  return { same: letters !== '' && letters === skeleton(b), exact: false };
+}
+
+/** What the guard compares of a post: its title setting, if any, and the text of its first item. */
+export function comparablePost(content: string, settings: Record<string, unknown>): { text: string; key: string } {
+  const text = comparableText(content);
+  const title = typeof settings.title === 'string' ? settings.title : typeof settings.subject === 'string' ? settings.subject : '';
+  return { text, key: title.trim() ? `${comparableText(title)}\n${text}` : text };
+}
+
+export interface DuplicateProblem extends EntryProblem {
+  duplicateOf: { postId: string; date: string; state: string };
+}
+
+const STATE_WORDS: Record<string, string> = { QUEUE: 'scheduled for', AWAITING_APPROVAL: 'waiting for approval, for', PUBLISHED: 'published on' };
+
+/**
+ * The entries of a plan that repeat a post on the same channel (or an earlier entry of the same plan), each with the
+ * earlier post. `exclude`: root ids not to compare with (the post being edited).
+ */
+export async function findDuplicates(
+  em: EntityManager,
+  organizationId: string,
+  entries: PlanEntry[],
+  integrations: Map<string, Integration>,
+  options: { now: Date; windowDays: number; exclude?: string[] },
+): Promise<DuplicateProblem[]> {
+  if (options.windowDays <= 0) return [];
+  const window = options.windowDays * DAY_MS;
+  const problems: DuplicateProblem[] = [];
+  const seen: { integrationId: string; key: string; date: Date; index: number }[] = [];
+  for (const [index, entry] of entries.entries()) {
+    if (entry.type === 'draft') continue;
+    const { text, key } = comparablePost(entry.items[0]?.content ?? '', entry.settings);
+    if (!text) continue;
+    const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
+    const integration = integrations.get(entry.integrationId);
+    const channel = integration?.name ?? entry.integrationId;
+    const candidates: Post[] = await em.find(
+      PostSchema,
+      {
+        organizationId,
+        integrationId: entry.integrationId,
+        position: 0,
+        deletedAt: null,
+        state: { $in: ['QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED'] },
+        publishDate: { $gte: new Date(date.getTime() - window), $lte: new Date(date.getTime() + window) },
+        ...(options.exclude?.length ? { id: { $nin: options.exclude } } : {}),
+      },
+      { orderBy: { publishDate: 'desc' }, limit: 500 },
+    );
+    const earlier = candidates.map((post) => ({ post, match: nearlySame(key, comparablePost(post.content, post.settings).key) })).find((candidate) => candidate.match.same);
+    if (earlier) {
+      const { post, match } = earlier;
+      const when = post.state === 'PUBLISHED' ? (post.publishedAt ?? post.publishDate) : post.publishDate;
+      problems.push({
+        integrationId: entry.integrationId,
+        channel,
+        platform: integration?.providerIdentifier,
+        message:
+          `this text is ${match.exact ? 'the same as' : 'nearly the same as'} post ${post.id}, ${STATE_WORDS[post.state] ?? post.state} ${when.toISOString()} on this channel ` +
+          `(less than ${options.windowDays} days apart); change the text, or send allowDuplicate: true if posting it again is intended`,
+        duplicateOf: { postId: post.id, date: when.toISOString(), state: post.state },
+      });
+      continue;
+    }
+    const inRequest = seen.find((other) => other.integrationId === entry.integrationId && Math.abs(other.date.getTime() - date.getTime()) < window && nearlySame(key, other.key).same);
+    if (inRequest) {
+      problems.push({
+        integrationId: entry.integrationId,
+        channel,
+        platform: integration?.providerIdentifier,
+        message: `entry ${index + 1} repeats entry ${inRequest.index + 1} of this request on the same channel; change the text, or send allowDuplicate: true if posting it twice is intended`,
+        duplicateOf: { postId: '', date: inRequest.date.toISOString(), state: 'REQUEST' },
+      });
+      continue;
+    }
+    seen.push({ integrationId: entry.integrationId, key, date, index });
+  }
+  return problems;
+}

@@ -1,0 +1,129 @@
+// Editing a post that has not gone out (draft, scheduled, waiting for approval, failed): content of each item (items may be
+// added or removed), date, media, settings. The same validation as creation (validatePlan, the duplicate guard), then the
+// chain is rewritten in place; a queued post's job follows its new date. An agent's edit under the approval gate sends the
+// post back for approval.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { PostSchema, type Post, type PostApproval, type PostState, type StoredMedia } from '../../src/db/entities.js';
+import { conflict } from '../../src/errors.js';
+import { newId } from '../../src/lib/crypto.js';
+import { sanitizeContent } from '../../src/lib/content.js';
+import type { ToolContext } from '../types.js';
+import { PostValidationError, planOptions, validatePlan, type PlanEntry, type PlanItem } from './create-posts.js';
+import { comparablePost, findDuplicates } from './duplicates.js';
+import { agentVia, approvalRequest } from './approval.js';
+import { announcePostChange } from './announce.js';
+import { cancelPublish, schedulePublish } from './queue.js';
+import { postView, type PostView } from './post-view.js';
+
+export interface PostEdit {
+  date?: Date;
+  /** The whole chain, first item first; absent keeps the items as they are. */
+  items?: PlanItem[];
+  /** Platform settings without `__type`; absent keeps them. */
+  settings?: Record<string, unknown>;
+  allowDuplicate?: boolean;
+}
+
+const EDITABLE: PostState[] = ['DRAFT', 'QUEUE', 'AWAITING_APPROVAL', 'ERROR'];
+
+export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'services'>, em: EntityManager, id: string, edit: PostEdit): Promise<PostView> {
+  const { caller, services } = context;
+  const organizationId = caller.organizationId;
+  const { root, chain, integration } = await postView(em, organizationId, id);
+  const sent = chain.filter((item) => item.state === 'PUBLISHED').length;
+  if (sent > 0 || !EDITABLE.includes(root.state)) {
+    throw conflict(`Post ${root.id} has ${sent === chain.length ? 'been published' : 'been published in part'}; it cannot be edited.`, {
+      hint: 'Create a new post instead (what went out stays on the platform).',
+    });
+  }
+  if (chain.some((item) => item.attemptStartedAt)) {
+    throw conflict(`Post ${root.id} is being published right now.`, { hint: 'Wait a minute and read it again: edit it only if it did not go out.' });
+  }
+  const publishing = root.state === 'QUEUE' || root.state === 'AWAITING_APPROVAL';
+  const { __type: _type, ...currentSettings } = root.settings;
+  const entry: PlanEntry = {
+    integrationId: integration.id,
+    type: publishing ? 'schedule' : 'draft',
+    date: edit.date ?? root.publishDate,
+    shortLink: root.shortLink,
+    tags: root.tags,
+    groupKey: 0,
+    settings: edit.settings ?? currentSettings,
+    items: edit.items ?? chain.map((item) => ({ content: item.content, media: structuredClone(item.media), delay: item.delay })),
+  };
+  await validatePlan(em, organizationId, { creationMethod: root.creationMethod === 'MCP' ? 'MCP' : 'API', entries: [entry] }, planOptions(services));
+  // The guard looks at a changed text; a new date alone does not make a post a repetition of others.
+  if (!edit.allowDuplicate && comparablePost(entry.items[0].content, entry.settings).key !== comparablePost(root.content, root.settings).key) {
+    const duplicates = await findDuplicates(em, organizationId, [entry], new Map([[integration.id, integration]]), {
+      now: services.now(),
+      windowDays: services.config.duplicateWindowDays,
+      exclude: [root.id],
+    });
+    if (duplicates.length > 0) throw new PostValidationError(duplicates);
+  }
+
+  // An agent's edit needs a new approval when the gate applies to it; an earlier approval does not cover the new content.
+  const agent = agentVia(context) !== undefined;
+  const request = agent ? await approvalRequest(em, context) : undefined;
+  let state: PostState = root.state;
+  let approval: PostApproval | null = root.approval ?? null;
+  if (agent) {
+    if (publishing && request) {
+      state = 'AWAITING_APPROVAL';
+      approval = request;
+    } else if (approval?.decision === 'approved') approval = null;
+  }
+
+  const now = services.now();
+  const settings = { ...entry.settings, __type: integration.providerIdentifier };
+  const date = entry.date!;
+  await em.transactional(async (transaction) => {
+    let parent: Post | undefined;
+    for (const [position, item] of entry.items.entries()) {
+      const media: StoredMedia[] = item.media;
+      const existing = chain[position] ? transaction.merge(chain[position]) : undefined;
+      // A new item starts as a bare row (nullable and defaulted columns left to their defaults); the fields below fill it.
+      const row =
+        existing ??
+        transaction.create(PostSchema, {
+          id: newId(),
+          organizationId,
+          integrationId: integration.id,
+          group: root.group,
+          parentPostId: parent?.id ?? null,
+          rootPostId: root.id,
+          position,
+          content: '',
+          settings,
+          media: [],
+          tags: root.tags,
+          shortLink: root.shortLink,
+          state,
+          publishDate: date,
+          creationMethod: root.creationMethod,
+        });
+      // Recorded platform steps (an uploaded file, a container) belong to the old content: a new run starts afresh.
+      Object.assign(row, {
+        content: sanitizeContent(item.content),
+        media,
+        settings,
+        delay: position === 0 ? 0 : item.delay,
+        publishDate: date,
+        state,
+        publishProgress: null,
+        attempts: 0,
+        lastError: null,
+        nextAttemptAt: null,
+        ...(state === 'ERROR' ? { error: row.error ?? 'Not attempted yet: retry the post to publish it.' } : { error: null }),
+      });
+      parent = row;
+    }
+    for (const removed of chain.slice(entry.items.length)) transaction.merge(removed).deletedAt = now;
+    transaction.merge(root).approval = approval;
+    await transaction.flush();
+    if (state === 'QUEUE') await schedulePublish(transaction, root.id, date);
+    else await cancelPublish(transaction, root.id);
+  });
+  await announcePostChange(services, root.id);
+  return postView(services.orm.em.fork(), organizationId, root.id);
+}
