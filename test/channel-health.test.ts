@@ -136,7 +136,8 @@ describe('posts on a channel that will be expired', () => {
     const expiry = new Date(Date.now() + 3 * DAY);
     await em().nativeUpdate(IntegrationSchema, { id: linkedinId }, { tokenExpiresAt: expiry });
     const create = (date: Date, type = 'schedule') =>
-      herald.rest('POST', '/posts', { type, date: date.toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: linkedinId }, value: [{ content: '<p>Hello</p>', image: [] }], settings: {} }] });
+      // The same text on purpose, several times: allowDuplicate tells the duplicate guard so.
+      herald.rest('POST', '/posts', { type, date: date.toISOString(), shortLink: false, allowDuplicate: true, tags: [], posts: [{ integration: { id: linkedinId }, value: [{ content: '<p>Hello</p>', image: [] }], settings: {} }] });
     const late = await create(new Date(expiry.getTime() + DAY));
     expect(late.status, JSON.stringify(late.body)).toBe(200);
     expect(late.body[0].warnings).toEqual([

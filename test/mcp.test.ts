@@ -27,7 +27,7 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   integrationSchema: { properties: ['isPremium', 'platform'], required: ['isPremium', 'platform'] },
   triggerTool: { properties: ['integrationId', 'methodName', 'dataSchema'], required: ['integrationId', 'methodName', 'dataSchema'] },
   schedulePostTool: { properties: ['socialPost', 'idempotencyKey', 'allowDuplicate'], required: ['socialPost'] },
-  validatePostTool: { properties: ['socialPost'], required: ['socialPost'] },
+  validatePostTool: { properties: ['socialPost', 'allowDuplicate'], required: ['socialPost'] },
   generateImageTool: { properties: ['prompt', 'idempotencyKey'], required: ['prompt'] },
   generateVideoOptions: { properties: [], required: [] },
   videoFunctionTool: { properties: ['identifier', 'functionName'], required: ['identifier', 'functionName'] },
