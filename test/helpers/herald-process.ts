@@ -6,9 +6,12 @@ import { fileURLToPath } from 'node:url';
 
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The command `npm start` runs, usable from any working directory. */
-export function startCommand(): { command: string; args: string[] } {
-  return { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), path.join(repositoryRoot, 'src/main.ts')] };
+/**
+ * The command `npm start` runs (package.json's `start`: the compiled JavaScript in dist/, built first when a source is
+ * newer), usable from any working directory. `args` are Herald's own (e.g. `--role worker`).
+ */
+export function startCommand(args: string[] = []): { command: string; args: string[] } {
+  return { command: process.execPath, args: [path.join(repositoryRoot, 'scripts/run.mjs'), 'main', ...args] };
 }
 
 export async function freePort(): Promise<number> {
@@ -41,9 +44,9 @@ export interface HeraldProcess {
  * Starts Herald in its own process group and waits for the banner. Answers when it is running, or rejects with its
  * output when it exits first.
  */
-export async function startHeraldProcess(options: { env: Record<string, string>; cwd?: string; timeoutMs?: number }): Promise<HeraldProcess> {
+export async function startHeraldProcess(options: { env: Record<string, string>; cwd?: string; timeoutMs?: number; args?: string[] }): Promise<HeraldProcess> {
   const port = options.env.PORT ?? String(await freePort());
-  const { command, args } = startCommand();
+  const { command, args } = startCommand(options.args);
   const child = spawn(command, args, {
     cwd: options.cwd ?? repositoryRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env, PORT: port },
