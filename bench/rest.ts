@@ -1,0 +1,38 @@
+// REST: GET /api/public/v1/integrations (API key, rate limiting on and exact, one channel) against a bare express + pg
+// server doing one primary-key SELECT on the same database, interleaved run by run.
+//   npm run bench -- rest      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS)
+import { connectChannel, newDatabase, startBaseline, startHerald, startPlatformFake, socialEndpoints } from './lib/env.js';
+import { loadGet } from './lib/load.js';
+import { heading, line, ratios, repeat, settings } from './lib/stats.js';
+
+export async function restFigure(): Promise<void> {
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+  const databaseUrl = await newDatabase('rest');
+  const fake = await startPlatformFake();
+  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake) });
+  const baseline = await startBaseline('express-pg.mjs', { DATABASE_URL: databaseUrl, INTEGRATION_ID: await connectChannel(herald, herald.apiKey!, fake) });
+  try {
+    const figures = await repeat(settings.runs, async () => {
+      const ours = await loadGet(`${herald.url}/api/public/v1/integrations`, { authorization: herald.apiKey! }, connections, settings.seconds);
+      const bare = await loadGet(`${baseline.url}/integrations`, {}, connections, settings.seconds);
+      if (ours.errors || bare.errors) console.log(`  (errors: Herald ${ours.errors}, baseline ${bare.errors})`);
+      return { ours: ours.perSecond, oursP99: ours.p99, bare: bare.perSecond, bareP99: bare.p99 };
+    });
+    heading(`REST GET /integrations, ${connections} connections, ${settings.runs} runs of ${settings.seconds} s each, interleaved`);
+    console.log(line({ label: 'Herald', values: figures.ours, unit: 'requests/s' }));
+    console.log(line({ label: 'Herald p99', values: figures.oursP99, unit: 'ms', digits: 1 }));
+    console.log(line({ label: 'express + pg, one SELECT', values: figures.bare, unit: 'requests/s' }));
+    console.log(line({ label: 'express + pg p99', values: figures.bareP99, unit: 'ms', digits: 1 }));
+    console.log(line({ label: 'ratio Herald / baseline (target ≥ 0.5)', values: ratios(figures.ours, figures.bare), unit: '', digits: 2 }));
+  } finally {
+    await herald.stop();
+    await baseline.stop();
+    await fake.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { stopPostgres } = await import('./lib/env.js');
+  await restFigure();
+  await stopPostgres();
+}
