@@ -103,6 +103,8 @@ export interface PlatformFake {
   chatId: string;
   /** Every sendMessage received: its text and when it arrived (epoch ms). */
   received: { text: string; at: number }[];
+  /** Each sendMessage answers after this long (0: at once). */
+  delayMs: number;
   close(): Promise<void>;
 }
 
@@ -135,7 +137,8 @@ export async function startPlatformFake(): Promise<PlatformFake> {
       if (method === 'getChat') return answer(chat);
       if (method === 'sendMessage') {
         received.push({ text: String(body.text ?? ''), at });
-        return answer({ message_id: ++messageId, date: Math.floor(at / 1000), chat, text: body.text });
+        const reply = () => answer({ message_id: ++messageId, date: Math.floor(at / 1000), chat, text: body.text });
+        return fake.delayMs > 0 ? void setTimeout(reply, fake.delayMs) : reply();
       }
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ ok: false, error_code: 404, description: 'Not Found' }));
@@ -143,16 +146,18 @@ export async function startPlatformFake(): Promise<PlatformFake> {
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(Number(process.env.FAKE_PORT ?? 0), '127.0.0.1', resolve));
-  return {
+  const fake: PlatformFake = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     token,
     chatId: String(chat.id),
     received,
+    delayMs: 0,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return fake;
 }
 
 export const socialEndpoints = (fake: PlatformFake) => JSON.stringify({ telegram: { api: fake.url } });

@@ -61,7 +61,7 @@ export async function startHeraldProcess(options: { env: Record<string, string>;
   const started = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), options.timeoutMs ?? 60_000);
     const check = () => {
-      if (/Herald is running at/.test(stdout)) {
+      if (/Herald is running/.test(stdout)) {
         clearTimeout(timer);
         resolve(true);
       }
@@ -69,7 +69,7 @@ export async function startHeraldProcess(options: { env: Record<string, string>;
     child.stdout!.on('data', check);
     void exited.then(() => {
       clearTimeout(timer);
-      resolve(/Herald is running at/.test(stdout));
+      resolve(/Herald is running/.test(stdout));
     });
   });
   const handle: HeraldProcess = {
