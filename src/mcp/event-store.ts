@@ -41,6 +41,14 @@ export async function storeEvent(em: EntityManager, sessionId: string, streamId:
   return eventId(streamId, row.id);
 }
 
+const LATEST = statement('mcp_event_latest', 'select coalesce(max(id), 0) as id from mcp_event where stream_id = $1');
+
+/** The sequence of a stream's last stored event ('0' when none): a new GET stream starts after it. */
+export async function latestSequence(em: EntityManager, streamId: string): Promise<string> {
+  const [row] = await sqlOf(em).rows<{ id: string }>(LATEST, [streamId]);
+  return String(row?.id ?? 0);
+}
+
 /** The events of a stream after `sequence`, oldest first. */
 export async function eventsAfter(em: EntityManager, sessionId: string, streamId: string, sequence: string): Promise<StoredEvent[]> {
   const rows = await sqlOf(em).rows<{ id: string; message: JSONRPCMessage }>(AFTER, [streamId, sessionId, sequence]);

@@ -2,9 +2,8 @@
 // resumed here with Last-Event-ID) and the transports waiting for a client's answer to a server request (an elicitation).
 // One LISTEN connection per process hears the other processes through Postgres NOTIFY:
 // - herald_mcp_stream <stream id>: events were stored for a stream; the process holding it sends them;
-// - herald_notification {organizationId, type, content, link}: a notification row was made (by the worker, wherever it
-//   runs); the process holding a session's GET stream sends it as notifications/message when the session's log level
-//   allows (the session asked for it with logging/setLevel);
+//   (a notification made by the worker reaches the sessions that way: a trigger stores it as an event of their GET streams,
+//   see Migration20261124100000);
 // - herald_mcp_reply {sessionId, messages}: a client answered a server request on another process; the process whose
 //   transport asked receives the answer.
 import type { ServerResponse } from 'node:http';
@@ -12,10 +11,8 @@ import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../lib/logger.js';
-import { eventsAfter, STREAM_CHANNEL, storeEvent, type StoredEvent } from './event-store.js';
-import { LOG_LEVELS, type LogLevel, type SessionStore } from './session-store.js';
+import { eventsAfter, STREAM_CHANNEL, type StoredEvent } from './event-store.js';
 
-export const NOTIFICATION_CHANNEL = 'herald_notification';
 export const REPLY_CHANNEL = 'herald_mcp_reply';
 const KEEPALIVE_MS = 25_000;
 /** A resumed request stream re-reads its events this often, in case an announcement was missed. */
@@ -35,9 +32,6 @@ interface LiveStream {
 
 const isResponse = (message: JSONRPCMessage) => 'id' in message && ('result' in message || 'error' in message);
 
-/** The level a notification is sent at: failures and broken channels are warnings. */
-const levelOf = (type: string): LogLevel => (type === 'post_published' ? 'info' : 'warning');
-const allows = (threshold: LogLevel | undefined, level: LogLevel) => threshold !== undefined && LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(threshold);
 
 export class SessionHub {
   private readonly streams = new Map<string, LiveStream>();
@@ -47,7 +41,7 @@ export class SessionHub {
   private stopped = false;
 
   constructor(
-    private readonly options: { connectionString: string; em: () => EntityManager; store: SessionStore; logger: Logger },
+    private readonly options: { connectionString: string; em: () => EntityManager; logger: Logger },
   ) {}
 
   /** Opens the LISTEN connection (again after a loss, every 2 seconds until it works). */
@@ -69,7 +63,7 @@ export class SessionHub {
     client.on('notification', (message) => void this.heard(message.channel, message.payload ?? '').catch((error: Error) => this.options.logger.warn({ err: error.message }, 'an MCP notification could not be delivered')));
     client
       .connect()
-      .then(() => client.query(`listen ${STREAM_CHANNEL}; listen ${NOTIFICATION_CHANNEL}; listen ${REPLY_CHANNEL}`))
+      .then(() => client.query(`listen ${STREAM_CHANNEL}; listen ${REPLY_CHANNEL}`))
       .then(() => {
         // Events stored while the connection was down are sent now.
         for (const stream of this.streams.values()) this.pump(stream);
@@ -96,7 +90,8 @@ export class SessionHub {
    */
   openStream(response: ServerResponse, stream: { sessionId: string; organizationId: string; streamId: string; requestStream: boolean; afterSequence: string }): void {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no', 'mcp-session-id': stream.sessionId });
-    response.flushHeaders();
+    // A comment at once, so a proxy that holds the headers until the first bytes of the body passes them on now.
+    response.write(': stream open\n\n');
     // A second stream with the same id (a client reconnecting before the old connection ended) replaces the first.
     const previous = this.streams.get(stream.streamId);
     if (previous) this.end(previous);
@@ -167,25 +162,6 @@ export class SessionHub {
       const { sessionId, messages } = JSON.parse(payload) as { sessionId: string; messages: JSONRPCMessage[] };
       for (const deliver of this.waiting.get(sessionId) ?? []) for (const message of messages) deliver(message);
       return;
-    }
-    if (channel === NOTIFICATION_CHANNEL) {
-      const notification = JSON.parse(payload) as { organizationId: string; type: string; content: string; link: string | null };
-      const held = [...this.streams.values()].filter((stream) => !stream.requestStream && stream.organizationId === notification.organizationId);
-      if (held.length === 0) return;
-      const states = await this.options.store.statesOf(held.map((stream) => stream.sessionId));
-      const level = levelOf(notification.type);
-      for (const stream of held) {
-        if (!allows(states.get(stream.sessionId)?.logLevel, level)) continue;
-        const message: JSONRPCMessage = {
-          jsonrpc: '2.0',
-          method: 'notifications/message',
-          params: { level, logger: 'herald', data: { type: notification.type, message: notification.content, ...(notification.link ? { link: notification.link } : {}) } },
-        };
-        // Stored, then sent in order with the stream's other events (a client that reconnects with Last-Event-ID on another
-        // process gets it from the store).
-        await storeEvent(this.options.em(), stream.sessionId, stream.streamId, message, false);
-        this.pump(stream);
-      }
     }
   }
 }

@@ -43,7 +43,6 @@ const DELETE = statement('mcp_session_delete', 'with gone as (delete from mcp_se
 const DELETE_FOR_CREDENTIAL = statement('mcp_session_delete_credential', 'delete from mcp_session where credential_id = $1 returning id');
 const DELETE_IDLE = statement('mcp_session_delete_idle', 'delete from mcp_session where last_seen_at < $1 returning id');
 const DELETE_OLD_EVENTS = statement('mcp_event_prune', 'delete from mcp_event where created_at < $1 or session_id not in (select id from mcp_session)');
-const STATES_OF = statement('mcp_session_states', 'select id, state from mcp_session where id = any($1::text[])');
 
 /** How often last_seen_at is written: enough for an idle timeout counted in minutes, without a write per request. */
 const TOUCH_EVERY_MS = 60_000;
@@ -87,12 +86,6 @@ export class SessionStore {
   async updateState(id: string, patch: SessionState): Promise<SessionState> {
     const [row] = await this.sql.rows<{ state: SessionState }>(UPDATE_STATE, [id, JSON.stringify(patch)]);
     return row?.state ?? {};
-  }
-
-  async statesOf(ids: string[]): Promise<Map<string, SessionState>> {
-    if (ids.length === 0) return new Map();
-    const rows = await this.sql.rows<{ id: string; state: SessionState }>(STATES_OF, [ids]);
-    return new Map(rows.map((row) => [row.id, row.state ?? {}]));
   }
 
   async delete(id: string): Promise<void> {

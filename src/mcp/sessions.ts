@@ -22,7 +22,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller, Services } from '../../tools/types.js';
 import { createMcpServer } from './server.js';
-import { EVENT_RETENTION_MS, parseEventId, PostgresEventStore, standaloneStreamOf, storeEvent } from './event-store.js';
+import { EVENT_RETENTION_MS, latestSequence, parseEventId, PostgresEventStore, standaloneStreamOf, storeEvent } from './event-store.js';
 import { SessionHub } from './hub.js';
 import { SessionStore, type SessionRow, type SessionState } from './session-store.js';
 
@@ -59,7 +59,7 @@ export class McpSessions {
   constructor(private readonly services: Services) {
     const em = () => services.orm.em.fork();
     this.store = new SessionStore(em);
-    this.hub = new SessionHub({ connectionString: services.orm.config.get('clientUrl') ?? '', em, store: this.store, logger: services.logger });
+    this.hub = new SessionHub({ connectionString: services.orm.config.get('clientUrl') ?? '', em, logger: services.logger });
     this.hub.start();
     this.sweeper = setInterval(() => void this.closeIdle().catch((error: Error) => services.logger.warn({ err: error.message }, 'MCP session sweep failed')), 60_000);
     this.sweeper.unref();
@@ -177,7 +177,9 @@ export class McpSessions {
     const resumed = typeof lastEventId === 'string' ? parseEventId(lastEventId) : undefined;
     if (typeof lastEventId === 'string' && !resumed) return jsonRpcError(response, 400, 'Invalid Last-Event-ID.');
     const streamId = resumed?.streamId ?? standalone;
-    this.hub.openStream(response, { sessionId: session.id, organizationId: session.organizationId, streamId, requestStream: streamId !== standalone, afterSequence: resumed?.sequence ?? '0' });
+    // Without Last-Event-ID the stream starts now: what was stored before is for a client resuming an earlier stream.
+    const afterSequence = resumed?.sequence ?? (await latestSequence(this.services.orm.em.fork(), streamId));
+    this.hub.openStream(response, { sessionId: session.id, organizationId: session.organizationId, streamId, requestStream: streamId !== standalone, afterSequence });
   }
 
   /** Ends every session of a credential (revoked key or token), on every process. */
