@@ -1,4 +1,4 @@
-// Prints figures for the costs that matter at the edges: password hashing (every log-in and sign-up) and length counting
+// Micro figures (`npm run bench -- micro`): the costs that matter at the edges: password hashing (every log-in and sign-up) and length counting
 // of long posts (every validation). Run with `npm run bench`; nothing here asserts, it measures.
 import { contentLength } from '../src/lib/content.js';
 import { hashPassword, verifyPassword } from '../src/lib/password.js';

@@ -134,7 +134,8 @@ export async function startPlatformFake(): Promise<PlatformFake> {
         response.end(JSON.stringify({ ok: true, result }));
       };
       if (method === 'getMe') return answer({ id: 123456789, is_bot: true, first_name: 'Bench', username: 'bench_bot' });
-      if (method === 'getChat') return answer(chat);
+      // Any chat id is a chat of the bot (several channels on one fake).
+      if (method === 'getChat') return answer({ ...chat, id: Number(body.chat_id) || chat.id, title: `Bench channel ${body.chat_id ?? ''}` });
       if (method === 'sendMessage') {
         received.push({ text: String(body.text ?? ''), at });
         const reply = () => answer({ message_id: ++messageId, date: Math.floor(at / 1000), chat, text: body.text });

@@ -18,22 +18,20 @@ import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
 
 const publishPayload = z.object({ postId: z.string().min(1) });
 
-/** `arm`: wakes this process's workers when a job it re-scheduled is due (the next item of a thread, a recheck, a retry). */
-export function publishPostTask(services: Services, arm: (at: number) => void = () => undefined): Task {
+export function publishPostTask(services: Services): Task {
   return async (payload, helpers) => {
     const { postId } = publishPayload.parse(payload);
     await exclusively(helpers, publishJobKey(postId), async () => {
       const outcome = await publishChain(services, postId);
       if (outcome.kind === 'waiting') {
         await helpers.addJob(PUBLISH_TASK, { postId }, { runAt: outcome.runAt, jobKey: publishJobKey(postId), jobKeyMode: 'replace', maxAttempts: 8 });
-        arm(outcome.runAt.getTime());
       }
     });
   };
 }
 
-export const taskList = (services: Services, arm?: (at: number) => void) => ({
-  [PUBLISH_TASK]: publishPostTask(services, arm),
+export const taskList = (services: Services) => ({
+  [PUBLISH_TASK]: publishPostTask(services),
   [GENERATE_TASK]: generateMediaTask(services),
   sweep_due_posts: (async () => {
     await sweepDuePosts(services.orm.em.fork(), services.now());
@@ -55,6 +53,26 @@ export interface Worker {
   runner: Runner;
   /** Lets running jobs finish, releases the others, closes the pool. */
   stop(): Promise<void>;
+}
+
+/**
+ * Every task's `helpers.addJob` with a `runAt` also wakes this process's workers at that time (the next item of a thread,
+ * a platform's processing recheck, a generation check, a webhook retry), instead of at the next poll.
+ */
+function punctual(tasks: Record<string, Task>, arm: (at: number) => void): Record<string, Task> {
+  return Object.fromEntries(
+    Object.entries(tasks).map(([name, task]) => [
+      name,
+      ((payload, helpers) => {
+        const addJob: typeof helpers.addJob = async (identifier, jobPayload, spec) => {
+          const job = await helpers.addJob(identifier, jobPayload, spec);
+          if (spec?.runAt) arm(new Date(spec.runAt).getTime());
+          return job;
+        };
+        return task(payload, Object.create(helpers, { addJob: { value: addJob } }));
+      }) as Task,
+    ]),
+  );
 }
 
 /** graphile-worker's poll: only a back-up of the timers of WorkerPresence (see presence.ts). */
@@ -88,7 +106,7 @@ export async function startWorker(services: Services, connectionString: string):
     pollInterval: POLL_INTERVAL_MS,
     logger: silentLogger,
     events,
-    taskList: taskList(services, (at) => presence.arm(at)),
+    taskList: punctual(taskList(services), (at) => presence.arm(at)),
     crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}`,
   });
   return {

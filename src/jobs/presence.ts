@@ -9,7 +9,7 @@
 // Punctuality. graphile-worker runs a job when it is added due now (its own NOTIFY), or at its next poll. Herald's jobs are
 // mostly due later (a post's date), so the process keeps a timer for each known due time and wakes its workers at that
 // moment: due times come from `herald_job_scheduled` NOTIFYs sent when a post is scheduled (any process), from this
-// process's own re-schedules, and from a look-ahead query every 30 seconds for jobs due within the next 35 (retries and
+// process's own jobs' re-schedules (helpers.addJob with a runAt), and from a look-ahead query every 30 seconds for jobs due within the next 35 (retries and
 // the other tasks' jobs). The poll then only backs these up: every 10 seconds instead of every second, so an idle worker
 // costs Postgres fewer queries than before while a post due at 12:00:00.000 starts within milliseconds of it.
 import { randomUUID } from 'node:crypto';

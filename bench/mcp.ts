@@ -1,0 +1,63 @@
+// MCP: tools/call integrationList from 10 SDK clients, each with its own stateful session over streamable HTTP, against a
+// bare MCP SDK server answering a trivial tool (sessions in memory, no database), interleaved run by run.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { connectChannel, newDatabase, socialEndpoints, startBaseline, startHerald, startPlatformFake } from './lib/env.js';
+import { closedLoop } from './lib/load.js';
+import { heading, line, ratios, repeat, settings } from './lib/stats.js';
+
+async function clients(url: string, count: number, headers: Record<string, string>): Promise<Client[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const client = new Client({ name: 'bench', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+      return client;
+    }),
+  );
+}
+
+const callAll = (all: Client[], seconds: number) =>
+  closedLoop({
+    connections: all.length,
+    seconds,
+    send: async (index) => {
+      const result = await all[index].callTool({ name: 'integrationList', arguments: {} });
+      return !result.isError;
+    },
+  });
+
+export async function mcpFigure(): Promise<void> {
+  const count = Number(process.env.BENCH_MCP_CLIENTS ?? 10);
+  const databaseUrl = await newDatabase('mcp');
+  const fake = await startPlatformFake();
+  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake) });
+  await connectChannel(herald, herald.apiKey!, fake);
+  const baseline = await startBaseline('mcp-sdk.mjs', {});
+  const ours = await clients(`${herald.url}/api/mcp`, count, { authorization: `Bearer ${herald.apiKey}` });
+  const bare = await clients(baseline.url, count, {});
+  try {
+    const figures = await repeat(settings.runs, async () => {
+      const a = await callAll(ours, settings.seconds);
+      const b = await callAll(bare, settings.seconds);
+      if (a.errors || b.errors) console.log(`  (errors: Herald ${a.errors}, baseline ${b.errors})`);
+      return { ours: a.perSecond, oursP99: a.p99, bare: b.perSecond, bareP99: b.p99 };
+    });
+    heading(`MCP tools/call integrationList, ${count} SDK clients (one stateful session each), ${settings.runs} runs of ${settings.seconds} s, interleaved`);
+    console.log(line({ label: 'Herald', values: figures.ours, unit: 'calls/s' }));
+    console.log(line({ label: 'Herald p99', values: figures.oursP99, unit: 'ms', digits: 1 }));
+    console.log(line({ label: 'bare MCP SDK server, trivial tool', values: figures.bare, unit: 'calls/s' }));
+    console.log(line({ label: 'bare SDK p99', values: figures.bareP99, unit: 'ms', digits: 1 }));
+    console.log(line({ label: 'ratio Herald / baseline (target ≥ 0.6)', values: ratios(figures.ours, figures.bare), unit: '', digits: 2 }));
+  } finally {
+    await Promise.all([...ours, ...bare].map((client) => client.close().catch(() => undefined)));
+    await herald.stop();
+    await baseline.stop();
+    await fake.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { stopPostgres } = await import('./lib/env.js');
+  await mcpFigure();
+  await stopPostgres();
+}
