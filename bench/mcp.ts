@@ -36,6 +36,9 @@ export async function mcpFigure(): Promise<void> {
   const ours = await clients(`${herald.url}/api/mcp`, count, { authorization: `Bearer ${herald.apiKey}` });
   const bare = await clients(baseline.url, count, {});
   try {
+    // Both warmed up first (the JIT compiles the hot paths), then measured.
+    await callAll(ours, 3);
+    await callAll(bare, 3);
     const figures = await repeat(settings.runs, async () => {
       const a = await callAll(ours, settings.seconds);
       const b = await callAll(bare, settings.seconds);

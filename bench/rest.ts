@@ -12,6 +12,9 @@ export async function restFigure(): Promise<void> {
   const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake) });
   const baseline = await startBaseline('express-pg.mjs', { DATABASE_URL: databaseUrl, INTEGRATION_ID: await connectChannel(herald, herald.apiKey!, fake) });
   try {
+    // Both warmed up first (the JIT compiles the hot paths), then measured.
+    await loadGet(`${herald.url}/api/public/v1/integrations`, { authorization: herald.apiKey! }, connections, 3);
+    await loadGet(`${baseline.url}/integrations`, {}, connections, 3);
     const figures = await repeat(settings.runs, async () => {
       const ours = await loadGet(`${herald.url}/api/public/v1/integrations`, { authorization: herald.apiKey! }, connections, settings.seconds);
       const bare = await loadGet(`${baseline.url}/integrations`, {}, connections, settings.seconds);

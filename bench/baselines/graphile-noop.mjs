@@ -15,6 +15,7 @@ const connectionString = process.env.DATABASE_URL;
 const logger = new Logger(() => () => undefined);
 await runMigrations({ connectionString, logger });
 const pool = new pg.Pool({ connectionString, max: concurrency + 2 });
+pool.on("error", () => undefined);
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 let done = 0;
@@ -27,10 +28,10 @@ const lead = Number(process.env.LEAD_MS ?? 3000);
 const spread = Number(process.env.SPREAD_MS ?? 10_000);
 const start = Date.now() + lead;
 if (mode === 'throughput') {
-  await pool.query(`select graphile_worker.add_jobs(array(select ('noop', json_build_object('n', n), null, null, now(), 8, null, null, null)::graphile_worker.job_spec from generate_series(1, $1) n))`, [jobs]);
+  await pool.query(`select graphile_worker.add_jobs(array(select ('noop', json_build_object('n', n), null, now(), 8, null, null, null)::graphile_worker.job_spec from generate_series(1, $1) n))`, [jobs]);
 } else if (mode === 'lateness') {
   await pool.query(
-    `select graphile_worker.add_jobs(array(select ('noop', json_build_object('due', $2::float8 + n * $3::float8), null, null, to_timestamp(($2::float8 + n * $3::float8) / 1000), 8, null, null, null)::graphile_worker.job_spec from generate_series(0, $1 - 1) n))`,
+    `select graphile_worker.add_jobs(array(select ('noop', json_build_object('due', $2::float8 + n * $3::float8), null, to_timestamp(($2::float8 + n * $3::float8) / 1000), 8, null, null, null)::graphile_worker.job_spec from generate_series(0, $1 - 1) n))`,
     [jobs, start, spread / jobs],
   );
 }

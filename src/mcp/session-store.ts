@@ -37,6 +37,13 @@ const FIND = statement(
   'mcp_session_find',
   'select id, credential_id, organization_id, protocol_version, client_info, client_capabilities, state, last_seen_at from mcp_session where id = $1',
 );
+const FIND_WITH_API_KEY = statement(
+  'mcp_session_find_with_api_key',
+  `select k.id as key_id, k.organization_id as key_organization_id, s.id, s.credential_id, s.organization_id, s.protocol_version,
+     s.client_info, s.client_capabilities, s.state, s.last_seen_at
+   from api_key k left join mcp_session s on s.id = $2 and s.credential_id = k.id
+   where k.key_hash = $1 and k.revoked_at is null`,
+);
 const TOUCH = statement('mcp_session_touch', 'update mcp_session set last_seen_at = $2 where id = $1');
 const UPDATE_STATE = statement('mcp_session_state', `update mcp_session set state = state || $2::jsonb where id = $1 returning state`);
 const DELETE = statement('mcp_session_delete', 'with gone as (delete from mcp_session where id = $1 returning id) delete from mcp_event where session_id in (select id from gone)');
@@ -74,6 +81,16 @@ export class SessionStore {
   async find(id: string): Promise<SessionRow | undefined> {
     const [row] = await this.sql.rows<Record<string, any>>(FIND, [id]);
     return row ? toRow(row) : undefined;
+  }
+
+  /**
+   * An API key (its SHA-256) and its session in one round trip: undefined for an unknown or revoked key; `session` undefined
+   * when the key is good but the session is unknown or was opened by another credential.
+   */
+  async findWithApiKey(keyHash: string, id: string): Promise<{ keyId: string; organizationId: string; session?: SessionRow } | undefined> {
+    const [row] = await this.sql.rows<Record<string, any>>(FIND_WITH_API_KEY, [keyHash, id]);
+    if (!row) return undefined;
+    return { keyId: row.key_id, organizationId: row.key_organization_id, session: row.id ? toRow(row) : undefined };
   }
 
   /** Records that the session was used (at most once a minute). */

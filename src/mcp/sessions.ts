@@ -21,6 +21,8 @@ import {
   type JSONRPCNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller, Services } from '../../tools/types.js';
+import { apiKeyCaller } from '../../tools/internal/credentials.js';
+import { sha256 } from '../lib/crypto.js';
 import { createMcpServer } from './server.js';
 import { EVENT_RETENTION_MS, latestSequence, parseEventId, PostgresEventStore, standaloneStreamOf, storeEvent } from './event-store.js';
 import { SessionHub } from './hub.js';
@@ -70,7 +72,18 @@ export class McpSessions {
     return this.hub.openStreams;
   }
 
-  async handle(request: Request, response: Response, caller: Caller): Promise<void> {
+  /**
+   * The caller of an API key and the session named by a request, in one query (most MCP requests): undefined for an unknown
+   * or revoked key; `session` null when the session is unknown or another credential's.
+   */
+  async resolveWithApiKey(key: string, sessionId: string): Promise<{ caller: Caller; session: SessionRow | null } | undefined> {
+    if (key.length < 8 || key.length > 512) return undefined;
+    const found = await this.store.findWithApiKey(sha256(key), sessionId);
+    return found && { caller: apiKeyCaller(found.keyId, found.organizationId), session: found.session ?? null };
+  }
+
+  /** `loaded`: the request's session when the caller was resolved with it (resolveWithApiKey). */
+  async handle(request: Request, response: Response, caller: Caller, loaded?: SessionRow | null): Promise<void> {
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId !== 'string') {
       if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
@@ -78,7 +91,7 @@ export class McpSessions {
       }
       return this.initialize(request, response, caller);
     }
-    const session = await this.store.find(sessionId);
+    const session = loaded === undefined ? await this.store.find(sessionId) : loaded;
     // A session opened by another credential is answered exactly like an unknown one.
     if (!session || session.credentialId !== caller.credentialId) return jsonRpcError(response, 404, 'Session not found: initialize a new session.');
     await this.store.touch(session, this.services.now());
@@ -140,21 +153,17 @@ export class McpSessions {
   /** One POST of a session: a server and a transport for it, released once every request in it has been answered. */
   private async serve(request: Request, response: Response, session: SessionContext): Promise<void> {
     const server = createMcpServer(this.services, session.caller, session);
-    let clientGone = false;
+    const events = new PostgresEventStore(() => this.services.orm.em.fork(), session.id);
     response.on('close', () => {
-      if (!response.writableFinished) clientGone = true;
+      // Cut before the end: the answer still to come is kept for a resume with Last-Event-ID (on any process).
+      if (!response.writableFinished) void events.clientGone().catch((error: Error) => this.services.logger.warn({ err: error.message }, 'MCP stream events could not be stored'));
     });
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      eventStore: new PostgresEventStore(() => this.services.orm.em.fork(), session.id, () => clientGone),
-    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, eventStore: events });
     const pending = new Set((Array.isArray(request.body) ? request.body : [request.body]).filter((message) => isJSONRPCRequest(message)).map((message) => message.id));
     let stopWaiting = () => undefined as void;
-    const release = () => {
-      stopWaiting();
-      void transport.close().catch(() => undefined);
-      void server.close().catch(() => undefined);
-    };
+    // Nothing to close once answered: the transport's streams ended with the response, and the server holds no timer (closing
+    // them costs an Error with its stack per request, measured 3-4% of an MCP call); both are left to the garbage collector.
+    const release = () => stopWaiting();
     // The transport is released after its last answer: a tool still running when the client went away keeps storing its
     // events for a resume elsewhere.
     const send = transport.send.bind(transport);

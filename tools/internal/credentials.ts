@@ -36,8 +36,11 @@ export async function resolveApiKey(em: EntityManager, raw: string | undefined):
   // Every REST and MCP request runs this: one prepared statement on the unique key_hash index, no entity loaded.
   const [key] = await sqlOf(em).rows<{ id: string; organization_id: string }>(FIND_API_KEY, [sha256(raw)]);
   if (!key) return undefined;
-  return { organizationId: key.organization_id, credentialId: key.id, credentialKind: 'api_key', scopes: ['mcp:read', 'mcp:write'] };
+  return apiKeyCaller(key.id, key.organization_id);
 }
+
+/** The caller of an API key: its organization, every scope. */
+export const apiKeyCaller = (keyId: string, organizationId: string): Caller => ({ organizationId, credentialId: keyId, credentialKind: 'api_key', scopes: ['mcp:read', 'mcp:write'] });
 
 const FIND_API_KEY = statement('api_key_by_hash', 'select id, organization_id from api_key where key_hash = $1 and revoked_at is null');
 
@@ -57,5 +60,5 @@ export async function resolveApiKeyCounting(em: EntityManager, raw: string, wind
   if (raw.length < 8 || raw.length > 512) return undefined;
   const [row] = await sqlOf(em).rows<{ id: string; organization_id: string } & ConsumedRow>(FIND_API_KEY_AND_COUNT, [sha256(raw), ...consumeParameters(window)]);
   if (!row) return undefined;
-  return { caller: { organizationId: row.organization_id, credentialId: row.id, credentialKind: 'api_key', scopes: ['mcp:read', 'mcp:write'] }, limit: rateLimitState(row, window) };
+  return { caller: apiKeyCaller(row.id, row.organization_id), limit: rateLimitState(row, window) };
 }

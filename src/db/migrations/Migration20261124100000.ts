@@ -5,7 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
  * - mcp_session: an MCP session lives here, not in one process's memory, so any web process serves its requests. `state`
  *   holds per-session state (the log level set with logging/setLevel, and whatever else a feature keeps per session).
  * - mcp_event: the SSE events of the sessions' streams for a short while (unlogged: a crash of Postgres forgets them, as it
- *   would end the streams), so a stream cut on one process is resumed with Last-Event-ID on another.
+ *   would end the streams), so a stream cut on one process is resumed with Last-Event-ID on another. `sequence` orders a
+ *   request stream's events (numbered by the process answering); a GET stream's are ordered by `id`.
  * - a trigger that turns each new notification row (published, failed, needs reconnection) into an event of the MCP
  *   sessions that asked for log messages, announced with NOTIFY to the web process holding the session's stream, so a
  *   session hears what the worker did, in whichever process the worker runs.
@@ -32,6 +33,7 @@ export class Migration20261124100000 extends Migration {
       id bigserial primary key,
       session_id text not null,
       stream_id text not null,
+      sequence bigint null,
       message jsonb not null,
       created_at timestamptz not null default now()
     );`);
