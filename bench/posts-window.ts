@@ -21,8 +21,8 @@ async function load(client: pg.Client, organizationId: string, channels: string[
   );
   await client.query(
     `insert into post (id, organization_id, integration_id, group_id, root_post_id, parent_post_id, position, content, state, publish_date, creation_method, created_at, updated_at)
-     select 'benchc' || n, organization_id, integration_id, group_id, id, id, 1, 'A comment', state, publish_date, 'API', now(), now()
-     from post, generate_series(1, 1) n where organization_id = $1 and position = 0 and (substr(id, 6))::int % 9 = 0 limit $2`,
+     select 'c' || id, organization_id, integration_id, group_id, id, id, 1, 'A comment', state, publish_date, 'API', now(), now()
+     from post where organization_id = $1 and position = 0 and id like 'bench%' and (substr(id, 6))::int % 9 = 0 limit $2`,
     [organizationId, COMMENTS],
   );
   await client.query('analyze post');

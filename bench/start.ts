@@ -71,7 +71,7 @@ export async function startFigure(): Promise<void> {
     while (!/Herald is running/.test(output) && Date.now() < deadline) await sleep(100);
     await sleep(5000);
     const tree = processTree(npm.pid!);
-    const nodes = tree.filter((pid) => /node|npm/.test(commandOf(pid)) && !/postgres/.test(commandOf(pid)));
+    const nodes = tree.filter((pid) => /node|npm/.test(commandOf(pid)) && !/postgres|^sh /.test(commandOf(pid)));
     const npmRss = memoryOf([npm.pid!]).rss;
     const nodeCount = nodes.length;
     process.kill(-npm.pid!, 'SIGTERM');
@@ -88,7 +88,7 @@ export async function startFigure(): Promise<void> {
     console.log(line({ label: 'idle RSS, bare express + pg node process', values: memory.bareNode, unit: 'MiB' }));
     console.log(line({ label: 'idle PSS, Herald\'s embedded Postgres', values: memory.postgres, unit: 'MiB' }));
     console.log(line({ label: 'idle PSS, bare embedded Postgres', values: memory.barePostgres, unit: 'MiB' }));
-    console.log(`  npm start: ${nodeCount} node processes (npm waiting for Herald, then Herald itself), npm's own RSS ${npmRss.toFixed(0)} MiB`);
+    console.log(`  npm start: ${nodeCount} node processes (npm waiting for Herald, and Herald itself), npm's own RSS ${npmRss.toFixed(0)} MiB (run node scripts/run.mjs main directly to save it)`);
   } finally {
     for (const made of directories) fs.rmSync(made, { recursive: true, force: true });
   }

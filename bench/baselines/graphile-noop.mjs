@@ -16,6 +16,7 @@ const logger = new Logger(() => () => undefined);
 await runMigrations({ connectionString, logger });
 const pool = new pg.Pool({ connectionString, max: concurrency + 2 });
 pool.on("error", () => undefined);
+pool.on("connect", (client) => client.on("error", () => undefined));
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 let done = 0;
