@@ -1,8 +1,8 @@
 // REST create-post: POST /posts of a two-item thread on one channel, due in a day (validation, the rate limit, the rows, the
 // job), against a bare express + pg server inserting two rows in one transaction, interleaved run by run.
-import { connectChannel, newDatabase, postBody, socialEndpoints, startBaseline, startHerald, startPlatformFake } from './lib/env.js';
+import { connectChannel, newDatabase, postBody, socialEndpoints, startBaseline, startHerald, startPlatformFake, standalone } from './lib/env.js';
 import { closedLoop, keepAlive, request } from './lib/load.js';
-import { heading, line, ratios, repeat, settings } from './lib/stats.js';
+import { heading, printVersus, repeat, settings } from './lib/stats.js';
 
 export async function createPostFigure(): Promise<void> {
   const connections = Number(process.env.BENCH_CREATE_CONNECTIONS ?? 16);
@@ -25,11 +25,7 @@ export async function createPostFigure(): Promise<void> {
       return { ours: ours.perSecond, oursP99: ours.p99, bare: bare.perSecond, bareP99: bare.p99 };
     });
     heading(`REST POST /posts (two-item thread, one channel), ${connections} connections, ${settings.runs} runs of ${settings.seconds} s, interleaved`);
-    console.log(line({ label: 'Herald', values: figures.ours, unit: 'posts/s' }));
-    console.log(line({ label: 'Herald p99', values: figures.oursP99, unit: 'ms', digits: 1 }));
-    console.log(line({ label: 'express + pg, two INSERTs in a transaction', values: figures.bare, unit: 'posts/s' }));
-    console.log(line({ label: 'express + pg p99', values: figures.bareP99, unit: 'ms', digits: 1 }));
-    console.log(line({ label: 'ratio Herald / baseline', values: ratios(figures.ours, figures.bare), unit: '', digits: 2 }));
+    printVersus(figures, { unit: 'posts/s', baseline: 'express + pg, two INSERTs in a transaction', ratio: 'ratio Herald / baseline' });
   } finally {
     agent.destroy();
     await herald.stop();
@@ -38,8 +34,4 @@ export async function createPostFigure(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { stopPostgres } = await import('./lib/env.js');
-  await createPostFigure();
-  await stopPostgres();
-}
+await standalone(import.meta.url, createPostFigure);

@@ -3,7 +3,7 @@
 // Against bare graphile-worker no-op jobs due the same way (its poll every second, as Herald had before its timers). Then
 // the idle load each puts on Postgres (transactions per second with nothing to do).
 import pg from 'pg';
-import { connectChannel, newDatabase, postBody, rest, runBaseline, socialEndpoints, startHerald, startPlatformFake, sleep } from './lib/env.js';
+import { connectChannel, newDatabase, postBody, rest, runBaseline, socialEndpoints, startHerald, startPlatformFake, sleep, standalone } from './lib/env.js';
 import { heading, line, percentile, ratios, repeat, settings } from './lib/stats.js';
 
 const POSTS = 1000;
@@ -79,8 +79,4 @@ export async function latenessFigure(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { stopPostgres } = await import('./lib/env.js');
-  await latenessFigure();
-  await stopPostgres();
-}
+await standalone(import.meta.url, latenessFigure);

@@ -2,9 +2,9 @@
 // bare MCP SDK server answering a trivial tool (sessions in memory, no database), interleaved run by run.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { connectChannel, newDatabase, socialEndpoints, startBaseline, startHerald, startPlatformFake } from './lib/env.js';
+import { connectChannel, newDatabase, socialEndpoints, startBaseline, startHerald, startPlatformFake, standalone } from './lib/env.js';
 import { closedLoop } from './lib/load.js';
-import { heading, line, ratios, repeat, settings } from './lib/stats.js';
+import { heading, printVersus, repeat, settings } from './lib/stats.js';
 
 async function clients(url: string, count: number, headers: Record<string, string>): Promise<Client[]> {
   return Promise.all(
@@ -46,11 +46,7 @@ export async function mcpFigure(): Promise<void> {
       return { ours: a.perSecond, oursP99: a.p99, bare: b.perSecond, bareP99: b.p99 };
     });
     heading(`MCP tools/call integrationList, ${count} SDK clients (one stateful session each), ${settings.runs} runs of ${settings.seconds} s, interleaved`);
-    console.log(line({ label: 'Herald', values: figures.ours, unit: 'calls/s' }));
-    console.log(line({ label: 'Herald p99', values: figures.oursP99, unit: 'ms', digits: 1 }));
-    console.log(line({ label: 'bare MCP SDK server, trivial tool', values: figures.bare, unit: 'calls/s' }));
-    console.log(line({ label: 'bare SDK p99', values: figures.bareP99, unit: 'ms', digits: 1 }));
-    console.log(line({ label: 'ratio Herald / baseline (target ≥ 0.6)', values: ratios(figures.ours, figures.bare), unit: '', digits: 2 }));
+    printVersus(figures, { unit: 'calls/s', baseline: 'bare MCP SDK server, trivial tool', ratio: 'ratio Herald / baseline (target ≥ 0.6)' });
   } finally {
     await Promise.all([...ours, ...bare].map((client) => client.close().catch(() => undefined)));
     await herald.stop();
@@ -59,8 +55,4 @@ export async function mcpFigure(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { stopPostgres } = await import('./lib/env.js');
-  await mcpFigure();
-  await stopPostgres();
-}
+await standalone(import.meta.url, mcpFigure);

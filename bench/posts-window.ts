@@ -2,7 +2,7 @@
 // in nine with a comment), loaded in bulk with generate_series: p50 and p99 of sequential requests at the default page
 // size (1,000) and at 100, the query plan of the page's query, and against the same two queries run directly with pg.
 import pg from 'pg';
-import { connectChannel, newDatabase, socialEndpoints, startHerald, startPlatformFake } from './lib/env.js';
+import { connectChannel, newDatabase, socialEndpoints, startHerald, startPlatformFake, standalone } from './lib/env.js';
 import { heading, line, percentile, ratios, repeat, settings } from './lib/stats.js';
 
 const ROOTS = 900_000;
@@ -100,8 +100,4 @@ export async function postsWindowFigure(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { stopPostgres } = await import('./lib/env.js');
-  await postsWindowFigure();
-  await stopPostgres();
-}
+await standalone(import.meta.url, postsWindowFigure);

@@ -2,7 +2,7 @@
 // to a zero-latency local fake platform, from the first platform call to the last; against bare graphile-worker running N
 // no-op jobs at the same concurrency (first job to last), and with two worker processes against one.
 import type { HeraldProcess } from '../test/helpers/herald-process.js';
-import { connectChannel, newDatabase, postBody, rest, runBaseline, socialEndpoints, startHerald, startPlatformFake, type PlatformFake } from './lib/env.js';
+import { connectChannel, newDatabase, postBody, rest, runBaseline, socialEndpoints, startHerald, startPlatformFake, type PlatformFake, standalone } from './lib/env.js';
 import { heading, line, ratios, repeat, settings } from './lib/stats.js';
 
 async function publishRun(web: HeraldProcess, databaseUrl: string, fake: PlatformFake, integrationId: string, posts: number, concurrency: number, workers: number, run: string): Promise<number> {
@@ -49,8 +49,4 @@ export async function publishFigure(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { stopPostgres } = await import('./lib/env.js');
-  await publishFigure();
-  await stopPostgres();
-}
+await standalone(import.meta.url, publishFigure);

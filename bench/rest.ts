@@ -1,9 +1,9 @@
 // REST: GET /api/public/v1/integrations (API key, rate limiting on and exact, one channel) against a bare express + pg
 // server doing one primary-key SELECT on the same database, interleaved run by run.
 //   npm run bench -- rest      (BENCH_RUNS, BENCH_SECONDS, BENCH_CONNECTIONS)
-import { connectChannel, newDatabase, startBaseline, startHerald, startPlatformFake, socialEndpoints } from './lib/env.js';
+import { connectChannel, newDatabase, startBaseline, startHerald, startPlatformFake, socialEndpoints, standalone } from './lib/env.js';
 import { loadGet } from './lib/load.js';
-import { heading, line, ratios, repeat, settings } from './lib/stats.js';
+import { heading, printVersus, repeat, settings } from './lib/stats.js';
 
 export async function restFigure(): Promise<void> {
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -22,11 +22,7 @@ export async function restFigure(): Promise<void> {
       return { ours: ours.perSecond, oursP99: ours.p99, bare: bare.perSecond, bareP99: bare.p99 };
     });
     heading(`REST GET /integrations, ${connections} connections, ${settings.runs} runs of ${settings.seconds} s each, interleaved`);
-    console.log(line({ label: 'Herald', values: figures.ours, unit: 'requests/s' }));
-    console.log(line({ label: 'Herald p99', values: figures.oursP99, unit: 'ms', digits: 1 }));
-    console.log(line({ label: 'express + pg, one SELECT', values: figures.bare, unit: 'requests/s' }));
-    console.log(line({ label: 'express + pg p99', values: figures.bareP99, unit: 'ms', digits: 1 }));
-    console.log(line({ label: 'ratio Herald / baseline (target ≥ 0.5)', values: ratios(figures.ours, figures.bare), unit: '', digits: 2 }));
+    printVersus(figures, { unit: 'requests/s', baseline: 'express + pg, one SELECT', ratio: 'ratio Herald / baseline (target ≥ 0.5)' });
   } finally {
     await herald.stop();
     await baseline.stop();
@@ -34,8 +30,4 @@ export async function restFigure(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { stopPostgres } = await import('./lib/env.js');
-  await restFigure();
-  await stopPostgres();
-}
+await standalone(import.meta.url, restFigure);

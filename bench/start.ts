@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, repositoryRoot, startHeraldProcess } from '../test/helpers/herald-process.js';
-import { commandOf, memoryOf, newDatabase, processTree, sleep, startBaseline } from './lib/env.js';
+import { commandOf, memoryOf, newDatabase, processTree, sleep, startBaseline, standalone } from './lib/env.js';
 import { heading, line, ratios, repeat, settings } from './lib/stats.js';
 
 async function timed<T>(start: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -94,8 +94,4 @@ export async function startFigure(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const { stopPostgres } = await import('./lib/env.js');
-  await startFigure();
-  await stopPostgres();
-}
+await standalone(import.meta.url, startFigure);

@@ -13,6 +13,7 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { newTestDatabase } from './helpers/harness.js';
 import { freePort, repositoryRoot, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
+import { waitFor } from './helpers/posts.js';
 
 interface Proxied {
   method: string;
@@ -96,16 +97,6 @@ async function rest(method: string, route: string, body?: unknown, key = apiKey)
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const mcpHeaders = (sessionId?: string) => ({
   authorization: `Bearer ${apiKey}`,
   'content-type': 'application/json',
@@ -140,7 +131,7 @@ let channelId: string;
 
 /** The platform link of the published post with this text (the notification's link). */
 async function releaseUrlOf(content: string): Promise<string> {
-  return until(async () => {
+  return waitFor(async () => {
     const listed = await rest('GET', `/posts?startDate=${new Date(Date.now() - 3600_000).toISOString()}&endDate=${new Date(Date.now() + 3600_000).toISOString()}`);
     const post = listed.body.posts.find((item: any) => item.content === content && item.state === 'PUBLISHED');
     return post?.releaseURL ?? undefined;
@@ -164,7 +155,7 @@ describe('two web processes and a worker on one Postgres, behind a round-robin p
       ),
     );
     for (const answer of created) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    await until(async () => (telegram.messages.length >= 8 ? true : undefined));
+    await waitFor(async () => (telegram.messages.length >= 8 ? true : undefined));
     const texts = telegram.messages.map((message) => message.text).sort();
     expect(texts).toEqual([0, 1, 2, 3].flatMap((index) => [`Cluster ${index} one`, `Cluster ${index} two`]).sort());
     const listed = await rest('GET', `/posts?startDate=${new Date(Date.now() - 3600_000).toISOString()}&endDate=${new Date(Date.now() + 3600_000).toISOString()}`);
@@ -204,7 +195,7 @@ describe('two web processes and a worker on one Postgres, behind a round-robin p
       arguments: { socialPost: [{ integrationId: channelId, isPremium: false, date: new Date().toISOString(), shortLink: false, type: 'now', postsAndComments: [{ content: 'Told over MCP', attachments: [] }], settings: [] }] },
     });
     expect(scheduled.isError, JSON.stringify(scheduled.content)).toBeFalsy();
-    const told = await until(async () => logs.find((log) => log.data?.type === 'post_published'));
+    const told = await waitFor(async () => logs.find((log) => log.data?.type === 'post_published'));
     expect(told).toMatchObject({ level: 'info', logger: 'herald', data: { type: 'post_published' } });
     expect(told.data.message).toMatch(/published on Telegram/);
     await client.close();
@@ -237,7 +228,7 @@ describe('two web processes and a worker on one Postgres, behind a round-robin p
 
     // The stream is cut (the reader cancelled it); meanwhile the worker publishes again.
     await publish('While away');
-    await until(async () => (telegram.messages.some((message) => message.text === 'While away') ? true : undefined));
+    await waitFor(async () => (telegram.messages.some((message) => message.text === 'While away') ? true : undefined));
     // Make sure the resume reaches the other process.
     if (proxy.log.length % 2 === firstBackend) await fetch(`${proxy.url}/healthz`).then((response) => response.text());
     const resumed = await fetch(`${proxy.url}/api/mcp`, { headers: { ...mcpHeaders(sessionId), 'last-event-id': lastEventId } });

@@ -245,3 +245,13 @@ export function machine(): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   return `${os.cpus().length} cores (${cpu.trim()}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.version}`;
 }
+
+/** Runs a figure on its own (`npx tsx bench/<figure>.ts`) when its file is the program, then stops the bench's Postgres. */
+export async function standalone(moduleUrl: string, figure: () => Promise<void>): Promise<void> {
+  if (moduleUrl !== `file://${process.argv[1]}`) return;
+  try {
+    await figure();
+  } finally {
+    await stopPostgres();
+  }
+}

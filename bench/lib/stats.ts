@@ -48,3 +48,12 @@ export const settings = {
   runs: Number(process.env.BENCH_RUNS ?? 5),
   seconds: Number(process.env.BENCH_SECONDS ?? 4),
 };
+
+/** The lines of a throughput figure: Herald's rate and p99, the baseline's, and their ratio. */
+export function printVersus(figures: { ours: number[]; oursP99: number[]; bare: number[]; bareP99: number[] }, labels: { unit: string; baseline: string; ratio: string }): void {
+  console.log(line({ label: 'Herald', values: figures.ours, unit: labels.unit }));
+  console.log(line({ label: 'Herald p99', values: figures.oursP99, unit: 'ms', digits: 1 }));
+  console.log(line({ label: labels.baseline, values: figures.bare, unit: labels.unit }));
+  console.log(line({ label: 'baseline p99', values: figures.bareP99, unit: 'ms', digits: 1 }));
+  console.log(line({ label: labels.ratio, values: ratios(figures.ours, figures.bare), unit: '', digits: 2 }));
+}

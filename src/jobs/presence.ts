@@ -13,7 +13,8 @@
 // the other tasks' jobs). The poll then only backs these up: every 10 seconds instead of every second, so an idle worker
 // costs Postgres fewer queries than before while a post due at 12:00:00.000 starts within milliseconds of it.
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { Listener } from '../db/listener.js';
 import type { Logger } from '../lib/logger.js';
 
 export const SCHEDULED_CHANNEL = 'herald_job_scheduled';
@@ -26,13 +27,9 @@ const MAX_TIMERS = 10_000;
 
 export class WorkerPresence {
   readonly processId = randomUUID();
-  private client?: pg.Client;
+  private readonly listener: Listener;
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly intervals: NodeJS.Timeout[] = [];
-  private retry?: NodeJS.Timeout;
-  private stopped = false;
-  private connected?: Promise<void>;
-
   constructor(
     private readonly options: {
       connectionString: string;
@@ -42,12 +39,30 @@ export class WorkerPresence {
       /** Wakes the idle workers (graphile-worker's pool nudge). */
       wake: () => void;
     },
-  ) {}
+  ) {
+    this.listener = new Listener({
+      connectionString: options.connectionString,
+      applicationName: `${APPLICATION_PREFIX}${this.processId}`,
+      // Postgres probes the client, so a machine lost without closing its connections drops out within about a minute.
+      setup: 'set tcp_keepalives_idle = 30; set tcp_keepalives_interval = 10; set tcp_keepalives_count = 3; ',
+      channels: [SCHEDULED_CHANNEL],
+      onNotification: (channel, payload) => {
+        const at = Number(payload);
+        if (channel === SCHEDULED_CHANNEL && Number.isFinite(at)) this.arm(at);
+      },
+      // Posts scheduled while the connection was down are found by the look-ahead.
+      onConnected: () => {
+        if (this.intervals.length > 0) void this.lookAhead();
+      },
+      logger: options.logger,
+      purpose: 'worker presence',
+    });
+  }
 
   /** Connects, releases the jobs of dead processes, and starts the timers. */
   async start(): Promise<void> {
-    this.connect();
-    await this.connected;
+    this.listener.start();
+    await this.listener.connected;
     await this.recover();
     await this.lookAhead();
     this.intervals.push(setInterval(() => void this.lookAhead(), LOOKAHEAD_EVERY_MS), setInterval(() => void this.recover(), RECOVER_EVERY_MS));
@@ -73,44 +88,11 @@ export class WorkerPresence {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.retry);
     for (const interval of this.intervals) clearInterval(interval);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     await this.options.pool.query('delete from herald_worker where process_id = $1', [this.processId]).catch(() => undefined);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => undefined);
-  }
-
-  private connect(): void {
-    if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.options.connectionString, application_name: `${APPLICATION_PREFIX}${this.processId}` });
-    this.client = client;
-    const lost = (error?: Error) => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      client.end().catch(() => undefined);
-      if (this.stopped) return;
-      this.options.logger.warn({ err: error?.message }, 'the worker presence connection was lost; opening it again');
-      this.retry = setTimeout(() => this.connect(), 2000);
-      this.retry.unref();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', (message) => {
-      const at = Number(message.payload);
-      if (message.channel === SCHEDULED_CHANNEL && Number.isFinite(at)) this.arm(at);
-    });
-    this.connected = client
-      .connect()
-      .then(() => client.query(`set tcp_keepalives_idle = 30; set tcp_keepalives_interval = 10; set tcp_keepalives_count = 3; listen ${SCHEDULED_CHANNEL}`))
-      .then(() => {
-        // Posts scheduled while the connection was down are found by the look-ahead.
-        if (this.intervals.length > 0) void this.lookAhead();
-      })
-      .catch((error: Error) => lost(error));
+    await this.listener.stop();
   }
 
   /** Releases the jobs locked by workers of processes that are gone (crashed, killed, their machine lost). */

@@ -7,10 +7,10 @@
 // - herald_mcp_reply {sessionId, messages}: a client answered a server request on another process; the process whose
 //   transport asked receives the answer.
 import type { ServerResponse } from 'node:http';
-import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../lib/logger.js';
+import { Listener } from '../db/listener.js';
 import { eventsAfter, STREAM_CHANNEL, type StoredEvent } from './event-store.js';
 
 export const REPLY_CHANNEL = 'herald_mcp_reply';
@@ -36,48 +36,30 @@ const isResponse = (message: JSONRPCMessage) => 'id' in message && ('result' in 
 export class SessionHub {
   private readonly streams = new Map<string, LiveStream>();
   private readonly waiting = new Map<string, Set<(message: JSONRPCMessage) => void>>();
-  private client?: pg.Client;
-  private retry?: NodeJS.Timeout;
-  private stopped = false;
+  private readonly listener: Listener;
 
-  constructor(
-    private readonly options: { connectionString: string; em: () => EntityManager; logger: Logger },
-  ) {}
+  constructor(private readonly options: { connectionString: string; em: () => EntityManager; logger: Logger }) {
+    this.listener = new Listener({
+      connectionString: options.connectionString,
+      channels: [STREAM_CHANNEL, REPLY_CHANNEL],
+      onNotification: (channel, payload) => this.heard(channel, payload),
+      // Events stored while the connection was down are sent now.
+      onConnected: () => {
+        for (const stream of this.streams.values()) this.pump(stream);
+      },
+      logger: options.logger,
+      purpose: 'MCP LISTEN',
+    });
+  }
 
   /** Opens the LISTEN connection (again after a loss, every 2 seconds until it works). */
   start(): void {
-    if (this.stopped || this.client) return;
-    const client = new pg.Client({ connectionString: this.options.connectionString });
-    this.client = client;
-    const lost = (error?: Error) => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      client.end().catch(() => undefined);
-      if (this.stopped) return;
-      this.options.logger.warn({ err: error?.message }, 'the MCP LISTEN connection was lost; opening it again');
-      this.retry = setTimeout(() => this.start(), 2000);
-      this.retry.unref();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', (message) => void this.heard(message.channel, message.payload ?? '').catch((error: Error) => this.options.logger.warn({ err: error.message }, 'an MCP notification could not be delivered')));
-    client
-      .connect()
-      .then(() => client.query(`listen ${STREAM_CHANNEL}; listen ${REPLY_CHANNEL}`))
-      .then(() => {
-        // Events stored while the connection was down are sent now.
-        for (const stream of this.streams.values()) this.pump(stream);
-      })
-      .catch((error: Error) => lost(error));
+    this.listener.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.retry);
     for (const stream of [...this.streams.values()]) this.end(stream);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => undefined);
+    await this.listener.stop();
   }
 
   get openStreams(): number {
@@ -152,7 +134,7 @@ export class SessionHub {
     await this.options.em().getConnection().execute('select pg_notify(?, ?)', [REPLY_CHANNEL, JSON.stringify({ sessionId, messages })]);
   }
 
-  private async heard(channel: string, payload: string): Promise<void> {
+  private heard(channel: string, payload: string): void {
     if (channel === STREAM_CHANNEL) {
       const stream = this.streams.get(payload);
       if (stream) this.pump(stream);
