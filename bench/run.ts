@@ -1,20 +1,51 @@
-// Prints figures for the costs that matter at the edges: password hashing (every log-in and sign-up) and length counting
-// of long posts (every validation). Run with `npm run bench`; nothing here asserts, it measures.
-import { contentLength } from '../src/lib/content.js';
-import { hashPassword, verifyPassword } from '../src/lib/password.js';
+// `npm run bench [-- figure...]`: every figure, or the ones named (rest, mcp, create, publish, lateness, window, start,
+// micro). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare baseline) and prints the
+// median and range of several runs, Herald and baseline interleaved, and their ratio. Nothing here asserts: it measures.
+//   BENCH_RUNS (5), BENCH_SECONDS (4) per load run; DATABASE_URL to use an existing Postgres server instead of an embedded one.
+import { execSync } from 'node:child_process';
+import { machine, stopPostgres } from './lib/env.js';
+import { restFigure } from './rest.js';
+import { mcpFigure } from './mcp.js';
+import { createPostFigure } from './create-post.js';
+import { publishFigure } from './publish.js';
+import { latenessFigure } from './lateness.js';
+import { postsWindowFigure } from './posts-window.js';
+import { startFigure } from './start.js';
 
-async function time<T>(label: string, runs: number, work: () => Promise<T> | T): Promise<void> {
-  await work();
-  const start = performance.now();
-  for (let index = 0; index < runs; index++) await work();
-  console.log(`${label.padEnd(44)} ${((performance.now() - start) / runs).toFixed(1).padStart(8)} ms/op  (${runs} runs)`);
+const figures: Record<string, () => Promise<void>> = {
+  rest: restFigure,
+  mcp: mcpFigure,
+  create: createPostFigure,
+  publish: publishFigure,
+  lateness: latenessFigure,
+  window: postsWindowFigure,
+  start: startFigure,
+  micro: async () => void (await import('./micro.js')),
+};
+
+const asked = process.argv.slice(2);
+const unknown = asked.filter((name) => !(name in figures));
+if (unknown.length > 0) {
+  console.error(`Unknown figure ${unknown.join(', ')}: choose among ${Object.keys(figures).join(', ')}.`);
+  process.exit(1);
 }
-
-const stored = await hashPassword('correct horse battery');
-await time('scrypt hash (N=2^15, r=8, p=1)', 10, () => hashPassword('correct horse battery'));
-await time('scrypt verify', 10, () => verifyPassword('correct horse battery', stored));
-const long = 'Hello 👋🏽 world, café. '.repeat(50_000);
-await time(`graphemes of ${long.length.toLocaleString('en')} characters`, 3, () => contentLength(long, 'graphemes'));
-await time(`X weighted length of ${long.length.toLocaleString('en')} characters`, 3, () => contentLength(long, 'twitter'));
-const rss = process.memoryUsage().rss / 1024 / 1024;
-console.log(`${'resident memory after the runs'.padEnd(44)} ${rss.toFixed(0).padStart(8)} MB`);
+let commit = 'unknown';
+try {
+  commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+} catch {
+  /* not a checkout */
+}
+console.log(`Herald bench, ${new Date().toISOString().slice(0, 16)}Z, commit ${commit}\n${machine()}`);
+const started = performance.now();
+try {
+  for (const name of asked.length > 0 ? asked : Object.keys(figures)) {
+    try {
+      await figures[name]();
+    } catch (error) {
+      console.log(`\n${name}: failed: ${(error as Error).stack ?? error}`);
+    }
+  }
+} finally {
+  await stopPostgres();
+}
+console.log(`\nbench done in ${((performance.now() - started) / 1000).toFixed(0)} s`);

@@ -10,7 +10,7 @@ import { createMediaFetcher } from './lib/media-fetch.js';
 import { createPlatformFetch } from './lib/platform-http.js';
 import { createUrlGuard, type UrlGuardOptions } from './lib/ssrf.js';
 import { createStorage } from './lib/storage/index.js';
-import { EventBus } from './lib/events.js';
+import { resourceUpdates } from './mcp/resources.js';
 import type { Services } from '../tools/types.js';
 
 export const USER_AGENT = 'Herald/0.1 (+https://github.com/herald-social/herald)';
@@ -77,11 +77,7 @@ export async function buildServices(
     storage: await createStorage(config),
     logger: parts.logger,
     now: parts.now,
-    events: new EventBus({
-      connectionString: parts.orm.config.get('clientUrl') ?? '',
-      notify: async (channel, payload) => void (await parts.orm.em.getConnection().execute('select pg_notify(?, ?)', [channel, payload])),
-      logger: parts.logger,
-    }),
+    events: resourceUpdates(() => parts.orm.em.fork(), parts.logger),
   };
 }
 

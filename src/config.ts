@@ -36,6 +36,7 @@ const optionalString = z
 
 const environmentSchema = z.object({
   PORT: intFromEnv(3000, 0),
+  HERALD_ROLE: z.enum(['web', 'worker', 'all']).optional().default('all'),
   HOST: optionalString,
   PUBLIC_URL: optionalString,
   DATABASE_URL: optionalString,
@@ -165,7 +166,12 @@ export interface UploadSettings {
   timeoutMs: number;
 }
 
+/** What a process runs: the HTTP service (REST, MCP, console), the publishing worker, or both (the default). */
+export type Role = 'web' | 'worker' | 'all';
+
 export interface Config {
+  /** HERALD_ROLE, or `--role` on the command line: any number of web and worker processes share one Postgres. */
+  role: Role;
   port: number;
   host: string;
   /** Absolute origin used in every link Herald hands out (no trailing slash). */
@@ -384,6 +390,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const shortLinks = shortLinkSettings(values, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    role: values.HERALD_ROLE,
     port: values.PORT,
     host,
     publicUrl,

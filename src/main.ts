@@ -27,10 +27,20 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   return error;
 }
 
+/** `--role worker` or `--role=worker` on the command line overrides HERALD_ROLE. */
+function roleArgument(argv: string[]): string | undefined {
+  for (let index = 0; index < argv.length; index++) {
+    const match = /^--role(?:=(.*))?$/.exec(argv[index]);
+    if (match) return match[1] ?? argv[index + 1];
+  }
+  return undefined;
+}
+
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig();
+    const role = roleArgument(process.argv.slice(2));
+    config = loadConfig(role === undefined ? process.env : { ...process.env, HERALD_ROLE: role });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -38,6 +48,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  const web = config.role !== 'worker';
+  const working = config.role !== 'web';
   const logger = createLogger(config.logLevel);
   // A database that goes away must not take the process with it: a connection error that escapes a library's background
   // work (a pool's idle client, the queue's batch of job updates) is logged and the work retried when Postgres is back.
@@ -49,31 +61,36 @@ async function main(): Promise<void> {
   };
   process.on('unhandledRejection', survive('unhandled rejection'));
   process.on('uncaughtException', survive('uncaught exception'));
-  await checkPort(config.host, config.port);
+  if (web) await checkPort(config.host, config.port);
   const opened = await openServices(config, logger);
   const { services } = opened;
 
-  const worker = await startWorker(services, opened.databaseUrl);
-  const sessions = new McpSessions(services);
-  const app = createApp(services, sessions);
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port, config.host, () => resolve(listening));
-    listening.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config.host, config.port)));
-  });
+  const worker = working ? await startWorker(services, opened.databaseUrl) : undefined;
+  const sessions = web ? new McpSessions(services) : undefined;
+  const server: Server | undefined = sessions
+    ? await new Promise((resolve, reject) => {
+        const listening = createApp(services, sessions).listen(config.port, config.host, () => resolve(listening));
+        listening.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config.host, config.port)));
+      })
+    : undefined;
 
-  // A fresh instance gets an organization and an API key, shown once, so it is usable before any console exists.
+  // A fresh instance gets an organization and an API key, shown once, so it is usable before any console exists (printed by
+  // a web process: a worker has no one to show it to).
   let freshKey: string | undefined;
   const em = services.orm.em.fork();
-  if ((await em.count(OrganizationSchema, {})) === 0) {
+  if (server && (await em.count(OrganizationSchema, {})) === 0) {
     const organization = await createOrganization(em, 'My organization');
     freshKey = await mintApiKey(em, organization.id);
   }
 
   const base = config.publicUrl;
-  console.log(
+  const where = opened.embedded ? `embedded Postgres in ${config.dataDir}` : 'Postgres at DATABASE_URL';
+  if (!server) {
+    console.log(`\nHerald is running as a worker only (publishing and scheduled jobs, no HTTP; ${where}, ${config.workerConcurrency} jobs at a time)\n`);
+  } else console.log(
     [
       '',
-      `Herald is running at ${base} (listening on ${config.host}:${config.port}${opened.embedded ? ', embedded Postgres in ' + config.dataDir : ''})`,
+      `Herald is running at ${base} (listening on ${config.host}:${config.port}${opened.embedded ? ', embedded Postgres in ' + config.dataDir : ''}${worker ? '' : ', web only: publishing runs in the worker processes'})`,
       `  REST API:  ${base}/api/public/v1   (header  Authorization: <API key>)`,
       `  MCP:       ${base}/api/mcp         (header  Authorization: Bearer <API key>)`,
       `             ${base}/api/mcp/<API key>`,
@@ -91,11 +108,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await sessions.closeAll();
-    await worker.stop(); // lets running jobs finish, releases the rest
-    server.closeAllConnections();
+    const closed = new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server?.closeIdleConnections();
+    await sessions?.closeAll();
+    await worker?.stop(); // lets running jobs finish, releases the rest
+    server?.closeAllConnections();
     await closed;
     await opened.close().catch((error: Error) => logger.warn({ err: error.message }, 'database close'));
     logger.info('stopped');

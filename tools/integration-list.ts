@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, readOnly } from './types.js';
-import { integrationRecords } from './internal/integrations.js';
+import { listIntegrations, recordsOf } from './internal/integrations.js';
 import { channelHealthSchema, withHealth } from './internal/channel-health.js';
 import { integrationRecordSchema, wrapped } from './shapes.js';
 
@@ -16,7 +16,8 @@ export const integrationList = defineTool({
   input: z.object({ group: z.string().optional().describe('Group (customer) id from groupList; omit for all channels') }),
   output: wrapped(z.array(integrationRecordSchema.extend({ health: channelHealthSchema }))),
   rest: { method: 'GET', path: '/integrations', toInput: ({ query }) => ({ group: query.group }), toResponse: (output) => output.output },
-  handler: async (input, { em, caller, services }) => ({
-    output: await withHealth(services, em, caller.organizationId, await integrationRecords(em, caller.organizationId, input.group)),
-  }),
+  handler: async (input, { em, caller, services }) => {
+    const integrations = await listIntegrations(em, caller.organizationId, input.group);
+    return { output: await withHealth(services, em, integrations, await recordsOf(em, caller.organizationId, integrations)) };
+  },
 });

@@ -68,9 +68,25 @@ export async function runTool<Tool extends ToolDefinition>(
   return withIdempotency(services, caller, tool, parsed, options, async (input) => {
     if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
     const em = services.orm.em.fork();
-    const logger = services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId });
-    const output = await tool.handler(input as z.output<Tool['input']>, { caller, em, services, requestId, logger, progress: options.progress, via: options.via, log: options.log, confirm: options.confirm });
-    await em.flush();
+    let logger: ToolContext['logger'] | undefined;
+    const context: ToolContext = {
+      caller,
+      em,
+      services,
+      requestId,
+      // Made when a tool logs (most calls do not: a child logger per call cost 1% of a REST request).
+      get logger() {
+        return (logger ??= services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId }));
+      },
+      progress: options.progress,
+      via: options.via,
+      log: options.log,
+      confirm: options.confirm,
+    };
+    const output = await tool.handler(input as z.output<Tool['input']>, context);
+    // Nothing loaded, created or removed through the entity manager (the hot read paths use plain SQL): nothing to flush.
+    const work = em.getUnitOfWork();
+    if (work.getIdentityMap().keys().length > 0 || work.getPersistStack().size > 0 || work.getRemoveStack().size > 0) await em.flush();
     return output as z.output<Tool['output']>;
   });
 }

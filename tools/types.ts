@@ -9,7 +9,7 @@ import type { Orm } from '../src/db/orm.js';
 import type { MediaFetcher } from '../src/lib/media-fetch.js';
 import type { UrlGuard } from '../src/lib/ssrf.js';
 import type { Storage } from '../src/lib/storage/index.js';
-import type { EventBus } from '../src/lib/events.js';
+import type { PostChanges } from '../src/lib/events.js';
 
 export interface Services {
   config: Config;
@@ -31,7 +31,7 @@ export interface Services {
   /** The clock; tests replace it. */
   now: () => Date;
   /** Post changes for MCP resource subscribers, in this process and (through Postgres NOTIFY) in the others. */
-  events?: EventBus;
+  events?: PostChanges;
 }
 
 export type CredentialKind = 'api_key' | 'oauth_token' | 'session';

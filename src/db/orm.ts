@@ -1,4 +1,5 @@
 // MikroORM on Postgres, committed migrations and the graphile-worker schema, applied on start.
+import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { Logger as WorkerLogger, runMigrations } from 'graphile-worker';
@@ -29,9 +30,21 @@ export async function openDatabase(databaseUrl: string, options: { migrate: bool
   return orm;
 }
 
+/**
+ * Applies Herald's and graphile-worker's migrations. Several processes starting at once on one database take turns (a
+ * session advisory lock held on a connection of its own), so each migration runs once.
+ */
 export async function migrate(orm: Orm, databaseUrl: string): Promise<void> {
-  await orm.getMigrator().up();
-  await runMigrations({ connectionString: databaseUrl, logger: silentLogger });
+  const lock = new pg.Client({ connectionString: databaseUrl });
+  lock.on('error', () => undefined);
+  await lock.connect();
+  try {
+    await lock.query("select pg_advisory_lock(hashtext('herald:migrations'))");
+    await orm.getMigrator().up();
+    await runMigrations({ connectionString: databaseUrl, logger: silentLogger });
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
 }
 
 /** Why a connection to `databaseUrl` failed, as one sentence for a failed start (no password, no stack). */

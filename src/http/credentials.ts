@@ -1,5 +1,6 @@
 // Resolves the Authorization header (raw key or pos_ token on REST, "Bearer <...>" on MCP; both accepted on REST) to a caller.
-import { resolveApiKey } from '../../tools/internal/credentials.js';
+import { resolveApiKey, resolveApiKeyCounting } from '../../tools/internal/credentials.js';
+import { consumeRateLimit, type RateLimitState, type Window } from '../lib/rate-limit.js';
 import { resolveOAuthToken } from '../../tools/internal/oauth.js';
 import type { Caller, Services } from '../../tools/types.js';
 
@@ -15,6 +16,20 @@ export function extractCredential(header: string | undefined, options: { allowRa
 export async function resolveCaller(services: Services, header: string | undefined): Promise<Caller | undefined> {
   const credential = extractCredential(header, { allowRaw: true });
   return resolveCredentialValue(services, credential);
+}
+
+/**
+ * REST: the caller and one request counted against `window` of its organization. An API key does both in one statement; an
+ * OAuth token is looked up, then counted. Undefined (nothing counted) when the credential is missing, unknown or revoked.
+ */
+export async function resolveCallerCounting(services: Services, header: string | undefined, window: Window): Promise<{ caller: Caller; limit: RateLimitState } | undefined> {
+  const credential = extractCredential(header, { allowRaw: true });
+  if (!credential) return undefined;
+  const em = services.orm.em.fork();
+  if (!credential.startsWith('pos_')) return resolveApiKeyCounting(em, credential, window);
+  const caller = await resolveOAuthToken(em, credential, services.now());
+  if (!caller) return undefined;
+  return { caller, limit: await consumeRateLimit(em, caller.organizationId, window.name, window.limit, window.now, window.windowMs) };
 }
 
 /** An API key or a `pos_` OAuth token; undefined when missing, unknown, revoked or of a deleted app. */

@@ -7,7 +7,7 @@ import { tools } from '../../tools/index.js';
 import { runTool } from '../../tools/runner.js';
 import type { Caller, Services } from '../../tools/types.js';
 import type { IncomingMedia } from '../../tools/internal/media.js';
-import { resolveCaller } from './credentials.js';
+import { resolveCallerCounting } from './credentials.js';
 
 const SMALL_BODY = '1mb';
 const LARGE_BODY = '50mb';
@@ -28,16 +28,18 @@ function rateLimited(state: RateLimitState): DomainError {
 }
 
 /**
- * The general REST limits of an organization: per minute always, per hour when set (API_RATE_LIMIT_PER_HOUR=30 is the
- * spec's strict reading). Answers the refused limit, or the one closest to running out.
+ * The general REST limits of an organization: per minute always (counted with the credential lookup, in one statement), per
+ * hour when set (API_RATE_LIMIT_PER_HOUR=30 is the spec's strict reading). Answers the caller and the refused limit, or the
+ * one closest to running out; undefined for a missing, unknown or revoked credential (which counts nothing).
  */
-async function consumeRestLimits(services: Services, organizationId: string): Promise<RateLimitState> {
-  const em = services.orm.em.fork();
+async function authenticateCounting(services: Services, header: string | undefined): Promise<{ caller: Caller; state: RateLimitState } | undefined> {
   const now = services.now();
-  const minute = await consumeRateLimit(em, organizationId, 'rest_minute', services.config.apiRateLimitPerMinute, now, MINUTE_MS);
-  if (!minute.allowed || services.config.apiRateLimitPerHour === 0) return minute;
-  const hour = await consumeRateLimit(em, organizationId, 'rest_hour', services.config.apiRateLimitPerHour, now, HOUR_MS);
-  return !hour.allowed || hour.remaining < minute.remaining ? hour : minute;
+  const counted = await resolveCallerCounting(services, header, { name: 'rest_minute', limit: services.config.apiRateLimitPerMinute, windowMs: MINUTE_MS, now });
+  if (!counted) return undefined;
+  const minute = counted.limit;
+  if (!minute.allowed || services.config.apiRateLimitPerHour === 0) return { caller: counted.caller, state: minute };
+  const hour = await consumeRateLimit(services.orm.em.fork(), counted.caller.organizationId, 'rest_hour', services.config.apiRateLimitPerHour, now, HOUR_MS);
+  return { caller: counted.caller, state: !hour.allowed || hour.remaining < minute.remaining ? hour : minute };
 }
 
 export function restRouter(services: Services): Router {
@@ -46,10 +48,10 @@ export function restRouter(services: Services): Router {
   // Authentication first, then the per-organization limit: a 401 never counts.
   router.use(async (request: Request, response: Response, next: NextFunction) => {
     try {
-      const caller = await resolveCaller(services, request.headers.authorization);
-      if (!caller) throw unauthenticated();
-      response.locals.caller = caller;
-      const state = await consumeRestLimits(services, caller.organizationId);
+      const authenticated = await authenticateCounting(services, request.headers.authorization);
+      if (!authenticated) throw unauthenticated();
+      response.locals.caller = authenticated.caller;
+      const state = authenticated.state;
       setRateLimitHeaders(response, state);
       if (!state.allowed) throw rateLimited(state);
       next();

@@ -1,6 +1,8 @@
 // graphile-worker in the same database: the task list and the crontab. Each task is thin and calls tools/internal.
 import pg from 'pg';
-import { run, type Runner, type Task } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { run, type Runner, type Task, type WorkerEvents, type WorkerPool } from 'graphile-worker';
+import { WorkerPresence } from './presence.js';
 import { z } from 'zod';
 import type { Services } from '../../tools/types.js';
 import { publishChain } from '../../tools/internal/publish.js';
@@ -53,28 +55,65 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
+/**
+ * Every task's `helpers.addJob` with a `runAt` also wakes this process's workers at that time (the next item of a thread,
+ * a platform's processing recheck, a generation check, a webhook retry), instead of at the next poll.
+ */
+function punctual(tasks: Record<string, Task>, arm: (at: number) => void): Record<string, Task> {
+  return Object.fromEntries(
+    Object.entries(tasks).map(([name, task]) => [
+      name,
+      ((payload, helpers) => {
+        const addJob: typeof helpers.addJob = async (identifier, jobPayload, spec) => {
+          const job = await helpers.addJob(identifier, jobPayload, spec);
+          if (spec?.runAt) arm(new Date(spec.runAt).getTime());
+          return job;
+        };
+        return task(payload, Object.create(helpers, { addJob: { value: addJob } }));
+      }) as Task,
+    ]),
+  );
+}
+
+/** graphile-worker's poll: only a back-up of the timers of WorkerPresence (see presence.ts). */
+const POLL_INTERVAL_MS = 10_000;
+
 export async function startWorker(services: Services, connectionString: string): Promise<Worker> {
   // Our own pool, so a connection dropped under us (Ctrl-C reaches the embedded Postgres too) is logged, not fatal.
   const pgPool = new pg.Pool({ connectionString, max: services.config.workerConcurrency + 2 });
   pgPool.on('error', (error) => services.logger.warn({ err: error.message }, 'worker database connection lost'));
   // Every client gets its own handler too: an idle client whose server went away must not crash the process.
   pgPool.on('connect', (client) => client.on('error', (error) => services.logger.warn({ err: error.message }, 'worker database client error')));
-  // One worker process per database is the supported deployment: jobs left locked by a crashed run are released at start.
-  // The per-post advisory lock still prevents two live runs of one post.
-  await services.orm.em.fork().getConnection().execute('update graphile_worker._private_jobs set locked_at = null, locked_by = null where locked_at is not null');
+  const concurrency = services.config.workerConcurrency;
+  let workerPool: WorkerPool | undefined;
+  // Any number of worker processes share the database: jobs left locked by a process that died are released by the
+  // others (and by this one as it starts), never those of a live one; the per-post advisory lock still prevents two runs
+  // of one post.
+  const presence = new WorkerPresence({ connectionString, pool: pgPool, logger: services.logger, wake: () => workerPool?.nudge(concurrency) });
+  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  // Jobs are locked in the name of the pool (graphile-worker 0.17) or of one of its workers: both are recorded as this process's.
+  const register = (id: string) => void presence.register(id).catch((error: Error) => services.logger.warn({ err: error.message }, 'could not record a worker'));
+  events.on('pool:create', ({ workerPool: created }) => {
+    workerPool = created;
+    register(created.id);
+  });
+  events.on('worker:create', ({ worker }) => register(worker.workerId));
+  await presence.start();
   const runner = await run({
     pgPool,
-    concurrency: services.config.workerConcurrency,
+    concurrency,
     noHandleSignals: true,
-    pollInterval: 1000,
+    pollInterval: POLL_INTERVAL_MS,
     logger: silentLogger,
-    taskList: taskList(services),
+    events,
+    taskList: punctual(taskList(services), (at) => presence.arm(at)),
     crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}`,
   });
   return {
     runner,
     async stop() {
       await runner.stop().catch((error: Error) => services.logger.warn({ err: error.message }, 'worker stop'));
+      await presence.stop();
       await pgPool.end().catch(() => undefined);
     },
   };

@@ -3,7 +3,10 @@
 // weighted by how much of it still overlaps the sliding window, plus the current count stays within the limit. This lets
 // no double burst through at a window's edge (fixed windows did), and a refused request costs nothing. The subject is an
 // organization id, or a prefixed key such as `login-email:<hash>` for limits that come before any organization.
+// The table is unlogged: counts are not written to the WAL (no request waits for a disk flush), so a crash of Postgres
+// forgets the current windows (and a standby does not see them): the limits then start counting afresh.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sqlOf, statement } from '../db/sql.js';
 
 export interface RateLimitState {
   allowed: boolean;
@@ -26,27 +29,56 @@ function waitWithin(windowMs: number, elapsed: number, previous: number, current
   return Math.max(0, at - elapsed);
 }
 
-export async function consumeRateLimit(em: EntityManager, subject: string, name: string, limit: number, now: Date, windowMs = HOUR_MS): Promise<RateLimitState> {
-  const windowStart = new Date(Math.floor(now.getTime() / windowMs) * windowMs);
-  const previousStart = new Date(windowStart.getTime() - windowMs);
-  const elapsed = now.getTime() - windowStart.getTime();
+// Every SET expression sees the row as it was: `previous` and `current` are the counts carried into this window. $2: the
+// limit's name, $3: this window's start, $4: the previous window's, $5: the weight of the previous window still inside the
+// sliding one, $6: the limit.
+const previous = 'case when w.window_start = $3 then w.previous_count when w.window_start = $4 then w.count else 0 end';
+const current = 'case when w.window_start = $3 then w.count else 0 end';
+const fits = `(${previous}) * $5::float8 + (${current}) + 1 <= $6::int`;
+
+/**
+ * The upsert that counts one request against a limit, returning `count, previous_count, granted`, for the subject
+ * `subject` ($1, or a column of `from`): parameters $2 to $6 as above. One statement, so concurrent requests of every
+ * process are counted exactly (the row's lock orders them) and a refused request changes nothing.
+ */
+export function consumeSql(subject = '$1::text', from = ''): string {
+  return `insert into rate_limit_window as w (subject, name, window_start, count, previous_count, granted)
+    select ${subject}, $2::text, $3::timestamptz, case when $6::int >= 1 then 1 else 0 end, 0, $6::int >= 1 ${from}
+    on conflict (subject, name) do update set
+      previous_count = ${previous},
+      count = (${current}) + case when ${fits} then 1 else 0 end,
+      granted = ${fits},
+      window_start = $3
+    returning count, previous_count, granted`;
+}
+
+const CONSUME = statement('rate_limit_consume', consumeSql());
+
+export interface Window {
+  name: string;
+  limit: number;
+  windowMs: number;
+  now: Date;
+}
+
+export interface ConsumedRow {
+  count: number | string;
+  previous_count: number | string;
+  granted: boolean;
+}
+
+/** Parameters $2 to $6 of `consumeSql` for a window. */
+export function consumeParameters(window: Window): unknown[] {
+  const windowStart = new Date(Math.floor(window.now.getTime() / window.windowMs) * window.windowMs);
+  const elapsed = window.now.getTime() - windowStart.getTime();
+  return [window.name, windowStart, new Date(windowStart.getTime() - window.windowMs), 1 - elapsed / window.windowMs, window.limit];
+}
+
+/** What a consumed row means: allowed or not, what remains, when to come back. */
+export function rateLimitState(row: ConsumedRow | undefined, window: Window): RateLimitState {
+  const { limit, windowMs } = window;
+  const elapsed = window.now.getTime() % windowMs;
   const weight = 1 - elapsed / windowMs;
-  // Every SET expression sees the row as it was: `previous` and `current` below are the counts carried into this window.
-  const previous = 'case when w.window_start = ? then w.previous_count when w.window_start = ? then w.count else 0 end';
-  const current = 'case when w.window_start = ? then w.count else 0 end';
-  const fits = `(${previous}) * ?::float8 + (${current}) + 1 <= ?`;
-  const fitsParams = [windowStart, previousStart, weight, windowStart, limit];
-  const rows = await em.getConnection().execute<{ count: number; previous_count: number; granted: boolean }[]>(
-    `insert into rate_limit_window as w (subject, name, window_start, count, previous_count, granted) values (?, ?, ?, ?, 0, ?)
-     on conflict (subject, name) do update set
-       previous_count = ${previous},
-       count = (${current}) + case when ${fits} then 1 else 0 end,
-       granted = ${fits},
-       window_start = ?
-     returning count, previous_count, granted`,
-    [subject, name, windowStart, limit >= 1 ? 1 : 0, limit >= 1, windowStart, previousStart, windowStart, ...fitsParams, ...fitsParams, windowStart],
-  );
-  const row = rows[0];
   const count = Number(row?.count ?? 1);
   const previousCount = Number(row?.previous_count ?? 0);
   const allowed = Boolean(row?.granted ?? true);
@@ -63,6 +95,16 @@ export async function consumeRateLimit(em: EntityManager, subject: string, name:
     resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
     windowSeconds: windowMs / 1000,
   };
+}
+
+/**
+ * Counts one request of `subject` against `limit` per sliding `windowMs` (a prepared upsert on an unlogged table: no request
+ * waits for a disk flush).
+ */
+export async function consumeRateLimit(em: EntityManager, subject: string, name: string, limit: number, now: Date, windowMs = HOUR_MS): Promise<RateLimitState> {
+  const window = { name, limit, windowMs, now };
+  const [row] = await sqlOf(em).rows<ConsumedRow>(CONSUME, [subject, ...consumeParameters(window)]);
+  return rateLimitState(row, window);
 }
 
 /** Rows untouched for two of the longest windows hold nothing that still counts. */

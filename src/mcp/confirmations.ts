@@ -4,15 +4,20 @@
 // user when the client can ask.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ConfirmationAnswer, ConfirmationRequest } from '../../tools/types.js';
+import type { SessionContext } from './sessions.js';
 
 const PREVIEW_MS = 10 * 60_000;
 /** A person answers: give them time. */
 const ELICITATION_TIMEOUT_MS = 10 * 60_000;
 
-export class SessionConfirmations {
-  private readonly previews = new Map<string, number>();
+/** Previews answered in a session, kept in its state (each request builds its own server): action → when (ms). */
+type Previews = Record<string, number>;
 
-  constructor(private readonly server: Server) {}
+export class SessionConfirmations {
+  constructor(
+    private readonly server: Server,
+    private readonly session?: SessionContext,
+  ) {}
 
   supportsElicitation(): boolean {
     return Boolean(this.server.getClientCapabilities()?.elicitation?.form);
@@ -42,13 +47,14 @@ export class SessionConfirmations {
         }
       }
       const now = Date.now();
-      for (const [action, at] of this.previews) if (now - at > PREVIEW_MS) this.previews.delete(action);
-      if (request.confirmed && this.previews.has(request.action)) {
-        this.previews.delete(request.action);
-        return 'confirmed';
-      }
-      this.previews.set(request.action, now);
-      return 'needs_confirmation';
+      const previews: Previews = Object.fromEntries(
+        Object.entries((this.session?.state.confirmations as Previews | undefined) ?? {}).filter(([, at]) => now - at <= PREVIEW_MS),
+      );
+      const confirmed = request.confirmed && previews[request.action] !== undefined;
+      if (confirmed) delete previews[request.action];
+      else previews[request.action] = now;
+      await this.session?.updateState({ confirmations: previews });
+      return confirmed ? 'confirmed' : 'needs_confirmation';
     };
   }
 }

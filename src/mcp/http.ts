@@ -46,6 +46,12 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
   const serve = (source: 'header' | 'path' | 'oauth') => async (request: Request, response: Response, next: NextFunction) => {
     try {
       const credential = source === 'path' ? String(request.params.key) : extractCredential(request.headers.authorization, { allowRaw: false });
+      // A request of a session with an API key (most of them): the key and the session in one query.
+      const sessionId = request.headers['mcp-session-id'];
+      if (typeof sessionId === 'string' && credential && !credential.startsWith('pos_')) {
+        const found = await sessions.resolveWithApiKey(credential, sessionId);
+        if (found) return await sessions.handle(request, response, found.caller, found.session);
+      }
       const caller = await resolveCredentialValue(services, credential);
       if (!caller || (source === 'path' && caller.credentialKind !== 'api_key')) {
         // /api/mcp-oauth points clients at its discovery document (RFC 9728 §5.1) so they can get a token on their own.

@@ -5,6 +5,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, LoggingLevelSchema, McpError, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { ToolLogLevel } from '../../tools/types.js';
+import type { SessionContext } from './sessions.js';
 
 const LEVELS = LoggingLevelSchema.options;
 const severity = (level: LoggingLevel) => LEVELS.indexOf(level);
@@ -15,8 +16,16 @@ export const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
 // A looser request schema than the SDK's, so an unknown level reaches the handler and gets -32602 instead of -32603.
 const SetLevelRequest = z.object({ method: z.literal('logging/setLevel'), params: z.object({ level: z.unknown() }).loose() });
 
+/**
+ * The log level of one session, read from the session's state (sessions live in Postgres: each request builds its own
+ * server) and written back by logging/setLevel, so the process holding the session's stream reads it too.
+ */
 export class SessionLog {
-  level: LoggingLevel = DEFAULT_LOG_LEVEL;
+  level: LoggingLevel;
+
+  constructor(private readonly session?: SessionContext) {
+    this.level = (session?.state.logLevel as LoggingLevel | undefined) ?? DEFAULT_LOG_LEVEL;
+  }
 
   register(server: Server): void {
     server.setRequestHandler(SetLevelRequest, async (request) => {
@@ -25,6 +34,7 @@ export class SessionLog {
         throw new McpError(ErrorCode.InvalidParams, `Unknown log level ${JSON.stringify(request.params.level)}: use one of ${LEVELS.join(', ')}.`);
       }
       this.level = parsed.data;
+      await this.session?.updateState({ logLevel: parsed.data });
       return {};
     });
   }

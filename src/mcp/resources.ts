@@ -5,7 +5,7 @@
 //   herald://media                         the media library (newest 100)
 //   herald://platforms/{identifier}        a platform's rules, limits, settings schema and helper tools
 // A client subscribed to a post gets notifications/resources/updated when it is published, fails, is approved, rejected
-// or edited, whichever Herald process did it (the event bus, src/lib/events.ts).
+// or edited, whichever Herald process did it and whichever holds its stream (`resourceUpdates`).
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   ErrorCode,
@@ -28,7 +28,9 @@ import { settingsJsonSchema, settingsRecord } from '../../tools/internal/setting
 import { listMedia } from '../../tools/internal/media.js';
 import { postView } from '../../tools/internal/post-view.js';
 import { requesterLabel } from '../../tools/internal/approval.js';
-import type { PostChange } from '../lib/events.js';
+import type { PostChange, PostChanges } from '../lib/events.js';
+import type { Logger } from '../lib/logger.js';
+import { notifySession, type SessionContext } from './sessions.js';
 
 const JSON_TYPE = 'application/json';
 
@@ -164,19 +166,47 @@ export async function readResource(services: Services, caller: Caller, uri: stri
   }
 }
 
-/** Subscriptions of one session: client URI per root post id. */
-export class ResourceSubscriptions {
-  private readonly byRoot = new Map<string, Set<string>>();
-  private stop?: () => void;
+/** A session's subscriptions, kept in its state (sessions live in Postgres): the client's URI → the root post it names. */
+type Subscriptions = Record<string, string>;
 
+const subscriptionsOf = (session?: SessionContext): Subscriptions => (session?.state.subscriptions as Subscriptions | undefined) ?? {};
+
+/**
+ * Delivers post changes to the subscribed sessions of the organization, whichever process holds their streams: the update
+ * is stored as an event of the session's stream and its holder is told (the same path as the worker's notifications).
+ */
+export function resourceUpdates(em: () => EntityManager, logger: Logger): PostChanges {
+  return {
+    async publish(change: PostChange) {
+      const rows = await em()
+        .getConnection()
+        .execute<{ id: string; subscriptions: Subscriptions }[]>(
+          `select id, state->'subscriptions' as subscriptions from mcp_session where organization_id = ? and state->'subscriptions' is not null`,
+          [change.organizationId],
+        );
+      for (const row of rows) {
+        for (const [uri, root] of Object.entries(row.subscriptions ?? {})) {
+          if (root !== change.postId) continue;
+          await notifySession(em(), row.id, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } }).catch((error: Error) =>
+            logger.warn({ err: error.message, sessionId: row.id }, 'could not deliver a resource update'),
+          );
+        }
+      }
+    },
+  };
+}
+
+/** The resource handlers of one request's server; subscriptions live in the session's state. */
+export class ResourceSubscriptions {
   constructor(
     private readonly services: Services,
     private readonly caller: Caller,
     private readonly server: Server,
+    private readonly session?: SessionContext,
   ) {}
 
   register(): void {
-    const { server, services, caller } = this;
+    const { server, services, caller, session } = this;
     server.setRequestHandler(ListResourcesRequestSchema, async () => {
       const em = services.orm.em.fork();
       const list: Resource[] = [
@@ -210,33 +240,13 @@ export class ResourceSubscriptions {
       // Reading checks that the resource exists in this organization; only posts change on their own.
       const content = (await readResource(services, caller, uri)) as { id?: string };
       const target = parseResourceUri(uri)!;
-      const key = target.kind === 'post' ? content.id! : uri;
-      const uris = this.byRoot.get(key) ?? new Set<string>();
-      uris.add(uri);
-      this.byRoot.set(key, uris);
-      this.stop ??= services.events?.subscribe((change) => this.changed(change));
-      await services.events?.ready();
+      await session?.updateState({ subscriptions: { ...subscriptionsOf(session), [uri]: target.kind === 'post' ? content.id! : uri } });
       return {};
     });
     server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-      for (const [key, uris] of this.byRoot) {
-        uris.delete(request.params.uri);
-        if (uris.size === 0) this.byRoot.delete(key);
-      }
-      if (this.byRoot.size === 0) this.close();
+      const { [request.params.uri]: _gone, ...rest } = subscriptionsOf(session);
+      await session?.updateState({ subscriptions: rest });
       return {};
     });
-  }
-
-  private changed(change: PostChange): void {
-    if (change.organizationId !== this.caller.organizationId) return;
-    for (const uri of this.byRoot.get(change.postId) ?? []) {
-      this.server.sendResourceUpdated({ uri }).catch(() => undefined);
-    }
-  }
-
-  close(): void {
-    this.stop?.();
-    this.stop = undefined;
   }
 }

@@ -1,6 +1,8 @@
-// The MCP server of one session, built from the tool registry and bound to the caller that opened the session: tools,
-// resources (with subscriptions), prompts, completions and logging.
+// The MCP server of one request of a session, built from the tool registry and bound to the caller that opened the session:
+// tools, resources (with subscriptions), prompts, completions and logging. Sessions live in Postgres (src/mcp/sessions.ts),
+// so what a session keeps between requests (log level, subscriptions, pending confirmations) is in its `state`.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { asDomainError, DomainError, toToolErrorText } from '../errors.js';
@@ -13,6 +15,7 @@ import { ResourceSubscriptions } from './resources.js';
 import { registerPrompts } from './prompts.js';
 import { registerCompletions } from './completions.js';
 import { SessionConfirmations } from './confirmations.js';
+import type { SessionContext } from './sessions.js';
 
 export const mcpTools = tools.filter((tool) => tool.mcp);
 
@@ -37,22 +40,32 @@ const INSTRUCTIONS =
   'for each platform\'s rules and limits before writing, then schedulePostTool. Prompts plan-week, article-to-thread, weekly-analytics-report and recover-failed-posts ' +
   'walk through common jobs. Posts by agents may wait for an owner\'s approval (approval.status "pending"): subscribe to herald://posts/{id} to learn the decision.';
 
-export function createMcpServer(services: Services, caller: Caller): Server {
+/** One validator for every server: the SDK builds a new Ajv per server otherwise, and a server is built per request. */
+let validator: AjvJsonSchemaValidator | undefined;
+
+/**
+ * The server of one request of a session (sessions live in Postgres, so a server is built for each request, on whichever
+ * process it reaches). `session` is what the session keeps: the client's capabilities and info from its initialization,
+ * and `state`, the per-session state read here and changed with `session.updateState` (log level, resource subscriptions,
+ * pending confirmations). Absent for the initialize request itself, which the SDK answers from the request.
+ */
+export function createMcpServer(services: Services, caller: Caller, session?: SessionContext): Server {
+  validator ??= new AjvJsonSchemaValidator();
   const server = new Server(
     { name: 'Herald', version: '0.1.0' },
     {
       capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {} },
       instructions: INSTRUCTIONS,
+      jsonSchemaValidator: validator,
     },
   );
-  const log = new SessionLog();
+  if (session) restoreClient(server, session);
+  const log = new SessionLog(session);
   log.register(server);
-  const subscriptions = new ResourceSubscriptions(services, caller, server);
-  subscriptions.register();
+  new ResourceSubscriptions(services, caller, server, session).register();
   registerPrompts(server, services.now);
   registerCompletions(server, services, caller);
-  const confirmations = new SessionConfirmations(server);
-  server.onclose = () => subscriptions.close();
+  const confirmations = new SessionConfirmations(server, session);
 
   // A read-only token sees only the tools it may call.
   const visible = mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
@@ -90,4 +103,15 @@ export function createMcpServer(services: Services, caller: Caller): Server {
     }
   });
   return server;
+}
+
+/**
+ * Gives a server built for a later request of a session what the client said at initialization. SDK 1.x keeps these in
+ * private fields set only by the initialize handler and has no public way to resume a session on a new server instance;
+ * tested (test/cluster.test.ts: an elicitation-capable client's capabilities reach a server on another process).
+ */
+function restoreClient(server: Server, session: SessionContext): void {
+  const fields = server as unknown as { _clientCapabilities?: unknown; _clientVersion?: unknown };
+  fields._clientCapabilities = session.clientCapabilities;
+  fields._clientVersion = session.clientInfo;
 }

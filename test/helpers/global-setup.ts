@@ -8,6 +8,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { openDatabase } from '../../src/db/orm.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { build } from '../../scripts/build.mjs';
 
 export const TEMPLATE = 'herald_template';
 
@@ -26,6 +27,8 @@ function withDatabase(url: string, database: string): string {
 let embedded: EmbeddedDatabase | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
+  // The process tests start Herald as `npm start` does, from dist/: compiled once here rather than by each start.
+  await build();
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));

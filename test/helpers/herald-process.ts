@@ -6,9 +6,12 @@ import { fileURLToPath } from 'node:url';
 
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The command `npm start` runs, usable from any working directory. */
-export function startCommand(): { command: string; args: string[] } {
-  return { command: process.execPath, args: ['--import', import.meta.resolve('tsx'), path.join(repositoryRoot, 'src/main.ts')] };
+/**
+ * The command `npm start` runs (package.json's `start`: the compiled JavaScript in dist/, built first when a source is
+ * newer), usable from any working directory. `args` are Herald's own (e.g. `--role worker`).
+ */
+export function startCommand(args: string[] = []): { command: string; args: string[] } {
+  return { command: process.execPath, args: [path.join(repositoryRoot, 'scripts/run.mjs'), 'main', ...args] };
 }
 
 export async function freePort(): Promise<number> {
@@ -41,9 +44,9 @@ export interface HeraldProcess {
  * Starts Herald in its own process group and waits for the banner. Answers when it is running, or rejects with its
  * output when it exits first.
  */
-export async function startHeraldProcess(options: { env: Record<string, string>; cwd?: string; timeoutMs?: number }): Promise<HeraldProcess> {
+export async function startHeraldProcess(options: { env: Record<string, string>; cwd?: string; timeoutMs?: number; args?: string[] }): Promise<HeraldProcess> {
   const port = options.env.PORT ?? String(await freePort());
-  const { command, args } = startCommand();
+  const { command, args } = startCommand(options.args);
   const child = spawn(command, args, {
     cwd: options.cwd ?? repositoryRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env, PORT: port },
@@ -58,7 +61,7 @@ export async function startHeraldProcess(options: { env: Record<string, string>;
   const started = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), options.timeoutMs ?? 60_000);
     const check = () => {
-      if (/Herald is running at/.test(stdout)) {
+      if (/Herald is running/.test(stdout)) {
         clearTimeout(timer);
         resolve(true);
       }
@@ -66,7 +69,7 @@ export async function startHeraldProcess(options: { env: Record<string, string>;
     child.stdout!.on('data', check);
     void exited.then(() => {
       clearTimeout(timer);
-      resolve(/Herald is running at/.test(stdout));
+      resolve(/Herald is running/.test(stdout));
     });
   });
   const handle: HeraldProcess = {

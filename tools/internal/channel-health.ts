@@ -69,15 +69,16 @@ export function healthOf(services: Services, integration: Integration, row: Chan
 
 /** The health of each channel, by id. */
 export async function healthByChannel(services: Services, em: EntityManager, integrations: Integration[]): Promise<Map<string, ChannelHealthRecord>> {
-  const rows = integrations.length ? await em.find(ChannelHealthSchema, { integrationId: { $in: integrations.map((item) => item.id) } }) : [];
+  // Only a channel that needs reconnecting has a reason recorded: the others cost no query.
+  const broken = integrations.filter((item) => item.refreshNeeded && !item.inBetweenSteps);
+  const rows = broken.length ? await em.find(ChannelHealthSchema, { integrationId: { $in: broken.map((item) => item.id) } }) : [];
   const byId = new Map(rows.map((row) => [row.integrationId, row]));
   const now = services.now();
   return new Map(integrations.map((integration) => [integration.id, healthOf(services, integration, byId.get(integration.id), now)]));
 }
 
-/** Adds `health` to channel records (integrationList, GET /integrations). */
-export async function withHealth<Record extends { id: string }>(services: Services, em: EntityManager, organizationId: string, records: Record[]): Promise<(Record & { health: ChannelHealthRecord })[]> {
-  const integrations = records.length ? await em.find(IntegrationSchema, { organizationId, id: { $in: records.map((record) => record.id) } }) : [];
+/** Adds `health` to the records of these channels (integrationList, GET /integrations). */
+export async function withHealth<Record extends { id: string }>(services: Services, em: EntityManager, integrations: Integration[], records: Record[]): Promise<(Record & { health: ChannelHealthRecord })[]> {
   const health = await healthByChannel(services, em, integrations);
   return records.map((record) => ({ ...record, health: health.get(record.id) ?? { state: 'active' as const } }));
 }

@@ -3,6 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, OrganizationSchema, type Organization } from '../../src/db/entities.js';
 import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
 import { notFound } from '../../src/errors.js';
+import { sqlOf, statement } from '../../src/db/sql.js';
+import { consumeParameters, consumeSql, rateLimitState, type ConsumedRow, type RateLimitState, type Window } from '../../src/lib/rate-limit.js';
 import type { Caller } from '../types.js';
 
 const API_KEY_PREFIX = 'hrld_';
@@ -31,7 +33,32 @@ export async function revokeApiKeys(em: EntityManager, organizationId: string, n
 /** Resolves a raw API key to its caller, or undefined when missing, unknown or revoked. */
 export async function resolveApiKey(em: EntityManager, raw: string | undefined): Promise<Caller | undefined> {
   if (!raw || raw.length < 8 || raw.length > 512) return undefined;
-  const key = await em.findOne(ApiKeySchema, { keyHash: sha256(raw), revokedAt: null });
+  // Every REST and MCP request runs this: one prepared statement on the unique key_hash index, no entity loaded.
+  const [key] = await sqlOf(em).rows<{ id: string; organization_id: string }>(FIND_API_KEY, [sha256(raw)]);
   if (!key) return undefined;
-  return { organizationId: key.organizationId, credentialId: key.id, credentialKind: 'api_key', scopes: ['mcp:read', 'mcp:write'] };
+  return apiKeyCaller(key.id, key.organization_id);
+}
+
+/** The caller of an API key: its organization, every scope. */
+export const apiKeyCaller = (keyId: string, organizationId: string): Caller => ({ organizationId, credentialId: keyId, credentialKind: 'api_key', scopes: ['mcp:read', 'mcp:write'] });
+
+const FIND_API_KEY = statement('api_key_by_hash', 'select id, organization_id from api_key where key_hash = $1 and revoked_at is null');
+
+const FIND_API_KEY_AND_COUNT = statement(
+  'api_key_by_hash_counted',
+  `with key as (select id, organization_id from api_key where key_hash = $1 and revoked_at is null),
+   consumed as (${consumeSql('key.organization_id', 'from key')})
+   select key.id, key.organization_id, consumed.count, consumed.previous_count, consumed.granted from key left join consumed on true`,
+);
+
+/**
+ * An API key's caller and one request counted against its organization's `window`, in one round trip (REST runs this on
+ * every request: the key lookup and the rate-limit write are the two statements every request pays for). Nothing is counted
+ * for an unknown or revoked key.
+ */
+export async function resolveApiKeyCounting(em: EntityManager, raw: string, window: Window): Promise<{ caller: Caller; limit: RateLimitState } | undefined> {
+  if (raw.length < 8 || raw.length > 512) return undefined;
+  const [row] = await sqlOf(em).rows<{ id: string; organization_id: string } & ConsumedRow>(FIND_API_KEY_AND_COUNT, [sha256(raw), ...consumeParameters(window)]);
+  if (!row) return undefined;
+  return { caller: apiKeyCaller(row.id, row.organization_id), limit: rateLimitState(row, window) };
 }

@@ -1,5 +1,6 @@
 // Channels: lookup scoped to the organization, public records, decrypted credentials, provider calls with one token refresh.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sqlOf, statement } from '../../src/db/sql.js';
 import { CustomerSchema, IntegrationSchema, type Integration } from '../../src/db/entities.js';
 import { DomainError, notFound, notSupported } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
@@ -37,11 +38,49 @@ export function providerOf(integration: Integration): Provider {
 }
 
 export async function integrationRecords(em: EntityManager, organizationId: string, customerId?: string): Promise<IntegrationRecord[]> {
-  const integrations = await em.find(
-    IntegrationSchema,
-    { organizationId, deletedAt: null, ...(customerId ? { customerId } : {}) },
-    { orderBy: { createdAt: 'asc', id: 'asc' } },
-  );
+  return recordsOf(em, organizationId, await listIntegrations(em, organizationId, customerId));
+}
+
+const LIST_INTEGRATIONS = statement(
+  'integrations_of_organization',
+  `select id, organization_id, provider_identifier, internal_id, name, picture, profile, credentials, token_expires_at, disabled,
+     refresh_needed, in_between_steps, customer_id, posting_times, additional_settings, created_at, updated_at, deleted_at
+   from integration where organization_id = $1 and deleted_at is null and ($2::text is null or customer_id = $2)
+   order by created_at, id`,
+);
+
+const date = (value: string | Date | null) => (value === null ? null : new Date(value));
+
+/**
+ * The organization's channels (of one customer when given), oldest first, read-only: plain objects, not managed by the
+ * entity manager (integrationList runs this on every call, and the ORM's query building cost more than the query).
+ */
+export async function listIntegrations(em: EntityManager, organizationId: string, customerId?: string): Promise<Integration[]> {
+  const rows = await sqlOf(em).rows<Record<string, any>>(LIST_INTEGRATIONS, [organizationId, customerId ?? null]);
+  return rows.map((row) => ({
+    id: row.id,
+    organizationId: row.organization_id,
+    providerIdentifier: row.provider_identifier,
+    internalId: row.internal_id,
+    name: row.name,
+    picture: row.picture,
+    profile: row.profile,
+    credentials: row.credentials,
+    tokenExpiresAt: date(row.token_expires_at),
+    disabled: row.disabled,
+    refreshNeeded: row.refresh_needed,
+    inBetweenSteps: row.in_between_steps,
+    customerId: row.customer_id,
+    postingTimes: row.posting_times,
+    additionalSettings: row.additional_settings,
+    createdAt: date(row.created_at)!,
+    updatedAt: date(row.updated_at)!,
+    deletedAt: date(row.deleted_at),
+  }));
+}
+
+/** Records of loaded channels, with their customer (group) when they have one. */
+export async function recordsOf(em: EntityManager, organizationId: string, integrations: Integration[]): Promise<IntegrationRecord[]> {
   const customerIds = [...new Set(integrations.map((integration) => integration.customerId).filter((id): id is string => Boolean(id)))];
   const customers = customerIds.length ? await em.find(CustomerSchema, { id: { $in: customerIds }, organizationId }) : [];
   const customerById = new Map(customers.map((customer) => [customer.id, customer]));

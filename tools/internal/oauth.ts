@@ -1,6 +1,7 @@
 // The authorization-code flow: scopes, authorization requests, codes, the token exchange and `pos_` access tokens.
 // Codes and tokens are random and stored only as SHA-256 hashes. The apps themselves are in oauth-apps.ts.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sqlOf, statement } from '../../src/db/sql.js';
 import { createHash } from 'node:crypto';
 import { OrganizationSchema } from '../../src/db/entities.js';
 import { OAuthAppSchema, OAuthCodeSchema, OAuthTokenSchema, type OAuthApp } from '../../src/db/account-entities.js';
@@ -200,18 +201,21 @@ export async function exchangeCode(em: EntityManager, raw: Record<string, unknow
 /** A live `pos_` token of a live app, as a caller; undefined otherwise. */
 export async function resolveOAuthToken(em: EntityManager, raw: string, now: Date): Promise<Caller | undefined> {
   if (!raw.startsWith('pos_') || raw.length > 200) return undefined;
-  const rows = await em.getConnection().execute<{ id: string; organization_id: string; scopes: string[]; last_used_at: Date | null }[]>(
-    `select t.id, t.organization_id, t.scopes, t.last_used_at from oauth_token t join oauth_app a on a.id = t.app_id
-     where t.token_hash = ? and t.revoked_at is null and a.deleted_at is null`,
-    [sha256(raw)],
-  );
-  const row = rows[0];
+  const [row] = await sqlOf(em).rows<{ id: string; organization_id: string; scopes: string[]; last_used_at: string | null }>(FIND_OAUTH_TOKEN, [sha256(raw)]);
   if (!row) return undefined;
+  // Recorded at most once a minute: a write on every request would cost every request a disk flush.
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > 60_000) {
-    await em.nativeUpdate(OAuthTokenSchema, { id: row.id }, { lastUsedAt: now });
+    await sqlOf(em).rows(TOUCH_OAUTH_TOKEN, [row.id, now]);
   }
   return { organizationId: row.organization_id, credentialId: row.id, credentialKind: 'oauth_token', scopes: row.scopes };
 }
+
+const FIND_OAUTH_TOKEN = statement(
+  'oauth_token_by_hash',
+  `select t.id, t.organization_id, t.scopes, t.last_used_at from oauth_token t join oauth_app a on a.id = t.app_id
+   where t.token_hash = $1 and t.revoked_at is null and a.deleted_at is null`,
+);
+const TOUCH_OAUTH_TOKEN = statement('oauth_token_touch', 'update oauth_token set last_used_at = $2 where id = $1');
 
 /** Revokes the live tokens matching `where`; returns their ids (to end their MCP sessions). */
 export async function revokeTokens(em: EntityManager, where: { appId: string; organizationId?: string; userId?: string }, now: Date): Promise<string[]> {

@@ -173,11 +173,12 @@ export async function listPosts(
       publishDate: { $gte: range.startDate, $lte: range.endDate },
       ...(after ? { $or: [{ publishDate: { $gt: after.date } }, { publishDate: after.date, id: { $gt: after.id } }] } : {}),
     },
-    { orderBy: { publishDate: 'asc', id: 'asc' }, limit: limit + 1 },
+    // Read only: up to a thousand posts not tracked by the entity manager (nothing for the flush after the tool to check).
+    { orderBy: { publishDate: 'asc', id: 'asc' }, limit: limit + 1, disableIdentityMap: true },
   );
   const more = roots.length > limit;
   const page = more ? roots.slice(0, limit) : roots;
-  const later = page.length > 0 ? await em.find(PostSchema, { rootPostId: { $in: page.map((post) => post.id) }, position: { $gt: 0 }, deletedAt: null }, { orderBy: { position: 'asc' } }) : [];
+  const later = page.length > 0 ? await em.find(PostSchema, { rootPostId: { $in: page.map((post) => post.id) }, position: { $gt: 0 }, deletedAt: null }, { orderBy: { position: 'asc' }, disableIdentityMap: true }) : [];
   const chains = new Map(page.map((post) => [post.id, [post]]));
   for (const item of later) chains.get(item.rootPostId)?.push(item);
   const posts = page.map((post) => toPostRecord(post, chains.get(post.id)!, byId.get(post.integrationId)!));

@@ -13,7 +13,6 @@ import type { Services } from '../types.js';
 import { measure, mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
 import { notify } from './notifications.js';
-import { chainOf } from './posts.js';
 import { ingestMedia, loadLibraryMedia } from './media.js';
 import { shortenContent } from './short-links.js';
 import { announcePostChange } from './announce.js';
@@ -111,9 +110,10 @@ export async function publishChain(services: Services, rootPostId: string): Prom
 
 async function runChain(services: Services, rootPostId: string): Promise<PublishOutcome> {
   const em = services.orm.em.fork();
-  const root = await em.findOne(PostSchema, { id: rootPostId, deletedAt: null });
-  if (!root) return { kind: 'skipped', reason: 'post deleted' };
-  const chain = await chainOf(em, root);
+  // The chain in one query (the root is its first item): every publication starts here.
+  const chain = await em.find(PostSchema, { rootPostId, deletedAt: null }, { orderBy: { position: 'asc' } });
+  const root = chain[0];
+  if (!root || root.id !== rootPostId) return { kind: 'skipped', reason: 'post deleted' };
   const now = services.now();
   if (root.state === 'QUEUE' && root.publishDate.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: root.publishDate };
   const pending = chain.find((item) => item.state === 'QUEUE');

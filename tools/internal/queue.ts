@@ -4,11 +4,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export const PUBLISH_TASK = 'publish_post';
 export const publishJobKey = (rootPostId: string) => `publish:${rootPostId}`;
 
-/** Adds or replaces the job of a root post (one job per post: rescheduling replaces, it never duplicates). */
+/**
+ * Adds or replaces the job of a root post (one job per post: rescheduling replaces, it never duplicates), and tells the
+ * worker processes its due time (NOTIFY herald_job_scheduled, sent at commit), so one wakes at that moment rather than at
+ * its next poll (src/jobs/presence.ts).
+ */
 export async function schedulePublish(em: EntityManager, rootPostId: string, runAt: Date): Promise<void> {
   await em.getConnection().execute(
-    `select graphile_worker.add_job(?, json_build_object('postId', ?::text), run_at := ?::timestamptz, max_attempts := 8, job_key := ?, job_key_mode := 'replace')`,
-    [PUBLISH_TASK, rootPostId, runAt.toISOString(), publishJobKey(rootPostId)],
+    `select graphile_worker.add_job(?, json_build_object('postId', ?::text), run_at := ?::timestamptz, max_attempts := 8, job_key := ?, job_key_mode := 'replace'),
+       pg_notify('herald_job_scheduled', ?)`,
+    [PUBLISH_TASK, rootPostId, runAt.toISOString(), publishJobKey(rootPostId), String(runAt.getTime())],
     'all',
     em.getTransactionContext(),
   );

@@ -6,6 +6,8 @@ import { Migration20261123000000 } from './Migration20261123000000.js';
 import { Migration20261123100000 } from './Migration20261123100000.js';
 import { Migration20261123200000 } from './Migration20261123200000.js';
 import { Migration20261123300000 } from './Migration20261123300000.js';
+import { Migration20261124000000 } from './Migration20261124000000.js';
+import { Migration20261124100000 } from './Migration20261124100000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -15,4 +17,6 @@ export const migrationsList = [
   { name: 'Migration20261123100000', class: Migration20261123100000 },
   { name: 'Migration20261123200000', class: Migration20261123200000 },
   { name: 'Migration20261123300000', class: Migration20261123300000 },
+  { name: 'Migration20261124000000', class: Migration20261124000000 },
+  { name: 'Migration20261124100000', class: Migration20261124100000 },
 ];

@@ -1,0 +1,122 @@
+// MCP sessions in Postgres, so every web process serves every session: one row per session with the credential that opened
+// it, what the client said at initialization, and `state`, the per-session state the MCP features keep (see SessionState).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sqlOf, statement } from '../db/sql.js';
+
+/**
+ * Per-session state, kept in the row's `state` column (JSON) and readable by whichever process serves the next request.
+ * A feature that keeps something per session (resource subscriptions, a pending confirmation...) adds its key here and
+ * writes it with `SessionContext.updateState`; keep each value small (it is read on every request of the session).
+ */
+export interface SessionState {
+  /** The level set with logging/setLevel: notifications/message at or above it are sent to the session. */
+  logLevel?: LogLevel;
+  [feature: string]: unknown;
+}
+
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface SessionRow {
+  id: string;
+  credentialId: string;
+  organizationId: string;
+  protocolVersion: string;
+  clientInfo: { name: string; version: string; [key: string]: unknown };
+  clientCapabilities: Record<string, unknown>;
+  state: SessionState;
+  lastSeenAt: Date;
+}
+
+const INSERT = statement(
+  'mcp_session_insert',
+  `insert into mcp_session (id, credential_id, organization_id, protocol_version, client_info, client_capabilities, created_at, last_seen_at)
+   values ($1, $2, $3, $4, $5, $6, $7, $7)`,
+);
+const FIND = statement(
+  'mcp_session_find',
+  'select id, credential_id, organization_id, protocol_version, client_info, client_capabilities, state, last_seen_at from mcp_session where id = $1',
+);
+const FIND_WITH_API_KEY = statement(
+  'mcp_session_find_with_api_key',
+  `select k.id as key_id, k.organization_id as key_organization_id, s.id, s.credential_id, s.organization_id, s.protocol_version,
+     s.client_info, s.client_capabilities, s.state, s.last_seen_at
+   from api_key k left join mcp_session s on s.id = $2 and s.credential_id = k.id
+   where k.key_hash = $1 and k.revoked_at is null`,
+);
+const TOUCH = statement('mcp_session_touch', 'update mcp_session set last_seen_at = $2 where id = $1');
+const UPDATE_STATE = statement('mcp_session_state', `update mcp_session set state = state || $2::jsonb where id = $1 returning state`);
+const DELETE = statement('mcp_session_delete', 'with gone as (delete from mcp_session where id = $1 returning id) delete from mcp_event where session_id in (select id from gone)');
+const DELETE_FOR_CREDENTIAL = statement('mcp_session_delete_credential', 'delete from mcp_session where credential_id = $1 returning id');
+const DELETE_IDLE = statement('mcp_session_delete_idle', 'delete from mcp_session where last_seen_at < $1 returning id');
+const DELETE_OLD_EVENTS = statement('mcp_event_prune', 'delete from mcp_event where created_at < $1 or session_id not in (select id from mcp_session)');
+
+/** How often last_seen_at is written: enough for an idle timeout counted in minutes, without a write per request. */
+const TOUCH_EVERY_MS = 60_000;
+
+function toRow(row: Record<string, any>): SessionRow {
+  return {
+    id: row.id,
+    credentialId: row.credential_id,
+    organizationId: row.organization_id,
+    protocolVersion: row.protocol_version,
+    clientInfo: row.client_info,
+    clientCapabilities: row.client_capabilities,
+    state: row.state ?? {},
+    lastSeenAt: new Date(row.last_seen_at),
+  };
+}
+
+export class SessionStore {
+  constructor(private readonly em: () => EntityManager) {}
+
+  private get sql() {
+    return sqlOf(this.em());
+  }
+
+  async create(session: Omit<SessionRow, 'state' | 'lastSeenAt'>, now: Date): Promise<void> {
+    await this.sql.rows(INSERT, [session.id, session.credentialId, session.organizationId, session.protocolVersion, session.clientInfo, session.clientCapabilities, now]);
+  }
+
+  async find(id: string): Promise<SessionRow | undefined> {
+    const [row] = await this.sql.rows<Record<string, any>>(FIND, [id]);
+    return row ? toRow(row) : undefined;
+  }
+
+  /**
+   * An API key (its SHA-256) and its session in one round trip: undefined for an unknown or revoked key; `session` undefined
+   * when the key is good but the session is unknown or was opened by another credential.
+   */
+  async findWithApiKey(keyHash: string, id: string): Promise<{ keyId: string; organizationId: string; session?: SessionRow } | undefined> {
+    const [row] = await this.sql.rows<Record<string, any>>(FIND_WITH_API_KEY, [keyHash, id]);
+    if (!row) return undefined;
+    return { keyId: row.key_id, organizationId: row.key_organization_id, session: row.id ? toRow(row) : undefined };
+  }
+
+  /** Records that the session was used (at most once a minute). */
+  async touch(session: SessionRow, now: Date): Promise<void> {
+    if (now.getTime() - session.lastSeenAt.getTime() < TOUCH_EVERY_MS) return;
+    await this.sql.rows(TOUCH, [session.id, now]);
+  }
+
+  /** Merges `patch` into the session's state (top-level keys; a key set to null is kept as null). */
+  async updateState(id: string, patch: SessionState): Promise<SessionState> {
+    const [row] = await this.sql.rows<{ state: SessionState }>(UPDATE_STATE, [id, JSON.stringify(patch)]);
+    return row?.state ?? {};
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.sql.rows(DELETE, [id]);
+  }
+
+  async deleteForCredential(credentialId: string): Promise<string[]> {
+    return (await this.sql.rows<{ id: string }>(DELETE_FOR_CREDENTIAL, [credentialId])).map((row) => row.id);
+  }
+
+  /** Ends the sessions idle since before `idleSince` and forgets events older than `eventsSince`. */
+  async prune(idleSince: Date, eventsSince: Date): Promise<string[]> {
+    const ended = (await this.sql.rows<{ id: string }>(DELETE_IDLE, [idleSince])).map((row) => row.id);
+    await this.sql.rows(DELETE_OLD_EVENTS, [eventsSince]);
+    return ended;
+  }
+}
