@@ -7,7 +7,6 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import sharp from 'sharp';
 import type { Orientation } from './types.js';
 
 export const FRAME: Record<Exclude<Orientation, 'square'>, { width: number; height: number }> = {
@@ -109,6 +108,7 @@ export interface ComposedVideo {
 /** Composes the slides into `workDir/<name>`. Without usable fonts the video is made without captions, with a warning. */
 export async function composeSlides(workDir: string, slides: Slide[], orientation: Exclude<Orientation, 'square'>, name: string): Promise<ComposedVideo> {
   const frame = FRAME[orientation];
+  const { default: sharp } = await import('sharp');
   // Pictures are scaled to fill the frame (cropping the overflow) once, here, rather than on every video frame.
   for (const [index, slide] of slides.entries()) {
     await sharp(path.join(workDir, slide.image)).resize(frame.width, frame.height, { fit: 'cover' }).png().toFile(path.join(workDir, `frame-${index}.png`));

@@ -3,7 +3,6 @@
 // (https://developer.dribbble.com/v2/shots/: create is multipart, answers 202 Accepted with the shot in `Location`,
 // processed asynchronously), rate limits in X-RateLimit-* headers (reset in UTC epoch seconds). Tokens do not expire
 // (no refresh). The API has no analytics and no comments.
-import sharp from 'sharp';
 import { z } from 'zod';
 import { MediaFetchError } from '../src/lib/media-fetch.js';
 import { imageSize } from '../src/lib/media-probe.js';
@@ -94,7 +93,7 @@ async function publishShot(context: ProviderContext, item: PublishItem) {
     'shot',
     async () => {
       const { bytes, mimeType } = await pictures[0].load();
-      const dimensions = imageSize(bytes) ?? (await sharp(bytes).metadata().catch(() => ({ width: undefined, height: undefined })));
+      const dimensions = imageSize(bytes) ?? (await (await import('sharp')).default(bytes).metadata().catch(() => ({ width: undefined, height: undefined })));
       const problem = pictureProblem({ type: mimeType, size: bytes.length, width: dimensions.width, height: dimensions.height });
       if (problem) throw new MediaFetchError(problem);
       const form = new FormData();

@@ -4,8 +4,6 @@
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/images-api
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/videos-api
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/documents-api
-import { PDFDocument } from 'pdf-lib';
-import sharp from 'sharp';
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater } from '../types.js';
@@ -22,6 +20,7 @@ export interface Bytes {
 
 /** Re-encodes what LinkedIn (or a PDF page) cannot take: other formats become PNG, oversized pictures are scaled down. */
 async function prepare(file: Bytes, types: Set<string>): Promise<Bytes> {
+  const { default: sharp } = await import('sharp');
   try {
     const { width = 0, height = 0 } = await sharp(file.bytes).metadata();
     const pixels = width * height;
@@ -77,6 +76,7 @@ export function uploadDocument(context: LinkedinContext, owner: string, pdf: Buf
 
 /** One PDF page per picture, each page the picture's own size: what LinkedIn shows as a swipeable carousel. */
 export async function carouselPdf(pictures: Bytes[], title: string): Promise<Buffer> {
+  const { PDFDocument } = await import('pdf-lib');
   const pdf = await PDFDocument.create();
   pdf.setTitle(title);
   for (const picture of pictures) {

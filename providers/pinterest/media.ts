@@ -7,7 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import sharp from 'sharp';
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { isLocalHost } from '../../src/lib/ssrf.js';
@@ -34,6 +33,7 @@ type Base64Image = { content_type: 'image/jpeg' | 'image/png'; data: string };
 async function base64Image(file: MediaFile): Promise<Base64Image> {
   const { bytes, mimeType } = await file.load();
   if (mimeType === 'image/jpeg' || mimeType === 'image/png') return { content_type: mimeType, data: bytes.toString('base64') };
+  const { default: sharp } = await import('sharp');
   return { content_type: 'image/jpeg', data: (await sharp(bytes).jpeg({ quality: 90 }).toBuffer()).toString('base64') };
 }
 

@@ -2,7 +2,6 @@
 // ...-photo-post, ...-get-video-status, and the media transfer guide): a video by chunked FILE_UPLOAD, photos by PULL_FROM_URL
 // (re-encoded as JPEG first when they are not JPEG or WebP), then the publish status, checked by re-scheduled runs.
 // Each platform call that creates something is a recorded step: `init` (the publish id and upload URL), `chunk:N`, `photo:N`.
-import sharp from 'sharp';
 import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
 import { z } from 'zod';
 import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishedRef, type PublishItem } from '../types.js';
@@ -138,6 +137,7 @@ async function photoUrl(context: ProviderContext, file: MediaFile, index: number
   const { bytes, mimeType } = await file.load();
   if (mimeType === 'image/jpeg' || mimeType === 'image/webp') return file.url;
   if (!context.storeMedia) throw new Error('Converted photos can only be stored while publishing.');
+  const { default: sharp } = await import('sharp');
   const jpeg = await sharp(bytes).flatten({ background: '#ffffff' }).jpeg({ quality: 90 }).toBuffer();
   return context.storeMedia(jpeg, `tiktok-photo-${index + 1}.jpg`);
 }

@@ -2,7 +2,6 @@
 // pictures in one request (`POST /2/media/upload`, category tweet_image); GIFs and videos chunked
 // (`/2/media/upload/initialize`, `/{id}/append`, `/{id}/finalize`), then `GET /2/media/upload?command=STATUS` while X
 // processes them. Every upload call is a recorded step; X's processing is awaited by re-scheduling, never by sleeping.
-import sharp from 'sharp';
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext } from '../types.js';
@@ -28,6 +27,7 @@ const bytesOf = (bytes: Buffer, mimeType: string) => new Blob([new Uint8Array(by
 /** A picture X's one-shot upload accepts: AVIF and pictures over 5 MB become a JPEG no larger than 4096 px. */
 async function uploadablePicture(bytes: Buffer, mimeType: string): Promise<{ bytes: Buffer; mimeType: string }> {
   if (ONE_SHOT_TYPES.has(mimeType) && bytes.length <= ONE_SHOT_LIMIT) return { bytes, mimeType };
+  const { default: sharp } = await import('sharp');
   const jpeg = await sharp(bytes).rotate().resize({ width: 4096, height: 4096, fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
   return { bytes: jpeg, mimeType: 'image/jpeg' };
 }
