@@ -165,4 +165,27 @@ describe('the duplicate guard', () => {
     expect((await herald.rest('PUT', `/posts/${first}`, { date: at(2.5) })).status).toBe(200);
     expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: original, image: [] }], allowDuplicate: true })).status).toBe(200);
   });
+
+  it('compares later posts with an edited text, not the text before the edit', async () => {
+    const before = `<p>First wording ${Date.now()}</p>`;
+    const after = `<p>Second wording ${Date.now()}</p>`;
+    const created = await create(bobChannel, before, { date: at(3) });
+    const id = created.body[0].postId;
+    expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: after, image: [] }] })).status).toBe(200);
+    expect((await create(bobChannel, before, { date: at(3) })).status).toBe(200);
+    const repeat = await create(bobChannel, `${after} `, { date: at(4) });
+    expect(repeat.status).toBe(400);
+    expect(repeat.body.details[0].duplicateOf.postId).toBe(id);
+  });
+
+  it('finds a post stored before posts had a duplicate key (compared the slow way)', async () => {
+    const text = `<p>Stored by an older Herald ${Date.now()}</p>`;
+    const created = await create(bobChannel, text, { date: at(3) });
+    const id = created.body[0].postId;
+    await herald.services.orm.em.fork().getConnection().execute('update post set duplicate_key = null where id = ?', [id]);
+    const repeat = await create(bobChannel, `<p>Stored by an older Herald, ${text.slice(29)}`, { date: at(4) });
+    expect(repeat.status).toBe(400);
+    expect(repeat.body.details[0].duplicateOf.postId).toBe(id);
+    expect(repeat.body.message).toContain('nearly the same as');
+  });
 });

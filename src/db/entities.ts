@@ -154,6 +154,8 @@ export const PostSchema = defineEntity({
     creationMethod: p.string(),
     /** The approval gate's record (root item only): null when the post never needed approval. */
     approval: p.json<PostApproval>().nullable(),
+    /** Root item only: the duplicate guard's key of its text (tools/internal/duplicates.ts); null without text. */
+    duplicateKey: p.text().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
     deletedAt: timestamp().nullable(),

@@ -12,7 +12,7 @@ import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
 import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
 import { channelHealthWarnings } from './channel-health.js';
-import { findDuplicates } from './duplicates.js';
+import { duplicateKey, findDuplicates } from './duplicates.js';
 
 export interface PlanItem {
   content: string;
@@ -296,6 +296,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           publishedAt: null,
           creationMethod: plan.creationMethod,
           approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
+          duplicateKey: position === 0 ? duplicateKey(item.content, entry.settings) : null,
           createdAt: now,
           updatedAt: now,
           deletedAt: null,

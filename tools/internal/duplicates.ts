@@ -9,8 +9,9 @@
 // dropped. A title setting (articles, Dribbble, Pinterest...) is part of the text. "Nearly the same": the same letters and
 // digits once punctuation, symbols and emoji are set aside too. Any other difference (a word, a number: "Day 1" and "Day 2"
 // of a series) makes another post: a fuzzier match would refuse series and corrections people mean to publish.
+import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PostSchema, type Integration, type Post } from '../../src/db/entities.js';
+import { PostSchema, type Integration, type Post, type PostState } from '../../src/db/entities.js';
 import { convertContent, sanitizeContent } from '../../src/lib/content.js';
 import type { EntryProblem, PlanEntry } from './create-posts.js';
 
@@ -59,6 +60,20 @@ export function comparablePost(content: string, settings: Record<string, unknown
   return { text, key: title.trim() ? `${comparableText(title)}\n${text}` : text };
 }
 
+/**
+ * The key stored on a root item (`post.duplicate_key`): two posts are nearly the same (`nearlySame` of their comparable
+ * texts) exactly when their keys are equal, so the guard finds an earlier post by one indexed lookup. Null without text.
+ */
+export function duplicateKey(content: string, settings: Record<string, unknown>): string | null {
+  const { text, key } = comparablePost(content, settings);
+  return text ? matchKey(key) : null;
+}
+
+function matchKey(key: string): string {
+  const letters = skeleton(key);
+  return createHash('sha256').update(letters ? `letters:${letters}` : `exact:${key}`).digest('base64url');
+}
+
 export interface DuplicateProblem extends EntryProblem {
   duplicateOf: { postId: string; date: string; state: string };
 }
@@ -87,21 +102,22 @@ export async function findDuplicates(
     const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
     const integration = integrations.get(entry.integrationId);
     const channel = integration?.name ?? entry.integrationId;
-    const candidates: Post[] = await em.find(
-      PostSchema,
-      {
-        organizationId,
-        integrationId: entry.integrationId,
-        position: 0,
-        deletedAt: null,
-        state: { $in: ['QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED'] },
-        publishDate: { $gte: new Date(date.getTime() - window), $lte: new Date(date.getTime() + window) },
-        ...(options.exclude?.length ? { id: { $nin: options.exclude } } : {}),
-      },
-      { orderBy: { publishDate: 'desc' }, limit: 500 },
-    );
-    const earlier = candidates.map((post) => ({ post, match: nearlySame(key, comparablePost(post.content, post.settings).key) })).find((candidate) => candidate.match.same);
-    if (earlier) {
+    const where = {
+      organizationId,
+      integrationId: entry.integrationId,
+      position: 0,
+      deletedAt: null,
+      state: { $in: ['QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED'] as PostState[] },
+      publishDate: { $gte: new Date(date.getTime() - window), $lte: new Date(date.getTime() + window) },
+      ...(options.exclude?.length ? { id: { $nin: options.exclude } } : {}),
+    };
+    const compare = (post: Post) => ({ post, match: nearlySame(key, comparablePost(post.content, post.settings).key) });
+    // One indexed lookup by key; posts stored before keys existed are compared the slow way.
+    const keyed = await em.findOne(PostSchema, { ...where, duplicateKey: matchKey(key) }, { orderBy: { publishDate: 'desc' } });
+    const earlier = keyed
+      ? compare(keyed)
+      : (await em.find(PostSchema, { ...where, duplicateKey: null }, { orderBy: { publishDate: 'desc' }, limit: 500 })).map(compare).find((candidate) => candidate.match.same);
+    if (earlier?.match.same) {
       const { post, match } = earlier;
       const when = post.state === 'PUBLISHED' ? (post.publishedAt ?? post.publishDate) : post.publishDate;
       problems.push({

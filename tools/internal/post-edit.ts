@@ -9,7 +9,7 @@ import { newId } from '../../src/lib/crypto.js';
 import { sanitizeContent } from '../../src/lib/content.js';
 import type { ToolContext } from '../types.js';
 import { PostValidationError, planOptions, validatePlan, type PlanEntry, type PlanItem } from './create-posts.js';
-import { comparablePost, findDuplicates } from './duplicates.js';
+import { comparablePost, duplicateKey, findDuplicates } from './duplicates.js';
 import { agentVia, approvalRequest } from './approval.js';
 import { announcePostChange } from './announce.js';
 import { cancelPublish, schedulePublish } from './queue.js';
@@ -108,6 +108,7 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
         media,
         settings,
         delay: position === 0 ? 0 : item.delay,
+        duplicateKey: position === 0 ? duplicateKey(item.content, entry.settings) : null,
         publishDate: date,
         state,
         publishProgress: null,

@@ -8,6 +8,7 @@ import { Migration20261123200000 } from './Migration20261123200000.js';
 import { Migration20261123300000 } from './Migration20261123300000.js';
 import { Migration20261124000000 } from './Migration20261124000000.js';
 import { Migration20261124100000 } from './Migration20261124100000.js';
+import { Migration20261125000000 } from './Migration20261125000000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -19,4 +20,5 @@ export const migrationsList = [
   { name: 'Migration20261123300000', class: Migration20261123300000 },
   { name: 'Migration20261124000000', class: Migration20261124000000 },
   { name: 'Migration20261124100000', class: Migration20261124100000 },
+  { name: 'Migration20261125000000', class: Migration20261125000000 },
 ];
