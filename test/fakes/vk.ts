@@ -66,7 +66,7 @@ export async function startVkFake() {
     const query = request.query;
     if (!(query.get('scope') ?? '').split(' ').includes('wall')) return { status: 400, body: 'scope must include wall' };
     try {
-      const redirect = new URL(authority.approvalRedirect({ clientId: query.get('client_id') ?? '', redirectUri: query.get('redirect_uri') ?? '', state: query.get('state') ?? '', scope: query.get('scope') ?? '', codeChallenge: query.get('code_challenge') ?? undefined, codeChallengeMethod: query.get('code_challenge_method') ?? undefined }));
+      const redirect = new URL(authority.approveQuery(query));
       const deviceId = `device-${randomBytes(6).toString('hex')}`;
       devices.set(redirect.searchParams.get('code')!, deviceId);
       redirect.searchParams.set('device_id', deviceId);

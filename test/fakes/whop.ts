@@ -66,14 +66,7 @@ export async function startWhopFake() {
     if (!query.get('nonce')) return { status: 400, body: 'nonce is required (OpenID Connect)' };
     if (!(query.get('scope') ?? '').split(' ').includes('forum:post:create')) return { status: 400, body: 'scope must include forum:post:create' };
     try {
-      const location = authority.approvalRedirect({
-        clientId: query.get('client_id') ?? '',
-        redirectUri: query.get('redirect_uri') ?? '',
-        state: query.get('state') ?? '',
-        scope: query.get('scope') ?? '',
-        codeChallenge: query.get('code_challenge') ?? undefined,
-        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
-      });
+      const location = authority.approveQuery(query);
       return { status: 302, headers: { location } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return { status: 400, body: `${error.error}: ${error.description}` };

@@ -111,14 +111,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
       if (query.get('response_type') !== 'code') throw new OAuthRefusal('invalid_request', 'response_type must be code');
       const scope = (query.get('scope') ?? '').split(' ');
       for (const needed of ['tweet.read', 'tweet.write', 'users.read', 'offline.access']) if (!scope.includes(needed)) throw new OAuthRefusal('invalid_request', `scope ${needed} missing`);
-      const location = oauth.approvalRedirect({
-        clientId: query.get('client_id') ?? '',
-        redirectUri: query.get('redirect_uri') ?? '',
-        state: query.get('state') ?? '',
-        scope: query.get('scope') ?? '',
-        codeChallenge: query.get('code_challenge') ?? undefined,
-        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
-      });
+      const location = oauth.approveQuery(query);
       return { status: 302, headers: { location } };
     } catch (error) {
       return error instanceof OAuthRefusal ? oauthError(error) : { status: 500 };

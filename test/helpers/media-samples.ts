@@ -105,3 +105,14 @@ export async function upload(restUrl: string, apiKey: string, bytes: Buffer, fil
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
 }
+
+/** Uploads each file to the media library and answers their `{id, path}` by key; a refused upload throws. */
+export async function uploadAll<K extends string>(restUrl: string, apiKey: string, files: Record<K, readonly [Buffer, string]>): Promise<Record<K, { id: string; path: string }>> {
+  const uploaded = {} as Record<K, { id: string; path: string }>;
+  for (const [key, [bytes, name]] of Object.entries(files) as [K, readonly [Buffer, string]][]) {
+    const response = await upload(restUrl, apiKey, bytes, name);
+    if (response.status !== 200) throw new Error(`upload of ${name} refused: ${response.status} ${JSON.stringify(response.body)}`);
+    uploaded[key] = { id: response.body.id, path: response.body.path };
+  }
+  return uploaded;
+}

@@ -9,7 +9,7 @@ import { CheckAgainLater, type ChannelAuth, type ProviderContext, type PublishIt
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 import { startBlueskyFake, startBlueskyVideoFake, type BlueskyFake, type BlueskyVideoFake } from '../fakes/bluesky.js';
-import { goodMp4, mediumMp4, upload } from '../helpers/media-samples.js';
+import { goodMp4, mediumMp4, upload, uploadAll } from '../helpers/media-samples.js';
 
 const UNREACHABLE = 'http://127.0.0.1:9';
 const CREATE_RECORD = '/xrpc/com.atproto.repo.createRecord';
@@ -368,16 +368,13 @@ describe('bluesky through Herald', () => {
   let pds: BlueskyFake;
   let video: BlueskyVideoFake;
   let channelId: string;
-  const media: Record<'png' | 'mp4', { id: string; path: string }> = { png: { id: '', path: '' }, mp4: { id: '', path: '' } };
+  let media: Record<'png' | 'mp4', { id: string; path: string }>;
 
   beforeAll(async () => {
     pds = await startBlueskyFake({ handle: 'herald.bsky.social', password: 'pass-word-here-1234' });
     video = await startBlueskyVideoFake(pds);
     herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ bluesky: { service: pds.url, video: video.url } }), PUBLISH_RECHECK_MAX_SECONDS: '1' }, { guard: { allowLoopback: true } });
-    for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
-      const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
-      media[key] = { id: response.body.id, path: response.body.path };
-    }
+    media = await uploadAll(herald.restUrl, herald.apiKey, { png: [tinyPng(), 'dot.png'], mp4: [goodMp4(), 'clip.mp4'] });
   });
   afterAll(async () => {
     await herald?.stop();

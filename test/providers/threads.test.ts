@@ -8,7 +8,7 @@ import { PlatformHttpError, type PlatformFetch } from '../../src/lib/platform-ht
 import { publishChain } from '../../tools/internal/publish.js';
 import { startThreadsFake, type ThreadsFake } from '../fakes/threads.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 import { providerContext, tinyPng } from '../helpers/provider-context.js';
@@ -16,12 +16,7 @@ import { providerContext, tinyPng } from '../helpers/provider-context.js';
 let fake: ThreadsFake;
 let herald: Herald;
 let channelId: string;
-const media: Record<'png' | 'jpeg' | 'mp4' | 'webp', { id: string; path: string }> = {
-  png: { id: '', path: '' },
-  jpeg: { id: '', path: '' },
-  mp4: { id: '', path: '' },
-  webp: { id: '', path: '' },
-};
+let media: Record<'png' | 'jpeg' | 'mp4' | 'webp', { id: string; path: string }>;
 const endpoints = () => ({ authorize: fake.url, graph: fake.url, graphVersion: 'v1.0' });
 
 beforeAll(async () => {
@@ -37,11 +32,7 @@ beforeAll(async () => {
   );
   const samples = acceptedSamples();
   const webp = samples.find((sample) => sample.type === 'image/webp')!;
-  for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['jpeg', samples[0].bytes, 'red.jpg'], ['mp4', goodMp4(), 'clip.mp4'], ['webp', webp.bytes, 'still.webp']] as const) {
-    const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
-    expect(response.status).toBe(200);
-    media[key] = { id: response.body.id, path: response.body.path };
-  }
+  media = await uploadAll(herald.restUrl, herald.apiKey, { png: [tinyPng(), 'dot.png'], jpeg: [samples[0].bytes, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'], webp: [webp.bytes, 'still.webp'] });
 });
 
 afterAll(async () => {

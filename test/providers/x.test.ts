@@ -8,7 +8,7 @@ import { PlatformHttpError, type PlatformFetch } from '../../src/lib/platform-ht
 import { publishChain } from '../../tools/internal/publish.js';
 import { startXFake, type XFake } from '../fakes/x.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 import { providerContext, tinyPng } from '../helpers/provider-context.js';
@@ -16,7 +16,7 @@ import { providerContext, tinyPng } from '../helpers/provider-context.js';
 let fake: XFake;
 let herald: Herald;
 let channelId: string;
-const media: Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }> = { png: { id: '', path: '' }, jpeg: { id: '', path: '' }, mp4: { id: '', path: '' } };
+let media: Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }>;
 const settings = { who_can_reply_post: 'everyone' };
 
 beforeAll(async () => {
@@ -30,11 +30,7 @@ beforeAll(async () => {
     },
     { guard: { allowLoopback: true } },
   );
-  for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['jpeg', acceptedSamples()[0].bytes, 'red.jpg'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
-    const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
-    expect(response.status).toBe(200);
-    media[key] = { id: response.body.id, path: response.body.path };
-  }
+  media = await uploadAll(herald.restUrl, herald.apiKey, { png: [tinyPng(), 'dot.png'], jpeg: [acceptedSamples()[0].bytes, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'] });
 });
 
 afterAll(async () => {

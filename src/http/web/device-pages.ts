@@ -6,7 +6,7 @@ import { consumeRateLimit } from '../../lib/rate-limit.js';
 import { decideDevice, findPendingDevice, formatUserCode, normalizeUserCode, type PendingDevice } from '../../../tools/internal/device.js';
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../tools/internal/oauth.js';
 import type { Services } from '../../../tools/types.js';
-import { clientError, csrfField, html, sendPage, type Markup } from './html.js';
+import { clientError, consentActions, csrfField, html, organizationField, sendPage, type Markup } from './html.js';
 import { consoleLocals, requireSignedIn } from './session.js';
 
 /** Wrong codes a person may enter per hour: the code space is 20^8, so guessing a live code this way is hopeless. */
@@ -32,7 +32,6 @@ export function devicePages(router: Router, services: Services): void {
     const { signedIn, csrf } = consoleLocals(response);
     const { device, app } = pending;
     const scopes = (device.scopes as string[]).filter((scope): scope is Scope => (SCOPES as readonly string[]).includes(scope));
-    const organizations = signedIn!.organizations;
     const details: Markup[] = [];
     if (device.clientUserAgent) details.push(html`<li>Program: <code>${device.clientUserAgent}</code></li>`);
     if (device.clientAddress) details.push(html`<li>From address: <code>${device.clientAddress}</code></li>`);
@@ -49,14 +48,9 @@ export function devicePages(router: Router, services: Services): void {
         <fieldset><legend>Permissions</legend>${scopes.map(
           (scope) => html`<label><input type="checkbox" name="scope" value="${scope}" checked> ${SCOPE_DESCRIPTIONS[scope]} <span class="hint">(${scope})</span></label>`,
         )}</fieldset>
-        ${organizations.length > 1
-          ? html`<label for="device-organization">For organization</label><select id="device-organization" name="organizationId">${organizations.map(
-              (item) => html`<option value="${item.id}"${item.id === signedIn!.organization?.id ? html` selected` : ''}>${item.name}</option>`,
-            )}</select>`
-          : html`<p>Organization: <strong>${signedIn!.organization?.name}</strong></p><input type="hidden" name="organizationId" value="${signedIn!.organization?.id ?? ''}">`}
+        ${organizationField(signedIn!, 'device-organization')}
         <p class="hint">Access lasts until you revoke it in Approved apps.</p>
-        <div class="actions"><button type="submit" name="action" value="approve">Authorize</button>
-        <button type="submit" name="action" value="deny" class="secondary">Deny</button></div>
+        ${consentActions()}
       </form></div>`,
     );
   }

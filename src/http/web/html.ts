@@ -58,6 +58,19 @@ const NAV: [string, string][] = [
 
 export const csrfField = (csrf: string) => html`<input type="hidden" name="_csrf" value="${csrf}">`;
 
+/** The organization a consent is for: a choice when the person belongs to several (the current one chosen), else named. */
+export const organizationField = (signedIn: SignedIn, id: string) =>
+  signedIn.organizations.length > 1
+    ? html`<label for="${id}">For organization</label><select id="${id}" name="organizationId">${signedIn.organizations.map(
+        (item) => html`<option value="${item.id}"${item.id === signedIn.organization?.id ? html` selected` : ''}>${item.name}</option>`,
+      )}</select>`
+    : html`<p>Organization: <strong>${signedIn.organization?.name}</strong></p><input type="hidden" name="organizationId" value="${signedIn.organization?.id ?? ''}">`;
+
+/** The two buttons of a consent form. */
+export const consentActions = () =>
+  html`<div class="actions"><button type="submit" name="action" value="approve">Authorize</button>
+        <button type="submit" name="action" value="deny" class="secondary">Deny</button></div>`;
+
 function header(options: PageOptions): Markup {
   const signedIn = options.signedIn;
   if (!signedIn) return html`<header class="top"><a class="brand" href="/">Herald</a></header>`;

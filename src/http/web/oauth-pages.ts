@@ -12,7 +12,7 @@ import {
 } from '../../../tools/internal/oauth.js';
 import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
-import { clientError, csrfField, html, safeUrl, sendPage, sentence, type Markup } from './html.js';
+import { clientError, consentActions, csrfField, html, organizationField, safeUrl, sendPage, sentence, type Markup } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
 
 const text = (body: unknown, name: string) => {
@@ -159,7 +159,6 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     const { signedIn, csrf } = consoleLocals(response);
     const app = request.app;
     const target = new URL(request.redirectUri);
-    const organizations = signedIn!.organizations;
     const hidden: Markup[] = PARAMS.filter((name) => params[name] !== undefined).map((name) => html`<input type="hidden" name="${name}" value="${params[name]}">`);
     sendPage(
       response,
@@ -173,14 +172,9 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
         ${request.scopes.includes('mcp:write')
           ? html`<label class="hint"><input type="checkbox" name="read_only" value="yes"> Only let it read: no creating, changing or deleting (grants mcp:read alone)</label>`
           : html`<p class="hint">It will not be able to create, change or delete anything.</p>`}
-        ${organizations.length > 1
-          ? html`<label for="consent-organization">For organization</label><select id="consent-organization" name="organizationId">${organizations.map(
-              (item) => html`<option value="${item.id}"${item.id === signedIn!.organization?.id ? html` selected` : ''}>${item.name}</option>`,
-            )}</select>`
-          : html`<p>Organization: <strong>${signedIn!.organization?.name}</strong></p><input type="hidden" name="organizationId" value="${signedIn!.organization?.id ?? ''}">`}
+        ${organizationField(signedIn!, 'consent-organization')}
         <p class="hint">You will be sent back to ${target.protocol === 'https:' || target.protocol === 'http:' ? target.host : target.protocol}. Access lasts until you revoke it in Approved apps.</p>
-        <div class="actions"><button type="submit" name="action" value="approve">Authorize</button>
-        <button type="submit" name="action" value="deny" class="secondary">Deny</button></div>
+        ${consentActions()}
       </form></div>`,
     );
   }
