@@ -8,8 +8,7 @@ import { openServices } from './bootstrap.js';
 import { startWorker } from './jobs/index.js';
 import { createApp } from './http/app.js';
 import { McpSessions } from './mcp/sessions.js';
-import { OrganizationSchema } from './db/entities.js';
-import { createOrganization, mintApiKey } from '../tools/internal/credentials.js';
+import { firstOrganization } from '../tools/internal/credentials.js';
 
 /** Checks that the HTTP port can be bound before anything else starts (the database, the worker, a first API key). */
 function checkPort(host: string, port: number): Promise<void> {
@@ -77,11 +76,7 @@ async function main(): Promise<void> {
   // A fresh instance gets an organization and an API key, shown once, so it is usable before any console exists (printed by
   // a web process: a worker has no one to show it to).
   let freshKey: string | undefined;
-  const em = services.orm.em.fork();
-  if (server && (await em.count(OrganizationSchema, {})) === 0) {
-    const organization = await createOrganization(em, 'My organization');
-    freshKey = await mintApiKey(em, organization.id);
-  }
+  if (server) freshKey = await firstOrganization(services.orm.em.fork());
 
   const base = config.publicUrl;
   const where = opened.embedded ? `embedded Postgres in ${config.dataDir}` : 'Postgres at DATABASE_URL';

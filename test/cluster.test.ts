@@ -11,6 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { newTestDatabase } from './helpers/harness.js';
+import { openDatabase } from '../src/db/orm.js';
+import { firstOrganization } from '../tools/internal/credentials.js';
 import { freePort, repositoryRoot, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { waitFor } from './helpers/posts.js';
@@ -241,5 +243,22 @@ describe('two web processes and a worker on one Postgres, behind a round-robin p
     expect(deleted.status).toBe(200);
     const gone = await fetch(`${proxy.url}/api/mcp`, { method: 'POST', headers: mcpHeaders(sessionId), body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }) });
     expect(gone.status).toBe(404);
+  });
+});
+
+describe('web processes starting together on a fresh database', () => {
+  it('make one organization and one key: the first start of each runs at once, and one of them makes it', async () => {
+    const orm = await openDatabase(await newTestDatabase(), { migrate: false });
+    try {
+      // Five connections open first, so the five starts really overlap.
+      await Promise.all(Array.from({ length: 5 }, () => orm.em.fork().getConnection().execute('select pg_sleep(0.05)')));
+      const keys = await Promise.all(Array.from({ length: 5 }, () => firstOrganization(orm.em.fork())));
+      expect(keys.filter((key) => key !== undefined)).toHaveLength(1);
+      const connection = orm.em.fork().getConnection();
+      expect(await connection.execute('select count(*)::int as n from organization')).toEqual([{ n: 1 }]);
+      expect(await connection.execute('select count(*)::int as n from api_key where revoked_at is null')).toEqual([{ n: 1 }]);
+    } finally {
+      await orm.close();
+    }
   });
 });

@@ -15,6 +15,19 @@ export async function createOrganization(em: EntityManager, name: string): Promi
   return organization;
 }
 
+/**
+ * A fresh instance's organization and its API key (answered once, never stored), or undefined when an organization exists.
+ * Several web processes may start together on a fresh database: the lock lets one of them make it.
+ */
+export async function firstOrganization(em: EntityManager): Promise<string | undefined> {
+  return em.transactional(async (transaction) => {
+    await transaction.execute("select pg_advisory_xact_lock(hashtext('herald:first-organization'))");
+    if ((await transaction.count(OrganizationSchema, {})) > 0) return undefined;
+    const organization = await createOrganization(transaction, 'My organization');
+    return mintApiKey(transaction, organization.id);
+  });
+}
+
 /** Revokes every live key of the organization and mints a new one. The returned key is never stored. */
 export async function mintApiKey(em: EntityManager, organizationId: string, now = new Date()): Promise<string> {
   const organization = await em.findOne(OrganizationSchema, { id: organizationId });
