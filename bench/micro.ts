@@ -1,6 +1,6 @@
 // Micro figures (`npm run bench -- micro`): the costs that matter at the edges: password hashing (every log-in and sign-up) and length counting
 // of long posts (every validation). Run with `npm run bench`; nothing here asserts, it measures.
-import { contentLength } from '../src/lib/content.js';
+import { contentLength } from '../src/lib/length.js';
 import { hashPassword, verifyPassword } from '../src/lib/password.js';
 
 async function time<T>(label: string, runs: number, work: () => Promise<T> | T): Promise<void> {

@@ -1,7 +1,8 @@
 // The provider unit: a declarative descriptor of one platform plus its optional capabilities.
 // A capability that is absent is not supported: callers answer `not_supported` (or the spec's empty answer), never a silent drop.
 import type { z } from 'zod';
-import type { EditorKind, LengthMethod } from '../src/lib/content.js';
+import type { EditorKind } from '../src/lib/content.js';
+import type { LengthMethod } from '../src/lib/length.js';
 
 export type { EditorKind, LengthMethod };
 import type { PlatformFetch } from '../src/lib/platform-http.js';

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   checkContentRules,
-  contentLength,
   convertContent,
   escapeHtml,
   escapeMarkdownBlock,
@@ -12,6 +11,7 @@ import {
   sanitizeContent,
   toTelegramHtml,
 } from '../src/lib/content.js';
+import { contentLength } from '../src/lib/length.js';
 
 describe('convertContent plain', () => {
   it('turns strong into sans-serif bold letters and digits', () => {

@@ -1,10 +1,7 @@
 // Content rules and per-platform conversion (DESIGN.md §1 Content, anchor-behaviour A9). Pure functions, no I/O.
 import sanitizeHtml from 'sanitize-html';
-// twitter-text ships CommonJS only; under ESM the default import is its module.exports object.
-import twitterText from 'twitter-text';
 
 export type EditorKind = 'plain' | 'markdown' | 'html';
-export type LengthMethod = 'characters' | 'twitter' | 'graphemes';
 
 const ALLOWED_TAGS = ['p', 'h1', 'h2', 'h3', 'strong', 'u', 'ul', 'li', 'br', 'a'];
 // Telegram renders b and i itself, so its conversion keeps them instead of dropping the formatting.
@@ -393,58 +390,6 @@ export function convertContent(html: string, editor: EditorKind): string {
 export function toTelegramHtml(html: string): string {
   if (!hasHtmlTag(html)) return escapeHtmlText(html);
   return render(parseTree(sanitizeWith(html, TELEGRAM_TAGS)), TELEGRAM);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Length
-
-const graphemeSegmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-const GRAPHEME_CHUNK = 512;
-
-/**
- * V8's segmenter is quadratic in the string length (80k characters take over a second), so the text is segmented a
- * window at a time. Every segment of a window but the last is counted; the next window starts at the last segment's
- * start, which is a true boundary, so a cluster cut by the window's end is counted whole in the next one.
- */
-function countGraphemes(text: string): number {
-  let count = 0;
-  let start = 0;
-  let window = GRAPHEME_CHUNK;
-  while (start < text.length) {
-    const end = start + window;
-    if (end >= text.length) {
-      for (const _segment of graphemeSegmenter.segment(text.slice(start))) count++;
-      break;
-    }
-    let segments = 0;
-    let lastIndex = 0;
-    for (const segment of graphemeSegmenter.segment(text.slice(start, end))) {
-      segments++;
-      lastIndex = segment.index;
-    }
-    if (segments < 2) {
-      // One cluster longer than the window: look further.
-      window *= 2;
-      continue;
-    }
-    count += segments - 1;
-    start += lastIndex;
-    window = GRAPHEME_CHUNK;
-  }
-  return count;
-}
-
-export function contentLength(text: string, method: LengthMethod): number {
-  switch (method) {
-    case 'twitter':
-      return twitterText.parseTweet(text).weightedLength;
-    case 'graphemes':
-      return countGraphemes(text);
-    default:
-      // UTF-16 units on purpose: that is what the platforms' own limits count, so a sans-serif bold letter
-      // (an astral-plane character, one surrogate pair) uses 2 of the allowed characters.
-      return text.length;
-  }
 }
 
 export function isBlankContent(html: string): boolean {

@@ -1,0 +1,54 @@
+// How long a text is in a platform's own counting: UTF-16 units, X's weighted length, or graphemes. Pure functions.
+// twitter-text ships CommonJS only; under ESM the default import is its module.exports object.
+import twitterText from 'twitter-text';
+
+export type LengthMethod = 'characters' | 'twitter' | 'graphemes';
+
+const graphemeSegmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+const GRAPHEME_CHUNK = 512;
+
+/**
+ * V8's segmenter is quadratic in the string length (80k characters take over a second), so the text is segmented a
+ * window at a time. Every segment of a window but the last is counted; the next window starts at the last segment's
+ * start, which is a true boundary, so a cluster cut by the window's end is counted whole in the next one.
+ */
+function countGraphemes(text: string): number {
+  let count = 0;
+  let start = 0;
+  let window = GRAPHEME_CHUNK;
+  while (start < text.length) {
+    const end = start + window;
+    if (end >= text.length) {
+      for (const _segment of graphemeSegmenter.segment(text.slice(start))) count++;
+      break;
+    }
+    let segments = 0;
+    let lastIndex = 0;
+    for (const segment of graphemeSegmenter.segment(text.slice(start, end))) {
+      segments++;
+      lastIndex = segment.index;
+    }
+    if (segments < 2) {
+      // One cluster longer than the window: look further.
+      window *= 2;
+      continue;
+    }
+    count += segments - 1;
+    start += lastIndex;
+    window = GRAPHEME_CHUNK;
+  }
+  return count;
+}
+
+export function contentLength(text: string, method: LengthMethod): number {
+  switch (method) {
+    case 'twitter':
+      return twitterText.parseTweet(text).weightedLength;
+    case 'graphemes':
+      return countGraphemes(text);
+    default:
+      // UTF-16 units on purpose: that is what the platforms' own limits count, so a sans-serif bold letter
+      // (an astral-plane character, one surrogate pair) uses 2 of the allowed characters.
+      return text.length;
+  }
+}
