@@ -1,4 +1,6 @@
 // The only reader of process.env. Every setting is validated here and every bad variable is reported at once.
+// Over 400 lines on purpose: each setting's variable, default, check and typed shape are read together in this one file
+// (the README's settings table and .env.example follow it); split by topic they would drift apart.
 import { z } from 'zod';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -349,6 +351,17 @@ function readOAuthClients(environment: NodeJS.ProcessEnv): Record<string, OAuthC
     };
   }
   return clients;
+}
+
+/** The service's settings: the environment, with `--role worker` or `--role=worker` on the command line over HERALD_ROLE. */
+export function loadServiceConfig(commandLine: string[]): Config {
+  for (let index = 0; index < commandLine.length; index++) {
+    const match = /^--role(?:=(.*))?$/.exec(commandLine[index]);
+    const role = match ? (match[1] ?? commandLine[index + 1]) : undefined;
+    if (role !== undefined) return loadConfig({ ...process.env, HERALD_ROLE: role });
+    if (match) break;
+  }
+  return loadConfig();
 }
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {

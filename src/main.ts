@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import net from 'node:net';
 import { isDatabaseUnavailable, StartError } from './errors.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadServiceConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { openServices } from './bootstrap.js';
 import { startWorker } from './jobs/index.js';
@@ -26,20 +26,10 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   return error;
 }
 
-/** `--role worker` or `--role=worker` on the command line overrides HERALD_ROLE. */
-function roleArgument(argv: string[]): string | undefined {
-  for (let index = 0; index < argv.length; index++) {
-    const match = /^--role(?:=(.*))?$/.exec(argv[index]);
-    if (match) return match[1] ?? argv[index + 1];
-  }
-  return undefined;
-}
-
 async function main(): Promise<void> {
   let config;
   try {
-    const role = roleArgument(process.argv.slice(2));
-    config = loadConfig(role === undefined ? process.env : { ...process.env, HERALD_ROLE: role });
+    config = loadServiceConfig(process.argv.slice(2));
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
