@@ -2,7 +2,7 @@
 // to a zero-latency local fake platform, from the first platform call to the last; against bare graphile-worker running N
 // no-op jobs at the same concurrency (first job to last), and with two worker processes against one.
 import type { HeraldProcess } from '../test/helpers/herald-process.js';
-import { connectChannel, newDatabase, postBody, rest, runBaseline, socialEndpoints, startHerald, startPlatformFake, type PlatformFake, standalone } from './lib/env.js';
+import { connectChannel, newDatabase, postBody, rest, runBaseline, sleep, socialEndpoints, startHerald, startPlatformFake, type PlatformFake, standalone } from './lib/env.js';
 import { heading, line, ratios, repeat, settings } from './lib/stats.js';
 
 async function publishRun(web: HeraldProcess, databaseUrl: string, fake: PlatformFake, integrationId: string, posts: number, concurrency: number, workers: number, run: string): Promise<number> {
@@ -16,7 +16,7 @@ async function publishRun(web: HeraldProcess, databaseUrl: string, fake: Platfor
     Array.from({ length: workers }, () => startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake), HERALD_ROLE: 'worker', WORKER_CONCURRENCY: String(concurrency) })),
   );
   const deadline = Date.now() + 120_000;
-  while (fake.received.length < before + posts && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (fake.received.length < before + posts && Date.now() < deadline) await sleep(20);
   await Promise.all(started.map((worker) => worker.stop()));
   const received = fake.received.slice(before);
   if (received.length < posts) throw new Error(`only ${received.length} of ${posts} posts were published`);

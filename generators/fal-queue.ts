@@ -1,6 +1,7 @@
 // Waiting on a fal queue request (https://docs.fal.ai/documentation/model-apis/inference/queue): status IN_QUEUE,
 // IN_PROGRESS, then COMPLETED, after which the result is read. A short first wait happens inline; longer ones re-schedule
 // the job (CheckLater), so a worker is never held for the minutes a video takes.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { falError } from './clients.js';
 import { CheckLater, type GenerationContext } from './types.js';
 
@@ -8,7 +9,28 @@ import { CheckLater, type GenerationContext } from './types.js';
 const INLINE_WAIT_MS = 4000;
 const POLL_MS = 1000;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Submits `input` to fal's queue for `model` once, as the paid step `step` (counted under `usage`); answers the request id
+ * to wait on with awaitFalResult. `what` names the result in errors ("the image").
+ */
+export async function submitFal(
+  context: GenerationContext,
+  step: string,
+  model: string,
+  input: Record<string, unknown>,
+  what: string,
+  usage: string,
+): Promise<{ requestId: string }> {
+  const fal = context.clients.fal!;
+  return context.step(
+    step,
+    async () => {
+      const queued = await fal.queue.submit(model, { input }).catch((error: unknown) => Promise.reject(falError(error, what, context.settings)));
+      return { requestId: queued.request_id };
+    },
+    { usage },
+  );
+}
 
 /** The result of a submitted fal request, or CheckLater while it is still queued or running. */
 export async function awaitFalResult(

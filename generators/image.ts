@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { GenerationSettings } from '../src/config.js';
-import { falError, openAiError } from './clients.js';
-import { awaitFalResult } from './fal-queue.js';
+import { openAiError } from './clients.js';
+import { awaitFalResult, submitFal } from './fal-queue.js';
 import { ModelFailure, ModelRefusal, type GenerationContext, type Generator, type Orientation } from './types.js';
 
 const OPENAI_SIZES: Record<Orientation, string> = { square: '1024x1024', vertical: '1024x1536', horizontal: '1536x1024' };
@@ -36,17 +36,9 @@ const falImageResult = z.object({
 export async function drawImage(context: GenerationContext, request: { prompt: string; orientation: Orientation; step: string; file: string }): Promise<string> {
   const { settings, clients } = context;
   if (settings.imageService === 'fal') {
-    const fal = clients.fal!;
     const model = settings.models.falImage;
-    const { requestId } = await context.step(
-      `${request.step}:submit`,
-      async () => {
-        const input = { prompt: request.prompt, image_size: FAL_SIZES[request.orientation], num_images: 1, output_format: 'png', enable_safety_checker: true };
-        const queued = await fal.queue.submit(model, { input }).catch((error: unknown) => Promise.reject(falError(error, 'the image', settings)));
-        return { requestId: queued.request_id };
-      },
-      { usage: 'fal_image' },
-    );
+    const input = { prompt: request.prompt, image_size: FAL_SIZES[request.orientation], num_images: 1, output_format: 'png', enable_safety_checker: true };
+    const { requestId } = await submitFal(context, `${request.step}:submit`, model, input, 'the image', 'fal_image');
     return context.step(
       `${request.step}:file`,
       async () => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import type { Orientation } from './types.js';
 
-export const FRAME: Record<Exclude<Orientation, 'square'>, { width: number; height: number }> = {
+const FRAME: Record<Exclude<Orientation, 'square'>, { width: number; height: number }> = {
   vertical: { width: 1080, height: 1920 },
   horizontal: { width: 1920, height: 1080 },
 };
@@ -51,7 +51,7 @@ export async function audioDuration(file: string): Promise<number> {
 }
 
 /** Splits a caption into lines of at most `width` characters (words longer than that get their own line). */
-export function wrapCaption(text: string, width: number): string[] {
+function wrapCaption(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.replace(/\s+/g, ' ').trim().split(' ')) {
@@ -101,7 +101,6 @@ function captionFilters(slides: Slide[], offsets: number[], frame: { width: numb
 
 export interface ComposedVideo {
   file: string;
-  duration: number;
   warnings: string[];
 }
 
@@ -154,5 +153,5 @@ export async function composeSlides(workDir: string, slides: Slide[], orientatio
     warnings.push(`The captions could not be drawn (${(error as Error).message}); the video has none. Install a font (e.g. fonts-dejavu-core) on the Herald host.`);
     await run([]);
   }
-  return { file: path.join(workDir, name), duration: total, warnings };
+  return { file: path.join(workDir, name), warnings };
 }

@@ -3,7 +3,6 @@
 import type { z } from 'zod';
 import type { GenerationSettings } from '../src/config.js';
 import type { LoadedMedia } from '../src/lib/media-fetch.js';
-import type { Logger } from '../src/lib/logger.js';
 import type { ModelClients } from './clients.js';
 
 export type Orientation = 'square' | 'vertical' | 'horizontal';
@@ -42,7 +41,6 @@ export interface GenerationContext {
   libraryImage(image: LibraryImage): Promise<LoadedMedia & { publicUrl?: string }>;
   /** Downloads a model's result URL through the SSRF guard. */
   download(url: string): Promise<LoadedMedia>;
-  logger: Logger;
 }
 
 export interface GeneratedFile {

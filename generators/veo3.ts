@@ -9,7 +9,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { GenerationSettings } from '../src/config.js';
 import { falError } from './clients.js';
-import { awaitFalResult } from './fal-queue.js';
+import { awaitFalResult, submitFal } from './fal-queue.js';
 import { ModelFailure, settleAll, type Generator, type LibraryImage } from './types.js';
 
 const imageRef = z.union([
@@ -27,9 +27,9 @@ const params = z.object({
       'Up to 3 pictures of the media library ({id, path} from an upload or generateImageTool, or just the id or the path). One picture is animated; two or three are references for the subjects.',
     ),
 });
-export type Veo3Params = z.output<typeof params>;
+type Veo3Params = z.output<typeof params>;
 
-export const modelFor = (settings: GenerationSettings, images: number) =>
+const modelFor = (settings: GenerationSettings, images: number) =>
   images === 0 ? settings.models.veo3 : images === 1 ? settings.models.veo3Image : settings.models.veo3Reference;
 
 const videoResult = z.object({ video: z.object({ url: z.string().min(1) }) });
@@ -75,14 +75,7 @@ export const veo3: Generator<Veo3Params> = {
       ...(urls.length === 1 ? { image_url: urls[0] } : {}),
       ...(urls.length > 1 ? { image_urls: urls } : {}),
     };
-    const { requestId } = await context.step(
-      'submit',
-      async () => {
-        const queued = await fal.queue.submit(model, { input: request }).catch((error: unknown) => Promise.reject(falError(error, 'the video', context.settings)));
-        return { requestId: queued.request_id };
-      },
-      { usage: 'fal_video' },
-    );
+    const { requestId } = await submitFal(context, 'submit', model, request, 'the video', 'fal_video');
     // Reading the result and downloading the video are free, so they are simply done again after a restart.
     const result = videoResult.safeParse(await awaitFalResult(context, model, requestId, 'the video', { queued: 0.2, running: 0.5 }));
     if (!result.success) throw new ModelFailure(`fal answered a video result Herald cannot read (${model}).`, 'Check the FAL_VEO3_* model settings.');

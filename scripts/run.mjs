@@ -18,11 +18,12 @@ if (!entry) {
 process.argv.splice(2, 1);
 
 let compiled = true;
-const { stale, orphans, manifestStale } = plan();
+const planned = plan();
+const { stale, orphans, manifestStale } = planned;
 if (stale.length > 0 || orphans.length > 0 || manifestStale) {
   try {
     if (stale.length > 0) console.log(`Compiling ${stale.length} changed source file${stale.length === 1 ? '' : 's'} into dist/...`);
-    await build();
+    await build(planned);
   } catch (error) {
     compiled = false;
     const why = error?.code === 'ERR_MODULE_NOT_FOUND' ? 'TypeScript is not installed' : `${error?.code ?? error?.message ?? error}`;

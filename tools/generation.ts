@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { notFound } from '../src/errors.js';
 import type { Generation } from '../src/db/entities.js';
-import { imageGenerator, unavailableReason, videoGenerators } from '../generators/index.js';
+import { generatorOf, imageGenerator, unavailableReason, videoGenerators } from '../generators/index.js';
 import { modelClients } from '../generators/clients.js';
 import type { Generator, Orientation } from '../generators/types.js';
 import { defineTool, readOnly, type ToolContext } from './types.js';
@@ -68,8 +68,8 @@ export const generateImageTool = defineTool({
 });
 
 function videoGeneratorOf(identifier: string): Generator {
-  const generator = videoGenerators.find((candidate) => candidate.identifier === identifier);
-  if (!generator) {
+  const generator = generatorOf(identifier);
+  if (!generator || generator.kind !== 'video') {
     throw notFound(`Unknown video generator "${identifier}".`, { hint: `Video generators: ${videoGenerators.map((item) => item.identifier).join(', ')} (see generateVideoOptions).` });
   }
   return generator;

@@ -54,7 +54,7 @@ export async function newDatabase(label: string): Promise<string> {
 }
 
 /** Settings of every Herald of the bench: REST and post-creation limits raised out of the way, still counted exactly. */
-export const BENCH_ENV = {
+const BENCH_ENV = {
   LOG_LEVEL: 'warn',
   API_RATE_LIMIT_PER_MINUTE: '100000000',
   CREATE_POST_RATE_LIMIT_PER_HOUR: '100000000',
@@ -64,9 +64,13 @@ export async function startHerald(databaseUrl: string, env: Record<string, strin
   return startHeraldProcess({ env: { ...BENCH_ENV, DATABASE_URL: databaseUrl, ...env }, args });
 }
 
-/** Runs a baseline script (plain JavaScript under bench/baselines) until it prints its listening URL or its result line. */
+/** Starts a baseline script (plain JavaScript under bench/baselines), its standard output piped. */
+const spawnBaseline = (script: string, env: Record<string, string>): ChildProcess =>
+  spawn(process.execPath, [path.join(benchDir, 'baselines', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+
+/** Runs a baseline script until it prints its listening URL or its result line. */
 export async function startBaseline(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [path.join(benchDir, 'baselines', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnBaseline(script, env);
   const url = await new Promise<string>((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -89,7 +93,7 @@ export async function startBaseline(script: string, env: Record<string, string>)
 
 /** Runs a baseline script to its end and answers the JSON it printed last. */
 export async function runBaseline<T>(script: string, env: Record<string, string>): Promise<T> {
-  const child = spawn(process.execPath, [path.join(benchDir, 'baselines', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnBaseline(script, env);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -103,8 +107,6 @@ export interface PlatformFake {
   chatId: string;
   /** Every sendMessage received: its text and when it arrived (epoch ms). */
   received: { text: string; at: number }[];
-  /** Each sendMessage answers after this long (0: at once). */
-  delayMs: number;
   close(): Promise<void>;
 }
 
@@ -138,8 +140,7 @@ export async function startPlatformFake(): Promise<PlatformFake> {
       if (method === 'getChat') return answer({ ...chat, id: Number(body.chat_id) || chat.id, title: `Bench channel ${body.chat_id ?? ''}` });
       if (method === 'sendMessage') {
         received.push({ text: String(body.text ?? ''), at });
-        const reply = () => answer({ message_id: ++messageId, date: Math.floor(at / 1000), chat, text: body.text });
-        return fake.delayMs > 0 ? void setTimeout(reply, fake.delayMs) : reply();
+        return answer({ message_id: ++messageId, date: Math.floor(at / 1000), chat, text: body.text });
       }
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ ok: false, error_code: 404, description: 'Not Found' }));
@@ -152,7 +153,6 @@ export async function startPlatformFake(): Promise<PlatformFake> {
     token,
     chatId: String(chat.id),
     received,
-    delayMs: 0,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,9 +2,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repositoryRoot } from '../../scripts/build.mjs';
 
-export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export { repositoryRoot };
 
 /**
  * The command `npm start` runs (package.json's `start`: the compiled JavaScript in dist/, built first when a source is

@@ -38,7 +38,7 @@ function failureOf(error: unknown): Failure | undefined {
     return {
       code: 'invalid_input',
       status: 422,
-      message: `${error.service} refused to generate this: ${error.reason}`,
+      message: error.message,
       hint: 'Rephrase the prompt (or use other pictures) and try again. Nothing was stored.',
     };
   }
@@ -99,7 +99,6 @@ export async function runGeneration(services: Services, generationId: string): P
     settings: services.config.generation,
     output: generation.output as Orientation,
     workDir,
-    logger,
     async step<T>(name: string, run: () => Promise<T>, options: StepOptions = {}): Promise<T> {
       const recorded = steps[name];
       if (recorded?.state === 'done') return recorded.result as T;

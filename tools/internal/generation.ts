@@ -2,14 +2,14 @@
 // restart never loses a paid generation; the same request while one runs (or within an hour of its success) joins it instead
 // of paying again; new ones count against the organization's hourly generation limit. The caller waits up to
 // GENERATION_TIMEOUT_SECONDS with progress reports, then gets the generation id to fetch the result later.
-import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { GenerationSchema, MediaSchema, type Generation } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notFound, notSupported } from '../../src/errors.js';
-import { newId } from '../../src/lib/crypto.js';
+import { newId, sha256 } from '../../src/lib/crypto.js';
 import { consumeRateLimit } from '../../src/lib/rate-limit.js';
 import { isVideoType } from '../../src/lib/media-probe.js';
-import { generatorOf, unavailableReason } from '../../generators/index.js';
+import { unavailableReason } from '../../generators/index.js';
 import type { Generator, LibraryImage, Orientation } from '../../generators/types.js';
 import type { Caller, Services, ToolContext } from '../types.js';
 import { describeIssues } from '../runner.js';
@@ -88,7 +88,7 @@ export async function requestGeneration(
   params: Record<string, unknown>,
 ): Promise<Requested> {
   const organizationId = caller.organizationId;
-  const paramsKey = createHash('sha256').update(canonical([generator.identifier, output, params])).digest('hex');
+  const paramsKey = sha256(canonical([generator.identifier, output, params]));
   return services.orm.em.fork().transactional(async (em) => {
     // Two identical requests at once: the second waits here, then finds the first one's row.
     await em.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', [`generation:${organizationId}:${paramsKey}`], 'all', em.getTransactionContext());
@@ -152,7 +152,6 @@ export async function requestGeneration(
 }
 
 const isFinal = (generation: Generation) => generation.state === 'succeeded' || generation.state === 'failed';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until the generation ends or GENERATION_TIMEOUT_SECONDS pass, reporting progress (percent) meanwhile. */
 export async function awaitGeneration(services: Services, id: string, progress?: ToolContext['progress']): Promise<Generation> {
@@ -266,5 +265,3 @@ export async function listGenerations(em: EntityManager, organizationId: string,
   for (const row of rows) generations.push(await toGenerationRecord(em, row));
   return { generations, total, page, pageSize, hasMore: (page + 1) * pageSize < total };
 }
-
-export { generatorOf };
