@@ -4,7 +4,7 @@
 // GENERATION_TIMEOUT_SECONDS with progress reports, then gets the generation id to fetch the result later.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { GenerationSchema, MediaSchema, type Generation } from '../../src/db/entities.js';
+import { GenerationSchema, MediaSchema, type Generation, type Media } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notFound, notSupported } from '../../src/errors.js';
 import { newId, sha256 } from '../../src/lib/crypto.js';
 import { consumeRateLimit } from '../../src/lib/rate-limit.js';
@@ -226,7 +226,10 @@ export type GenerationRecord = {
 };
 
 export async function toGenerationRecord(em: EntityManager, generation: Generation): Promise<GenerationRecord> {
-  const media = generation.mediaId ? await em.findOne(MediaSchema, { id: generation.mediaId, deletedAt: null }) : null;
+  return generationRecord(generation, generation.mediaId ? await em.findOne(MediaSchema, { id: generation.mediaId, deletedAt: null }) : null);
+}
+
+function generationRecord(generation: Generation, media: Media | null | undefined): GenerationRecord {
   const started = generation.startedAt ?? generation.createdAt;
   return {
     id: generation.id,
@@ -261,7 +264,9 @@ export async function findGeneration(em: EntityManager, organizationId: string, 
 
 export async function listGenerations(em: EntityManager, organizationId: string, page: number, pageSize: number) {
   const [rows, total] = await em.findAndCount(GenerationSchema, { organizationId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: pageSize, offset: page * pageSize });
-  const generations: GenerationRecord[] = [];
-  for (const row of rows) generations.push(await toGenerationRecord(em, row));
+  // The pages' media in one query, not one per generation.
+  const mediaIds = rows.flatMap((row) => (row.mediaId ? [row.mediaId] : []));
+  const media = new Map((mediaIds.length > 0 ? await em.find(MediaSchema, { id: { $in: mediaIds }, deletedAt: null }) : []).map((row) => [row.id, row]));
+  const generations = rows.map((row) => generationRecord(row, row.mediaId ? media.get(row.mediaId) : undefined));
   return { generations, total, page, pageSize, hasMore: (page + 1) * pageSize < total };
 }

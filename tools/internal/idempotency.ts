@@ -7,6 +7,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { DomainError, invalidInput } from '../../src/errors.js';
+import { sha256 } from '../../src/lib/crypto.js';
 import type { Caller, Services, ToolDefinition } from '../types.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -44,8 +45,6 @@ interface StreamField {
 
 const isStreamField = (value: unknown): value is StreamField =>
   typeof value === 'object' && value !== null && typeof (value as StreamField).stream?.pipe === 'function';
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** JSON with object keys sorted, so the same request always hashes the same. */
 function canonical(value: unknown): unknown {
