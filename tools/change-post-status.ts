@@ -30,7 +30,7 @@ export const changePostStatus = defineTool({
       // An approval stays good for a retry of the same content; anything else an agent schedules waits for a new one.
       if (root.approval?.decision !== 'approved') awaitApproval = await approvalRequest(em, context);
     }
-    const state = await changeStatus(em, post, input.status, { awaitApproval });
+    const state = await changeStatus(em, root, input.status, { awaitApproval });
     await announcePostChange(context.services, root.id);
     context.log?.(state === 'AWAITING_APPROVAL' ? 'notice' : 'info', state === 'AWAITING_APPROVAL' ? `Post ${root.id} waits for an owner's approval.` : `Post ${root.id} is now ${state}.`, { postId: root.id, state });
     return { id: post.id, state: state as 'DRAFT' | 'QUEUE' | 'AWAITING_APPROVAL' };

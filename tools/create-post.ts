@@ -1,16 +1,14 @@
 import { z } from 'zod';
 import { defineTool } from './types.js';
 import { createPosts, type PlanEntry } from './internal/create-posts.js';
-import { createdPostSchema, wrapped } from './shapes.js';
+import { createdPostSchema, imageSchema, utcDateTime, wrapped } from './shapes.js';
 import { approvalRequest } from './internal/approval.js';
 import { reportCreated } from './internal/created-report.js';
-
-const imageSchema = z.object({ id: z.string().min(1), path: z.string().min(1), alt: z.string().optional(), thumbnail: z.string().optional() });
 
 /** The body of POST /posts (and of POST /posts/validate). */
 export const createPostBody = z.object({
   type: z.enum(['draft', 'schedule', 'now']),
-  date: z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' }).optional(),
+  date: utcDateTime.optional(),
   shortLink: z.boolean().default(false),
   allowDuplicate: z.boolean().optional().describe('true when repeating the text of a recent post on the same channel is intended'),
   tags: z

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { PostSchema } from '../src/db/entities.js';
-import { findProvider } from '../providers/index.js';
 import { defineTool } from './types.js';
 import { findIntegration } from './internal/integrations.js';
 import { cancelPublish } from './internal/queue.js';
 import { confirmDeletion } from './internal/confirmation.js';
-import { idParam } from './shapes.js';
+import { platformName } from './internal/channel-health.js';
+import { confirmInput, deletionOutput, idParam } from './shapes.js';
 
 export const deleteIntegration = defineTool({
   name: 'deleteIntegration',
@@ -18,9 +18,9 @@ export const deleteIntegration = defineTool({
   mcp: true,
   input: z.object({
     id: idParam.describe('Channel id from integrationList'),
-    confirm: z.boolean().optional().describe('true only after the user agreed to what the first call said would be deleted'),
+    confirm: confirmInput,
   }),
-  output: z.object({ id: z.string(), deleted: z.boolean().optional(), wouldDelete: z.record(z.string(), z.unknown()).optional(), message: z.string().optional() }),
+  output: deletionOutput,
   rest: { method: 'DELETE', path: '/integrations/:id', toInput: ({ params }) => ({ id: params.id }), toResponse: (output) => ({ id: output.id }) },
   handler: async (input, context) => {
     const { em, caller, services } = context;
@@ -28,7 +28,7 @@ export const deleteIntegration = defineTool({
     const pending = await em.find(PostSchema, { organizationId: caller.organizationId, integrationId: integration.id, deletedAt: null, state: { $ne: 'PUBLISHED' }, position: 0 });
     const byState: Record<string, number> = {};
     for (const post of pending) byState[post.state] = (byState[post.state] ?? 0) + 1;
-    const platform = findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier;
+    const platform = platformName(integration);
     const counts = Object.entries(byState).map(([state, count]) => `${count} ${state.toLowerCase().replace('_', ' ')}`).join(', ');
     const refused = await confirmDeletion(context, {
       action: `deleteIntegration:${integration.id}`,

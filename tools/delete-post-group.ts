@@ -3,8 +3,7 @@ import { notFound } from '../src/errors.js';
 import { defineTool } from './types.js';
 import { deleteGroup } from './internal/posts.js';
 import { confirmDeletion, groupSummary } from './internal/confirmation.js';
-import { confirmInput, deletionOutput } from './delete-post.js';
-import { idParam } from './shapes.js';
+import { confirmInput, deletionOutput, idParam } from './shapes.js';
 
 export const deletePostGroup = defineTool({
   name: 'deletePostGroup',

@@ -2,16 +2,7 @@ import { z } from 'zod';
 import { defineTool } from './types.js';
 import { deleteGroup, findPost } from './internal/posts.js';
 import { confirmDeletion, groupSummary } from './internal/confirmation.js';
-import { idParam } from './shapes.js';
-
-export const deletionOutput = z.object({
-  id: z.string(),
-  deleted: z.boolean().optional(),
-  wouldDelete: z.record(z.string(), z.unknown()).optional(),
-  message: z.string().optional(),
-});
-
-export const confirmInput = z.boolean().optional().describe('true only after the user agreed to what the first call said would be deleted');
+import { confirmInput, deletionOutput, idParam } from './shapes.js';
 
 export const deletePost = defineTool({
   name: 'deletePost',

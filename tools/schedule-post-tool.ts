@@ -4,15 +4,13 @@ import { defineTool } from './types.js';
 import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
 import { approvalRequest } from './internal/approval.js';
 import { reportCreated } from './internal/created-report.js';
-import { createdPostSchema } from './shapes.js';
+import { createdPostSchema, utcDateTime } from './shapes.js';
 import { idempotencyKeyField } from './internal/idempotency.js';
-
-const isoDate = z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' });
 
 const socialPostSchema = z.object({
   integrationId: z.string().min(1).describe('Channel id from integrationList'),
   isPremium: z.boolean().describe('true for X premium accounts (4000 characters); false otherwise'),
-  date: isoDate.describe('Publication date, UTC ISO 8601 (ignored for type "now")'),
+  date: utcDateTime.describe('Publication date, UTC ISO 8601 (ignored for type "now")'),
   shortLink: z.boolean().describe('Shorten the links of the post when it is published (the length rules count the short form); their clicks appear as the "clicks" metric of postAnalyticsTool'),
   type: z.enum(['draft', 'schedule', 'now']).describe('"schedule" publishes at `date`, "now" at once, "draft" keeps it unpublished'),
   postsAndComments: z

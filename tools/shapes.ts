@@ -1,4 +1,4 @@
-// Zod shapes shared by several tools' outputs.
+// Zod shapes shared by several tools' inputs and outputs.
 import { z } from 'zod';
 
 export const integrationRecordSchema = z.object({
@@ -32,6 +32,17 @@ export const wrapped = <T extends z.ZodType>(schema: T) => z.object({ output: sc
 
 export const idParam = z.string().trim().min(1, 'is required').max(200);
 
+/** What a destructive tool answers: deleted, or (over MCP, before the user confirmed) what would be deleted. */
+export const deletionOutput = z.object({
+  id: z.string(),
+  deleted: z.boolean().optional(),
+  wouldDelete: z.record(z.string(), z.unknown()).optional(),
+  message: z.string().optional(),
+});
+
+/** The second call of a destructive tool over MCP, after the user agreed. */
+export const confirmInput = z.boolean().optional().describe('true only after the user agreed to what the first call said would be deleted');
+
 /** A file of the media library (GET /media items; uploads answer it plus `warnings`). */
 export const mediaRecordSchema = z.object({
   id: z.string(),
@@ -48,3 +59,21 @@ export const mediaRecordSchema = z.object({
 export const uploadedMediaSchema = mediaRecordSchema.extend({
   warnings: z.array(z.string()).describe('Things that may make platforms refuse or degrade the file; the upload itself succeeded'),
 });
+
+/** A date-time of a post (creation, scheduling, edits): ISO 8601 with Z or an offset. */
+export const utcDateTime = z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' });
+
+/** A media item of a post in the REST bodies (POST /posts, PUT /posts/{id}): a library file's id and path, or a URL. */
+export const imageSchema = z.object({ id: z.string().min(1), path: z.string().min(1), alt: z.string().optional(), thumbnail: z.string().optional() });
+
+/** The input fields of a paged listing: pages start at 0. */
+export const pageInput = {
+  page: z.coerce.number().int().min(0).default(0),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+};
+
+/** The output fields of a paged listing, after its items. */
+export const pageOutput = { total: z.number(), page: z.number(), pageSize: z.number(), hasMore: z.boolean() };
+
+/** What a paged listing answers after its items: the total, the page asked for, and whether another page follows. */
+export const paged = (total: number, page: number, pageSize: number) => ({ total, page, pageSize, hasMore: (page + 1) * pageSize < total });

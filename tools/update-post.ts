@@ -2,10 +2,8 @@ import { z } from 'zod';
 import { defineTool } from './types.js';
 import { editPost } from './internal/post-edit.js';
 import { PostValidationError } from './internal/create-posts.js';
-import { idParam } from './shapes.js';
+import { idParam, imageSchema, utcDateTime } from './shapes.js';
 
-const isoDate = z.iso.datetime({ offset: true, message: 'must be a UTC ISO 8601 date-time such as 2026-12-01T09:00:00Z' });
-const imageSchema = z.object({ id: z.string().min(1), path: z.string().min(1), alt: z.string().optional(), thumbnail: z.string().optional() });
 
 /** A post record (as GET /posts lists it) plus each item's preview as the platform receives it. */
 const postWithPreview = z.looseObject({
@@ -31,7 +29,7 @@ export const updatePost = defineTool({
   mcp: true,
   input: z.object({
     id: idParam.describe('Post id (any item of its chain)'),
-    date: isoDate.optional().describe('New publication date, UTC'),
+    date: utcDateTime.optional().describe('New publication date, UTC'),
     value: z
       .array(z.object({ content: z.string(), image: z.array(imageSchema).default([]), delay: z.number().int().min(0).default(0) }))
       .min(1)

@@ -2,7 +2,7 @@
 // send a test event, read the deliveries with every attempt, replay one.
 import { z } from 'zod';
 import { defineTool, readOnly } from './types.js';
-import { idParam, wrapped } from './shapes.js';
+import { idParam, pageInput, pageOutput, paged, wrapped } from './shapes.js';
 import { WEBHOOK_EVENTS } from './internal/webhook-events.js';
 import {
   createWebhook,
@@ -140,12 +140,12 @@ export const webhookDeliveriesTool = defineTool({
   description: 'GET /webhooks/{id}/deliveries: newest first, each with its payload, state (pending, delivered, failed), next retry and every attempt (status, error, duration).',
   annotations: readOnly,
   mcp: false,
-  input: z.object({ id: idParam, page: z.coerce.number().int().min(0).default(0), pageSize: z.coerce.number().int().min(1).max(100).default(20) }),
-  output: z.object({ deliveries: z.array(deliverySchema), total: z.number(), page: z.number(), pageSize: z.number(), hasMore: z.boolean() }),
+  input: z.object({ id: idParam, ...pageInput }),
+  output: z.object({ deliveries: z.array(deliverySchema), ...pageOutput }),
   rest: { method: 'GET', path: '/webhooks/:id/deliveries', toInput: ({ params, query }) => ({ id: params.id, page: query.page, pageSize: query.pageSize }) },
   handler: async (input, { em, caller }) => {
     const { deliveries, total } = await listDeliveries(em, await findWebhook(em, caller.organizationId, input.id), input.page, input.pageSize);
-    return { deliveries, total, page: input.page, pageSize: input.pageSize, hasMore: (input.page + 1) * input.pageSize < total };
+    return { deliveries, ...paged(total, input.page, input.pageSize) };
   },
 });
 

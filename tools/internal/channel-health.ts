@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ChannelHealthSchema, type ChannelHealth } from '../../src/db/agent-entities.js';
 import { IntegrationSchema, type Integration } from '../../src/db/entities.js';
 import { findProvider } from '../../providers/index.js';
+import { isoDay } from '../../providers/shared.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
 
@@ -18,7 +19,6 @@ export const channelHealthSchema = z.object({
 export type ChannelHealthRecord = z.infer<typeof channelHealthSchema>;
 
 const DAY_MS = 86_400_000;
-const day = (date: Date) => date.toISOString().slice(0, 10);
 
 interface SealedRefresh {
   refreshToken?: string;
@@ -40,7 +40,8 @@ export function canRefreshToken(services: Services, integration: Integration): b
   }
 }
 
-const platformName = (integration: Integration) => findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier;
+/** The channel's platform as people call it (e.g. "Bluesky"); its identifier when no provider has it. */
+export const platformName = (integration: Pick<Integration, 'providerIdentifier'>) => findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier;
 
 export function healthOf(services: Services, integration: Integration, row: ChannelHealth | undefined, now: Date): ChannelHealthRecord {
   if (integration.inBetweenSteps) {
@@ -58,10 +59,10 @@ export function healthOf(services: Services, integration: Integration, row: Chan
   if (expiresAt && !canRefreshToken(services, integration)) {
     const tokenExpiresAt = expiresAt.toISOString();
     if (expiresAt.getTime() <= now.getTime()) {
-      return { state: 'needs_reconnection', reason: `Its token expired on ${day(expiresAt)} and ${platformName(integration)} cannot refresh it: reconnect the channel.`, tokenExpiresAt };
+      return { state: 'needs_reconnection', reason: `Its token expired on ${isoDay(expiresAt)} and ${platformName(integration)} cannot refresh it: reconnect the channel.`, tokenExpiresAt };
     }
     if (expiresAt.getTime() - now.getTime() <= services.config.channelExpiryWarningDays * DAY_MS) {
-      return { state: 'token_expiring', reason: `Reconnect the channel before ${day(expiresAt)}: ${platformName(integration)} cannot refresh its token.`, tokenExpiresAt };
+      return { state: 'token_expiring', reason: `Reconnect the channel before ${isoDay(expiresAt)}: ${platformName(integration)} cannot refresh its token.`, tokenExpiresAt };
     }
   }
   return { state: 'active' };
@@ -135,7 +136,7 @@ export async function warnExpiringTokens(services: Services, now: Date): Promise
       em,
       integration.organizationId,
       'channel_token_expiring',
-      `The token of your ${platformName(integration)} channel "${integration.name}" expires on ${day(expiresAt)} and cannot be refreshed: reconnect the channel before then, or its posts will fail.`,
+      `The token of your ${platformName(integration)} channel "${integration.name}" expires on ${isoDay(expiresAt)} and cannot be refreshed: reconnect the channel before then, or its posts will fail.`,
       undefined,
       { integration, expiresAt },
     );

@@ -13,7 +13,7 @@ import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
 import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
 import { channelHealthWarnings } from './channel-health.js';
-import { duplicateKey, findDuplicates } from './duplicates.js';
+import { findDuplicates, postKeys } from './duplicates.js';
 
 export interface PlanItem {
   content: string;
@@ -143,17 +143,20 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
   }
   const isPremium = entry.isPremium ?? integration.additionalSettings.premium === true;
   const maxLength = provider.maxLength({ isPremium, settings: entry.settings });
+  // The text of each item as the platform receives it, measured once: the provider's own checks below read it too.
+  const texts: string[] = [];
   for (const [index, item] of entry.items.entries()) {
     const where = entry.items.length > 1 ? `item ${index + 1}: ` : '';
     const rule = checkContentRules(item.content);
     if (rule) return `${where}${rule}`;
     if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
-    const { length } = measure(provider, contentAsSent(entry, item.content, options));
+    const { text, length } = measure(provider, contentAsSent(entry, item.content, options));
     if (length > maxLength) return `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
+    texts.push(text);
   }
-  const items: ValidationItem[] = entry.items.map((item) => ({
-    text: measure(provider, contentAsSent(entry, item.content, options)).text,
+  const items: ValidationItem[] = entry.items.map((item, index) => ({
+    text: texts[index],
     media: item.media.map((media) => ({ kind: mediaKind(media), url: media.path, ...facts(media) })),
   }));
   return provider.validate?.(items, entry.settings);
@@ -250,14 +253,16 @@ const PENDING_APPROVAL = (postId: string) => ({
 export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
   const integrations = await validatePlan(em, organizationId, plan, planOptions(services));
   const now = services.now();
+  // The duplicate guard's keys of each entry's first item: compared below, and stored on the root (drafts too).
+  const keys = plan.entries.map((entry) => postKeys(entry.items[0]?.content ?? '', entry.settings));
   if (!plan.allowDuplicate) {
-    const duplicates = await findDuplicates(em, organizationId, plan.entries, integrations, { now, windowDays: services.config.duplicateWindowDays });
+    const duplicates = await findDuplicates(em, organizationId, plan.entries, integrations, { now, windowDays: services.config.duplicateWindowDays, keys });
     if (duplicates.length > 0) throw new PostValidationError(duplicates);
   }
   const groups = new Map<number, string>();
   const created: CreatedPost[] = [];
   await em.transactional(async (transaction) => {
-    for (const entry of plan.entries) {
+    for (const [entryIndex, entry] of plan.entries.entries()) {
       const integration = integrations.get(entry.integrationId)!;
       const publishDate = entry.type === 'now' ? now : (entry.date ?? now);
       const state: PostState = entry.type === 'draft' ? 'DRAFT' : plan.approval ? 'AWAITING_APPROVAL' : 'QUEUE';
@@ -297,7 +302,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           publishedAt: null,
           creationMethod: plan.creationMethod,
           approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
-          duplicateKey: position === 0 ? duplicateKey(item.content, entry.settings) : null,
+          duplicateKey: position === 0 ? keys[entryIndex].duplicateKey : null,
           createdAt: now,
           updatedAt: now,
           deletedAt: null,

@@ -7,10 +7,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomInt } from 'node:crypto';
 import { OrganizationSchema } from '../../src/db/entities.js';
-import { DeviceCodeSchema, OAuthAppSchema, OAuthTokenSchema, type DeviceCode, type OAuthApp } from '../../src/db/account-entities.js';
+import { DeviceCodeSchema, OAuthAppSchema, type DeviceCode, type OAuthApp } from '../../src/db/account-entities.js';
 import { DomainError, invalidInput } from '../../src/errors.js';
 import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
-import { newAccessToken, OAuthError, SCOPES, type Scope } from './oauth.js';
+import { issueAccessToken, OAuthError, SCOPES, type Scope } from './oauth.js';
 
 export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const LIFETIME_SECONDS = 15 * 60;
@@ -171,20 +171,7 @@ export async function pollDeviceToken(em: EntityManager, request: { deviceCode?:
   // Approved: exactly one poll turns it into a token.
   const claimed = await em.nativeUpdate(DeviceCodeSchema, { id: device.id, status: 'approved' }, { status: 'used' });
   if (claimed !== 1) throw new OAuthError('invalid_grant', 'This device_code was already exchanged for a token.');
-  const accessToken = newAccessToken();
-  const tokenId = newId();
-  em.create(OAuthTokenSchema, {
-    id: tokenId,
-    appId: app.id,
-    userId: device.userId!,
-    organizationId: device.organizationId!,
-    tokenHash: sha256(accessToken),
-    scopes: device.scopes,
-    createdAt: now,
-    lastUsedAt: null,
-    revokedAt: null,
-  });
-  await em.flush();
+  const { accessToken, tokenId } = await issueAccessToken(em, { appId: app.id, userId: device.userId!, organizationId: device.organizationId!, scopes: device.scopes }, now);
   await em.nativeUpdate(DeviceCodeSchema, { id: device.id }, { tokenId });
   const organization = await em.findOneOrFail(OrganizationSchema, { id: device.organizationId! });
   return {

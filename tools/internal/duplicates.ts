@@ -60,13 +60,20 @@ export function comparablePost(content: string, settings: Record<string, unknown
   return { text, key: title.trim() ? `${comparableText(title)}\n${text}` : text };
 }
 
-/**
- * The key stored on a root item (`post.duplicate_key`): two posts are nearly the same (`nearlySame` of their comparable
- * texts) exactly when their keys are equal, so the guard finds an earlier post by one indexed lookup. Null without text.
- */
-export function duplicateKey(content: string, settings: Record<string, unknown>): string | null {
+/** What the guard compares of a post (`comparablePost`) and the key stored on its root item, computed once. */
+export interface PostKeys {
+  text: string;
+  key: string;
+  /**
+   * The key stored on a root item (`post.duplicate_key`): two posts are nearly the same (`nearlySame` of their comparable
+   * texts) exactly when their keys are equal, so the guard finds an earlier post by one indexed lookup. Null without text.
+   */
+  duplicateKey: string | null;
+}
+
+export function postKeys(content: string, settings: Record<string, unknown>): PostKeys {
   const { text, key } = comparablePost(content, settings);
-  return text ? matchKey(key) : null;
+  return { text, key, duplicateKey: text ? matchKey(key) : null };
 }
 
 function matchKey(key: string): string {
@@ -82,14 +89,15 @@ const STATE_WORDS: Record<string, string> = { QUEUE: 'scheduled for', AWAITING_A
 
 /**
  * The entries of a plan that repeat a post on the same channel (or an earlier entry of the same plan), each with the
- * earlier post. `exclude`: root ids not to compare with (the post being edited).
+ * earlier post. `exclude`: root ids not to compare with (the post being edited). `keys`: `postKeys` of each entry's first
+ * item, by entry index, when the caller computed them already (it stores their `duplicateKey`).
  */
 export async function findDuplicates(
   em: EntityManager,
   organizationId: string,
   entries: PlanEntry[],
   integrations: Map<string, Integration>,
-  options: { now: Date; windowDays: number; exclude?: string[] },
+  options: { now: Date; windowDays: number; exclude?: string[]; keys?: PostKeys[] },
 ): Promise<DuplicateProblem[]> {
   if (options.windowDays <= 0) return [];
   const window = options.windowDays * DAY_MS;
@@ -97,7 +105,7 @@ export async function findDuplicates(
   const seen: { integrationId: string; key: string; date: Date; index: number }[] = [];
   for (const [index, entry] of entries.entries()) {
     if (entry.type === 'draft') continue;
-    const { text, key } = comparablePost(entry.items[0]?.content ?? '', entry.settings);
+    const { text, key, duplicateKey: storedKey } = options.keys?.[index] ?? postKeys(entry.items[0]?.content ?? '', entry.settings);
     if (!text) continue;
     const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
     const integration = integrations.get(entry.integrationId);
@@ -113,7 +121,7 @@ export async function findDuplicates(
     };
     const compare = (post: Post) => ({ post, match: nearlySame(key, comparablePost(post.content, post.settings).key) });
     // One indexed lookup by key; posts stored before keys existed are compared the slow way.
-    const keyed = await em.findOne(PostSchema, { ...where, duplicateKey: matchKey(key) }, { orderBy: { publishDate: 'desc' } });
+    const keyed = await em.findOne(PostSchema, { ...where, duplicateKey: storedKey }, { orderBy: { publishDate: 'desc' } });
     const earlier = keyed
       ? compare(keyed)
       : (await em.find(PostSchema, { ...where, duplicateKey: null }, { orderBy: { publishDate: 'desc' }, limit: 500 })).map(compare).find((candidate) => candidate.match.same);

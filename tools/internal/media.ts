@@ -14,6 +14,7 @@ import { ACCEPTED_TYPES, detectType, imageSize, isVideoType, probeMp4, SAMPLE_BY
 import { MediaFetchError, type LoadedMedia } from '../../src/lib/media-fetch.js';
 import { isLocalHost } from '../../src/lib/ssrf.js';
 import type { Services } from '../types.js';
+import { paged } from '../shapes.js';
 
 export interface IncomingMedia {
   stream: Readable;
@@ -241,7 +242,7 @@ export async function listMedia(em: EntityManager, organizationId: string, page:
     { organizationId, deletedAt: null },
     { orderBy: { createdAt: 'desc', id: 'desc' }, limit: pageSize, offset: page * pageSize },
   );
-  return { media: rows.map(toMediaRecord), total, page, pageSize, hasMore: (page + 1) * pageSize < total };
+  return { media: rows.map(toMediaRecord), ...paged(total, page, pageSize) };
 }
 
 /** Removes a file from the library and from storage. Posts already scheduled with it fail at publish time with a clear message. */

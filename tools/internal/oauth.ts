@@ -20,7 +20,7 @@ const CODE_TTL_MS = 10 * 60 * 1000;
 const token = (prefix: string, characters: number) => `${prefix}${randomToken(Math.ceil((characters * 3) / 4)).slice(0, characters)}`;
 export const newClientId = () => token('pca_', 32);
 export const newClientSecret = () => token('pcs_', 48);
-export const newAccessToken = () => token('pos_', 40);
+const newAccessToken = () => token('pos_', 40);
 
 /** RFC 6749 error answered as `{error, error_description}` by the token and registration endpoints. */
 export class OAuthError extends Error {
@@ -179,23 +179,36 @@ export async function exchangeCode(em: EntityManager, raw: Record<string, unknow
   // Single use even under concurrent exchanges: only one update finds the code unused.
   const claimed = await em.nativeUpdate(OAuthCodeSchema, { id: code.id, usedAt: null }, { usedAt: now });
   if (claimed !== 1) throw new OAuthError('invalid_grant', 'The code was already used.');
+  const { accessToken, tokenId } = await issueAccessToken(em, { appId: app.id, userId: code.userId, organizationId: code.organizationId, scopes: code.scopes }, now);
+  await em.nativeUpdate(OAuthCodeSchema, { id: code.id }, { tokenId });
+  const organization = await em.findOneOrFail(OrganizationSchema, { id: code.organizationId });
+  return { id: organization.id, cus: organization.billingCustomer ?? '', access_token: accessToken, token_type: 'bearer', scope: code.scopes.join(' ') };
+}
+
+/**
+ * A new `pos_` access token of an app for a user of an organization (the code exchange, the device grant), stored as its
+ * hash and flushed. Answers the token, shown once, and its row's id.
+ */
+export async function issueAccessToken(
+  em: EntityManager,
+  grant: { appId: string; userId: string; organizationId: string; scopes: string[] },
+  now: Date,
+): Promise<{ accessToken: string; tokenId: string }> {
   const accessToken = newAccessToken();
   const tokenId = newId();
   em.create(OAuthTokenSchema, {
     id: tokenId,
-    appId: app.id,
-    userId: code.userId,
-    organizationId: code.organizationId,
+    appId: grant.appId,
+    userId: grant.userId,
+    organizationId: grant.organizationId,
     tokenHash: sha256(accessToken),
-    scopes: code.scopes,
+    scopes: grant.scopes,
     createdAt: now,
     lastUsedAt: null,
     revokedAt: null,
   });
   await em.flush();
-  await em.nativeUpdate(OAuthCodeSchema, { id: code.id }, { tokenId });
-  const organization = await em.findOneOrFail(OrganizationSchema, { id: code.organizationId });
-  return { id: organization.id, cus: organization.billingCustomer ?? '', access_token: accessToken, token_type: 'bearer', scope: code.scopes.join(' ') };
+  return { accessToken, tokenId };
 }
 
 /** A live `pos_` token of a live app, as a caller; undefined otherwise. */

@@ -9,7 +9,7 @@ import { newId } from '../../src/lib/crypto.js';
 import { sanitizeContent } from '../../src/lib/content.js';
 import type { ToolContext } from '../types.js';
 import { PostValidationError, planOptions, validatePlan, type PlanEntry, type PlanItem } from './create-posts.js';
-import { comparablePost, duplicateKey, findDuplicates } from './duplicates.js';
+import { comparablePost, findDuplicates, postKeys } from './duplicates.js';
 import { agentVia, approvalRequest } from './approval.js';
 import { announcePostChange } from './announce.js';
 import { cancelPublish, schedulePublish } from './queue.js';
@@ -53,11 +53,13 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
   };
   await validatePlan(em, organizationId, { creationMethod: root.creationMethod === 'MCP' ? 'MCP' : 'API', entries: [entry] }, planOptions(services));
   // The guard looks at a changed text; a new date alone does not make a post a repetition of others.
-  if (!edit.allowDuplicate && comparablePost(entry.items[0].content, entry.settings).key !== comparablePost(root.content, root.settings).key) {
+  const keys = postKeys(entry.items[0].content, entry.settings);
+  if (!edit.allowDuplicate && keys.key !== comparablePost(root.content, root.settings).key) {
     const duplicates = await findDuplicates(em, organizationId, [entry], new Map([[integration.id, integration]]), {
       now: services.now(),
       windowDays: services.config.duplicateWindowDays,
       exclude: [root.id],
+      keys: [keys],
     });
     if (duplicates.length > 0) throw new PostValidationError(duplicates);
   }
@@ -108,7 +110,7 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
         media,
         settings,
         delay: position === 0 ? 0 : item.delay,
-        duplicateKey: position === 0 ? duplicateKey(item.content, entry.settings) : null,
+        duplicateKey: position === 0 ? keys.duplicateKey : null,
         publishDate: date,
         state,
         publishProgress: null,

@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema, type Integration, type Post, type PostApproval, type PostState, type PostTag } from '../../src/db/entities.js';
 import { conflict, invalidInput, notFound, notSupported } from '../../src/errors.js';
-import { providerOf } from './integrations.js';
+import { listIntegrations, providerOf } from './integrations.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 
 export async function findPost(em: EntityManager, organizationId: string, id: string, status?: number): Promise<Post> {
@@ -154,11 +154,8 @@ export async function listPosts(
   organizationId: string,
   range: { startDate: Date; endDate: Date; customer?: string; cursor?: string; limit?: number },
 ): Promise<{ posts: PostRecord[]; nextCursor: string | null }> {
-  const integrations = await em.find(IntegrationSchema, {
-    organizationId,
-    deletedAt: null,
-    ...(range.customer ? { customerId: range.customer } : {}),
-  });
+  // Read only, like the posts below: plain rows the entity manager does not track.
+  const integrations = await listIntegrations(em, organizationId, range.customer || undefined);
   if (integrations.length === 0) return { posts: [], nextCursor: null };
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
   const limit = Math.min(range.limit ?? MAX_PAGE, MAX_PAGE);
@@ -202,9 +199,9 @@ export async function deleteGroup(em: EntityManager, organizationId: string, gro
  * DRAFT <-> QUEUE, and ERROR -> QUEUE to retry. The date is kept. A fully published post is never re-queued; a chain that
  * stopped half way is retried from the first item that did not go out (the items already out are never sent again).
  * `awaitApproval` (an agent under the approval gate asked to schedule) parks the chain in AWAITING_APPROVAL instead of QUEUE.
+ * `root`: the chain's root (`rootOf` the post asked for).
  */
-export async function changeStatus(em: EntityManager, post: Post, status: 'draft' | 'schedule', options: { awaitApproval?: PostApproval } = {}): Promise<PostState> {
-  const root = await rootOf(em, post);
+export async function changeStatus(em: EntityManager, root: Post, status: 'draft' | 'schedule', options: { awaitApproval?: PostApproval } = {}): Promise<PostState> {
   const chain = await chainOf(em, root);
   const sent = chain.filter((item) => item.state === 'PUBLISHED').length;
   if (sent === chain.length || (status === 'draft' && sent > 0)) {

@@ -6,16 +6,17 @@ import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema, type Integration, type Post, type PublishProgress } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
+import { convertContent } from '../../src/lib/content.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { MediaFetchError } from '../../src/lib/media-fetch.js';
 import { CheckAgainLater, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef } from '../../providers/types.js';
 import type { Services } from '../types.js';
-import { measure, mediaKind } from './create-posts.js';
+import { mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
 import { notify } from './notifications.js';
 import { ingestMedia, loadLibraryMedia } from './media.js';
 import { shortenContent } from './short-links.js';
-import { announcePostChange } from './announce.js';
+import { announcePost } from './announce.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -103,17 +104,25 @@ async function failFrom(run: Run, item: Post, message: string): Promise<PublishO
 
 /** Publishes what is due of a chain; a chain that went out or failed is announced to MCP resource subscribers (announce.ts). */
 export async function publishChain(services: Services, rootPostId: string): Promise<PublishOutcome> {
-  const outcome = await runChain(services, rootPostId);
-  if (outcome.kind === 'published' || outcome.kind === 'failed') await announcePostChange(services, rootPostId);
+  const { outcome, root } = await runChain(services, rootPostId);
+  // The root as runChain left it: its state is set in memory and flushed before a published or failed outcome.
+  if (root && (outcome.kind === 'published' || outcome.kind === 'failed')) await announcePost(services, root);
   return outcome;
 }
 
-async function runChain(services: Services, rootPostId: string): Promise<PublishOutcome> {
+/** Runs what is due of the chain; answers the outcome and the chain's root (undefined when the post is gone). */
+async function runChain(services: Services, rootPostId: string): Promise<{ outcome: PublishOutcome; root?: Post }> {
   const em = services.orm.em.fork();
   // The chain in one query (the root is its first item): every publication starts here.
   const chain = await em.find(PostSchema, { rootPostId, deletedAt: null }, { orderBy: { position: 'asc' } });
   const root = chain[0];
-  if (!root || root.id !== rootPostId) return { kind: 'skipped', reason: 'post deleted' };
+  if (!root || root.id !== rootPostId) return { outcome: { kind: 'skipped', reason: 'post deleted' } };
+  return { outcome: await runLoadedChain(services, em, chain), root };
+}
+
+/** runChain once the chain is loaded: `chain[0]` is the root. */
+async function runLoadedChain(services: Services, em: EntityManager, chain: Post[]): Promise<PublishOutcome> {
+  const root = chain[0];
   const now = services.now();
   if (root.state === 'QUEUE' && root.publishDate.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: root.publishDate };
   const pending = chain.find((item) => item.state === 'QUEUE');
@@ -206,7 +215,7 @@ async function publishItem(
   await em.flush();
   const step = stepsOf(run, item);
   try {
-    const publishItemInput = { postId: item.id, text: measure(provider, await shortenContent(services, em, item)).text, media: mediaFiles(services, item) };
+    const publishItemInput = { postId: item.id, text: convertContent(await shortenContent(services, em, item), provider.editor), media: mediaFiles(services, item) };
     const ref = await withChannel(services, em, integration, item.settings, (context) => {
       const withSteps: ProviderContext = { ...context, step, storeMedia: (bytes, filename) => storeDerivedMedia(services, item.organizationId, bytes, filename) };
       return item.position === 0 || !rootRef || !parent

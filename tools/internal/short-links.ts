@@ -216,6 +216,8 @@ async function dubClicks(services: Services, links: ShortLink[], start: Date, en
  * root's whole thread, or one item), one point per day. Undefined when the post has no short link.
  */
 export async function clicksMetric(services: Services, em: EntityManager, post: Post, days: number): Promise<AnalyticsMetric | undefined> {
+  // Short links are made only by shortenContent, for items of a post created with shortLink (every item of a chain shares it).
+  if (!post.shortLink) return undefined;
   const links = await em.find(ShortLinkSchema, post.id === post.rootPostId ? { organizationId: post.organizationId, rootPostId: post.id } : { organizationId: post.organizationId, postId: post.id });
   if (links.length === 0) return undefined;
   const end = services.now();
