@@ -7,7 +7,7 @@ import { generatorOf, imageGenerator, unavailableReason, videoGenerators } from 
 import { modelClients } from '../generators/clients.js';
 import type { Generator, Orientation } from '../generators/types.js';
 import { defineTool, readOnly, type ToolContext } from './types.js';
-import { idParam, mediaRecordSchema } from './shapes.js';
+import { idParam, mediaRecordSchema, pageInput, pageOutput } from './shapes.js';
 import { idempotencyKeyField } from './internal/idempotency.js';
 import {
   availableGenerator,
@@ -215,11 +215,8 @@ export const generationList = defineTool({
   description: 'GET /generations: the organization\'s AI generations, newest first (who asked, models, prompt, duration, paid calls, result), paged from 0.',
   annotations: readOnly,
   mcp: false,
-  input: z.object({
-    page: z.coerce.number().int().min(0).default(0),
-    pageSize: z.coerce.number().int().min(1).max(100).default(20),
-  }),
-  output: z.object({ generations: z.array(generationRecordSchema), total: z.number(), page: z.number(), pageSize: z.number(), hasMore: z.boolean() }),
+  input: z.object(pageInput),
+  output: z.object({ generations: z.array(generationRecordSchema), ...pageOutput }),
   rest: { method: 'GET', path: '/generations', toInput: ({ query }) => ({ page: query.page, pageSize: query.pageSize }) },
   handler: (input, { em, caller }) => listGenerations(em, caller.organizationId, input.page, input.pageSize),
 });

@@ -4,6 +4,7 @@
 // GENERATION_TIMEOUT_SECONDS with progress reports, then gets the generation id to fetch the result later.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { paged } from '../shapes.js';
 import { GenerationSchema, MediaSchema, type Generation, type Media } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notFound, notSupported } from '../../src/errors.js';
 import { newId, sha256 } from '../../src/lib/crypto.js';
@@ -268,5 +269,5 @@ export async function listGenerations(em: EntityManager, organizationId: string,
   const mediaIds = rows.flatMap((row) => (row.mediaId ? [row.mediaId] : []));
   const media = new Map((mediaIds.length > 0 ? await em.find(MediaSchema, { id: { $in: mediaIds }, deletedAt: null }) : []).map((row) => [row.id, row]));
   const generations = rows.map((row) => generationRecord(row, row.mediaId ? media.get(row.mediaId) : undefined));
-  return { generations, total, page, pageSize, hasMore: (page + 1) * pageSize < total };
+  return { generations, ...paged(total, page, pageSize) };
 }
