@@ -36,9 +36,12 @@ const optionalString = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
 
+const ROLES = ['web', 'worker', 'all'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 const environmentSchema = z.object({
   PORT: intFromEnv(3000, 0),
-  HERALD_ROLE: z.enum(['web', 'worker', 'all']).optional().default('all'),
+  HERALD_ROLE: z.enum(ROLES).optional().default('all'),
   HOST: optionalString,
   PUBLIC_URL: optionalString,
   DATABASE_URL: optionalString,
@@ -59,7 +62,7 @@ const environmentSchema = z.object({
   TIKTOK_APP_AUDITED: boolFromEnv(false),
   PLATFORM_TIMEOUT_SECONDS: intFromEnv(30, 1),
   PUBLISH_RECHECK_MAX_SECONDS: intFromEnv(300, 1),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).optional().default('info'),
   ALLOW_SIGNUP: boolFromEnv(false),
   UPLOAD_MAX_IMAGE_BYTES: intFromEnv(10 * 1024 * 1024, 1),
   UPLOAD_MAX_VIDEO_BYTES: intFromEnv(1024 * 1024 * 1024, 1),
@@ -101,7 +104,7 @@ const environmentSchema = z.object({
   DUPLICATE_WINDOW_DAYS: intFromEnv(7, 0),
 });
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface OAuthClientCredentials {
   clientId: string;
@@ -169,7 +172,7 @@ export interface UploadSettings {
 }
 
 /** What a process runs: the HTTP service (REST, MCP, console), the publishing worker, or both (the default). */
-export type Role = 'web' | 'worker' | 'all';
+export type Role = (typeof ROLES)[number];
 
 export interface Config {
   /** HERALD_ROLE, or `--role` on the command line: any number of web and worker processes share one Postgres. */
@@ -276,13 +279,14 @@ function parseHostList(value: string | undefined, problems: string[]): string[] 
   return hosts;
 }
 
-function httpOrigin(name: string, value: string, problems: string[]): string {
+/** `value` as an origin and path without trailing slashes; `example`, when given, is named in the problem. */
+function httpOrigin(name: string, value: string, problems: string[], example?: string): string {
   try {
     const url = new URL(value);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
     return url.origin + url.pathname.replace(/\/+$/, '');
   } catch {
-    problems.push(`${name}: must be an absolute http(s) URL, got "${value}"`);
+    problems.push(`${name}: must be an absolute http(s) URL${example ? ` such as ${example}` : ''}, got "${value}"`);
     return value;
   }
 }
@@ -373,14 +377,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   }
   const values = parsed.data;
   const host = values.HOST ?? '127.0.0.1';
-  let publicUrl = values.PUBLIC_URL ?? `http://localhost:${values.PORT}`;
-  try {
-    const url = new URL(publicUrl);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('protocol');
-    publicUrl = url.origin + url.pathname.replace(/\/+$/, '');
-  } catch {
-    problems.push(`PUBLIC_URL: must be an absolute http(s) URL such as https://herald.example.com, got "${publicUrl}"`);
-  }
+  const publicUrl = httpOrigin('PUBLIC_URL', values.PUBLIC_URL ?? `http://localhost:${values.PORT}`, problems, 'https://herald.example.com');
   let encryptionKey = values.ENCRYPTION_KEY;
   if (values.ENCRYPTION_KEY_FILE !== undefined) {
     if (encryptionKey !== undefined) problems.push('ENCRYPTION_KEY and ENCRYPTION_KEY_FILE: set one of them, not both');

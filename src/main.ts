@@ -1,9 +1,9 @@
 // Composition root: config -> database -> worker + HTTP. Stops in reverse order on SIGINT/SIGTERM.
 import type { Server } from 'node:http';
-import net from 'node:net';
 import { isDatabaseUnavailable, StartError } from './errors.js';
 import { ConfigError, loadServiceConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
+import { probeListen } from './lib/probe.js';
 import { openServices } from './bootstrap.js';
 import { startWorker } from './jobs/index.js';
 import { createApp } from './http/app.js';
@@ -12,10 +12,8 @@ import { firstOrganization } from '../tools/internal/credentials.js';
 
 /** Checks that the HTTP port can be bound before anything else starts (the database, the worker, a first API key). */
 function checkPort(host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, host, port)));
-    probe.listen(port, host, () => probe.close(() => resolve()));
+  return probeListen(port, host).catch((error: NodeJS.ErrnoException) => {
+    throw listenError(error, host, port);
   });
 }
 

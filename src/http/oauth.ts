@@ -7,9 +7,19 @@ import { registerDynamicClient } from '../../tools/internal/oauth-apps.js';
 import { DEVICE_GRANT_TYPE, pollDeviceToken, startDeviceAuthorization } from '../../tools/internal/device.js';
 import type { Services } from '../../tools/types.js';
 
-export const MCP_OAUTH_PATH = '/api/mcp-oauth';
-/** The OAuth-protected MCP endpoint, under /api and at the root (some clients rewrite a URL to `<host>/mcp...`). */
-export const MCP_OAUTH_PATHS = [MCP_OAUTH_PATH, '/mcp-oauth'];
+/** Where the MCP endpoints answer: under /api (the documented base) and at the root (some clients rewrite a URL to `<host>/mcp...`). */
+export const MCP_BASES = ['/api', ''];
+const MCP_OAUTH_PATH = '/api/mcp-oauth';
+/** The OAuth-protected MCP endpoint, under each of MCP_BASES. */
+const MCP_OAUTH_PATHS = MCP_BASES.map((base) => `${base}/mcp-oauth`);
+const TOKEN_PATH = '/api/oauth/token';
+const TOKEN_PATHS = [TOKEN_PATH, '/oauth/token'];
+const REGISTER_PATH = '/api/oauth/register';
+const DEVICE_AUTHORIZATION_PATH = '/api/oauth/device_authorization';
+/** Device authorization (RFC 8628): the standard endpoint, and the postiz CLI's /device/code (with or without /api). */
+const DEVICE_START_PATHS = [DEVICE_AUTHORIZATION_PATH, '/oauth/device_authorization', '/device/code', '/api/device/code'];
+/** The postiz CLI's poll of a device login. */
+const DEVICE_TOKEN_PATHS = ['/device/token', '/api/device/token'];
 const REGISTRATIONS_PER_ADDRESS_PER_HOUR = 30;
 const DEVICE_CODES_PER_ADDRESS_PER_HOUR = 30;
 
@@ -57,10 +67,9 @@ export function oauthRouter(services: Services): Router {
     [
       ...MCP_OAUTH_PATHS.map((path) => `/.well-known/oauth-protected-resource${path}`),
       '/.well-known/oauth-authorization-server',
-      '/api/oauth/token',
-      '/oauth/token',
-      '/api/oauth/register',
-      '/api/oauth/device_authorization',
+      ...TOKEN_PATHS,
+      REGISTER_PATH,
+      DEVICE_AUTHORIZATION_PATH,
     ],
     openCors,
   );
@@ -81,36 +90,42 @@ export function oauthRouter(services: Services): Router {
     response.json({
       issuer: publicUrl(),
       authorization_endpoint: `${publicUrl()}/oauth/authorize`,
-      token_endpoint: `${publicUrl()}/api/oauth/token`,
-      registration_endpoint: `${publicUrl()}/api/oauth/register`,
+      token_endpoint: `${publicUrl()}${TOKEN_PATH}`,
+      registration_endpoint: `${publicUrl()}${REGISTER_PATH}`,
       scopes_supported: SCOPES,
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', DEVICE_GRANT_TYPE],
-      device_authorization_endpoint: `${publicUrl()}/api/oauth/device_authorization`,
+      device_authorization_endpoint: `${publicUrl()}${DEVICE_AUTHORIZATION_PATH}`,
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
       code_challenge_methods_supported: ['S256'],
       service_documentation: `${publicUrl()}/developer`,
     });
   });
 
+  /**
+   * A poll of the device_code grant (RFC 8628 §3.4): on the token endpoint, where client_id is required, and on the postiz
+   * CLI's /device/token.
+   */
+  const pollDevice = async (body: Record<string, unknown>, clientRequired: boolean) => {
+    const clientId = typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined;
+    if (clientRequired && !clientId) throw new OAuthError('invalid_request', 'client_id is required with the device_code grant.');
+    const deviceCode = typeof body.device_code === 'string' ? body.device_code : undefined;
+    return pollDeviceToken(services.orm.em.fork(), { deviceCode, clientId }, { publicUrl: services.config.publicUrl, now: services.now() });
+  };
+
   const token = async (request: Request, response: Response, next: NextFunction) => {
     response.setHeader('Cache-Control', 'no-store');
     response.setHeader('Pragma', 'no-cache');
     try {
       const body: Record<string, unknown> = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
-      if (body.grant_type === DEVICE_GRANT_TYPE) {
-        const clientId = typeof body.client_id === 'string' ? body.client_id : undefined;
-        if (!clientId) throw new OAuthError('invalid_request', 'client_id is required with the device_code grant.');
-        const deviceCode = typeof body.device_code === 'string' ? body.device_code : undefined;
-        return response.json(await pollDeviceToken(services.orm.em.fork(), { deviceCode, clientId }, { publicUrl: services.config.publicUrl, now: services.now() }));
-      }
+      if (body.grant_type === DEVICE_GRANT_TYPE) return response.json(await pollDevice(body, true));
       response.json(await exchangeCode(services.orm.em.fork(), body, services.now()));
     } catch (error) {
       if (error instanceof OAuthError) return sendOAuthError(response, error);
       next(error);
     }
   };
-  router.post(['/api/oauth/token', '/oauth/token'], ...bodies, token);
+  router.post(TOKEN_PATHS, ...bodies, token);
 
   // Device authorization (RFC 8628): the standard endpoint, and the postiz CLI's /device/code and /device/token (JSON, no
   // client_id; its --auth-server is Herald's URL, with or without /api).
@@ -139,21 +154,18 @@ export function oauthRouter(services: Services): Router {
       next(error);
     }
   };
-  router.post(['/api/oauth/device_authorization', '/oauth/device_authorization', '/device/code', '/api/device/code'], ...bodies, deviceStart);
-  router.post(['/device/token', '/api/device/token'], ...bodies, async (request, response, next) => {
+  router.post(DEVICE_START_PATHS, ...bodies, deviceStart);
+  router.post(DEVICE_TOKEN_PATHS, ...bodies, async (request, response, next) => {
     response.setHeader('Cache-Control', 'no-store');
     try {
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      const deviceCode = typeof body.device_code === 'string' ? body.device_code : undefined;
-      const clientId = typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined;
-      response.json(await pollDeviceToken(services.orm.em.fork(), { deviceCode, clientId }, { publicUrl: services.config.publicUrl, now: services.now() }));
+      response.json(await pollDevice((request.body ?? {}) as Record<string, unknown>, false));
     } catch (error) {
       if (error instanceof OAuthError) return sendOAuthError(response, error);
       next(error);
     }
   });
 
-  router.post('/api/oauth/register', express.json({ limit: '64kb' }), async (request, response, next) => {
+  router.post(REGISTER_PATH, express.json({ limit: '64kb' }), async (request, response, next) => {
     response.setHeader('Cache-Control', 'no-store');
     try {
       const limit = await consumeRateLimit(services.orm.em.fork(), `register-address:${request.ip ?? ''}`, 'oauth_register', REGISTRATIONS_PER_ADDRESS_PER_HOUR, services.now());
@@ -169,7 +181,7 @@ export function oauthRouter(services: Services): Router {
   });
 
   // A token request body that is not JSON or a form still gets an RFC 6749 answer.
-  router.use(['/api/oauth/token', '/oauth/token', '/api/oauth/register', '/api/oauth/device_authorization', '/oauth/device_authorization', '/device/code', '/api/device/code', '/device/token', '/api/device/token'], (raw: unknown, _request: Request, response: Response, next: NextFunction) => {
+  router.use([...TOKEN_PATHS, REGISTER_PATH, ...DEVICE_START_PATHS, ...DEVICE_TOKEN_PATHS], (raw: unknown, _request: Request, response: Response, next: NextFunction) => {
     const status = (raw as { status?: number }).status;
     if (status && status >= 400 && status < 500) return sendOAuthError(response, new OAuthError('invalid_request', 'The request body could not be read: send JSON or application/x-www-form-urlencoded.'));
     next(raw);

@@ -19,7 +19,8 @@ export const errorBodySchema = z.object({
   requestId: z.string().describe('Quote it when reporting a problem'),
 });
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+/** A zod schema as JSON Schema, without `$schema` (REST's OpenAPI document and the MCP tool list). */
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   const emitted = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
   delete emitted.$schema;
   return emitted;

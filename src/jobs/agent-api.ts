@@ -4,24 +4,24 @@ import { z } from 'zod';
 import type { Services } from '../../tools/types.js';
 import { pruneIdempotencyKeys } from '../../tools/internal/idempotency.js';
 import { DELIVER_TASK, deliverWebhook, deliveryJobKey, emitWebhookEvent, pruneWebhookHistory } from '../../tools/internal/webhooks.js';
-import { exclusively } from './exclusive.js';
+import { exclusiveTask } from './exclusive.js';
 
 const eventPayload = z.object({ eventId: z.string().min(1) });
-const deliveryPayload = z.object({ deliveryId: z.string().min(1) });
 
 export const agentApiTasks = (services: Services): Record<string, Task> => ({
   emit_webhook_event: async (payload) => {
     await emitWebhookEvent(services, eventPayload.parse(payload).eventId);
   },
-  [DELIVER_TASK]: async (payload, helpers) => {
-    const { deliveryId } = deliveryPayload.parse(payload);
-    await exclusively(helpers, deliveryJobKey(deliveryId), async () => {
+  [DELIVER_TASK]: exclusiveTask({
+    task: DELIVER_TASK,
+    payload: z.object({ deliveryId: z.string().min(1) }),
+    jobKey: ({ deliveryId }) => deliveryJobKey(deliveryId),
+    maxAttempts: 3,
+    run: async ({ deliveryId }) => {
       const outcome = await deliverWebhook(services, deliveryId);
-      if (outcome.kind === 'retry') {
-        await helpers.addJob(DELIVER_TASK, { deliveryId }, { runAt: outcome.runAt, jobKey: deliveryJobKey(deliveryId), jobKeyMode: 'replace', maxAttempts: 3 });
-      }
-    });
-  },
+      return outcome.kind === 'retry' ? outcome.runAt : undefined;
+    },
+  }),
   prune_agent_api: async () => {
     const em = services.orm.em.fork();
     await pruneIdempotencyKeys(em, services.now());

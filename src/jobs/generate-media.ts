@@ -4,20 +4,17 @@ import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Services } from '../../tools/types.js';
 import { GENERATE_TASK, generationJobKey, runGeneration } from '../../tools/internal/generation-run.js';
-import { exclusively } from './exclusive.js';
-
-const payload = z.object({ generationId: z.string().min(1) });
+import { exclusiveTask } from './exclusive.js';
 
 export function generateMediaTask(services: Services): Task {
-  return async (raw, helpers) => {
-    const { generationId } = payload.parse(raw);
-    await exclusively(helpers, generationJobKey(generationId), async () => {
+  return exclusiveTask({
+    task: GENERATE_TASK,
+    payload: z.object({ generationId: z.string().min(1) }),
+    jobKey: ({ generationId }) => generationJobKey(generationId),
+    maxAttempts: 5,
+    run: async ({ generationId }) => {
       const outcome = await runGeneration(services, generationId);
-      if (outcome.kind === 'waiting') {
-        await helpers.addJob(GENERATE_TASK, { generationId }, { runAt: outcome.runAt, jobKey: generationJobKey(generationId), jobKeyMode: 'replace', maxAttempts: 5 });
-      }
-    });
-  };
+      return outcome.kind === 'waiting' ? outcome.runAt : undefined;
+    },
+  });
 }
-
-export { GENERATE_TASK };

@@ -10,24 +10,24 @@ import { PUBLISH_TASK, publishJobKey, sweepDuePosts } from '../../tools/internal
 import { pruneRateLimits } from '../lib/rate-limit.js';
 import { pruneExpiredAccess } from '../../tools/internal/oauth-apps.js';
 import { silentLogger } from '../db/orm.js';
-import { GENERATE_TASK, generateMediaTask } from './generate-media.js';
-import { exclusively } from './exclusive.js';
+import { GENERATE_TASK } from '../../tools/internal/generation-run.js';
+import { generateMediaTask } from './generate-media.js';
+import { exclusiveTask } from './exclusive.js';
 import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
 import { warnExpiringTokens } from '../../tools/internal/channel-health.js';
 import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
 
-const publishPayload = z.object({ postId: z.string().min(1) });
-
 export function publishPostTask(services: Services): Task {
-  return async (payload, helpers) => {
-    const { postId } = publishPayload.parse(payload);
-    await exclusively(helpers, publishJobKey(postId), async () => {
+  return exclusiveTask({
+    task: PUBLISH_TASK,
+    payload: z.object({ postId: z.string().min(1) }),
+    jobKey: ({ postId }) => publishJobKey(postId),
+    maxAttempts: 8,
+    run: async ({ postId }) => {
       const outcome = await publishChain(services, postId);
-      if (outcome.kind === 'waiting') {
-        await helpers.addJob(PUBLISH_TASK, { postId }, { runAt: outcome.runAt, jobKey: publishJobKey(postId), jobKeyMode: 'replace', maxAttempts: 8 });
-      }
-    });
-  };
+      return outcome.kind === 'waiting' ? outcome.runAt : undefined;
+    },
+  });
 }
 
 export const taskList = (services: Services) => ({

@@ -17,7 +17,8 @@ import type pg from 'pg';
 import { Listener } from '../db/listener.js';
 import type { Logger } from '../lib/logger.js';
 
-export const SCHEDULED_CHANNEL = 'herald_job_scheduled';
+/** Sent by tools/internal/queue.ts (schedulePublish), which spells the name out in its SQL. */
+const SCHEDULED_CHANNEL = 'herald_job_scheduled';
 const APPLICATION_PREFIX = 'herald-worker:';
 const LOOKAHEAD_EVERY_MS = 30_000;
 const LOOKAHEAD_SPAN = '35 seconds';

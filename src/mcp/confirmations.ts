@@ -16,7 +16,7 @@ type Previews = Record<string, number>;
 export class SessionConfirmations {
   constructor(
     private readonly server: Server,
-    private readonly session?: SessionContext,
+    private readonly session: SessionContext,
   ) {}
 
   supportsElicitation(): boolean {
@@ -48,12 +48,12 @@ export class SessionConfirmations {
       }
       const now = Date.now();
       const previews: Previews = Object.fromEntries(
-        Object.entries((this.session?.state.confirmations as Previews | undefined) ?? {}).filter(([, at]) => now - at <= PREVIEW_MS),
+        Object.entries((this.session.state.confirmations as Previews | undefined) ?? {}).filter(([, at]) => now - at <= PREVIEW_MS),
       );
       const confirmed = request.confirmed && previews[request.action] !== undefined;
       if (confirmed) delete previews[request.action];
       else previews[request.action] = now;
-      await this.session?.updateState({ confirmations: previews });
+      await this.session.updateState({ confirmations: previews });
       return confirmed ? 'confirmed' : 'needs_confirmation';
     };
   }

@@ -12,7 +12,6 @@ export const EVENT_RETENTION_MS = 15 * 60_000;
 /** The NOTIFY channel that tells the process holding a stream that events were stored for it. */
 export const STREAM_CHANNEL = 'herald_mcp_stream';
 
-const STORE = statement('mcp_event_store', 'insert into mcp_event (session_id, stream_id, message) values ($1, $2, $3) returning id');
 const STORE_AND_ANNOUNCE = statement(
   'mcp_event_store_announce',
   `with stored as (insert into mcp_event (session_id, stream_id, message) values ($1, $2, $3) returning id)
@@ -32,7 +31,7 @@ const AFTER = statement(
 );
 
 export const standaloneStreamOf = (sessionId: string) => `${sessionId}.get`;
-export const eventId = (streamId: string, sequence: string | number) => `${streamId}/${sequence}`;
+const eventId = (streamId: string, sequence: string | number) => `${streamId}/${sequence}`;
 
 /** The stream and sequence of an event id, or undefined when it is not one of ours. */
 export function parseEventId(id: string): { streamId: string; sequence: string } | undefined {
@@ -48,10 +47,9 @@ export interface StoredEvent {
   message: JSONRPCMessage;
 }
 
-/** Stores an event of a session's stream; `announce` also tells the process holding the stream (another one) to send it. */
-export async function storeEvent(em: EntityManager, sessionId: string, streamId: string, message: JSONRPCMessage, announce: boolean): Promise<string> {
-  const [row] = await sqlOf(em).rows<{ id: string }>(announce ? STORE_AND_ANNOUNCE : STORE, [sessionId, streamId, JSON.stringify(message)]);
-  return eventId(streamId, row.id);
+/** Stores an event of a session's stream and tells the process holding the stream (another one) to send it. */
+export async function storeEvent(em: EntityManager, sessionId: string, streamId: string, message: JSONRPCMessage): Promise<void> {
+  await sqlOf(em).rows(STORE_AND_ANNOUNCE, [sessionId, streamId, JSON.stringify(message)]);
 }
 
 const LATEST = statement('mcp_event_latest', 'select coalesce(max(coalesce(sequence, id)), 0) as id from mcp_event where stream_id = $1');

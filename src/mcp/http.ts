@@ -3,8 +3,9 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { DomainError, unauthenticated } from '../errors.js';
 import type { Services } from '../../tools/types.js';
 import { extractCredential, resolveCredentialValue } from '../http/credentials.js';
-import { protectedResourceMetadataUrl } from '../http/oauth.js';
+import { MCP_BASES, protectedResourceMetadataUrl } from '../http/oauth.js';
 import { SCOPES } from '../../tools/internal/oauth.js';
+import { isOAuthToken } from '../../tools/internal/credentials.js';
 import type { McpSessions } from './sessions.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -48,7 +49,7 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
       const credential = source === 'path' ? String(request.params.key) : extractCredential(request.headers.authorization, { allowRaw: false });
       // A request of a session with an API key (most of them): the key and the session in one query.
       const sessionId = request.headers['mcp-session-id'];
-      if (typeof sessionId === 'string' && credential && !credential.startsWith('pos_')) {
+      if (typeof sessionId === 'string' && credential && !isOAuthToken(credential)) {
         const found = await sessions.resolveWithApiKey(credential, sessionId);
         if (found) return await sessions.handle(request, response, found.caller, found.session);
       }
@@ -69,7 +70,7 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
   };
   // Under /api (the documented base) and at the root, as the spec's `{backend_url}/mcp` allows: some clients (an MCP
   // Inspector on Node 20) rewrite a URL to `<host>/mcp`.
-  for (const base of ['/api', '']) {
+  for (const base of MCP_BASES) {
     router.all(`${base}/mcp`, hostGuard(services), json, serve('header'));
     router.all(`${base}/mcp-oauth`, hostGuard(services), json, serve('oauth'));
     router.all(`${base}/mcp/:key`, hostGuard(services), json, serve('path'));

@@ -8,12 +8,12 @@
 //   transport asked receives the answer.
 import type { ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../lib/logger.js';
 import { Listener } from '../db/listener.js';
 import { eventsAfter, STREAM_CHANNEL, type StoredEvent } from './event-store.js';
 
-export const REPLY_CHANNEL = 'herald_mcp_reply';
+const REPLY_CHANNEL = 'herald_mcp_reply';
 const KEEPALIVE_MS = 25_000;
 /** A resumed request stream re-reads its events this often, in case an announcement was missed. */
 const RESUMED_POLL_MS = 1000;
@@ -30,8 +30,8 @@ interface LiveStream {
   timers: NodeJS.Timeout[];
 }
 
-const isResponse = (message: JSONRPCMessage) => 'id' in message && ('result' in message || 'error' in message);
-
+/** A response (result or error) to a request. */
+export const isAnswer = (message: JSONRPCMessage) => isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
 
 export class SessionHub {
   private readonly streams = new Map<string, LiveStream>();
@@ -60,10 +60,6 @@ export class SessionHub {
   async stop(): Promise<void> {
     for (const stream of [...this.streams.values()]) this.end(stream);
     await this.listener.stop();
-  }
-
-  get openStreams(): number {
-    return this.streams.size;
   }
 
   /**
@@ -98,7 +94,7 @@ export class SessionHub {
     if (this.streams.get(stream.streamId) !== stream || BigInt(event.sequence) <= BigInt(stream.lastSequence)) return;
     stream.lastSequence = event.sequence;
     stream.response.write(`event: message\nid: ${event.id}\ndata: ${JSON.stringify(event.message)}\n\n`);
-    if (stream.requestStream && isResponse(event.message)) this.end(stream);
+    if (stream.requestStream && isAnswer(event.message)) this.end(stream);
   }
 
   private end(stream: LiveStream): void {
@@ -127,10 +123,7 @@ export class SessionHub {
   /** A client's answers to server requests: delivered here when the asking transport is here, else announced to the others. */
   async reply(sessionId: string, messages: JSONRPCMessage[]): Promise<void> {
     const local = this.waiting.get(sessionId);
-    if (local?.size) {
-      for (const message of messages) for (const deliver of local) deliver(message);
-      return;
-    }
+    if (local?.size) return this.deliver(local, messages);
     await this.options.em().getConnection().execute('select pg_notify(?, ?)', [REPLY_CHANNEL, JSON.stringify({ sessionId, messages })]);
   }
 
@@ -142,8 +135,13 @@ export class SessionHub {
     }
     if (channel === REPLY_CHANNEL) {
       const { sessionId, messages } = JSON.parse(payload) as { sessionId: string; messages: JSONRPCMessage[] };
-      for (const deliver of this.waiting.get(sessionId) ?? []) for (const message of messages) deliver(message);
+      this.deliver(this.waiting.get(sessionId), messages);
       return;
     }
+  }
+
+  /** Hands a client's answers to the transports of its session waiting here. */
+  private deliver(waiting: Set<(message: JSONRPCMessage) => void> | undefined, messages: JSONRPCMessage[]): void {
+    for (const message of messages) for (const deliver of waiting ?? []) deliver(message);
   }
 }

@@ -11,7 +11,7 @@ const LEVELS = LoggingLevelSchema.options;
 const severity = (level: LoggingLevel) => LEVELS.indexOf(level);
 
 /** Until the client sets a level: informational messages and above. */
-export const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
+const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
 
 // A looser request schema than the SDK's, so an unknown level reaches the handler and gets -32602 instead of -32603.
 const SetLevelRequest = z.object({ method: z.literal('logging/setLevel'), params: z.object({ level: z.unknown() }).loose() });
@@ -23,8 +23,8 @@ const SetLevelRequest = z.object({ method: z.literal('logging/setLevel'), params
 export class SessionLog {
   level: LoggingLevel;
 
-  constructor(private readonly session?: SessionContext) {
-    this.level = (session?.state.logLevel as LoggingLevel | undefined) ?? DEFAULT_LOG_LEVEL;
+  constructor(private readonly session: SessionContext) {
+    this.level = session.state.logLevel ?? DEFAULT_LOG_LEVEL;
   }
 
   register(server: Server): void {
@@ -34,7 +34,7 @@ export class SessionLog {
         throw new McpError(ErrorCode.InvalidParams, `Unknown log level ${JSON.stringify(request.params.level)}: use one of ${LEVELS.join(', ')}.`);
       }
       this.level = parsed.data;
-      await this.session?.updateState({ logLevel: parsed.data });
+      await this.session.updateState({ logLevel: parsed.data });
       return {};
     });
   }

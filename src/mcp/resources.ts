@@ -23,7 +23,7 @@ import { DomainError } from '../errors.js';
 import { findProvider, providers } from '../../providers/index.js';
 import type { Provider } from '../../providers/types.js';
 import type { Caller, Services } from '../../tools/types.js';
-import { channelStatus } from '../../tools/internal/integrations.js';
+import { channelStatus, formatPostingTime, listIntegrations } from '../../tools/internal/integrations.js';
 import { settingsJsonSchema, settingsRecord } from '../../tools/internal/settings-record.js';
 import { listMedia } from '../../tools/internal/media.js';
 import { postView } from '../../tools/internal/post-view.js';
@@ -34,7 +34,7 @@ import { notifySession, type SessionContext } from './sessions.js';
 
 const JSON_TYPE = 'application/json';
 
-export const RESOURCE_TEMPLATES = [
+const RESOURCE_TEMPLATES = [
   {
     uriTemplate: 'herald://integrations/{id}',
     name: 'channel',
@@ -84,7 +84,6 @@ function platformRecord(provider: Provider) {
 
 function channelRecord(integration: Integration) {
   const provider = findProvider(integration.providerIdentifier);
-  const time = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
   return {
     id: integration.id,
     uri: `herald://integrations/${integration.id}`,
@@ -95,7 +94,7 @@ function channelRecord(integration: Integration) {
     state: channelStatus(integration),
     disabled: integration.disabled,
     customerId: integration.customerId ?? null,
-    postingTimesUtc: integration.postingTimes.map(time),
+    postingTimesUtc: integration.postingTimes.map(formatPostingTime),
     maxLength: provider?.maxLength({ isPremium: integration.additionalSettings.premium === true }) ?? null,
     rules: provider?.rules ?? null,
     settings: provider ? settingsJsonSchema(provider) : null,
@@ -105,12 +104,8 @@ function channelRecord(integration: Integration) {
   };
 }
 
-async function channels(em: EntityManager, organizationId: string): Promise<Integration[]> {
-  return em.find(IntegrationSchema, { organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-}
-
 /** What a resource URI names, or undefined when it is not one of Herald's. */
-export function parseResourceUri(uri: string): { kind: 'integrations' | 'media' } | { kind: 'integration' | 'post' | 'platform'; id: string } | undefined {
+function parseResourceUri(uri: string): { kind: 'integrations' | 'media' } | { kind: 'integration' | 'post' | 'platform'; id: string } | undefined {
   const match = /^herald:\/\/(integrations|media|posts|platforms)(?:\/([^/?#]+))?$/.exec(uri);
   if (!match) return undefined;
   const [, collection, rawId] = match;
@@ -133,7 +128,7 @@ export async function readResource(services: Services, caller: Caller, uri: stri
   const organizationId = caller.organizationId;
   switch (target.kind) {
     case 'integrations':
-      return { channels: (await channels(em, organizationId)).map(channelRecord) };
+      return { channels: (await listIntegrations(em, organizationId)).map(channelRecord) };
     case 'integration': {
       const integration = await em.findOne(IntegrationSchema, { id: target.id, organizationId, deletedAt: null });
       if (!integration) throw notFound(uri, 'Channel not found');
@@ -169,7 +164,7 @@ export async function readResource(services: Services, caller: Caller, uri: stri
 /** A session's subscriptions, kept in its state (sessions live in Postgres): the client's URI → the root post it names. */
 type Subscriptions = Record<string, string>;
 
-const subscriptionsOf = (session?: SessionContext): Subscriptions => (session?.state.subscriptions as Subscriptions | undefined) ?? {};
+const subscriptionsOf = (session: SessionContext): Subscriptions => (session.state.subscriptions as Subscriptions | undefined) ?? {};
 
 /**
  * Delivers post changes to the subscribed sessions of the organization, whichever process holds their streams: the update
@@ -178,11 +173,13 @@ const subscriptionsOf = (session?: SessionContext): Subscriptions => (session?.s
 export function resourceUpdates(em: () => EntityManager, logger: Logger): PostChanges {
   return {
     async publish(change: PostChange) {
+      // Only the sessions subscribed to the post (knex reads `?` as a placeholder: no jsonb `?` operator here).
       const rows = await em()
         .getConnection()
         .execute<{ id: string; subscriptions: Subscriptions }[]>(
-          `select id, state->'subscriptions' as subscriptions from mcp_session where organization_id = ? and state->'subscriptions' is not null`,
-          [change.organizationId],
+          `select id, state->'subscriptions' as subscriptions from mcp_session where organization_id = ? and state->'subscriptions' is not null
+             and exists (select 1 from jsonb_each_text(state->'subscriptions') s where s.value = ?)`,
+          [change.organizationId, change.postId],
         );
       for (const row of rows) {
         for (const [uri, root] of Object.entries(row.subscriptions ?? {})) {
@@ -202,7 +199,7 @@ export class ResourceSubscriptions {
     private readonly services: Services,
     private readonly caller: Caller,
     private readonly server: Server,
-    private readonly session?: SessionContext,
+    private readonly session: SessionContext,
   ) {}
 
   register(): void {
@@ -212,7 +209,7 @@ export class ResourceSubscriptions {
       const list: Resource[] = [
         { uri: 'herald://integrations', name: 'channels', title: 'Channels', description: 'The organization\'s connected channels with state, platform rules, limits and settings schema.', mimeType: JSON_TYPE },
         { uri: 'herald://media', name: 'media', title: 'Media library', description: 'The newest 100 files of the media library: use a path as an attachment.', mimeType: JSON_TYPE },
-        ...(await channels(em, caller.organizationId)).map((integration) => ({
+        ...(await listIntegrations(em, caller.organizationId)).map((integration) => ({
           uri: `herald://integrations/${integration.id}`,
           name: `channel-${integration.id}`,
           title: `${integration.name} (${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier})`,
@@ -240,12 +237,12 @@ export class ResourceSubscriptions {
       // Reading checks that the resource exists in this organization; only posts change on their own.
       const content = (await readResource(services, caller, uri)) as { id?: string };
       const target = parseResourceUri(uri)!;
-      await session?.updateState({ subscriptions: { ...subscriptionsOf(session), [uri]: target.kind === 'post' ? content.id! : uri } });
+      await session.updateState({ subscriptions: { ...subscriptionsOf(session), [uri]: target.kind === 'post' ? content.id! : uri } });
       return {};
     });
     server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
       const { [request.params.uri]: _gone, ...rest } = subscriptionsOf(session);
-      await session?.updateState({ subscriptions: rest });
+      await session.updateState({ subscriptions: rest });
       return {};
     });
   }

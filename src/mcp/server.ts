@@ -4,12 +4,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { asDomainError, DomainError, toToolErrorText } from '../errors.js';
 import { tools } from '../../tools/index.js';
 import { canCall, runTool } from '../../tools/runner.js';
-import type { Caller, Services } from '../../tools/types.js';
+import type { Services } from '../../tools/types.js';
 import { newId } from '../lib/crypto.js';
+import { jsonSchema } from '../http/openapi.js';
 import { SessionLog } from './logging.js';
 import { ResourceSubscriptions } from './resources.js';
 import { registerPrompts } from './prompts.js';
@@ -17,16 +17,10 @@ import { registerCompletions } from './completions.js';
 import { SessionConfirmations } from './confirmations.js';
 import type { SessionContext } from './sessions.js';
 
-export const mcpTools = tools.filter((tool) => tool.mcp);
-
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const emitted = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  delete emitted.$schema;
-  return emitted;
-}
+const mcpTools = tools.filter((tool) => tool.mcp);
 
 /** Emitted once: the schemas never change at run time. */
-export const mcpToolList = mcpTools.map((tool) => ({
+const mcpToolList = mcpTools.map((tool) => ({
   name: tool.name,
   title: tool.title,
   description: tool.description,
@@ -47,9 +41,10 @@ let validator: AjvJsonSchemaValidator | undefined;
  * The server of one request of a session (sessions live in Postgres, so a server is built for each request, on whichever
  * process it reaches). `session` is what the session keeps: the client's capabilities and info from its initialization,
  * and `state`, the per-session state read here and changed with `session.updateState` (log level, resource subscriptions,
- * pending confirmations). Absent for the initialize request itself, which the SDK answers from the request.
+ * pending confirmations). The initialize request gets one too: its session is stored before the server answers it.
  */
-export function createMcpServer(services: Services, caller: Caller, session?: SessionContext): Server {
+export function createMcpServer(services: Services, session: SessionContext): Server {
+  const { caller } = session;
   validator ??= new AjvJsonSchemaValidator();
   const server = new Server(
     { name: 'Herald', version: '0.1.0' },
@@ -59,7 +54,7 @@ export function createMcpServer(services: Services, caller: Caller, session?: Se
       jsonSchemaValidator: validator,
     },
   );
-  if (session) restoreClient(server, session);
+  restoreClient(server, session);
   const log = new SessionLog(session);
   log.register(server);
   new ResourceSubscriptions(services, caller, server, session).register();

@@ -1,6 +1,7 @@
 // MCP sessions in Postgres, so every web process serves every session: one row per session with the credential that opened
 // it, what the client said at initialization, and `state`, the per-session state the MCP features keep (see SessionState).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { sqlOf, statement } from '../db/sql.js';
 
 /**
@@ -10,12 +11,9 @@ import { sqlOf, statement } from '../db/sql.js';
  */
 export interface SessionState {
   /** The level set with logging/setLevel: notifications/message at or above it are sent to the session. */
-  logLevel?: LogLevel;
+  logLevel?: LoggingLevel;
   [feature: string]: unknown;
 }
-
-export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface SessionRow {
   id: string;

@@ -13,20 +13,17 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import {
   InitializeRequestSchema,
   isInitializeRequest,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
   type JSONRPCNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller, Services } from '../../tools/types.js';
-import { apiKeyCaller } from '../../tools/internal/credentials.js';
-import { sha256 } from '../lib/crypto.js';
+import { apiKeyCaller, apiKeyHash } from '../../tools/internal/credentials.js';
 import { createMcpServer } from './server.js';
 import { EVENT_RETENTION_MS, latestSequence, parseEventId, PostgresEventStore, standaloneStreamOf, storeEvent } from './event-store.js';
-import { SessionHub } from './hub.js';
+import { isAnswer, SessionHub } from './hub.js';
 import { SessionStore, type SessionRow, type SessionState } from './session-store.js';
 
 /** What a request's server knows of its session (see createMcpServer). */
@@ -36,22 +33,18 @@ export interface SessionContext extends Pick<SessionRow, 'id' | 'protocolVersion
   state: SessionState;
   /** Merges `patch` into the session's state in Postgres (and into `state`). */
   updateState(patch: SessionState): Promise<SessionState>;
-  /** Sends a notification on the session's GET stream, whichever process holds it (stored for a resume meanwhile). */
-  notify(message: JSONRPCNotification): Promise<void>;
 }
 
 function jsonRpcError(response: Response, status: number, message: string): void {
   response.status(status).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 }
 
-const isAnswer = (message: JSONRPCMessage) => isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
-
 /**
  * Sends a notification to a session's GET stream from any process, the worker's included: stored, then announced to the
  * process holding the stream (none: the client gets it when it resumes with Last-Event-ID).
  */
 export async function notifySession(em: EntityManager, sessionId: string, message: JSONRPCNotification): Promise<void> {
-  await storeEvent(em, sessionId, standaloneStreamOf(sessionId), message, true);
+  await storeEvent(em, sessionId, standaloneStreamOf(sessionId), message);
 }
 
 export class McpSessions {
@@ -68,18 +61,14 @@ export class McpSessions {
     this.sweeper.unref();
   }
 
-  /** Streams open on this process. */
-  get size(): number {
-    return this.hub.openStreams;
-  }
-
   /**
    * The caller of an API key and the session named by a request, in one query (most MCP requests): undefined for an unknown
    * or revoked key; `session` null when the session is unknown or another credential's.
    */
   async resolveWithApiKey(key: string, sessionId: string): Promise<{ caller: Caller; session: SessionRow | null } | undefined> {
-    if (key.length < 8 || key.length > 512) return undefined;
-    const found = await this.store.findWithApiKey(sha256(key), sessionId);
+    const hash = apiKeyHash(key);
+    if (!hash) return undefined;
+    const found = await this.store.findWithApiKey(hash, sessionId);
     return found && { caller: apiKeyCaller(found.keyId, found.organizationId), session: found.session ?? null };
   }
 
@@ -114,7 +103,7 @@ export class McpSessions {
       response.status(202).end();
       return;
     }
-    await this.serve(request, response, this.context(session, caller));
+    await this.serve(request, response, this.context(session, caller), messages);
   }
 
   private async initialize(request: Request, response: Response, caller: Caller): Promise<void> {
@@ -138,7 +127,7 @@ export class McpSessions {
     };
     // Stored before the answer: the client's next request may reach another process at once.
     await this.store.create(session, session.lastSeenAt);
-    await this.serve(request, response, this.context(session, caller));
+    await this.serve(request, response, this.context(session, caller), [request.body]);
   }
 
   private context(session: SessionRow, caller: Caller): SessionContext {
@@ -153,21 +142,23 @@ export class McpSessions {
         context.state = await this.store.updateState(session.id, patch);
         return context.state;
       },
-      notify: (message) => notifySession(this.services.orm.em.fork(), session.id, message),
     };
     return context;
   }
 
-  /** One POST of a session: a server and a transport for it, released once every request in it has been answered. */
-  private async serve(request: Request, response: Response, session: SessionContext): Promise<void> {
-    const server = createMcpServer(this.services, session.caller, session);
+  /**
+   * One POST of a session (`messages`: its body, as a list): a server and a transport for it, released once every request
+   * in it has been answered.
+   */
+  private async serve(request: Request, response: Response, session: SessionContext, messages: JSONRPCMessage[]): Promise<void> {
+    const server = createMcpServer(this.services, session);
     const events = new PostgresEventStore(() => this.services.orm.em.fork(), session.id);
     response.on('close', () => {
       // Cut before the end: the answer still to come is kept for a resume with Last-Event-ID (on any process).
       if (!response.writableFinished) void events.clientGone().catch((error: Error) => this.services.logger.warn({ err: error.message }, 'MCP stream events could not be stored'));
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, eventStore: events });
-    const pending = new Set((Array.isArray(request.body) ? request.body : [request.body]).filter((message) => isJSONRPCRequest(message)).map((message) => message.id));
+    const pending = new Set(messages.filter((message) => isJSONRPCRequest(message)).map((message) => message.id));
     let stopWaiting = () => undefined as void;
     // Nothing to close once answered: the transport's streams ended with the response, and the server holds no timer (closing
     // them costs an Error with its stack per request, measured 3-4% of an MCP call); both are left to the garbage collector.

@@ -43,11 +43,21 @@ export async function revokeApiKeys(em: EntityManager, organizationId: string, n
   return em.nativeUpdate(ApiKeySchema, { organizationId, revokedAt: null }, { revokedAt: now });
 }
 
+/** What an API key is looked up by (its SHA-256), or undefined when `raw` is missing or of a length no key has. */
+export function apiKeyHash(raw: string | undefined): string | undefined {
+  if (!raw || raw.length < 8 || raw.length > 512) return undefined;
+  return sha256(raw);
+}
+
+/** True for an OAuth access token (`pos_...`); any other credential is taken for an API key. */
+export const isOAuthToken = (value: string): boolean => value.startsWith('pos_');
+
 /** Resolves a raw API key to its caller, or undefined when missing, unknown or revoked. */
 export async function resolveApiKey(em: EntityManager, raw: string | undefined): Promise<Caller | undefined> {
-  if (!raw || raw.length < 8 || raw.length > 512) return undefined;
+  const hash = apiKeyHash(raw);
+  if (!hash) return undefined;
   // Every REST and MCP request runs this: one prepared statement on the unique key_hash index, no entity loaded.
-  const [key] = await sqlOf(em).rows<{ id: string; organization_id: string }>(FIND_API_KEY, [sha256(raw)]);
+  const [key] = await sqlOf(em).rows<{ id: string; organization_id: string }>(FIND_API_KEY, [hash]);
   if (!key) return undefined;
   return apiKeyCaller(key.id, key.organization_id);
 }
@@ -70,8 +80,9 @@ const FIND_API_KEY_AND_COUNT = statement(
  * for an unknown or revoked key.
  */
 export async function resolveApiKeyCounting(em: EntityManager, raw: string, window: Window): Promise<{ caller: Caller; limit: RateLimitState } | undefined> {
-  if (raw.length < 8 || raw.length > 512) return undefined;
-  const [row] = await sqlOf(em).rows<{ id: string; organization_id: string } & ConsumedRow>(FIND_API_KEY_AND_COUNT, [sha256(raw), ...consumeParameters(window)]);
+  const hash = apiKeyHash(raw);
+  if (!hash) return undefined;
+  const [row] = await sqlOf(em).rows<{ id: string; organization_id: string } & ConsumedRow>(FIND_API_KEY_AND_COUNT, [hash, ...consumeParameters(window)]);
   if (!row) return undefined;
   return { caller: apiKeyCaller(row.id, row.organization_id), limit: rateLimitState(row, window) };
 }

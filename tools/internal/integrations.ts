@@ -342,6 +342,9 @@ export function channelStatus(integration: Integration): ChannelStatus {
   return integration.disabled ? 'disabled' : 'active';
 }
 
+/** A posting time (minutes after midnight, UTC) as `HH:MM`. */
+export const formatPostingTime = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+
 export async function setChannelDisabled(em: EntityManager, organizationId: string, id: string, disabled: boolean): Promise<Integration> {
   const integration = await findIntegration(em, organizationId, id);
   integration.disabled = disabled;

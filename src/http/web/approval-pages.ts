@@ -5,12 +5,11 @@ import { approvalSettings, awaitingApproval, setApprovalSettings } from '../../.
 import { postView } from '../../../tools/internal/post-view.js';
 import type { Services } from '../../../tools/types.js';
 import { csrfField, html, sendPage } from './html.js';
-import { postSummary } from './post-pages.js';
+import { DECISION_NOTICES, postSummary } from './post-pages.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
 
 const NOTICES: Record<string, string> = {
-  approved: 'Approved: the post will be published at its date (at once if the date has passed).',
-  rejected: 'Rejected: the post is now a draft, with your reason.',
+  ...DECISION_NOTICES,
   settings: 'Approval settings saved.',
 };
 

@@ -1,14 +1,12 @@
 // A month calendar of posts across channels: each day lists its posts with their state; failed ones (and those published
 // only in part) stand out, and are also listed above the grid so they are not missed.
 import type { Router } from 'express';
-import { convertContent } from '../../lib/content.js';
 import { findProvider } from '../../../providers/index.js';
 import { postList } from '../../../tools/post-list.js';
-import { runTool } from '../../../tools/runner.js';
 import type { Services } from '../../../tools/types.js';
 import { html, sendPage } from './html.js';
-import { badge, dateTime, STATUS_LABELS } from './post-pages.js';
-import { consoleCaller, consoleLocals, requireSignedIn } from './session.js';
+import { badge, channelFilter, channelSelect, dateTime, excerpt, STATUS_LABELS } from './post-pages.js';
+import { consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 
 const DAY_MS = 86_400_000;
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
@@ -42,26 +40,13 @@ export function calendarPages(router: Router, services: Services): void {
     const gridStart = new Date(first.getTime() - ((first.getUTCDay() + 6) % 7) * DAY_MS);
     const weeks = Math.ceil((next.getTime() - gridStart.getTime()) / (7 * DAY_MS));
     const gridEnd = new Date(gridStart.getTime() + weeks * 7 * DAY_MS);
-    const { posts } = await runTool(
-      postList,
-      { startDate: gridStart.toISOString(), endDate: new Date(gridEnd.getTime() - 1).toISOString() },
-      consoleCaller(response),
-      services,
-      String(response.locals.requestId),
-    );
-    const all = posts as unknown as Row[];
-    const channel = typeof request.query.channel === 'string' ? request.query.channel : '';
-    const rows = all.filter((post) => !channel || post.integration.id === channel);
-    const channels = new Map(all.map((post) => [post.integration.id, post.integration]));
+    const { posts } = await runConsoleTool(postList, { startDate: gridStart.toISOString(), endDate: new Date(gridEnd.getTime() - 1).toISOString() }, response, services);
+    const { channel, rows, channels } = channelFilter(posts as unknown as Row[], request.query.channel);
     const byDay = new Map<string, Row[]>();
     for (const row of rows) byDay.set(row.publishDate.slice(0, 10), [...(byDay.get(row.publishDate.slice(0, 10)) ?? []), row]);
     const failing = rows.filter((row) => row.publishStatus === 'failed' || row.publishStatus === 'partial');
     const waiting = rows.filter((row) => row.publishStatus === 'awaiting_approval').length;
     const today = services.now().toISOString().slice(0, 10);
-    const excerpt = (row: Row) => {
-      const text = convertContent(row.content, 'plain').replace(/\s+/g, ' ').trim();
-      return text.length > 60 ? `${text.slice(0, 57)}…` : text;
-    };
     const query = (month: Date) => `/calendar?month=${monthKey(month)}${channel ? `&channel=${encodeURIComponent(channel)}` : ''}`;
     sendPage(
       response,
@@ -69,9 +54,7 @@ export function calendarPages(router: Router, services: Services): void {
       html`<h1>${monthName(first)}</h1>
       <form method="get" action="/calendar" class="card actions">
         <div><label for="month">Month</label><input id="month" name="month" type="month" value="${monthKey(first)}"></div>
-        <div><label for="channel">Channel</label><select id="channel" name="channel"><option value="">All channels</option>${[...channels.values()].map(
-          (item) => html`<option value="${item.id}"${item.id === channel ? html` selected` : ''}>${item.name}</option>`,
-        )}</select></div>
+        ${channelSelect(channels, channel)}
         <button type="submit">Show</button>
       </form>
       <p><a href="${query(previous)}">← ${monthName(previous)}</a> · <a href="${query(next)}">${monthName(next)} →</a></p>
@@ -93,7 +76,7 @@ export function calendarPages(router: Router, services: Services): void {
               const failed = row.publishStatus === 'failed' || row.publishStatus === 'partial';
               return html`<li class="entry${failed ? ' failed' : ''} status-${row.publishStatus}"><a href="/posts/${row.id}">${row.publishDate.slice(11, 16)} ${row.integration.name}</a>
                 <span class="hint">${findProvider(row.integration.providerIdentifier)?.name ?? row.integration.providerIdentifier}</span> ${badge(STATUS_LABELS, row.publishStatus)}
-                <span class="excerpt">${excerpt(row)}</span></li>`;
+                <span class="excerpt">${excerpt(row.content, 60)}</span></li>`;
             })}</ul>` : ''}</td>`;
         })}</tr>`)}</tbody>
       </table>`,

@@ -12,16 +12,16 @@ import { socialConnectUrl } from '../../../tools/social-connect-url.js';
 import { callbackPath, channelAccounts, chooseChannelAccount, completeOAuthConnect } from '../../../tools/internal/channel-connect.js';
 import {
   channelStatus,
+  formatPostingTime,
   providerEndpoints,
   setChannelDisabled,
   setPreferredCustomer,
   type ChannelStatus,
 } from '../../../tools/internal/integrations.js';
-import { runTool } from '../../../tools/runner.js';
 import { healthByChannel } from '../../../tools/internal/channel-health.js';
 import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence } from './html.js';
-import { consoleCaller, consoleLocals, requireSignedIn } from './session.js';
+import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 
 const STATUS_LABELS: Record<ChannelStatus, [string, string]> = {
   active: ['Active', 'ok'],
@@ -38,8 +38,6 @@ const NOTICES: Record<string, string> = {
   times: 'Posting times saved.',
   customer: 'Preferred customer saved.',
 };
-
-const formatTime = (minutes: number) => `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 
 export function parseTimes(text: string): { time: number }[] {
   const parts = text.split(/[\s,;]+/).filter(Boolean);
@@ -86,7 +84,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
         <details><summary>Settings</summary>
           <form method="post" action="/channels/${channel.id}/posting-times">${csrfField(csrf)}
             <label for="times-${channel.id}">Posting times (UTC, HH:MM)</label>
-            <input id="times-${channel.id}" name="times" type="text" value="${channel.postingTimes.map(formatTime).join(', ')}" aria-describedby="times-hint-${channel.id}">
+            <input id="times-${channel.id}" name="times" type="text" value="${channel.postingTimes.map(formatPostingTime).join(', ')}" aria-describedby="times-hint-${channel.id}">
             <p class="hint" id="times-hint-${channel.id}">Used by find-slot to pick the next free time.</p>
             <button type="submit" class="secondary">Save times</button>
           </form>
@@ -178,11 +176,11 @@ export function channelPages(router: Router, services: Services): void {
   }));
   router.post('/channels/:id/delete', requireSignedIn, action(async (request, response, id) => {
     if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', 'Tick the box to confirm: disconnecting deletes the channel\'s scheduled posts.');
-    await runTool(deleteIntegration, { id }, consoleCaller(response), services, String(response.locals.requestId));
+    await runConsoleTool(deleteIntegration, { id }, response, services);
     return 'deleted';
   }));
   router.post('/channels/:id/posting-times', requireSignedIn, action(async (request, response, id) => {
-    await runTool(setPostingTimes, { id, postingTimes: parseTimes(String(request.body?.times ?? '')) }, consoleCaller(response), services, String(response.locals.requestId));
+    await runConsoleTool(setPostingTimes, { id, postingTimes: parseTimes(String(request.body?.times ?? '')) }, response, services);
     return 'times';
   }));
   router.post('/channels/:id/customer', requireSignedIn, action(async (request, response, id) => {
@@ -200,7 +198,7 @@ export function channelPages(router: Router, services: Services): void {
       return credentialForm(services, response, provider, {});
     }
     const refresh = typeof request.query.refresh === 'string' ? request.query.refresh : undefined;
-    const { url } = await runTool(socialConnectUrl, { integration: provider.identifier, refresh }, consoleCaller(response), services, String(response.locals.requestId));
+    const { url } = await runConsoleTool(socialConnectUrl, { integration: provider.identifier, refresh }, response, services);
     response.redirect(303, url);
   });
 
@@ -209,7 +207,7 @@ export function channelPages(router: Router, services: Services): void {
     if (!provider) throw new DomainError('not_found', `Unknown platform "${request.params.identifier}".`);
     const values = formValues(request.body);
     try {
-      await runTool(connectChannel, { identifier: provider.identifier, fields: values }, consoleCaller(response), services, String(response.locals.requestId));
+      await runConsoleTool(connectChannel, { identifier: provider.identifier, fields: values }, response, services);
     } catch (raw) {
       const error = clientError(raw);
       return credentialForm(services, response, provider, values, sentence(error), error.status);

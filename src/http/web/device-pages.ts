@@ -6,7 +6,8 @@ import { consumeRateLimit } from '../../lib/rate-limit.js';
 import { decideDevice, findPendingDevice, formatUserCode, normalizeUserCode, type PendingDevice } from '../../../tools/internal/device.js';
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../tools/internal/oauth.js';
 import type { Services } from '../../../tools/types.js';
-import { clientError, consentActions, csrfField, html, organizationField, sendPage, type Markup } from './html.js';
+import { clientError, consentActions, csrfField, html, organizationField, sendPage, sentence, type Markup } from './html.js';
+import { dateTime } from './post-pages.js';
 import { consoleLocals, requireSignedIn } from './session.js';
 
 /** Wrong codes a person may enter per hour: the code space is 20^8, so guessing a live code this way is hopeless. */
@@ -17,7 +18,7 @@ export function devicePages(router: Router, services: Services): void {
     const { signedIn, csrf } = consoleLocals(response);
     sendPage(
       response,
-      { title: 'Log in a device', signedIn, csrf, status: error?.status ?? 200, flash: error ? { kind: 'error', text: `${error.message}${error.hint ? ` ${error.hint}` : ''}` } : undefined },
+      { title: 'Log in a device', signedIn, csrf, status: error?.status ?? 200, flash: error ? { kind: 'error', text: sentence(error) } : undefined },
       html`<div class="narrow"><h1>Log in a command-line client or device</h1>
       <p>Enter the code your terminal or device shows. You will see what is asking before anything is granted.</p>
       <form method="post" action="/device" class="card">${csrfField(csrf)}
@@ -35,7 +36,7 @@ export function devicePages(router: Router, services: Services): void {
     const details: Markup[] = [];
     if (device.clientUserAgent) details.push(html`<li>Program: <code>${device.clientUserAgent}</code></li>`);
     if (device.clientAddress) details.push(html`<li>From address: <code>${device.clientAddress}</code></li>`);
-    details.push(html`<li>Asked at ${device.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC</li>`);
+    details.push(html`<li>Asked at ${dateTime(device.createdAt.toISOString())}</li>`);
     sendPage(
       response,
       { title: `Authorize ${app.name}`, signedIn, csrf },

@@ -2,20 +2,18 @@
 import type { Response, Router } from 'express';
 import { ApiKeySchema } from '../../db/entities.js';
 import { clientSnippets } from '../../lib/client-snippets.js';
-import { convertContent } from '../../lib/content.js';
 import { findProvider } from '../../../providers/index.js';
 import { createInvitation, membersOf, type OrganizationChoice } from '../../../tools/internal/accounts.js';
 import { mintApiKey } from '../../../tools/internal/credentials.js';
 import { notificationList } from '../../../tools/notification-list.js';
 import { postList } from '../../../tools/post-list.js';
-import { runTool } from '../../../tools/runner.js';
 import type { PostRecord } from '../../../tools/internal/posts.js';
 import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
-import { STATE_LABELS } from './post-pages.js';
-import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
+import { channelFilter, channelSelect, dateTime, excerpt, STATE_LABELS } from './post-pages.js';
+import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
 
 /** Monday 00:00 UTC of an ISO week `YYYY-Www`, or of the current week. */
 export function weekStart(value: unknown, now: Date): Date {
@@ -37,8 +35,6 @@ export function isoWeek(monday: Date): string {
   const week = Math.floor((thursday.getTime() - Date.UTC(year, 0, 1)) / (7 * 86_400_000)) + 1;
   return `${year}-W${String(week).padStart(2, '0')}`;
 }
-
-const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
 
 /** The publishing status over the whole chain: a retry in progress and a half-published chain stand out. */
 const STATUS_BADGES: Record<string, [string, string]> = { retrying: ['Retrying', 'warn'], partial: ['Published in part', 'error'], failed: ['Failed', 'error'] };
@@ -74,12 +70,9 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const { signedIn, csrf } = consoleLocals(response);
     const start = weekStart(request.query.week, services.now());
     const end = new Date(start.getTime() + 7 * 86_400_000 - 1);
-    const { posts } = await runTool(postList, { startDate: start.toISOString(), endDate: end.toISOString() }, consoleCaller(response), services, String(response.locals.requestId));
-    const channel = typeof request.query.channel === 'string' ? request.query.channel : '';
-    type Row = PostRecord;
-    const rows = (posts as unknown as Row[]).filter((post) => !channel || post.integration.id === channel);
-    const channels = new Map((posts as unknown as Row[]).map((post) => [post.integration.id, post.integration]));
-    const byChannel = new Map<string, Row[]>();
+    const { posts } = await runConsoleTool(postList, { startDate: start.toISOString(), endDate: end.toISOString() }, response, services);
+    const { channel, rows, channels } = channelFilter(posts as unknown as PostRecord[], request.query.channel);
+    const byChannel = new Map<string, PostRecord[]>();
     for (const row of rows) byChannel.set(row.integration.id, [...(byChannel.get(row.integration.id) ?? []), row]);
     const previous = isoWeek(new Date(start.getTime() - 7 * 86_400_000));
     const following = isoWeek(new Date(start.getTime() + 7 * 86_400_000));
@@ -89,9 +82,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
       html`<h1>Posts, week of ${start.toISOString().slice(0, 10)}</h1>
       <form method="get" action="/posts" class="card actions">
         <div><label for="week">Week</label><input id="week" name="week" type="week" value="${isoWeek(start)}"></div>
-        <div><label for="channel">Channel</label><select id="channel" name="channel"><option value="">All channels</option>${[...channels.values()].map(
-          (item) => html`<option value="${item.id}"${item.id === channel ? html` selected` : ''}>${item.name}</option>`,
-        )}</select></div>
+        ${channelSelect(channels, channel)}
         <button type="submit">Show</button>
       </form>
       <p><a href="/posts?week=${previous}">← Previous week</a> · <a href="/posts?week=${following}">Next week →</a></p>
@@ -101,9 +92,8 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         return html`<h2>${integration.name} <span class="hint">${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier}</span></h2>
         <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
           const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_LABELS[post.state] ?? [post.state, ''];
-          const excerpt = convertContent(post.content, 'plain').replace(/\s+/g, ' ').trim();
           return html`<tr><td><a href="/posts/${post.id}">${dateTime(post.publishDate)}</a></td><td><span class="badge ${kind}">${label}</span></td>
-            <td>${excerpt.length > 160 ? `${excerpt.slice(0, 157)}…` : excerpt}</td>
+            <td>${excerpt(post.content, 160)}</td>
             <td>${resultOf(post)}</td></tr>`;
         })}</tbody></table>`;
       })}`,
@@ -162,7 +152,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
   router.get('/notifications', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
     const page = Math.max(0, Number.parseInt(String(request.query.page ?? '0'), 10) || 0);
-    const result = await runTool(notificationList, { page }, consoleCaller(response), services, String(response.locals.requestId));
+    const result = await runConsoleTool(notificationList, { page }, response, services);
     sendPage(
       response,
       { title: 'Notifications', signedIn, csrf, section: 'notifications' },

@@ -3,18 +3,17 @@
 // a post that has not gone out, with the same validation as the API (the updatePost tool).
 import type { Request, Response, Router } from 'express';
 import { DomainError } from '../../errors.js';
+import { convertContent } from '../../lib/content.js';
 import { findProvider } from '../../../providers/index.js';
 import { changePostStatus } from '../../../tools/change-post-status.js';
 import { updatePost } from '../../../tools/update-post.js';
 import { approvePost, rejectPost, requesterLabel } from '../../../tools/internal/approval.js';
 import { postView, type PostPreview, type PostView } from '../../../tools/internal/post-view.js';
 import { chainStatus } from '../../../tools/internal/posts.js';
-import { runTool } from '../../../tools/runner.js';
 import type { Services } from '../../../tools/types.js';
 import { PostSchema } from '../../db/entities.js';
 import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
-import type { DomainError as ClientError } from '../../errors.js';
-import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, runConsoleTool } from './session.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -41,9 +40,36 @@ export const badge = (labels: Record<string, [string, string]>, value: string) =
 
 export const dateTime = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 
-const NOTICES: Record<string, string> = {
+/** A post's text as one line of at most `max` characters, for lists. */
+export function excerpt(content: string, max: number): string {
+  const text = convertContent(content, 'plain').replace(/\s+/g, ' ').trim();
+  return text.length > max ? `${text.slice(0, max - 3)}…` : text;
+}
+
+/** The channel chosen with `?channel=` (all when empty), the posts of that channel, and the channels of every post. */
+export function channelFilter<Row extends { integration: { id: string; name: string } }>(posts: Row[], query: unknown): { channel: string; rows: Row[]; channels: Row['integration'][] } {
+  const channel = typeof query === 'string' ? query : '';
+  return {
+    channel,
+    rows: posts.filter((post) => !channel || post.integration.id === channel),
+    channels: [...new Map(posts.map((post) => [post.integration.id, post.integration])).values()],
+  };
+}
+
+/** The channel field of a list's filter form. */
+export const channelSelect = (channels: { id: string; name: string }[], channel: string) =>
+  html`<div><label for="channel">Channel</label><select id="channel" name="channel"><option value="">All channels</option>${channels.map(
+    (item) => html`<option value="${item.id}"${item.id === channel ? html` selected` : ''}>${item.name}</option>`,
+  )}</select></div>`;
+
+/** After an approval decision (the post's page and the approvals queue). */
+export const DECISION_NOTICES: Record<string, string> = {
   approved: 'Approved: the post will be published at its date (at once if the date has passed).',
   rejected: 'Rejected: the post is now a draft, with your reason.',
+};
+
+const NOTICES: Record<string, string> = {
+  ...DECISION_NOTICES,
   retried: 'Retrying: the post is queued again and resumes at the first item that did not go out.',
   saved: 'Saved.',
 };
@@ -74,7 +100,7 @@ export function previewMarkup(preview: PostPreview): Markup {
 const toLocalInput = (date: Date) => date.toISOString().slice(0, 16);
 
 /** What is wrong, then what to do, as sentences for the form (validation messages end without a full stop). */
-const sentence = (error: ClientError) => [error.message.replace(/([^.!?])$/, '$1.'), error.hint].filter(Boolean).join(' ');
+const sentence = (error: DomainError) => [error.message.replace(/([^.!?])$/, '$1.'), error.hint].filter(Boolean).join(' ');
 
 interface EditValues {
   date: string;
@@ -222,7 +248,7 @@ export function postPages(router: Router, services: Services): void {
     try {
       const edit = editInput(id, (request.body ?? {}) as Record<string, unknown>);
       values = edit.values;
-      await runTool(updatePost, edit.input, consoleCaller(response), services, String(response.locals.requestId));
+      await runConsoleTool(updatePost, edit.input, response, services);
     } catch (raw) {
       const error = clientError(raw);
       return postPage(services, request, response, id, { text: sentence(error), values, status: error.status });
@@ -233,7 +259,7 @@ export function postPages(router: Router, services: Services): void {
   router.post('/posts/:id/retry', requireSignedIn, async (request, response) => {
     const id = String(request.params.id);
     try {
-      await runTool(changePostStatus, { id, status: 'schedule' }, consoleCaller(response), services, String(response.locals.requestId));
+      await runConsoleTool(changePostStatus, { id, status: 'schedule' }, response, services);
     } catch (raw) {
       const error = clientError(raw);
       return postPage(services, request, response, id, { text: sentence(error), status: error.status });

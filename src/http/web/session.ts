@@ -2,10 +2,12 @@
 // The session cookie is HttpOnly, SameSite=Lax and Secure behind HTTPS. Every form carries a CSRF token: an HMAC of a
 // per-browser cookie and the session, checked on every POST together with the Origin header.
 import type { NextFunction, Request, Response } from 'express';
+import type { z } from 'zod';
 import { DomainError } from '../../errors.js';
 import { randomToken, safeEqual, sha256 } from '../../lib/crypto.js';
 import { resolveSession, SESSION_DAYS, type SignedIn } from '../../../tools/internal/accounts.js';
-import type { Caller, Services } from '../../../tools/types.js';
+import { runTool } from '../../../tools/runner.js';
+import type { Caller, Services, ToolDefinition } from '../../../tools/types.js';
 
 export const SESSION_COOKIE = 'herald_session';
 const CSRF_COOKIE = 'herald_csrf';
@@ -110,6 +112,11 @@ export function requireOwner(_request: Request, response: Response, next: NextFu
 export function consoleCaller(response: Response): Caller {
   const signedIn = consoleLocals(response).signedIn!;
   return { organizationId: signedIn.organization!.id, credentialId: `session:${signedIn.session.id}`, credentialKind: 'session', scopes: ['mcp:read', 'mcp:write'] };
+}
+
+/** Runs a tool for a console request, as its signed-in user's organization (consoleCaller). */
+export function runConsoleTool<Tool extends ToolDefinition>(tool: Tool, input: unknown, response: Response, services: Services): Promise<z.output<Tool['output']>> {
+  return runTool(tool, input, consoleCaller(response), services, String(response.locals.requestId));
 }
 
 const REVEAL_COOKIE = 'herald_reveal';

@@ -2,7 +2,6 @@
 // deliveries with every attempt and a replay button. Operations go through the webhook tools, as on REST.
 import type { Request, Response, Router } from 'express';
 import { DomainError } from '../../errors.js';
-import { runTool } from '../../../tools/runner.js';
 import type { Services } from '../../../tools/types.js';
 import { WEBHOOK_EVENTS } from '../../../tools/internal/webhook-events.js';
 import {
@@ -15,20 +14,17 @@ import {
   webhookDeliveriesTool,
 } from '../../../tools/webhooks.js';
 import { clientError, csrfField, html, sendPage, sentence } from './html.js';
-import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
+import { consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
 
 const NOTICES: Record<string, string> = { deleted: 'Webhook deleted: nothing more is sent to it.' };
 const STATES: Record<string, [string, string]> = { delivered: ['Delivered', 'ok'], pending: ['Retrying', 'warn'], failed: ['Failed', 'error'] };
 const at = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace('T', ' ')} UTC` : '');
 
 export function webhookPages(router: Router, services: Services): void {
-  const call = <Tool extends Parameters<typeof runTool>[0]>(tool: Tool, input: unknown, response: Response) =>
-    runTool(tool, input, consoleCaller(response), services, String(response.locals.requestId));
-
   async function listPage(request: Request, response: Response, options: { error?: string; status?: number } = {}) {
     const { signedIn, csrf } = consoleLocals(response);
     const owner = signedIn!.organization!.role === 'owner';
-    const { output: webhooks } = await call(listWebhooksTool, {}, response);
+    const { output: webhooks } = await runConsoleTool(listWebhooksTool, {}, response, services);
     const revealed = takeReveal(services, request, response, 'webhook-secret');
     const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
     const chosen = (event: string) => !request.body?.events || [request.body.events].flat().includes(event);
@@ -90,31 +86,31 @@ export function webhookPages(router: Router, services: Services): void {
 
   router.post('/webhooks', requireSignedIn, requireOwner, action(async (request, response) => {
     const events = [request.body?.events ?? []].flat();
-    const created = await call(createWebhookTool, { url: request.body?.url, events, description: request.body?.description || undefined }, response);
+    const created = await runConsoleTool(createWebhookTool, { url: request.body?.url, events, description: request.body?.description || undefined }, response, services);
     revealAfterRedirect(services, request, response, 'webhook-secret', { secret: created.secret, url: created.url });
     return '/webhooks';
   }));
 
   router.post('/webhooks/:id/rotate', requireSignedIn, requireOwner, action(async (request, response) => {
     confirmed(request, 'the old secret keeps signing for 24 hours only');
-    const rotated = await call(rotateWebhookSecretTool, { id: request.params.id }, response);
+    const rotated = await runConsoleTool(rotateWebhookSecretTool, { id: request.params.id }, response, services);
     revealAfterRedirect(services, request, response, 'webhook-secret', { secret: rotated.secret, url: rotated.url });
     return '/webhooks';
   }));
 
   router.post('/webhooks/:id/delete', requireSignedIn, requireOwner, action(async (request, response) => {
     confirmed(request, 'deleting stops all deliveries');
-    await call(deleteWebhookTool, { id: request.params.id }, response);
+    await runConsoleTool(deleteWebhookTool, { id: request.params.id }, response, services);
     return '/webhooks?notice=deleted';
   }));
 
   router.post('/webhooks/:id/test', requireSignedIn, action(async (request, response) => {
-    await call(testWebhookTool, { id: request.params.id }, response);
+    await runConsoleTool(testWebhookTool, { id: request.params.id }, response, services);
     return `/webhooks/${request.params.id}`;
   }));
 
   router.post('/webhooks/:id/deliveries/:deliveryId/replay', requireSignedIn, action(async (request, response) => {
-    await call(replayWebhookDeliveryTool, { id: request.params.id, deliveryId: request.params.deliveryId }, response);
+    await runConsoleTool(replayWebhookDeliveryTool, { id: request.params.id, deliveryId: request.params.deliveryId }, response, services);
     return `/webhooks/${request.params.id}`;
   }));
 
@@ -122,10 +118,10 @@ export function webhookPages(router: Router, services: Services): void {
     const { signedIn, csrf } = consoleLocals(response);
     const id = String(request.params.id);
     const page = Math.max(0, Number.parseInt(String(request.query.page ?? '0'), 10) || 0);
-    const { output: webhooks } = await call(listWebhooksTool, {}, response);
+    const { output: webhooks } = await runConsoleTool(listWebhooksTool, {}, response, services);
     const webhook = webhooks.find((item) => item.id === id);
     if (!webhook) throw new DomainError('not_found', 'This webhook does not exist (any more).');
-    const result = await call(webhookDeliveriesTool, { id, page, pageSize: 20 }, response);
+    const result = await runConsoleTool(webhookDeliveriesTool, { id, page, pageSize: 20 }, response, services);
     sendPage(
       response,
       { title: 'Webhook deliveries', signedIn, csrf, section: 'webhooks' },
