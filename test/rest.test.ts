@@ -114,6 +114,8 @@ describe('channels', () => {
 
     const all = await herald.rest('GET', '/integrations');
     expect(all.body).toHaveLength(2);
+    // An empty group is no filter (a form or CLI that sends group= with nothing in it).
+    expect((await herald.rest('GET', '/integrations?group=')).body).toHaveLength(2);
     const unknownGroup = await herald.rest('GET', '/integrations?group=nope');
     expect(unknownGroup.status).toBe(200);
     expect(unknownGroup.body).toEqual([]);

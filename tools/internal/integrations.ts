@@ -37,10 +37,6 @@ export function providerOf(integration: Integration): Provider {
   return provider;
 }
 
-export async function integrationRecords(em: EntityManager, organizationId: string, customerId?: string): Promise<IntegrationRecord[]> {
-  return recordsOf(em, organizationId, await listIntegrations(em, organizationId, customerId));
-}
-
 const LIST_INTEGRATIONS = statement(
   'integrations_of_organization',
   `select id, organization_id, provider_identifier, internal_id, name, picture, profile, credentials, token_expires_at, disabled,
@@ -56,7 +52,8 @@ const date = (value: string | Date | null) => (value === null ? null : new Date(
  * entity manager (integrationList runs this on every call, and the ORM's query building cost more than the query).
  */
 export async function listIntegrations(em: EntityManager, organizationId: string, customerId?: string): Promise<Integration[]> {
-  const rows = await sqlOf(em).rows<Record<string, any>>(LIST_INTEGRATIONS, [organizationId, customerId ?? null]);
+  // An empty group is no filter.
+  const rows = await sqlOf(em).rows<Record<string, any>>(LIST_INTEGRATIONS, [organizationId, customerId || null]);
   return rows.map((row) => ({
     id: row.id,
     organizationId: row.organization_id,
