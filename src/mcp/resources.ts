@@ -31,6 +31,7 @@ import { requesterLabel } from '../../tools/internal/approval.js';
 import type { PostChange, PostChanges } from '../lib/events.js';
 import type { Logger } from '../lib/logger.js';
 import { notifySession, type SessionContext } from './sessions.js';
+import { platformName } from '../../tools/internal/channel-health.js';
 
 const JSON_TYPE = 'application/json';
 
@@ -212,7 +213,7 @@ export class ResourceSubscriptions {
         ...(await listIntegrations(em, caller.organizationId)).map((integration) => ({
           uri: `herald://integrations/${integration.id}`,
           name: `channel-${integration.id}`,
-          title: `${integration.name} (${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier})`,
+          title: `${integration.name} (${platformName(integration)})`,
           description: `Channel ${integration.name}: state ${channelStatus(integration)}, platform rules, limits and settings.`,
           mimeType: JSON_TYPE,
         })),

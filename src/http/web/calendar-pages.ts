@@ -1,12 +1,12 @@
 // A month calendar of posts across channels: each day lists its posts with their state; failed ones (and those published
 // only in part) stand out, and are also listed above the grid so they are not missed.
 import type { Router } from 'express';
-import { findProvider } from '../../../providers/index.js';
 import { postList } from '../../../tools/post-list.js';
 import type { Services } from '../../../tools/types.js';
 import { html, sendPage } from './html.js';
 import { badge, channelFilter, channelSelect, dateTime, excerpt, STATUS_LABELS } from './post-pages.js';
 import { consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
+import { platformName } from '../../../tools/internal/channel-health.js';
 
 const DAY_MS = 86_400_000;
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
@@ -75,7 +75,7 @@ export function calendarPages(router: Router, services: Services): void {
             ${items.length ? html`<ul>${items.map((row) => {
               const failed = row.publishStatus === 'failed' || row.publishStatus === 'partial';
               return html`<li class="entry${failed ? ' failed' : ''} status-${row.publishStatus}"><a href="/posts/${row.id}">${row.publishDate.slice(11, 16)} ${row.integration.name}</a>
-                <span class="hint">${findProvider(row.integration.providerIdentifier)?.name ?? row.integration.providerIdentifier}</span> ${badge(STATUS_LABELS, row.publishStatus)}
+                <span class="hint">${platformName(row.integration)}</span> ${badge(STATUS_LABELS, row.publishStatus)}
                 <span class="excerpt">${excerpt(row.content, 60)}</span></li>`;
             })}</ul>` : ''}</td>`;
         })}</tr>`)}</tbody>

@@ -2,7 +2,6 @@
 import type { Response, Router } from 'express';
 import { ApiKeySchema } from '../../db/entities.js';
 import { clientSnippets } from '../../lib/client-snippets.js';
-import { findProvider } from '../../../providers/index.js';
 import { createInvitation, membersOf, type OrganizationChoice } from '../../../tools/internal/accounts.js';
 import { mintApiKey } from '../../../tools/internal/credentials.js';
 import { notificationList } from '../../../tools/notification-list.js';
@@ -14,6 +13,7 @@ import { DomainError } from '../../errors.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
 import { channelFilter, channelSelect, dateTime, excerpt, STATE_LABELS } from './post-pages.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
+import { platformName } from '../../../tools/internal/channel-health.js';
 
 /** Monday 00:00 UTC of an ISO week `YYYY-Www`, or of the current week. */
 export function weekStart(value: unknown, now: Date): Date {
@@ -89,7 +89,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
       ${rows.length === 0 ? html`<p class="card">No posts this week.</p>` : ''}
       ${[...byChannel.entries()].map(([, items]) => {
         const integration = items[0].integration;
-        return html`<h2>${integration.name} <span class="hint">${findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier}</span></h2>
+        return html`<h2>${integration.name} <span class="hint">${platformName(integration)}</span></h2>
         <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
           const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_LABELS[post.state] ?? [post.state, ''];
           return html`<tr><td><a href="/posts/${post.id}">${dateTime(post.publishDate)}</a></td><td><span class="badge ${kind}">${label}</span></td>

@@ -4,7 +4,6 @@
 import type { Request, Response, Router } from 'express';
 import { DomainError } from '../../errors.js';
 import { convertContent } from '../../lib/content.js';
-import { findProvider } from '../../../providers/index.js';
 import { changePostStatus } from '../../../tools/change-post-status.js';
 import { updatePost } from '../../../tools/update-post.js';
 import { approvePost, rejectPost, requesterLabel } from '../../../tools/internal/approval.js';
@@ -14,6 +13,7 @@ import type { Services } from '../../../tools/types.js';
 import { PostSchema } from '../../db/entities.js';
 import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, runConsoleTool } from './session.js';
+import { platformName } from '../../../tools/internal/channel-health.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -168,7 +168,7 @@ function approvalMarkup(view: PostView, csrf: string, owner: boolean, from: stri
 /** The summary, decision box and preview of one post (also used by the approvals queue). */
 export function postSummary(view: PostView, csrf: string, owner: boolean, from: string): Markup {
   const { record, integration } = view;
-  const platform = findProvider(integration.providerIdentifier)?.name ?? integration.providerIdentifier;
+  const platform = platformName(integration);
   return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), ${dateTime(record.publishDate)} · created over ${record.creationMethod === 'MCP' ? 'MCP' : 'the API'}</p>
     ${record.error ? html`<p class="flash error" role="alert">${record.error}</p>` : ''}
     ${approvalMarkup(view, csrf, owner, from)}
