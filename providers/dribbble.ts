@@ -6,9 +6,9 @@
 import { z } from 'zod';
 import { MediaFetchError } from '../src/lib/media-fetch.js';
 import { imageSize } from '../src/lib/media-probe.js';
-import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
+import { parsedBody, PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ConnectContext, type Provider, type ProviderContext, type PublishItem, type ValidationItem } from './types.js';
-import { firstProblem, oauth2AuthorizeUrl } from './shared.js';
+import { bearerFetch, blobOf, firstProblem, oauth2AuthorizeUrl, versionedBase } from './shared.js';
 
 const scopes = ['public', 'upload'];
 const SIZES = [
@@ -44,12 +44,7 @@ const errorSchema = z.object({
 });
 
 function classify(status: number, body: string, headers: Headers): Partial<PlatformHttpErrorInit> {
-  let parsed: z.infer<typeof errorSchema> = {};
-  try {
-    parsed = errorSchema.catch({}).parse(JSON.parse(body));
-  } catch {
-    /* not JSON: keep the status */
-  }
+  const parsed: z.infer<typeof errorSchema> = parsedBody(errorSchema, body) ?? {};
   const details = parsed.errors?.map((error) => [error.attribute, error.message].filter(Boolean).join(' ')).join('; ');
   const message = [parsed.message ?? parsed.error_description ?? `HTTP ${status}`, details].filter(Boolean).join(': ');
   const reset = Number(headers.get('x-ratelimit-reset'));
@@ -60,11 +55,9 @@ function classify(status: number, body: string, headers: Headers): Partial<Platf
   };
 }
 
-const base = (context: Pick<ConnectContext, 'endpoints'>) => `${context.endpoints.api.replace(/\/+$/, '')}/${context.endpoints.apiVersion}`;
-
 async function call<T>(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, token: string, request: Omit<PlatformRequest<T>, 'url' | 'classify'> & { path: string }) {
-  const { path, headers, ...rest } = request;
-  return context.fetch({ ...rest, url: `${base(context)}${path}`, classify, headers: { authorization: `Bearer ${token}`, ...headers } });
+  const { path, ...rest } = request;
+  return bearerFetch(context, token, classify, { ...rest, url: `${versionedBase(context.endpoints)}${path}` });
 }
 
 const teamSchema = z.object({ id: z.number(), name: z.string(), login: z.string().optional() });
@@ -100,7 +93,7 @@ async function publishShot(context: ProviderContext, item: PublishItem) {
       form.append('title', options.title);
       if (item.text) form.append('description', item.text);
       if (options.team) form.append('team_id', options.team);
-      form.append('image', new Blob([new Uint8Array(bytes)], { type: mimeType }), `shot.${TYPES[mimeType].toLowerCase()}`);
+      form.append('image', blobOf(bytes, mimeType), `shot.${TYPES[mimeType].toLowerCase()}`);
       const response = await call(context, context.auth.accessToken, { method: 'POST', path: '/shots', multipart: form, timeoutMs: 120_000 });
       const id = response.headers.get('location')?.replace(/\/+$/, '').split('/').pop();
       if (!id) {

@@ -9,8 +9,8 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type Provider, type ProviderContext } from './types.js';
-import { facebookDialogUrl, firstProblem, httpUrl, META_GRAPH_VERSION, picturesOrOneVideo } from './shared.js';
-import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, metric, node, today } from './meta/graph.js';
+import { currentMetric, facebookDialogUrl, firstProblem, httpUrl, META_GRAPH_VERSION, picturesOrOneVideo } from './shared.js';
+import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, node } from './meta/graph.js';
 import { chosenPage, exchangeFacebookCode, managedPages, pictureOf } from './meta/login.js';
 
 const scopes = ['pages_show_list', 'business_management', 'pages_manage_posts', 'pages_manage_engagement', 'pages_read_engagement', 'read_insights'];
@@ -191,11 +191,10 @@ const facebook: Provider = {
       query: { fields: `reactions.summary(true).limit(0),comments.summary(true).limit(0)${video ? '' : ',shares'}` },
       schema: countsSchema,
     });
-    const point = (value: number | undefined) => [{ total: String(value ?? 0), date: today() }];
-    const engagement = [metric('Reactions', point(counts.reactions?.summary.total_count)), metric('Comments', point(counts.comments?.summary.total_count))];
+    const engagement = [currentMetric('Reactions', counts.reactions?.summary.total_count), currentMetric('Comments', counts.comments?.summary.total_count)];
     if (video) return engagement;
     const insights = await graph(context, `${node(post.id)}/insights`, { query: { metric: Object.keys(POST_METRICS).join(',') }, schema: insightsSchema });
-    return [...insightMetrics(insights, POST_METRICS), ...engagement, metric('Shares', point(counts.shares?.count))];
+    return [...insightMetrics(insights, POST_METRICS), ...engagement, currentMetric('Shares', counts.shares?.count)];
   },
 
   async recent(context) {

@@ -4,20 +4,9 @@
 // accepts from web clients that send their secret), https://developers.google.com/identity/openid-connect/openid-connect
 // (userinfo), https://cloud.google.com/apis/design/errors (the `{error: {code, message, errors: [{reason}]}}` body).
 import { z } from 'zod';
-import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import { parsedBody, type PlatformFetch, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ChannelAuth, ConnectContext, ProviderContext } from './types.js';
-import { googleAuthorizeUrl } from './shared.js';
-
-/** Google's consent URL (offline access, consent every time) with a PKCE S256 challenge. */
-export function googleAuthorizeUrlWithPkce(
-  options: { clientId: string; redirectUri: string; state: string; codeChallenge: string; endpoints: Record<string, string> },
-  scopes: string[],
-): string {
-  const url = new URL(googleAuthorizeUrl(options, scopes));
-  url.searchParams.set('code_challenge', options.codeChallenge);
-  url.searchParams.set('code_challenge_method', 'S256');
-  return url.toString();
-}
+import { permanent, storedTokens } from './shared.js';
 
 const tokenSchema = z.object({
   access_token: z.string(),
@@ -33,16 +22,10 @@ const oauthErrorSchema = z.object({ error: z.string(), error_description: z.stri
 
 /** The reason and message of a Google error body (API or OAuth shape). */
 export function googleError(body: string): { reason?: string; message?: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return {};
-  }
-  const api = apiErrorSchema.safeParse(parsed);
-  if (api.success) return { reason: api.data.error.errors?.[0]?.reason, message: api.data.error.message };
-  const oauth = oauthErrorSchema.safeParse(parsed);
-  return oauth.success ? { reason: oauth.data.error, message: oauth.data.error_description ?? oauth.data.error } : {};
+  const api = parsedBody(apiErrorSchema, body);
+  if (api) return { reason: api.error.errors?.[0]?.reason, message: api.error.message };
+  const oauth = parsedBody(oauthErrorSchema, body);
+  return oauth ? { reason: oauth.error, message: oauth.error_description ?? oauth.error } : {};
 }
 
 const RATE_LIMITED = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'backendError', 'internalError']);
@@ -60,8 +43,6 @@ export function classifyGoogle(explain: Record<string, string> = {}) {
     return { retryable: status === 429 || status >= 500, message: text };
   };
 }
-
-const expiry = (seconds: number | undefined) => (seconds ? new Date(Date.now() + seconds * 1000) : undefined);
 
 export interface GoogleTokens {
   accessToken: string;
@@ -93,20 +74,15 @@ export async function exchangeGoogleCode(
   const granted = new Set((data.scope ?? '').split(' '));
   const missing = requiredScopes.filter((scope) => !granted.has(scope));
   if (data.scope !== undefined && missing.length > 0) {
-    throw new PlatformHttpError({
-      status: 403,
-      retryable: false,
-      bodyExcerpt: '',
-      message: `the permission${missing.length > 1 ? 's' : ''} ${missing.map((scope) => scope.split('/').pop()).join(', ')} ${missing.length > 1 ? 'were' : 'was'} not granted; connect again and allow every permission asked`,
-    });
+    throw permanent(`the permission${missing.length > 1 ? 's' : ''} ${missing.map((scope) => scope.split('/').pop()).join(', ')} ${missing.length > 1 ? 'were' : 'was'} not granted; connect again and allow every permission asked`, 403);
   }
-  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: expiry(data.expires_in) };
+  return storedTokens(data);
 }
 
 /** A new access token from the stored refresh token (Google keeps the refresh token; it answers a new one only rarely). */
 export async function refreshGoogleToken(context: ProviderContext): Promise<Partial<ChannelAuth>> {
   if (!context.auth.refreshToken) {
-    throw new PlatformHttpError({ status: 401, retryable: false, bodyExcerpt: '', message: 'the channel has no refresh token: reconnect it' });
+    throw permanent('the channel has no refresh token: reconnect it', 401);
   }
   if (!context.client) throw new Error('No Google OAuth app is configured on this Herald to refresh the token with.');
   const { data } = await context.fetch({
@@ -121,7 +97,7 @@ export async function refreshGoogleToken(context: ProviderContext): Promise<Part
     schema: tokenSchema,
     classify: classifyGoogle(),
   });
-  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: expiry(data.expires_in) };
+  return storedTokens(data);
 }
 
 const userInfoSchema = z.object({ sub: z.string(), name: z.string().optional(), picture: z.string().optional(), email: z.string().optional() });

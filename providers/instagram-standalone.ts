@@ -6,9 +6,8 @@
 //   https://developers.facebook.com/docs/instagram-platform/reference/refresh_access_token (ig_refresh_token)
 //   https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/get-started (GET /me fields)
 import { z } from 'zod';
-import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { Provider } from './types.js';
-import { META_GRAPH_VERSION, oauth2AuthorizeUrl } from './shared.js';
+import { META_GRAPH_VERSION, oauth2AuthorizeUrl, permanent } from './shared.js';
 import { graph } from './meta/graph.js';
 import { instagramProvider, instagramSettings } from './meta/instagram.js';
 
@@ -61,7 +60,7 @@ const instagramStandalone: Provider = {
     const granted = typeof short.permissions === 'string' ? short.permissions.split(',') : (short.permissions ?? scopes);
     const missing = scopes.filter((scope) => !granted.includes(scope));
     if (missing.length > 0) {
-      throw new PlatformHttpError({ status: 403, retryable: false, bodyExcerpt: '', message: `${missing.join(', ')} not granted: connect again and allow every permission asked` });
+      throw permanent(`${missing.join(', ')} not granted: connect again and allow every permission asked`, 403);
     }
     const long = await graph(context, 'access_token', {
       unversioned: true,

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { oauth2AuthorizeUrl, storedTokens, textOnly } from './shared.js';
+import { oauth2AuthorizeUrl, textOnly, tokenGrant } from './shared.js';
 
 const scopes = ['chat:write', 'user:read', 'channel:read'];
 
@@ -33,13 +33,12 @@ function classify(status: number, body: string): Partial<PlatformHttpErrorInit> 
   const reason = reasonOf(status, body);
   if (status === 401) return { retryable: false, message: `Kick refused the token (${reason}); Herald refreshes it once, then asks for a reconnection` };
   if (status === 403) return { retryable: false, message: `${reason}: the account did not allow chat:write, or cannot chat in this channel; reconnect it and allow every permission` };
-  if (status === 429) return { retryable: true, message: `Kick's rate limit was reached (${reason})` };
+  if (status === 429) return { message: `Kick's rate limit was reached (${reason})` };
   return { message: reason };
 }
 
 async function token(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, form: Record<string, string | undefined>) {
-  const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.id}/oauth/token`, form, schema: tokenSchema, classify });
-  return storedTokens(data);
+  return tokenGrant(context.fetch, `${context.endpoints.id}/oauth/token`, form, tokenSchema, classify);
 }
 
 const bearer = (accessToken: string) => ({ authorization: `Bearer ${accessToken}` });

@@ -7,9 +7,8 @@
 // (`apiVersion`); instances on 1.0 can be switched to v4.
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext, PublishedRef } from './types.js';
-import { normalizeInstance } from './mastodon.js';
-import { currentMetric, firstProblem, textOnlyComments, tool } from './shared.js';
+import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
+import { blobOf, currentMetric, firstProblem, idsOf, normalizeInstance, othersMeta, permanent, textOnlyComments, tool } from './shared.js';
 
 const endpoints = { instance: 'https://lemmy.world', apiVersion: 'v3' };
 
@@ -45,7 +44,7 @@ const ERRORS: Record<string, string> = {
 };
 
 /** Lemmy's `{error: "snake_case_code", message?}` answers (400 for most), in words a user can act on. */
-export function classifyLemmy(status: number, body: string): Partial<PlatformHttpErrorInit> {
+function classifyLemmy(status: number, body: string): Partial<PlatformHttpErrorInit> {
   let code = '';
   try {
     code = String((JSON.parse(body) as { error?: unknown }).error ?? '');
@@ -65,7 +64,6 @@ const instanceOf = (context: ApiContext) => normalizeInstance(context.auth.data.
 
 async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined> } = {}): Promise<T> {
   const response = await context.fetch({
-    method: options.json === undefined ? 'GET' : 'POST',
     url: `${instanceOf(context)}/api/${versionOf(context)}/${path}`,
     query: options.query,
     headers: context.auth.accessToken ? { authorization: `Bearer ${context.auth.accessToken}` } : {},
@@ -81,7 +79,7 @@ async function login(context: ApiContext, fields: { username: string; password: 
   const { jwt } = await api({ ...context, auth: { ...context.auth, accessToken: '' } }, versions[versionOf(context)].login, z.object({ jwt: z.string().nullish() }), {
     json: { username_or_email: fields.username, password: fields.password, totp_2fa_token: fields.totp || undefined, stay_logged_in: true },
   });
-  if (!jwt) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'the instance answered the login without a token: the account may be waiting for approval or email verification' });
+  if (!jwt) throw permanent('the instance answered the login without a token: the account may be waiting for approval or email verification');
   return jwt;
 }
 
@@ -89,7 +87,7 @@ async function me(context: ApiContext) {
   const schema = z.looseObject({ my_user: z.looseObject({ local_user_view: z.looseObject({ person: personSchema }) }).nullish(), local_user_view: z.looseObject({ person: personSchema }).optional() });
   const answer = await api(context, versions[versionOf(context)].me, schema);
   const person = (answer.local_user_view ?? answer.my_user?.local_user_view)?.person;
-  if (!person) throw new PlatformHttpError({ status: 401, retryable: false, bodyExcerpt: '', message: 'the instance did not recognise the login token' });
+  if (!person) throw permanent('the instance did not recognise the login token', 401);
   return person;
 }
 
@@ -110,7 +108,7 @@ async function uploadImage(context: ProviderContext, file: MediaFile): Promise<s
   const { bytes, mimeType } = await file.load();
   const form = new FormData();
   const name = file.url.split(/[?#]/)[0].split('/').pop() || `image.${mimeType.split('/')[1] ?? 'png'}`;
-  const blob = new Blob([new Uint8Array(bytes)], { type: mimeType });
+  const blob = blobOf(bytes, mimeType);
   const instance = instanceOf(context);
   const headers = { authorization: `Bearer ${context.auth.accessToken}` };
   if (versionOf(context) === 'v4') {
@@ -141,7 +139,6 @@ async function findPost(context: ProviderContext, community: number, body: { nam
 }
 
 const postUrl = (context: ProviderContext, id: string) => `${instanceOf(context)}/post/${id}`;
-const idsOf = (ref: PublishedRef) => [ref.id, ...(ref.meta?.others ? ref.meta.others.split(',') : [])];
 
 const lemmy: Provider = {
   identifier: 'lemmy',
@@ -221,7 +218,7 @@ const lemmy: Provider = {
   // A dropped token is replaced by logging in again; accounts with two-factor authentication cannot, and must be connected again.
   async refresh(context) {
     const { username, password, twoFactor } = context.auth.data;
-    if (twoFactor || !username || !password) throw new PlatformHttpError({ status: 401, retryable: false, bodyExcerpt: '', message: 'the Lemmy session ended and needs a new two-factor code' });
+    if (twoFactor || !username || !password) throw permanent('the Lemmy session ended and needs a new two-factor code', 401);
     return { accessToken: await login(context, { username, password }) };
   },
 
@@ -241,7 +238,7 @@ const lemmy: Provider = {
       );
     }
     const [first, ...others] = ids.map(String);
-    return { id: first, url: postUrl(context, first), ...(others.length > 0 ? { meta: { others: others.join(',') } } : {}) };
+    return { id: first, url: postUrl(context, first), ...othersMeta(others) };
   },
 
   async comment(context, item, { root, parent }) {
@@ -253,7 +250,7 @@ const lemmy: Provider = {
       ids.push(await context.step(`comment:${index}`, async () => (await api(context, 'comment', z.object({ comment_view: z.looseObject({ comment: z.looseObject({ id: z.number() }) }) }), { json: body })).comment_view.comment.id));
     }
     const [first, ...others] = ids.map(String);
-    return { id: first, url: `${instanceOf(context)}/comment/${first}`, ...(others.length > 0 ? { meta: { others: others.join(',') } } : {}) };
+    return { id: first, url: `${instanceOf(context)}/comment/${first}`, ...othersMeta(others) };
   },
 
   async postAnalytics(context, post) {

@@ -11,7 +11,7 @@ import { escapeHtml } from '../src/lib/content.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
 import { currentMetric, noVideo } from './shared.js';
-import { htmlArticle, messageIn, normalizeBaseUrl, picturesOf, plainRefusal, saidIn, splitCover } from './articles/common.js';
+import { envelope, htmlArticle, messageIn, normalizeBaseUrl, picturesOf, plainRefusal, saidIn, splitCover } from './articles/common.js';
 
 const settings = z.object({
   subject: z.string().trim().min(1, 'listmonk needs a subject for the email').max(5000, 'listmonk takes subjects of at most 5000 characters').describe('Email subject'),
@@ -20,12 +20,11 @@ const settings = z.object({
   template: z.string().trim().regex(/^\d+$/, 'template is an id from the templates tool').optional().describe('Campaign template id from templates (the default template otherwise)'),
 });
 
-const dataOf = <T extends z.ZodType>(data: T) => z.object({ data });
-const profileSchema = dataOf(z.object({ id: z.number(), username: z.string(), name: z.string().nullish(), email: z.string().nullish(), avatar: z.string().nullish() }));
+const profileSchema = envelope(z.object({ id: z.number(), username: z.string(), name: z.string().nullish(), email: z.string().nullish(), avatar: z.string().nullish() }));
 const campaignSchema = z.object({ id: z.number(), name: z.string(), subject: z.string(), status: z.string(), lists: z.array(z.object({ id: z.number() })).default([]) });
-const statsSchema = dataOf(z.object({ status: z.string(), sent: z.number(), to_send: z.number(), views: z.number(), clicks: z.number(), bounces: z.number().default(0) }));
-const listsSchema = dataOf(z.object({ results: z.array(z.object({ id: z.number(), name: z.string(), type: z.string().optional(), optin: z.string().optional(), subscriber_count: z.number().optional() })) }));
-const templatesSchema = dataOf(z.array(z.object({ id: z.number(), name: z.string(), type: z.string(), is_default: z.boolean().optional() })));
+const statsSchema = envelope(z.object({ status: z.string(), sent: z.number(), to_send: z.number(), views: z.number(), clicks: z.number(), bounces: z.number().default(0) }));
+const listsSchema = envelope(z.object({ results: z.array(z.object({ id: z.number(), name: z.string(), type: z.string().optional(), optin: z.string().optional(), subscriber_count: z.number().optional() })) }));
+const templatesSchema = envelope(z.array(z.object({ id: z.number(), name: z.string(), type: z.string(), is_default: z.boolean().optional() })));
 
 /** listmonk answers `{message}`; a wrong API user or token is 403 "invalid API credentials". */
 function classify(status: number, body: string): Partial<PlatformHttpErrorInit> {
@@ -128,16 +127,16 @@ const listmonk: Provider = {
     };
     const created = await context.step(
       'campaign',
-      async () => (await call(server, 'campaigns', dataOf(campaignSchema), { method: 'POST', json: campaign })).data.id,
+      async () => (await call(server, 'campaigns', envelope(campaignSchema), { method: 'POST', json: campaign })).data.id,
       async () => {
         // A draft of this name, subject and list made by the lost attempt is among the newest campaigns.
-        const { data } = await call(server, 'campaigns', dataOf(z.object({ results: z.array(campaignSchema) })), { query: { query: campaign.subject, order_by: 'created_at', order: 'desc', per_page: 20, no_body: true } });
+        const { data } = await call(server, 'campaigns', envelope(z.object({ results: z.array(campaignSchema) })), { query: { query: campaign.subject, order_by: 'created_at', order: 'desc', per_page: 20, no_body: true } });
         return data.results.find((found) => found.name === campaign.name && found.subject === campaign.subject && found.status === 'draft' && found.lists.some((list) => list.id === campaign.lists[0]))?.id;
       },
     );
     await context.step(
       'start',
-      async () => (await call(server, `campaigns/${created}/status`, dataOf(campaignSchema), { method: 'PUT', json: { status: 'running' } })).data.status,
+      async () => (await call(server, `campaigns/${created}/status`, envelope(campaignSchema), { method: 'PUT', json: { status: 'running' } })).data.status,
       async () => {
         // Started already when it is no longer a draft; a draft is started (again).
         const { data } = await call(server, `campaigns/${created}`, statsSchema, { query: { no_body: true } });

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { currentMetric, engagementByDay, pagesSince } from './shared.js';
+import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince } from './shared.js';
 
 /** What the calls below need of a context: connect has no stored channel yet, only a token. */
 type PlatformFetchContext = Pick<ProviderContext, 'fetch'> & { auth: Pick<ProviderContext['auth'], 'accessToken'> };
@@ -45,12 +45,6 @@ const statusSchema = z.object({
   replies_count: z.number().int().nonnegative().default(0),
 });
 
-/** The instance base URL: `https://` added when no scheme was typed, trailing slashes removed. */
-export function normalizeInstance(value: string): string {
-  const trimmed = value.trim().replace(/\/+$/, '');
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`;
-}
-
 function instanceOf(context: ProviderContext): string {
   const instance = context.auth.data.instance || context.endpoints.instance;
   if (!instance) throw new Error('The Mastodon channel has no instance URL: reconnect it.');
@@ -73,7 +67,7 @@ function filenameOf(file: MediaFile, mimeType: string, index: number): string {
 async function uploadMedia(context: PlatformFetchContext, instance: string, file: MediaFile, index: number): Promise<string> {
   const { bytes, mimeType } = await file.load();
   const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(bytes)], { type: mimeType }), filenameOf(file, mimeType, index));
+  form.append('file', blobOf(bytes, mimeType), filenameOf(file, mimeType, index));
   if (file.alt) form.append('description', file.alt);
   const headers = bearer(context.auth.accessToken);
   const uploaded = await context.fetch({ method: 'POST', url: `${instance}/api/v2/media`, headers, multipart: form, schema: attachmentSchema, timeoutMs: 120_000 });

@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { escapeMarkdownBlock, escapeMarkdownText } from '../src/lib/content.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
-import { noVideo, tagsSchema } from './shared.js';
-import { markdownArticle, permanent, picturesOf, plainRefusal, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { noVideo, permanent, tagsSchema } from './shared.js';
+import { envelope, markdownArticle, picturesOf, plainRefusal, saidIn, splitCover, valuesOf } from './articles/common.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'Medium needs a title for the story').max(100, 'Medium ignores titles over 100 characters: shorten the title').describe('Story title, at most 100 characters'),
@@ -18,7 +18,6 @@ const settings = z.object({
   publication: z.string().trim().min(1).optional().describe('Publication id from publications: the story is created in it'),
 });
 
-const envelope = <T extends z.ZodType>(data: T) => z.object({ data });
 const userSchema = envelope(z.object({ id: z.string(), username: z.string(), name: z.string().nullish(), imageUrl: z.string().nullish() }));
 const publicationsSchema = envelope(z.array(z.object({ id: z.string(), name: z.string(), description: z.string().nullish(), url: z.string().nullish() })));
 const contributorsSchema = envelope(z.array(z.object({ publicationId: z.string(), userId: z.string(), role: z.string() })));
@@ -37,7 +36,6 @@ const apiOf = (context: ProviderContext): Api => ({ fetch: context.fetch, endpoi
 
 async function call<T>(api: Api, path: string, schema: z.ZodType<T>, json?: unknown): Promise<T> {
   const response = await api.fetch({
-    method: json === undefined ? 'GET' : 'POST',
     url: `${api.endpoints.api}/v1/${path}`,
     headers: { authorization: `Bearer ${api.token}`, 'accept-charset': 'utf-8' },
     json,

@@ -23,7 +23,7 @@ const postSchema = z.looseObject({
 });
 
 /** Moltbook's error body `{success: false, error, hint, retry_after_minutes | retry_after_seconds}`, in words a user can act on. */
-export function classifyMoltbook(status: number, body: string): Partial<PlatformHttpErrorInit> {
+function classifyMoltbook(status: number, body: string): Partial<PlatformHttpErrorInit> {
   let parsed: { error?: string; hint?: string; retry_after_minutes?: number; retry_after_seconds?: number } = {};
   try {
     parsed = JSON.parse(body) as typeof parsed;
@@ -33,7 +33,7 @@ export function classifyMoltbook(status: number, body: string): Partial<Platform
   const said = [parsed.error, parsed.hint].filter(Boolean).join(' — ') || body.slice(0, 200) || 'no answer body';
   if (status === 429) {
     const wait = parsed.retry_after_seconds ?? (parsed.retry_after_minutes !== undefined ? parsed.retry_after_minutes * 60 : undefined);
-    return { retryable: true, retryAfterSeconds: wait, message: `rate limit reached (${said}); Moltbook allows one post every 30 minutes` };
+    return { retryAfterSeconds: wait, message: `rate limit reached (${said}); Moltbook allows one post every 30 minutes` };
   }
   if (status === 401) return { status: 401, retryable: false, message: `the agent API key was refused (${said})` };
   return { message: `${said} (HTTP ${status})` };
@@ -43,7 +43,6 @@ type CallContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: { acce
 
 async function call<T>(context: CallContext, path: string, schema: z.ZodType<T>, json?: unknown): Promise<T> {
   const response = await context.fetch({
-    method: json === undefined ? 'GET' : 'POST',
     url: `${context.endpoints.api}/${path}`,
     headers: { authorization: `Bearer ${context.auth.accessToken}` },
     json,

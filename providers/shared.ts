@@ -1,6 +1,13 @@
-// Small pieces shared by the provider descriptors: settings shapes, media-count rules, OAuth2 authorization URLs.
+// Small pieces shared by the provider descriptors: settings shapes, media-count rules, OAuth2 authorization URLs and token
+// answers, refusals, and the small call helpers (bearer calls, paging, presigned uploads).
 import { z } from 'zod';
-import type { AnalyticsMetric, Provider, HelperToolDeclaration, MediaFile, ValidationItem } from './types.js';
+import { PlatformHttpError, type PlatformFetch, type PlatformRequest, type PlatformResponse } from '../src/lib/platform-http.js';
+import type { AnalyticsMetric, Provider, HelperToolDeclaration, MediaFile, PublishedRef, ValidationItem } from './types.js';
+
+/** A refusal decided here, before or after a call, with the words a user acts on. */
+export function permanent(message: string, status = 400): PlatformHttpError {
+  return new PlatformHttpError({ status, retryable: false, bodyExcerpt: '', message });
+}
 
 /** Tags as the editor sends them: `[{value, label}]`. */
 export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
@@ -23,7 +30,7 @@ export function countMedia(item: ValidationItem): MediaCount {
 }
 
 /** How an item is named in a problem sentence: the post itself, or its position in the chain. */
-function itemName(index: number): string {
+export function itemName(index: number): string {
   return index === 0 ? 'The post' : `Item ${index + 1}`;
 }
 
@@ -129,6 +136,25 @@ export function metaGraphVersion(endpoints: Record<string, string>): string {
   return version;
 }
 
+/** `{base}/{version}` of an endpoint key and its version key (trailing slashes of the base removed). */
+export const versionedBase = (endpoints: Record<string, string>, key = 'api', versionKey = 'apiVersion') => `${endpoints[key].replace(/\/+$/, '')}/${endpoints[versionKey]}`;
+
+/** A call with a bearer token (the request's own headers after it) and the platform's classification of errors. */
+export function bearerFetch<T>(
+  context: { fetch: PlatformFetch },
+  token: string,
+  classify: PlatformRequest<T>['classify'],
+  request: Omit<PlatformRequest<T>, 'classify'>,
+): Promise<PlatformResponse<T>> {
+  return context.fetch({ ...request, classify, headers: { authorization: `Bearer ${token}`, ...request.headers } });
+}
+
+/** A user-typed instance or site URL: `https://` added when no scheme was typed, trailing slashes removed. */
+export function normalizeInstance(value: string): string {
+  const trimmed = value.trim().replace(/\/+$/, '');
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`;
+}
+
 /** Google's default hosts, shared by YouTube and Google Business Profile. */
 export const googleEndpoints = {
   authorize: 'https://accounts.google.com',
@@ -139,8 +165,11 @@ export const googleEndpoints = {
 /** Google scope names are URIs under this prefix; they are identifiers, never fetched. */
 export const googleScope = (name: string) => `https://www.googleapis.com/auth/${name}`;
 
-/** Google's consent URL, asking for a refresh token (offline access, consent every time). */
-export function googleAuthorizeUrl(options: { clientId: string; redirectUri: string; state: string; endpoints: Record<string, string> }, scopes: string[]): string {
+/** Google's consent URL, asking for a refresh token (offline access, consent every time), with a PKCE S256 challenge when given. */
+export function googleAuthorizeUrl(
+  options: { clientId: string; redirectUri: string; state: string; codeChallenge?: string; endpoints: Record<string, string> },
+  scopes: string[],
+): string {
   return authorizationUrl(options.endpoints.authorize, 'o/oauth2/v2/auth', {
     response_type: 'code',
     client_id: options.clientId,
@@ -150,6 +179,7 @@ export function googleAuthorizeUrl(options: { clientId: string; redirectUri: str
     prompt: 'consent',
     include_granted_scopes: 'true',
     state: options.state,
+    ...(options.codeChallenge !== undefined ? pkce(options.codeChallenge) : {}),
   });
 }
 
@@ -197,6 +227,15 @@ export function dailyMetric(label: string, points: { date: string; value: number
   };
 }
 
+/**
+ * The ids of an item published in several places at once (subreddits, communities): the first is its id, the others are
+ * in `meta.others`.
+ */
+export const idsOf = (ref: PublishedRef) => [ref.id, ...(ref.meta?.others ? ref.meta.others.split(',') : [])];
+
+/** The `meta.others` of the ids after the first (nothing when there are none): see {@link idsOf}. */
+export const othersMeta = (others: string[]) => (others.length > 0 ? { meta: { others: others.join(',') } } : {});
+
 /** The name a media file is uploaded under: the last segment of its URL when it has an extension, else `file-<n>.<type>`. */
 export function mediaFilename(file: Pick<MediaFile, 'url'>, mimeType: string, index: number): string {
   let last: string | undefined;
@@ -212,6 +251,46 @@ export function mediaFilename(file: Pick<MediaFile, 'url'>, mimeType: string, in
 export function storedTokens(data: { access_token: string; refresh_token?: string; expires_in?: number }): { accessToken: string; refreshToken?: string; expiresAt?: Date } {
   return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined };
 }
+
+/**
+ * The usual token request: the grant as a form POSTed to `url`, the answer parsed by `schema` and stored with
+ * {@link storedTokens}.
+ */
+export async function tokenGrant<T extends { access_token: string; refresh_token?: string; expires_in?: number }>(
+  fetch: PlatformFetch,
+  url: string,
+  form: Record<string, string | undefined>,
+  schema: z.ZodType<T>,
+  classify: PlatformRequest<T>['classify'],
+): Promise<{ accessToken: string; refreshToken?: string; expiresAt?: Date }> {
+  const { data } = await fetch({ method: 'POST', url, form, schema, classify });
+  return storedTokens(data);
+}
+
+/** Bytes as a Blob of `mimeType`, for a multipart form. */
+export const blobOf = (bytes: Uint8Array, mimeType: string) => new Blob([new Uint8Array(bytes)], { type: mimeType });
+
+/** The bytes PUT to a presigned storage URL (repeating the PUT is harmless); a refusal names the platform's file storage. */
+export async function putPresigned(context: { fetch: PlatformFetch }, url: string, headers: Record<string, string>, bytes: Buffer, platform: string): Promise<void> {
+  await context.fetch({
+    method: 'PUT',
+    url,
+    headers,
+    body: bytes,
+    timeoutMs: 300_000,
+    classify: (status, body) => ({ message: `${platform}'s file storage refused the upload (${body.slice(0, 200) || 'no answer body'}, HTTP ${status})` }),
+  });
+}
+
+/** Seconds until a rate-limit window resets, from a header holding its epoch second (X, Twitch), at least one. */
+export function secondsUntilReset(headers: Headers, name: string): number | undefined {
+  const reset = Number(headers.get(name));
+  if (!Number.isFinite(reset) || reset <= 0) return undefined;
+  return Math.max(1, Math.ceil(reset - Date.now() / 1000));
+}
+
+/** The value of an HTTP Basic `authorization` header for `user` and `secret`. */
+export const basicAuth = (user: string, secret: string) => `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`;
 
 /** The `exp` claim of a JWT, when the token is one and has it (Bluesky's access JWTs, Skool's session token). */
 export function jwtExpiry(token: string): Date | undefined {
@@ -241,6 +320,19 @@ export function engagementByDay(
   const series = (value: (post: (typeof posts)[number]) => number) =>
     dates.map((date) => ({ date, value: inPeriod.filter((post) => post.publishedAt.slice(0, 10) === date).reduce((sum, post) => sum + value(post), 0) }));
   return [dailyMetric(postsLabel, series(() => 1)), ...labels.map((label) => dailyMetric(label, series((post) => post.counts[label] ?? 0)))];
+}
+
+/** Every item of a cursor-paged listing: page after page until there is no next cursor, `maxPages` pages at most. */
+export async function everyPage<T>(maxPages: number, readPage: (cursor: string | undefined) => Promise<{ items: T[]; next?: string }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const { items: found, next } = await readPage(cursor);
+    items.push(...found);
+    if (!next) break;
+    cursor = next;
+  }
+  return items;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { jwtExpiry, pickedId, tool } from './shared.js';
+import { jwtExpiry, pickedId, putPresigned, tool } from './shared.js';
 
 const endpoints = { api: 'https://api2.skool.com', web: 'https://www.skool.com' };
 
@@ -23,7 +23,7 @@ const fileSchema = z.looseObject({ write_url: z.string(), acl: z.string().option
 const postSchema = z.looseObject({ id: z.string(), name: z.string().nullish() });
 
 /** Skool's answers in words a user can act on; a refused session means the cookies are no longer valid. */
-export function classifySkool(status: number, body: string): Partial<PlatformHttpErrorInit> {
+function classifySkool(status: number, body: string): Partial<PlatformHttpErrorInit> {
   const said = body.slice(0, 200) || 'no answer body';
   if (status === 401 || (status === 403 && /auth|session|login/i.test(body))) {
     return { status: 401, retryable: false, message: `Skool refused the session (${said}); the cookies expired or were signed out: connect the channel again with fresh cookies` };
@@ -40,7 +40,6 @@ const cookieOf = (context: CookieContext) => `auth_token=${context.auth.accessTo
 
 async function call<T>(context: CookieContext, path: string, schema: z.ZodType<T>, json?: unknown): Promise<T> {
   const response = await context.fetch({
-    method: json === undefined ? 'GET' : 'POST',
     url: `${context.endpoints.api}/${path}`,
     headers: { cookie: cookieOf(context) },
     json,
@@ -59,8 +58,11 @@ const filenameOf = (file: MediaFile, index: number, mimeType: string) => {
 async function uploadFiles(context: ProviderContext, media: MediaFile[]): Promise<string> {
   const ids: string[] = [];
   for (const [index, file] of media.entries()) {
-    const { bytes, mimeType } = await file.load();
+    // The bytes are loaded once, and only when a step still needs them (a re-run skips recorded steps).
+    let loaded: ReturnType<MediaFile['load']> | undefined;
+    const load = () => (loaded ??= file.load());
     const record = await context.step(`file:${index}`, async () => {
+      const { bytes, mimeType } = await load();
       const created = await call(context, 'files', fileSchema, {
         file_name: filenameOf(file, index, mimeType),
         content_type: mimeType,
@@ -73,14 +75,8 @@ async function uploadFiles(context: ProviderContext, media: MediaFile[]): Promis
       return { id: created.file.id, writeUrl: created.write_url, acl: created.acl ?? null, contentType: created.content_type ?? mimeType };
     });
     await context.step(`put:${index}`, async () => {
-      await context.fetch({
-        method: 'PUT',
-        url: record.writeUrl,
-        headers: { 'content-type': record.contentType, ...(record.acl ? { 'x-amz-acl': record.acl } : {}) },
-        body: bytes,
-        timeoutMs: 300_000,
-        classify: (status, body) => ({ message: `Skool's file storage refused the upload (${body.slice(0, 200) || 'no answer body'}, HTTP ${status})` }),
-      });
+      const { bytes } = await load();
+      await putPresigned(context, record.writeUrl, { 'content-type': record.contentType, ...(record.acl ? { 'x-amz-acl': record.acl } : {}) }, bytes, 'Skool');
       return true;
     });
     ids.push(record.id);

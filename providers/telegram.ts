@@ -4,11 +4,11 @@
 // Stored credentials: accessToken = the bot token, data.chatId = the numeric chat id, data.username = the public @name if any.
 // The token lives in every URL, so no error message built here or in platform-http ever carries the URL or the token.
 import { z } from 'zod';
-import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { invalidInput, notSupported } from '../src/errors.js';
 import { toTelegramHtml } from '../src/lib/content.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishedRef, PublishItem, ValidationItem } from './types.js';
+import { blobOf, permanent } from './shared.js';
 
 const TEXT_LIMIT = 4096;
 const CAPTION_LIMIT = 1024;
@@ -68,12 +68,7 @@ function classifier(method: string, token: string) {
 function botToken(raw: string): string {
   const token = raw.trim();
   if (!/^\d+:[A-Za-z0-9_-]+$/.test(token)) {
-    throw new PlatformHttpError({
-      status: 401,
-      retryable: false,
-      bodyExcerpt: '',
-      message: 'Telegram bot token is malformed: paste the token @BotFather gave you (digits, a colon, then letters).',
-    });
+    throw permanent('Telegram bot token is malformed: paste the token @BotFather gave you (digits, a colon, then letters).', 401);
   }
   return token;
 }
@@ -116,7 +111,7 @@ function chatReference(input: string): string {
 async function filePart(file: MediaFile): Promise<{ blob: Blob; name: string }> {
   const { bytes, mimeType } = await file.load();
   const extension = mimeType.split('/')[1]?.replace('jpeg', 'jpg') ?? 'bin';
-  return { blob: new Blob([new Uint8Array(bytes)], { type: mimeType }), name: `${file.kind === 'video' ? 'video' : 'photo'}.${extension}` };
+  return { blob: blobOf(bytes, mimeType), name: `${file.kind === 'video' ? 'video' : 'photo'}.${extension}` };
 }
 
 /** The fields of a photo or video upload: Telegram streams a video as it plays when supports_streaming is set. */

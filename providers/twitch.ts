@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { currentMetric, oauth2AuthorizeUrl, storedTokens, textOnly } from './shared.js';
+import { currentMetric, oauth2AuthorizeUrl, permanent, secondsUntilReset, textOnly, tokenGrant } from './shared.js';
 
 // Sending as the broadcaster needs user:write:chat; announcements need moderator:manage:announcements (the broadcaster moderates its own chat).
 const scopes = ['user:write:chat', 'moderator:manage:announcements'];
@@ -29,15 +29,11 @@ function classify(status: number, body: string, headers: Headers): Partial<Platf
   }
   if (status === 401) return { retryable: false, message: `Twitch refused the token (${reason})` };
   if (status === 429) {
-    const reset = Number(headers.get('ratelimit-reset'));
-    const wait = Number.isFinite(reset) && reset > 0 ? Math.max(1, Math.ceil(reset - Date.now() / 1000)) : undefined;
-    return { retryable: true, retryAfterSeconds: wait, message: `Twitch's rate limit was reached (${reason})` };
+    return { retryAfterSeconds: secondsUntilReset(headers, 'ratelimit-reset'), message: `Twitch's rate limit was reached (${reason})` };
   }
   if (status === 403) return { retryable: false, message: `${reason}: reconnect the channel and allow every permission (sending chat and announcements needs the broadcaster's own account)` };
   return { message: reason };
 }
-
-const refuse = (message: string) => new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message });
 
 /** Every Helix call carries the app's Client-Id next to the user's token. */
 function helix<T>(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, clientId: string, accessToken: string, path: string, request: Omit<PlatformRequest<T>, 'url' | 'classify'> = {}) {
@@ -45,13 +41,12 @@ function helix<T>(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, clientI
 }
 
 function clientIdOf(context: ProviderContext): string {
-  if (!context.client) throw refuse('no Twitch app is configured on this Herald (TWITCH_CLIENT_ID): every Twitch call needs its Client-Id');
+  if (!context.client) throw permanent('no Twitch app is configured on this Herald (TWITCH_CLIENT_ID): every Twitch call needs its Client-Id');
   return context.client.clientId;
 }
 
 async function token(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, form: Record<string, string | undefined>) {
-  const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.id}/oauth2/token`, form, schema: tokenSchema, classify });
-  return storedTokens(data);
+  return tokenGrant(context.fetch, `${context.endpoints.id}/oauth2/token`, form, tokenSchema, classify);
 }
 
 async function send(context: ProviderContext, item: PublishItem, replyTo?: string): Promise<PublishedRef> {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { currentMetric, firstProblem, oauth2AuthorizeUrl } from './shared.js';
+import { blobOf, currentMetric, firstProblem, oauth2AuthorizeUrl, permanent, tokenGrant } from './shared.js';
 
 const scopes = ['vkid.personal_info', 'email', 'wall', 'status', 'docs', 'photos', 'video'];
 const MAX_ATTACHMENTS = 10;
@@ -32,7 +32,7 @@ function classifyVkId(status: number, body: string): Partial<PlatformHttpErrorIn
 }
 
 /** VK's method errors (https://dev.vk.com/ru/reference/errors), thrown as the error a core acts on. */
-export function vkMethodError(code: number, said: string): PlatformHttpError {
+function vkMethodError(code: number, said: string): PlatformHttpError {
   const fail = (status: number, retryable: boolean, message: string, retryAfterSeconds?: number) =>
     new PlatformHttpError({ status, retryable, bodyExcerpt: `${code}: ${said}`, message, retryAfterSeconds });
   if (code === 5) return fail(401, false, `the access token was refused (${said}); it expired or was revoked`);
@@ -63,8 +63,7 @@ async function method<T>(context: MethodContext, name: string, params: Record<st
 }
 
 async function vkId(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, form: Record<string, string | undefined>) {
-  const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.id}/oauth2/auth`, form, schema: tokenSchema, classify: classifyVkId });
-  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined };
+  return tokenGrant(context.fetch, `${context.endpoints.id}/oauth2/auth`, form, tokenSchema, classifyVkId);
 }
 
 /** A multipart upload to the server VK handed out (its own host, followed as given). */
@@ -72,7 +71,7 @@ async function uploadTo<T>(context: ProviderContext, url: string, field: string,
   const { bytes, mimeType } = await file.load();
   const form = new FormData();
   const name = file.url.split(/[?#]/)[0].split('/').pop() || `upload.${mimeType.split('/')[1] ?? 'bin'}`;
-  form.append(field, new Blob([new Uint8Array(bytes)], { type: mimeType }), name);
+  form.append(field, blobOf(bytes, mimeType), name);
   const { data } = await context.fetch({ method: 'POST', url, multipart: form, schema, timeoutMs: 600_000 });
   return data;
 }
@@ -130,7 +129,7 @@ const vk: Provider = {
 
   async exchangeCode(context: ConnectContext, options) {
     const deviceId = options.callback?.device_id;
-    if (!deviceId) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'VK ID sent no device_id with the code: start the connection again' });
+    if (!deviceId) throw permanent('VK ID sent no device_id with the code: start the connection again');
     const tokens = await vkId(context, {
       grant_type: 'authorization_code',
       code: options.code,

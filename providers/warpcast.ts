@@ -10,9 +10,8 @@
 import { z } from 'zod';
 import { invalidInput } from '../src/errors.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { ConnectContext, PublishedRef, Provider, ProviderContext, PublishItem } from './types.js';
-import { currentMetric, engagementByDay, firstProblem, noVideo, pagesSince } from './shared.js';
+import { currentMetric, engagementByDay, firstProblem, noVideo, pagesSince, permanent } from './shared.js';
 
 const endpoints = { api: 'https://api.neynar.com', web: 'https://farcaster.xyz' };
 /** A long cast (any account): more than this is a Pro-only 10,000-byte cast, which Herald does not offer. */
@@ -59,7 +58,7 @@ type Caller = Pick<ProviderContext, 'fetch' | 'endpoints' | 'client'>;
 function apiKey(context: Caller): string {
   const key = context.client?.clientSecret;
   if (!key) {
-    throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'Farcaster is not configured on this Herald: the operator sets WARPCAST_CLIENT_ID and WARPCAST_CLIENT_SECRET (the Neynar app\'s client id and API key).' });
+    throw permanent('Farcaster is not configured on this Herald: the operator sets WARPCAST_CLIENT_ID and WARPCAST_CLIENT_SECRET (the Neynar app\'s client id and API key).');
   }
   return key;
 }

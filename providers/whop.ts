@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ChannelAuth, type ConnectContext, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';
-import { currentMetric, oauth2AuthorizeUrl, pickedId, tool } from './shared.js';
+import { currentMetric, oauth2AuthorizeUrl, pickedId, putPresigned, storedTokens, tool } from './shared.js';
 
 const scopes = ['openid', 'profile', 'email', 'forum:post:create', 'forum:read', 'company:basic:read'];
 
@@ -31,7 +31,7 @@ const fileSchema = z.looseObject({
 });
 
 /** Whop's error bodies (`{error: {message, type}}`, OAuth `{error, error_description}`) in words a user can act on. */
-export function classifyWhop(status: number, body: string, headers: Headers): Partial<PlatformHttpErrorInit> {
+function classifyWhop(status: number, body: string, headers: Headers): Partial<PlatformHttpErrorInit> {
   let said = body.slice(0, 200) || 'no answer body';
   try {
     const parsed = JSON.parse(body) as { error?: string | { message?: string; type?: string }; error_description?: string; message?: string };
@@ -54,7 +54,6 @@ type ApiContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: Pick<Ch
 
 async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined>; headers?: Record<string, string> } = {}): Promise<T> {
   const response = await context.fetch({
-    method: options.json === undefined ? 'GET' : 'POST',
     url: `${context.endpoints.api}/${path}`,
     query: options.query,
     headers: { authorization: `Bearer ${context.auth.accessToken}`, ...options.headers },
@@ -68,7 +67,7 @@ async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, o
 /** The token endpoint takes JSON; a public client proves itself with PKCE alone, a confidential one adds its secret. */
 async function token(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, body: Record<string, string | undefined>): Promise<Pick<ChannelAuth, 'accessToken' | 'refreshToken' | 'expiresAt'>> {
   const { data } = await context.fetch({ method: 'POST', url: `${context.endpoints.api}/oauth/token`, json: body, schema: tokenSchema, classify: classifyWhop });
-  return { accessToken: data.access_token, refreshToken: data.refresh_token, expiresAt: new Date(Date.now() + (data.expires_in ?? 3600) * 1000) };
+  return storedTokens({ ...data, expires_in: data.expires_in ?? 3600 });
 }
 
 const filesHeaders = (context: ProviderContext) => ({ 'Api-Version-Date': context.endpoints.apiVersion });
@@ -83,14 +82,7 @@ async function uploadFile(context: ProviderContext, file: MediaFile, index: numb
   });
   await context.step(`put:${index}`, async () => {
     const { bytes } = await file.load();
-    await context.fetch({
-      method: 'PUT',
-      url: record.uploadUrl,
-      headers: record.headers as Record<string, string>,
-      body: bytes,
-      timeoutMs: 300_000,
-      classify: (status, body) => ({ message: `Whop's file storage refused the upload (${body.slice(0, 200) || 'no answer body'}, HTTP ${status})` }),
-    });
+    await putPresigned(context, record.uploadUrl, record.headers as Record<string, string>, bytes, 'Whop');
     return true;
   });
   const status = await api(context, `api/v1/files/${encodeURIComponent(record.id)}`, fileSchema, { headers: filesHeaders(context) });

@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
-import { noVideo, tagsSchema } from './shared.js';
-import { fileNameOf, htmlArticle, normalizeBaseUrl, permanent, picturesOf, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { basicAuth, noVideo, permanent, tagsSchema } from './shared.js';
+import { fileNameOf, htmlArticle, normalizeBaseUrl, picturesOf, saidIn, splitCover, valuesOf } from './articles/common.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'WordPress needs a title for the post').describe('Title of the post'),
@@ -83,8 +83,7 @@ const siteOf = (context: ProviderContext): Site => ({
 
 /** A call to `route` under the REST namespace (wp/v2, or the one a custom post type is registered in). */
 async function wp<T>(site: Site, route: string, request: Omit<PlatformRequest<T>, 'url' | 'classify'> = {}, namespace = 'wp/v2'): Promise<T> {
-  const basic = Buffer.from(`${site.username}:${site.password}`).toString('base64');
-  const response = await site.fetch<T>({ ...request, url: `${site.root}/${namespace}/${route}`, headers: { authorization: `Basic ${basic}`, ...request.headers }, classify });
+  const response = await site.fetch<T>({ ...request, url: `${site.root}/${namespace}/${route}`, headers: { authorization: basicAuth(site.username, site.password), ...request.headers }, classify });
   return response.data;
 }
 

@@ -2,11 +2,13 @@
 // with its pictures, instance URLs, tag values, the rules every one of them checks, and the platform's error words.
 // Herald's content has no <img> (DESIGN.md, Content): pictures are the item's attachments. The first one is the cover
 // where the platform has one; the others follow the text, as Markdown images or <figure>s of their public URL.
+import { z } from 'zod';
 import { escapeHtml, htmlBody, markdownImage } from '../../src/lib/content.js';
-import { PlatformHttpError, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
+import type { PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 import type { MediaFile } from '../types.js';
+import { normalizeInstance, permanent } from '../shared.js';
 
-export interface ArticleImage {
+interface ArticleImage {
   url: string;
   alt?: string;
 }
@@ -24,7 +26,7 @@ export function markdownArticle(text: string, images: ArticleImage[], before: Ar
 }
 
 /** An HTML picture as the block editor writes one. */
-export const htmlFigure = (image: ArticleImage) =>
+const htmlFigure = (image: ArticleImage) =>
   `<figure class="wp-block-image"><img src="${escapeHtml(image.url)}" alt="${escapeHtml(image.alt ?? '')}"/></figure>`;
 
 /** The HTML article: the text (tagless text made paragraphs), with pictures before and after it. */
@@ -32,14 +34,16 @@ export function htmlArticle(text: string, images: ArticleImage[], before: Articl
   return [...before.map(htmlFigure), htmlBody(text.trim()), ...images.map(htmlFigure)].join('');
 }
 
-/** A user-typed instance or site URL: `https://` added when no scheme was typed, trailing slashes removed. */
+/** A user-typed instance or site URL ({@link normalizeInstance}), refused when it is not http(s). */
 export function normalizeBaseUrl(value: string): string {
-  const trimmed = value.trim().replace(/\/+$/, '');
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`;
+  const withScheme = normalizeInstance(value);
   const url = new URL(withScheme);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: `${value} is not an http(s) address` });
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw permanent(`${value} is not an http(s) address`);
   return withScheme;
 }
+
+/** The `{data}` envelope these APIs wrap their answers in. */
+export const envelope = <T extends z.ZodType>(data: T) => z.object({ data });
 
 /** The values of `[{value, label}]` settings, trimmed, empty ones left out. */
 export const valuesOf = (entries: { value: string }[] | undefined) => (entries ?? []).map((entry) => entry.value.trim()).filter((value) => value.length > 0);
@@ -48,11 +52,6 @@ export const valuesOf = (entries: { value: string }[] | undefined) => (entries ?
 export function picturesOf(media: MediaFile[], platform: string): MediaFile[] {
   if (media.some((file) => file.kind !== 'image')) throw permanent(`${platform} takes pictures only: remove the video from the post.`);
   return media;
-}
-
-/** A refusal decided here, before or after a call, with the words a user acts on. */
-export function permanent(message: string, status = 400): PlatformHttpError {
-  return new PlatformHttpError({ status, retryable: false, bodyExcerpt: '', message });
 }
 
 /** The platform's own message in an error body: `message`, `error`, or the first of `errors`. */

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { imageSize } from '../../src/lib/media-probe.js';
 import type { JsonValue, PublishItem, PublishedRef, Provider, ProviderContext } from '../types.js';
-import { currentMetric, engagementByDay, pagesSince } from '../shared.js';
+import { currentMetric, engagementByDay, itemName, pagesSince, permanent } from '../shared.js';
 import { MAX_VIDEO_BYTES, videoEmbed } from './video.js';
 import { call, createSession, endpoints, serviceOf, sessionSchema, tokensOf, trimSlashes, xrpc } from './xrpc.js';
 
@@ -55,7 +55,7 @@ const facetAt = (text: string, start: number, length: number, feature: Record<st
   features: [feature],
 });
 
-export function facetsOf(text: string): Facet[] {
+function facetsOf(text: string): Facet[] {
   const facets: Facet[] = [];
   for (const match of text.matchAll(/https?:\/\/[^\s<>"]+/g)) {
     let uri = match[0].replace(/[.,;:!?'"]+$/, '');
@@ -74,7 +74,7 @@ export function facetsOf(text: string): Facet[] {
  * A picture over the blob limit is re-encoded as JPEG (quality, then size, stepped down) until it fits; one that fits is
  * sent as it is.
  */
-export async function fitImage(image: { bytes: Buffer; mimeType: string }): Promise<{ bytes: Buffer; mimeType: string }> {
+async function fitImage(image: { bytes: Buffer; mimeType: string }): Promise<{ bytes: Buffer; mimeType: string }> {
   if (image.bytes.length <= MAX_IMAGE_BYTES) return image;
   const { default: sharp } = await import('sharp');
   const { width = 2000 } = await sharp(image.bytes).metadata();
@@ -120,8 +120,8 @@ async function imagesEmbed(context: ProviderContext, item: PublishItem) {
 
 async function createPost(context: ProviderContext, item: PublishItem, reply?: { root: StrongRef; parent: StrongRef }): Promise<PublishedRef> {
   const video = item.media.find((media) => media.kind === 'video');
-  if (video && item.media.length > 1) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: ONE_VIDEO });
-  if (item.media.length > MAX_IMAGES) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: TOO_MANY_IMAGES });
+  if (video && item.media.length > 1) throw permanent(ONE_VIDEO);
+  if (item.media.length > MAX_IMAGES) throw permanent(TOO_MANY_IMAGES);
   const embed = video ? await videoEmbed(context, video) : item.media.length > 0 ? await imagesEmbed(context, item) : undefined;
   const { rkey, createdAt } = (await context.step('record', async () => ({ rkey: newTid(), createdAt: new Date().toISOString() }))) as { rkey: string; createdAt: string };
   const facets = facetsOf(item.text);
@@ -190,14 +190,14 @@ const bluesky: Provider = {
     for (const [index, item] of items.entries()) {
       const bytes = Buffer.byteLength(item.text, 'utf8');
       if (bytes > MAX_TEXT_BYTES) {
-        return `${index === 0 ? 'The post' : `Item ${index + 1}`} is ${bytes} bytes long; Bluesky takes at most ${MAX_TEXT_BYTES} bytes of text (an emoji takes 4 or more): shorten it.`;
+        return `${itemName(index)} is ${bytes} bytes long; Bluesky takes at most ${MAX_TEXT_BYTES} bytes of text (an emoji takes 4 or more): shorten it.`;
       }
       const videos = item.media.filter((media) => media.kind === 'video').length;
       const images = item.media.length - videos;
       if (images > MAX_IMAGES) return TOO_MANY_IMAGES;
       if (videos > 1 || (videos === 1 && images > 0)) return ONE_VIDEO;
       const big = item.media.find((media) => media.kind === 'video' && media.size !== undefined && media.size > MAX_VIDEO_BYTES);
-      if (big) return `${index === 0 ? 'The post' : `Item ${index + 1}`} has a video of ${Math.round(big.size! / 1_000_000)} MB; Bluesky takes videos up to 100 MB: shorten or compress it.`;
+      if (big) return `${itemName(index)} has a video of ${Math.round(big.size! / 1_000_000)} MB; Bluesky takes videos up to 100 MB: shorten or compress it.`;
     }
     return undefined;
   },

@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { probeMp4 } from '../../src/lib/media-probe.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type JsonValue, type MediaFile, type ProviderContext } from '../types.js';
 import { didWeb, endpoints, pdsOf, serviceAuth, trimSlashes, xrpc } from './xrpc.js';
+import { permanent } from '../shared.js';
 
 /** What the video service takes (Bluesky's app: 100 MB, 3 minutes). */
 export const MAX_VIDEO_BYTES = 100_000_000;
@@ -30,9 +30,8 @@ const jobAnswerSchema = z.union([z.object({ jobStatus: jobStatusSchema }), jobSt
 const limitsSchema = z.object({ canUpload: z.boolean(), remainingDailyVideos: z.number().optional(), remainingDailyBytes: z.number().optional(), message: z.string().optional(), error: z.string().optional() });
 
 type Blob = z.infer<typeof blobSchema>;
-export type VideoEmbed = { $type: 'app.bsky.embed.video'; video: Blob; alt?: string; aspectRatio?: { width: number; height: number } };
+type VideoEmbed = { $type: 'app.bsky.embed.video'; video: Blob; alt?: string; aspectRatio?: { width: number; height: number } };
 
-const refused = (message: string) => new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message });
 const videoService = (context: ProviderContext) => trimSlashes(context.endpoints.video || endpoints.video);
 
 /** Width, height and duration of the MP4, read from its header (undefined when it cannot be read: the service will say). */
@@ -53,12 +52,12 @@ async function upload(context: ProviderContext, file: MediaFile) {
   const service = videoService(context);
   const limitsToken = await serviceAuth(context, didWeb(service), 'app.bsky.video.getUploadLimits');
   const limits = await xrpc(context.fetch, service, 'app.bsky.video.getUploadLimits', limitsSchema, { token: limitsToken });
-  if (!limits.canUpload) throw refused(`the account may not upload a video now: ${limits.message ?? limits.error ?? 'its daily video limit is reached'}`);
+  if (!limits.canUpload) throw permanent(`the account may not upload a video now: ${limits.message ?? limits.error ?? 'its daily video limit is reached'}`);
   const { bytes } = await file.load();
-  if (bytes.length > MAX_VIDEO_BYTES) throw refused(`the video is ${bytes.length} bytes; Bluesky takes videos up to ${MAX_VIDEO_BYTES} bytes`);
-  if (limits.remainingDailyBytes !== undefined && bytes.length > limits.remainingDailyBytes) throw refused(`the video is larger than what the account may still upload today (${limits.remainingDailyBytes} bytes)`);
+  if (bytes.length > MAX_VIDEO_BYTES) throw permanent(`the video is ${bytes.length} bytes; Bluesky takes videos up to ${MAX_VIDEO_BYTES} bytes`);
+  if (limits.remainingDailyBytes !== undefined && bytes.length > limits.remainingDailyBytes) throw permanent(`the video is larger than what the account may still upload today (${limits.remainingDailyBytes} bytes)`);
   const info = await measure(bytes);
-  if (info && info.duration > MAX_VIDEO_SECONDS) throw refused(`the video lasts ${Math.round(info.duration)} seconds; Bluesky takes videos up to 3 minutes`);
+  if (info && info.duration > MAX_VIDEO_SECONDS) throw permanent(`the video lasts ${Math.round(info.duration)} seconds; Bluesky takes videos up to 3 minutes`);
   // The service stores the processed video on the user's PDS with this token: its audience is the PDS, 30 minutes as advised.
   const uploadToken = await serviceAuth(context, didWeb(await pdsOf(context)), 'com.atproto.repo.uploadBlob', 30 * 60);
   const name = path.basename(new URL(file.url).pathname) || 'video.mp4';
@@ -84,7 +83,7 @@ export async function videoEmbed(context: ProviderContext, file: MediaFile): Pro
   const job = await xrpc(context.fetch, videoService(context), 'app.bsky.video.getJobStatus', jobAnswerSchema, { query: { jobId: uploaded.jobId } });
   // A job for bytes processed before answers already_exists with the earlier blob: a blob means done, whatever the state says.
   if (job.blob) return { $type: 'app.bsky.embed.video', video: job.blob, ...(file.alt ? { alt: file.alt } : {}), ...(uploaded.aspectRatio ? { aspectRatio: uploaded.aspectRatio } : {}) };
-  if (job.state === 'JOB_STATE_FAILED') throw refused(`Bluesky could not process the video: ${job.message ?? job.error ?? 'no reason given'}`);
+  if (job.state === 'JOB_STATE_FAILED') throw permanent(`Bluesky could not process the video: ${job.message ?? job.error ?? 'no reason given'}`);
   const progress = job.progress === undefined ? '' : `, ${job.progress}%`;
   throw new CheckAgainLater(5, `Bluesky is still processing the video (${job.state.replace('JOB_STATE_', '').toLowerCase()}${progress})`, 1800);
 }

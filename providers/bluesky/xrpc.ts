@@ -10,7 +10,7 @@ export const endpoints = { service: 'https://bsky.social', web: 'https://bsky.ap
 
 export const sessionSchema = z.object({ accessJwt: z.string(), refreshJwt: z.string(), did: z.string(), handle: z.string() });
 export type Session = z.infer<typeof sessionSchema>;
-export type XrpcRequest<T> = Omit<PlatformRequest<T>, 'url' | 'schema' | 'classify'> & { token?: string };
+type XrpcRequest<T> = Omit<PlatformRequest<T>, 'url' | 'schema' | 'classify'> & { token?: string };
 
 /**
  * Bluesky answers an expired or revoked token with 400 ExpiredToken/InvalidToken: call it 401 so the core refreshes. A 429

@@ -4,8 +4,9 @@
 // https://discord.com/developers/docs/topics/opcodes-and-status-codes#json (JSON error codes),
 // https://discord.com/developers/docs/topics/rate-limits (429 `{retry_after}` and X-RateLimit-Reset-After).
 import { z } from 'zod';
-import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../../src/lib/platform-http.js';
+import type { PlatformHttpErrorInit, PlatformRequest } from '../../src/lib/platform-http.js';
 import type { ProviderContext } from '../types.js';
+import { permanent } from '../shared.js';
 
 export const DISCORD_CODES = {
   unknownChannel: 10003,
@@ -48,7 +49,7 @@ function classifier(guildLevel: boolean) {
     const said = error.message ?? `HTTP ${status}`;
     if (status === 429) {
       const wait = error.retry_after ?? Number(headers.get('x-ratelimit-reset-after') ?? headers.get('retry-after'));
-      return { retryable: true, retryAfterSeconds: Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined, message: `Discord's rate limit was reached (${said})` };
+      return { retryAfterSeconds: Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : undefined, message: `Discord's rate limit was reached (${said})` };
     }
     // A refused bot token is the deployment's setting, not this channel's: reconnecting would not help, so it is not a 401.
     if (status === 401) return { status: 400, retryable: false, message: 'Discord refused the bot token: check DISCORD_BOT_TOKEN (Developer Portal → Bot)' };
@@ -72,11 +73,9 @@ function classifier(guildLevel: boolean) {
   };
 }
 
-export const refuse = (message: string) => new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message });
-
 export function botToken(context: Pick<ProviderContext, 'client'>): string {
   const token = context.client?.botToken;
-  if (!token) throw refuse("Discord posts as the app's bot, and this Herald has no bot token: set DISCORD_BOT_TOKEN (Developer Portal → Bot → Reset Token)");
+  if (!token) throw permanent("Discord posts as the app's bot, and this Herald has no bot token: set DISCORD_BOT_TOKEN (Developer Portal → Bot → Reset Token)");
   return token;
 }
 

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 import type { Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { firstProblem, mediaFilename, oauth2AuthorizeUrl, pickedId } from '../shared.js';
+import { basicAuth, blobOf, firstProblem, mediaFilename, oauth2AuthorizeUrl, permanent, pickedId } from '../shared.js';
 import { DISCORD_CODES, discord, discordError } from './api.js';
 import { listChannels } from './channels.js';
 
@@ -59,7 +59,7 @@ async function createMessage(context: ProviderContext, channelId: string, item: 
     const { bytes, mimeType } = await file.load();
     const filename = mediaFilename(file, mimeType, index);
     attachments.push({ id: index, filename, ...(file.alt ? { description: file.alt.slice(0, 1024) } : {}) });
-    files.push([`files[${index}]`, new Blob([new Uint8Array(bytes)], { type: mimeType }), filename]);
+    files.push([`files[${index}]`, blobOf(bytes, mimeType), filename]);
   }
   form.append('payload_json', JSON.stringify({ ...payload, attachments }));
   for (const [name, blob, filename] of files) form.append(name, blob, filename);
@@ -127,13 +127,13 @@ const discordProvider: Provider = {
     const { data } = await context.fetch({
       method: 'POST',
       url: `${context.endpoints.api}/api/${context.endpoints.apiVersion}/oauth2/token`,
-      headers: { authorization: `Basic ${Buffer.from(`${options.clientId}:${options.clientSecret ?? ''}`).toString('base64')}` },
+      headers: { authorization: basicAuth(options.clientId, options.clientSecret ?? '') },
       form: { grant_type: 'authorization_code', code: options.code, redirect_uri: options.redirectUri },
       schema: tokenSchema,
       classify: classifyToken,
     });
     const guild = data.guild;
-    if (!guild) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'Discord named no server: add the bot to a server on the authorization page' });
+    if (!guild) throw permanent('Discord named no server: add the bot to a server on the authorization page');
     return {
       internalId: guild.id,
       name: guild.name,

@@ -3,8 +3,9 @@
 // oauth2.googleapis.com/token, client credentials in the form), https://cloud.google.com/apis/design/errors (error body
 // {error: {code, message, status, details}}). Tokens and the account come from ../google.ts, shared with YouTube.
 import { z } from 'zod';
-import type { PlatformHttpErrorInit, PlatformRequest } from '../../src/lib/platform-http.js';
+import { parsedBody, type PlatformHttpErrorInit, type PlatformRequest } from '../../src/lib/platform-http.js';
 import type { ConnectContext } from '../types.js';
+import { bearerFetch } from '../shared.js';
 
 const errorSchema = z.object({
   error: z.union([
@@ -27,12 +28,8 @@ const errorSchema = z.object({
 });
 
 export function classify(status: number, body: string): Partial<PlatformHttpErrorInit> {
-  let parsed: z.infer<typeof errorSchema> | undefined;
-  try {
-    parsed = errorSchema.parse(JSON.parse(body));
-  } catch {
-    return { message: `HTTP ${status}` };
-  }
+  const parsed = parsedBody(errorSchema, body);
+  if (!parsed) return { message: `HTTP ${status}` };
   if (typeof parsed.error === 'string') return { message: parsed.error_description ? `${parsed.error_description} (${parsed.error})` : parsed.error };
   const details = (parsed.error.details ?? []).flatMap((detail) => [
     ...(detail.errorDetails ?? []).map((item) => [item.field, item.message].filter(Boolean).join(': ')),
@@ -49,10 +46,6 @@ export function classify(status: number, body: string): Partial<PlatformHttpErro
   return { message };
 }
 
-/** `{base}/{version}` of an endpoint key and its `…Version` key. */
-export const versioned = (endpoints: Record<string, string>, key: string, versionKey: string) => `${endpoints[key].replace(/\/+$/, '')}/${endpoints[versionKey]}`;
-
 export async function googleCall<T>(context: Pick<ConnectContext, 'fetch'>, token: string, request: Omit<PlatformRequest<T>, 'classify'>): Promise<T> {
-  const { headers, ...rest } = request;
-  return (await context.fetch({ ...rest, classify, headers: { authorization: `Bearer ${token}`, ...headers } })).data;
+  return (await bearerFetch(context, token, classify, request)).data;
 }

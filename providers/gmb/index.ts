@@ -6,11 +6,10 @@
 // performance. There is no comments API and no post-level metrics.
 import { z } from 'zod';
 import { notFound } from '../../src/errors.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { Provider, ProviderContext, PublishItem } from '../types.js';
-import { firstProblem, googleEndpoints, googleScope, httpUrl } from '../shared.js';
-import { googleCall, versioned } from './google.js';
-import { exchangeGoogleCode, googleAuthorizeUrlWithPkce, googleUserInfo, refreshGoogleToken } from '../google.js';
+import { firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, httpUrl, permanent, versionedBase } from '../shared.js';
+import { googleCall } from './google.js';
+import { exchangeGoogleCode, googleUserInfo, refreshGoogleToken } from '../google.js';
 import { locationPerformance, managedLocations } from './locations.js';
 
 const scopes = ['userinfo.profile', 'userinfo.email', 'business.manage'].map(googleScope);
@@ -117,7 +116,7 @@ const postSchema = z.object({
   media: z.array(z.object({ googleUrl: z.string().optional(), sourceUrl: z.string().optional() })).optional(),
 });
 
-const postsUrl = (context: ProviderContext) => `${versioned(context.endpoints, 'gmbV4', 'localPostsVersion')}/${context.auth.internalId}/localPosts`;
+const postsUrl = (context: ProviderContext) => `${versionedBase(context.endpoints, 'gmbV4', 'localPostsVersion')}/${context.auth.internalId}/localPosts`;
 
 const listPosts = async (context: ProviderContext) =>
   (await googleCall(context, context.auth.accessToken, { url: postsUrl(context), query: { pageSize: 20 }, schema: z.object({ localPosts: z.array(postSchema).default([]) }) }))
@@ -137,7 +136,7 @@ async function publishLocalPost(context: ProviderContext, item: PublishItem) {
     },
   );
   if (post.state === 'REJECTED') {
-    throw new PlatformHttpError({ status: 422, retryable: false, bodyExcerpt: '', message: 'Google rejected the post for a content policy violation; edit it and post again.' });
+    throw permanent('Google rejected the post for a content policy violation; edit it and post again.', 422);
   }
   return { id: post.name, ...(post.searchUrl ? { url: post.searchUrl } : {}) };
 }
@@ -178,13 +177,13 @@ const gmb: Provider = {
       'first',
     ) ?? settingsProblem(settings.safeParse(values).data ?? {}),
   tools: [],
-  authorizeUrl: (options) => googleAuthorizeUrlWithPkce(options, scopes),
+  authorizeUrl: (options) => googleAuthorizeUrl(options, scopes),
 
   async exchangeCode(context, options) {
     const tokens = await exchangeGoogleCode(context, options, []);
     if (!tokens.refreshToken) {
       // Without one the channel would die within the hour.
-      throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'Google sent no refresh token: remove Herald from https://myaccount.google.com/permissions and connect again.' });
+      throw permanent('Google sent no refresh token: remove Herald from https://myaccount.google.com/permissions and connect again.');
     }
     const user = await googleUserInfo(context, tokens.accessToken);
     return {

@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { AnalyticsMetric, ProviderContext } from '../types.js';
-import { analyticsPeriod, dailyMetric } from '../shared.js';
-import { googleCall, versioned } from './google.js';
+import { analyticsPeriod, dailyMetric, everyPage, versionedBase } from '../shared.js';
+import { googleCall } from './google.js';
 
 const accountSchema = z.object({ name: z.string(), accountName: z.string().optional() });
 const addressSchema = z.object({ addressLines: z.array(z.string()).optional(), locality: z.string().optional(), postalCode: z.string().optional() });
@@ -20,25 +20,20 @@ export interface ManagedLocation {
 }
 
 /** Every page of a Google list (`nextPageToken`), 20 pages at most. */
-async function everyPage<T>(context: ProviderContext, url: string, key: string, item: z.ZodType<T>, query: Record<string, string | number>): Promise<T[]> {
+function googleList<T>(context: ProviderContext, url: string, key: string, item: z.ZodType<T>, query: Record<string, string | number>): Promise<T[]> {
   const schema = z.object({ [key]: z.array(item).optional(), nextPageToken: z.string().optional() });
-  const items: T[] = [];
-  let pageToken: string | undefined;
-  for (let page = 0; page < 20; page++) {
+  return everyPage(20, async (pageToken) => {
     const data = (await googleCall(context, context.auth.accessToken, { url, query: { ...query, pageToken }, schema })) as { nextPageToken?: string } & Record<string, T[] | undefined>;
-    items.push(...(data[key] ?? []));
-    if (!data.nextPageToken) break;
-    pageToken = data.nextPageToken;
-  }
-  return items;
+    return { items: data[key] ?? [], next: data.nextPageToken };
+  });
 }
 
 export async function managedLocations(context: ProviderContext): Promise<ManagedLocation[]> {
-  const accounts = await everyPage(context, `${versioned(context.endpoints, 'gmbAccounts', 'accountsVersion')}/accounts`, 'accounts', accountSchema, { pageSize: 20 });
+  const accounts = await googleList(context, `${versionedBase(context.endpoints, 'gmbAccounts', 'accountsVersion')}/accounts`, 'accounts', accountSchema, { pageSize: 20 });
   const found = new Map<string, ManagedLocation>(); // by location name
   for (const account of accounts) {
-    const url = `${versioned(context.endpoints, 'gmbInfo', 'businessInfoVersion')}/${account.name}/locations`;
-    const locations = await everyPage(context, url, 'locations', locationSchema, { readMask: 'name,title,storefrontAddress', pageSize: 100 });
+    const url = `${versionedBase(context.endpoints, 'gmbInfo', 'businessInfoVersion')}/${account.name}/locations`;
+    const locations = await googleList(context, url, 'locations', locationSchema, { readMask: 'name,title,storefrontAddress', pageSize: 100 });
     for (const location of locations) {
       // A location managed through several accounts (personal and organization) is listed once.
       if (found.has(location.name)) continue;
@@ -85,7 +80,7 @@ export async function locationPerformance(context: ProviderContext, days: number
     query.set(`dailyRange.${edge}.month`, String(date.getUTCMonth() + 1));
     query.set(`dailyRange.${edge}.day`, String(date.getUTCDate()));
   }
-  const url = `${versioned(context.endpoints, 'gmbPerf', 'performanceVersion')}/${location}:fetchMultiDailyMetricsTimeSeries?${query}`;
+  const url = `${versionedBase(context.endpoints, 'gmbPerf', 'performanceVersion')}/${location}:fetchMultiDailyMetricsTimeSeries?${query}`;
   let data: z.infer<typeof seriesSchema>;
   try {
     data = await googleCall(context, context.auth.accessToken, { url, schema: seriesSchema });

@@ -8,9 +8,9 @@
 //   https://learn.microsoft.com/linkedin/shared/api-guide/concepts/error-handling ({status, serviceErrorCode, code, message})
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/little-text-format
 import { z } from 'zod';
-import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest, type PlatformResponse } from '../../src/lib/platform-http.js';
+import { parsedBody, type PlatformHttpErrorInit, type PlatformRequest, type PlatformResponse } from '../../src/lib/platform-http.js';
 import type { ConnectContext, ConnectedAccount, Provider, ProviderContext } from '../types.js';
-import { authorizationUrl } from '../shared.js';
+import { oauth2AuthorizeUrl, permanent } from '../shared.js';
 
 export const linkedinEndpoints = {
   oauth: 'https://www.linkedin.com',
@@ -33,12 +33,7 @@ const errorBodySchema = z.object({
 });
 
 function errorBody(body: string): z.infer<typeof errorBodySchema> {
-  try {
-    const parsed = errorBodySchema.safeParse(JSON.parse(body));
-    return parsed.success ? parsed.data : {};
-  } catch {
-    return {};
-  }
+  return parsedBody(errorBodySchema, body) ?? {};
 }
 
 /** LinkedIn's error body turned into a sentence a user can act on, and the right class (retry, refresh, permanent). */
@@ -101,10 +96,7 @@ async function v2<T>(context: LinkedinContext, path: string, schema: z.ZodType<T
 // ---- OAuth ----------------------------------------------------------------------------------------------------------
 
 /** The consent page. LinkedIn offers PKCE to native apps only; a web app authenticates with its client secret. */
-export const linkedinAuthorizeUrl =
-  (scopes: string[]): NonNullable<Provider['authorizeUrl']> =>
-  ({ clientId, redirectUri, state, endpoints }) =>
-    authorizationUrl(endpoints.oauth, 'oauth/v2/authorization', { response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state, scope: scopes.join(' ') });
+export const linkedinAuthorizeUrl = (scopes: string[]): NonNullable<Provider['authorizeUrl']> => oauth2AuthorizeUrl('oauth', 'oauth/v2/authorization', scopes);
 
 const tokenSchema = z.object({
   access_token: z.string().min(1),
@@ -149,12 +141,7 @@ export function exchangeCode(
 export async function refresh(context: ProviderContext) {
   const { refreshToken } = context.auth;
   if (!refreshToken) {
-    throw new PlatformHttpError({
-      status: 401,
-      retryable: false,
-      bodyExcerpt: '',
-      message: 'LinkedIn gave this channel no refresh token (its app is not in a refresh-token program): reconnect it; LinkedIn tokens last 60 days.',
-    });
+    throw permanent('LinkedIn gave this channel no refresh token (its app is not in a refresh-token program): reconnect it; LinkedIn tokens last 60 days.', 401);
   }
   if (!context.client) throw new Error('LinkedIn is not configured on this Herald (LINKEDIN_CLIENT_ID): the token cannot be refreshed.');
   const tokens = await tokenRequest(context, {

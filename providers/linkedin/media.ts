@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater } from '../types.js';
 import { bearer, classify, rest, urnParam, type LinkedinContext } from './api.js';
+import { permanent } from '../shared.js';
 
 /** LinkedIn takes JPEG, PNG and GIF pictures below 36,152,320 pixels. */
 const PICTURE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif']);
@@ -32,12 +33,7 @@ async function prepare(file: Bytes, types: Set<string>): Promise<Bytes> {
       .toBuffer();
     return { bytes, mimeType: 'image/png' };
   } catch (error) {
-    throw new PlatformHttpError({
-      status: 415,
-      retryable: false,
-      bodyExcerpt: '',
-      message: `a picture (${file.mimeType}) could not be read (${(error as Error).message}): LinkedIn takes JPEG, PNG or GIF, convert it and try again.`,
-    });
+    throw permanent(`a picture (${file.mimeType}) could not be read (${(error as Error).message}): LinkedIn takes JPEG, PNG or GIF, convert it and try again.`, 415);
   }
 }
 
@@ -133,12 +129,7 @@ export async function videoReady(context: LinkedinContext, urn: string): Promise
   const { data } = await rest(context, { path: `videos/${urnParam(urn)}`, schema: videoSchema });
   if (data.status === 'AVAILABLE') return;
   if (data.status === 'PROCESSING_FAILED') {
-    throw new PlatformHttpError({
-      status: 422,
-      retryable: false,
-      bodyExcerpt: '',
-      message: `LinkedIn could not process the video (${data.processingFailureReason ?? 'no reason given'}): use an MP4 of 3 seconds to 30 minutes, at most 500 MB.`,
-    });
+    throw permanent(`LinkedIn could not process the video (${data.processingFailureReason ?? 'no reason given'}): use an MP4 of 3 seconds to 30 minutes, at most 500 MB.`, 422);
   }
   throw new CheckAgainLater(15, 'LinkedIn is still processing the video', 2 * 3600);
 }

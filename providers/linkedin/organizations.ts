@@ -7,7 +7,7 @@
 //   https://learn.microsoft.com/linkedin/marketing/community-management/organizations/organization-lookup-api (networkSizes)
 import { z } from 'zod';
 import type { AnalyticsMetric, PublishedRef } from '../types.js';
-import { currentMetric } from '../shared.js';
+import { currentMetric, isoDay } from '../shared.js';
 import { authorOf, rest, urnParam, type LinkedinContext } from './api.js';
 import type { ProviderContext } from '../types.js';
 
@@ -71,7 +71,7 @@ const followerStatsSchema = z.object({
 });
 const shareStatsSchema = z.object({ elements: z.array(z.object({ timeRange: timeRangeSchema.optional(), totalShareStatistics: shareTotalsSchema })) });
 
-const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const dateOf = (ms: number) => isoDay(new Date(ms));
 const round = (value: number) => Math.round(value * 100) / 100;
 
 /** Levels (followers) change from the first to the last day; daily counts from the first half of the period to the second. */

@@ -6,9 +6,9 @@
 //   https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/error-codes
 //   https://developers.facebook.com/docs/graph-api/reference/insights (values and end_time)
 import { z } from 'zod';
-import type { PlatformFetch, PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
+import { parsedBody, type PlatformFetch, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 import type { AnalyticsMetric } from '../types.js';
-import { metaGraphVersion } from '../shared.js';
+import { currentMetric, isoDay, metaGraphVersion } from '../shared.js';
 
 export interface GraphContext {
   fetch: PlatformFetch;
@@ -135,13 +135,12 @@ function resetSeconds(headers: Headers | undefined): number | undefined {
 
 /** Meta's `{error: {message, type, code, error_subcode, fbtrace_id}}` as retry, refresh, or a permanent error naming the fix. */
 export function classifyMetaError(status: number, body: string, headers?: Headers): Partial<PlatformHttpErrorInit> | undefined {
-  const parsed = parseJson(body);
-  const meta = metaErrorSchema.safeParse(parsed);
-  if (!meta.success) {
-    const legacy = oauthErrorSchema.safeParse(parsed);
-    return legacy.success ? { retryable: status >= 500, message: legacy.data.error_message } : undefined;
+  const meta = parsedBody(metaErrorSchema, body);
+  if (!meta) {
+    const legacy = parsedBody(oauthErrorSchema, body);
+    return legacy ? { retryable: status >= 500, message: legacy.error_message } : undefined;
   }
-  const { message, type, code, error_subcode: subcode, error_user_msg: userMessage, is_transient: transient, fbtrace_id: trace } = meta.data.error;
+  const { message, type, code, error_subcode: subcode, error_user_msg: userMessage, is_transient: transient, fbtrace_id: trace } = meta.error;
   const reference = `Meta error ${code ?? '?'}${subcode ? `/${subcode}` : ''}${trace ? `, fbtrace_id ${trace}` : ''}`;
   const say = (sentence: string, init: Partial<PlatformHttpErrorInit>) => ({ ...init, message: `${sentence} (${reference}: ${message})` });
   if (code === 190 || code === 102) {
@@ -181,7 +180,7 @@ export const insightsSchema = z.object({
   ),
 });
 
-export const today = () => new Date().toISOString().slice(0, 10);
+export const today = () => isoDay(new Date());
 
 /** A daily value's date: Graph stamps it with the end of its day (the next day, in the Page's time zone). */
 function dayOf(endTime: string | undefined): string {
@@ -206,10 +205,8 @@ export function insightMetrics(response: z.output<typeof insightsSchema>, labels
   return Object.entries(labels).flatMap(([name, label]) => {
     const entry = response.data.find((candidate) => candidate.name === name);
     if (!entry) return [];
-    const points = entry.total_value
-      ? [{ total: String(entry.total_value.value), date: today() }]
-      : (entry.values ?? []).map((value) => ({ total: String(value.value ?? 0), date: dayOf(value.end_time) }));
-    return [metric(label, points)];
+    if (entry.total_value) return [currentMetric(label, entry.total_value.value)];
+    return [metric(label, (entry.values ?? []).map((value) => ({ total: String(value.value ?? 0), date: dayOf(value.end_time) })))];
   });
 }
 

@@ -12,8 +12,8 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type AnalyticsMetric, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef, type ValidationItem } from '../types.js';
-import { firstProblem, textOnlyComments } from '../shared.js';
-import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, mediaProblem, metric, node, today } from './graph.js';
+import { currentMetric, firstProblem, textOnlyComments } from '../shared.js';
+import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, mediaProblem, node } from './graph.js';
 
 /** Settings keys shared by both Instagram providers (the business login adds `audio`). */
 export const instagramSettings = {
@@ -233,7 +233,7 @@ async function instagramAnalytics(context: ProviderContext, days: number): Promi
     query: { metric: Object.keys(ACCOUNT_TOTALS).join(','), period: 'day', metric_type: 'total_value', ...range },
     schema: insightsSchema,
   });
-  return [metric('Followers', [{ total: String(profile.followers_count ?? 0), date: today() }]), ...insightMetrics(series, ACCOUNT_SERIES), ...insightMetrics(totals, ACCOUNT_TOTALS)];
+  return [currentMetric('Followers', profile.followers_count), ...insightMetrics(series, ACCOUNT_SERIES), ...insightMetrics(totals, ACCOUNT_TOTALS)];
 }
 
 async function instagramPostAnalytics(context: ProviderContext, post: PublishedRef): Promise<AnalyticsMetric[]> {

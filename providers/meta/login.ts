@@ -10,6 +10,7 @@ import { notFound } from '../../src/errors.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { ConnectContext, ConnectedAccount, Provider } from '../types.js';
 import { classifyMetaError, graph, type GraphContext } from './graph.js';
+import { everyPage, storedTokens } from '../shared.js';
 
 type ExchangeOptions = Parameters<NonNullable<Provider['exchangeCode']>>[1];
 
@@ -56,7 +57,7 @@ export async function exchangeFacebookCode(
     profile: me.name,
     picture: pictureOf(me.picture),
     accessToken: long.access_token,
-    expiresAt: long.expires_in ? new Date(Date.now() + long.expires_in * 1000) : undefined,
+    expiresAt: storedTokens(long).expiresAt,
     inBetweenSteps: true,
   };
 }
@@ -80,14 +81,13 @@ const PAGE_FIELDS = 'id,name,username,access_token,picture,tasks,instagram_busin
 
 /** The Pages the user manages (GET /me/accounts, every page of results), each with its own Page token. */
 export async function managedPages(context: GraphContext): Promise<FacebookPage[]> {
-  const pages: FacebookPage[] = [];
-  let answer = await graph(context, 'me/accounts', { query: { fields: PAGE_FIELDS, limit: 100 }, schema: pagesSchema });
-  pages.push(...answer.data);
-  // Meta hands back the next page as an absolute URL; it is followed as given, a bounded number of times.
-  for (let page = 0; answer.paging?.next && page < 20; page++) {
-    answer = (await context.fetch({ url: answer.paging.next, headers: { authorization: `Bearer ${context.auth?.accessToken}` }, schema: pagesSchema, classify: classifyMetaError })).data;
-    pages.push(...answer.data);
-  }
+  // Meta hands back the next page as an absolute URL; it is followed as given, a bounded number of times (20 after the first).
+  const pages = await everyPage(1 + 20, async (next) => {
+    const answer = next
+      ? (await context.fetch({ url: next, headers: { authorization: `Bearer ${context.auth?.accessToken}` }, schema: pagesSchema, classify: classifyMetaError })).data
+      : await graph(context, 'me/accounts', { query: { fields: PAGE_FIELDS, limit: 100 }, schema: pagesSchema });
+    return { items: answer.data, next: answer.paging?.next };
+  });
   // A Page the user may not create content on cannot be published to.
   return pages.filter((page) => !page.tasks || page.tasks.includes('CREATE_CONTENT'));
 }

@@ -20,7 +20,7 @@ const MAX_RELAYS = 20;
 const FINAL_REFUSALS = ['invalid:', 'blocked:', 'restricted:', 'pow:', 'auth-required:', 'duplicate:'];
 
 /** The 32-byte secret key from 64 hex characters or an `nsec1…` (NIP-19); anything else is refused with what to paste. */
-export function secretKeyOf(input: string): Uint8Array {
+function secretKeyOf(input: string): Uint8Array {
   const value = input.trim();
   let key: Uint8Array | undefined;
   if (/^[0-9a-f]{64}$/i.test(value)) key = Uint8Array.from(Buffer.from(value, 'hex'));
@@ -46,7 +46,7 @@ export function secretKeyOf(input: string): Uint8Array {
 }
 
 /** Relay URLs from a comma- or space-separated list; only ws:// and wss:// URLs are relays. */
-export function parseRelays(list: string): string[] {
+function parseRelays(list: string): string[] {
   const relays: string[] = [];
   for (const entry of list.split(/[\s,]+/).filter(Boolean)) {
     let url: URL;

@@ -1,33 +1,26 @@
 // Pinterest API v5 calls: the base URL with its version, bearer auth, and Pinterest's error body `{code, message}` turned
 // into the right class (401 refresh, 429/5xx retry, the rest permanent with Pinterest's own message).
 import { z } from 'zod';
-import type { PlatformHttpErrorInit, PlatformRequest } from '../../src/lib/platform-http.js';
+import { parsedBody, type PlatformHttpErrorInit, type PlatformRequest } from '../../src/lib/platform-http.js';
 import type { ConnectContext, ProviderContext } from '../types.js';
+import { bearerFetch, versionedBase } from '../shared.js';
 
 const errorSchema = z.object({ code: z.number().optional(), message: z.string().optional() });
 
 export function classify(status: number, body: string): Partial<PlatformHttpErrorInit> {
-  let parsed: z.infer<typeof errorSchema> = {};
-  try {
-    parsed = errorSchema.catch({}).parse(JSON.parse(body));
-  } catch {
-    /* not JSON (a proxy's page): keep the status */
-  }
+  const parsed: z.infer<typeof errorSchema> = parsedBody(errorSchema, body) ?? {};
   const message = parsed.message?.trim() || `HTTP ${status}`;
   const hint =
     status === 401 ? ' (reconnect the Pinterest channel if this persists)' : status === 403 ? ' (the account may lack access to this board or pin)' : '';
   return { message: `${message}${hint}` };
 }
 
-/** `{api}/{apiVersion}` of the deployment. */
-export const apiBase = (endpoints: Record<string, string>) => `${endpoints.api.replace(/\/+$/, '')}/${endpoints.apiVersion}`;
-
 type CallRequest<T> = Omit<PlatformRequest<T>, 'url' | 'classify'> & { path: string };
 
 /** A call with the channel's (or a fresh) access token. */
 export async function call<T>(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, token: string, request: CallRequest<T>): Promise<T> {
-  const { path, headers, ...rest } = request;
-  const response = await context.fetch({ ...rest, url: `${apiBase(context.endpoints)}${path}`, classify, headers: { authorization: `Bearer ${token}`, ...headers } });
+  const { path, ...rest } = request;
+  const response = await bearerFetch(context, token, classify, { ...rest, url: `${versionedBase(context.endpoints)}${path}` });
   return response.data;
 }
 

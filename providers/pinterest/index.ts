@@ -7,8 +7,8 @@
 import { z } from 'zod';
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem } from '../types.js';
-import { analyticsPeriod, dailyMetric, firstProblem, httpUrl, isoDay, oauth2AuthorizeUrl } from '../shared.js';
-import { accountSchema, apiBase, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
+import { analyticsPeriod, basicAuth, dailyMetric, everyPage, firstProblem, httpUrl, isoDay, oauth2AuthorizeUrl, versionedBase } from '../shared.js';
+import { accountSchema, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
 import { imagesSource, uploadedVideo, videoSource } from './media.js';
 
 const scopes = ['boards:read', 'boards:write', 'pins:read', 'pins:write', 'user_accounts:read'];
@@ -23,11 +23,10 @@ const settings = z.object({
 const tokenSchema = z.object({ access_token: z.string(), refresh_token: z.string().optional(), expires_in: z.number() });
 
 async function token(fetch: PlatformFetch, endpoints: Record<string, string>, client: { clientId: string; clientSecret?: string }, form: Record<string, string>) {
-  const basic = Buffer.from(`${client.clientId}:${client.clientSecret ?? ''}`).toString('base64');
   const { data } = await fetch({
     method: 'POST',
-    url: `${apiBase(endpoints)}/oauth/token`,
-    headers: { authorization: `Basic ${basic}` },
+    url: `${versionedBase(endpoints)}/oauth/token`,
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret ?? '') },
     form,
     schema: tokenSchema,
     classify,
@@ -96,15 +95,10 @@ const getBoards: HelperTool = {
   description: 'Lists the boards of the connected Pinterest account as [{id, name, privacy}]; use an id as the `board` setting.',
   dataSchema: [],
   async run(context) {
-    const boards: { id: string; name: string; privacy?: string }[] = [];
-    let bookmark: string | undefined;
-    for (let pageNumber = 0; pageNumber < 20; pageNumber++) {
+    return everyPage(20, async (bookmark) => {
       const result = await channelCall(context, { path: '/boards', query: { page_size: 250, bookmark }, schema: page(boardSchema) });
-      boards.push(...result.items.map((board) => ({ id: board.id, name: board.name, ...(board.privacy ? { privacy: board.privacy } : {}) })));
-      if (!result.bookmark) break;
-      bookmark = result.bookmark;
-    }
-    return boards;
+      return { items: result.items.map((board) => ({ id: board.id, name: board.name, ...(board.privacy ? { privacy: board.privacy } : {}) })), next: result.bookmark ?? undefined };
+    });
   },
 };
 

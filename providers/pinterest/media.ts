@@ -8,10 +8,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import { z } from 'zod';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { isLocalHost } from '../../src/lib/ssrf.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext } from '../types.js';
 import { channelCall } from './api.js';
+import { blobOf, permanent } from '../shared.js';
 
 const run = promisify(execFile);
 
@@ -105,7 +105,7 @@ export async function uploadedVideo(context: ProviderContext, video: MediaFile):
       const { bytes, mimeType } = await video.load();
       const form = new FormData();
       for (const [key, value] of Object.entries(registered.parameters)) form.append(key, value);
-      form.append('file', new Blob([new Uint8Array(bytes)], { type: mimeType }), 'video.mp4');
+      form.append('file', blobOf(bytes, mimeType), 'video.mp4');
       // The form carries its own signed policy: S3 refuses a second auth mechanism, so no bearer token here.
       await context.fetch({ method: 'POST', url: registered.uploadUrl, multipart: form, classify: s3Classify, timeoutMs: 30 * 60_000 });
       return true;
@@ -114,12 +114,7 @@ export async function uploadedVideo(context: ProviderContext, video: MediaFile):
   );
   const status = await mediaStatus(context, registered.mediaId);
   if (status === 'failed') {
-    throw new PlatformHttpError({
-      status: 422,
-      retryable: false,
-      bodyExcerpt: '',
-      message: 'Pinterest could not process the video: send an MP4 or MOV of 4 seconds to 15 minutes (H.264, AAC).',
-    });
+    throw permanent('Pinterest could not process the video: send an MP4 or MOV of 4 seconds to 15 minutes (H.264, AAC).', 422);
   }
   if (status !== 'succeeded') throw new CheckAgainLater(15, 'Pinterest is still processing the video', 3600);
   return registered.mediaId;

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../../src/lib/platform-http.js';
 import type { ChannelAuth, ProviderContext } from '../types.js';
+import { basicAuth } from '../shared.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -22,7 +23,7 @@ function resetSeconds(headers: Headers): number | undefined {
   return Number.isFinite(reset) && reset > 0 ? Math.ceil(reset) : undefined;
 }
 
-export function classifyReddit(status: number, body: string, headers: Headers): Partial<PlatformHttpErrorInit> {
+function classifyReddit(status: number, body: string, headers: Headers): Partial<PlatformHttpErrorInit> {
   let said = body.slice(0, 200) || 'no answer body';
   try {
     const parsed = JSON.parse(body) as { message?: string; reason?: string; explanation?: string; error?: unknown };
@@ -32,7 +33,7 @@ export function classifyReddit(status: number, body: string, headers: Headers): 
   }
   if (status === 429) {
     const wait = resetSeconds(headers);
-    return { retryable: true, retryAfterSeconds: wait, message: `rate limit reached (${said})${wait ? `; Reddit opens the next window in ${wait} s` : ''}` };
+    return { retryAfterSeconds: wait, message: `rate limit reached (${said})${wait ? `; Reddit opens the next window in ${wait} s` : ''}` };
   }
   if (status === 401) return { status: 401, retryable: false, message: `the access token was refused (${said}); it expired or was revoked` };
   if (status === 403) return { message: `Reddit refused this (${said}): the subreddit may be private, restricted or have banned the account` };
@@ -41,7 +42,7 @@ export function classifyReddit(status: number, body: string, headers: Headers): 
 }
 
 /** The `[[CODE, message, field]]` list Reddit answers with HTTP 200 (RATELIMIT is a wait, USER_REQUIRED a dead token). */
-export function redditFormError(errors: unknown[][]): PlatformHttpError {
+function redditFormError(errors: unknown[][]): PlatformHttpError {
   const [code, message, field] = (errors[0] ?? []).map((part) => String(part ?? ''));
   const said = `${message || code}${field ? ` (${code}, field ${field})` : ` (${code})`}`;
   const excerpt = JSON.stringify(errors).slice(0, 500);
@@ -69,6 +70,9 @@ const formAnswerSchema = z.looseObject({ json: z.looseObject({ errors: z.array(z
 type RedditContext = Pick<ProviderContext, 'fetch' | 'endpoints' | 'client'> & { auth: Pick<ChannelAuth, 'accessToken' | 'data'> };
 
 type RedditRequest<T> = Omit<PlatformRequest<T>, 'url' | 'classify' | 'schema'> & { path: string; schema: z.ZodType<T> };
+
+/** A Reddit listing: `{data: {children: [{data: item}]}}`. */
+export const listing = <T extends z.ZodType>(item: T) => z.object({ data: z.object({ children: z.array(z.object({ data: item })) }) });
 
 /** A call to oauth.reddit.com with the channel's token and the User-Agent; form answers with `json.errors` are refused. */
 export async function redditCall<T>(context: RedditContext, request: RedditRequest<T>): Promise<T> {
@@ -99,11 +103,10 @@ export async function tokenCall(
   form: Record<string, string>,
   username?: string,
 ): Promise<Pick<ChannelAuth, 'accessToken' | 'refreshToken' | 'expiresAt'>> {
-  const basic = Buffer.from(`${client.clientId}:${client.clientSecret ?? ''}`).toString('base64');
   const { data } = await fetch({
     method: 'POST',
     url: `${endpoints.www}/api/v1/access_token`,
-    headers: { authorization: `Basic ${basic}`, 'user-agent': userAgent(client.clientId, username) },
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret ?? ''), 'user-agent': userAgent(client.clientId, username) },
     form,
     schema: tokenSchema,
     classify: (status, body, headers) => (status === 401 ? { status: 401, message: 'Reddit refused the app\'s client id or secret (HTTP 401): check REDDIT_CLIENT_ID and REDDIT_CLIENT_SECRET' } : classifyReddit(status, body, headers)),

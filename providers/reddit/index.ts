@@ -7,9 +7,9 @@
 // (praw/models/media.py, PostMedia._upload) and Postiz.
 import { z } from 'zod';
 import type { Provider, ValidationItem } from '../types.js';
-import { countMedia, currentMetric, oauth2AuthorizeUrl, textOnlyComments, tool } from '../shared.js';
-import { redditCall, tokenCall } from './api.js';
-import { idsOf, publishComments, publishSubmissions, subredditName, type SubredditEntry } from './submit.js';
+import { countMedia, currentMetric, idsOf, oauth2AuthorizeUrl, textOnlyComments, tool } from '../shared.js';
+import { listing, redditCall, tokenCall } from './api.js';
+import { publishComments, publishSubmissions, subredditName, type SubredditEntry } from './submit.js';
 
 const scopes = ['read', 'identity', 'submit', 'flair', 'history'];
 const MAX_TITLE = 300;
@@ -44,7 +44,6 @@ function entryProblem(entry: SubredditEntry, item: ValidationItem, pictureUsed: 
 }
 
 const meSchema = z.looseObject({ id: z.string(), name: z.string(), icon_img: z.string().nullish(), snoovatar_img: z.string().nullish(), link_karma: z.number().optional(), comment_karma: z.number().optional() });
-const listing = <T extends z.ZodType>(item: T) => z.object({ data: z.object({ children: z.array(z.object({ data: item })) }) });
 const aboutSchema = z.object({ data: z.looseObject({ display_name: z.string(), submission_type: z.string().nullish(), allow_images: z.boolean().nullish() }) });
 
 const reddit: Provider = {

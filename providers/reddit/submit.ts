@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishItem, type PublishedRef } from '../types.js';
-import { redditCall } from './api.js';
+import { listing as listingOf, redditCall } from './api.js';
+import { blobOf, idsOf, othersMeta } from '../shared.js';
 
 export interface SubredditEntry {
   subreddit: string;
@@ -19,7 +20,6 @@ export interface SubredditEntry {
 /** `/r/name`, `r/name` or `name` → `name`. */
 export const subredditName = (value: string) => value.trim().replace(/^\/?r\//i, '').replace(/\/+$/, '');
 
-const listingOf = <T extends z.ZodType>(item: T) => z.object({ data: z.object({ children: z.array(z.object({ data: item })) }) });
 const submissionSchema = z.looseObject({ id: z.string(), title: z.string(), subreddit: z.string(), created_utc: z.number(), permalink: z.string() });
 const commentSchema = z.looseObject({ id: z.string(), parent_id: z.string(), body: z.string(), permalink: z.string().optional() });
 const leaseSchema = z.object({ args: z.object({ action: z.string(), fields: z.array(z.object({ name: z.string(), value: z.string() })) }) });
@@ -39,7 +39,7 @@ async function uploadPicture(context: ProviderContext, file: MediaFile): Promise
   const action = new URL(lease.args.action, 'https://reddit.invalid').toString().replace(/\/+$/, '');
   const form = new FormData();
   for (const field of lease.args.fields) form.append(field.name, field.value);
-  form.append('file', new Blob([new Uint8Array(bytes)], { type: mimeType }), filename);
+  form.append('file', blobOf(bytes, mimeType), filename);
   await context.fetch({
     method: 'POST',
     url: action,
@@ -113,11 +113,8 @@ export async function publishSubmissions(context: ProviderContext, item: Publish
   const sent = [];
   for (const [index, entry] of entries.entries()) sent.push(await submitOne(context, item, entry, index, picture));
   const [first, ...others] = sent;
-  return { id: first.id, url: first.url, ...(others.length > 0 ? { meta: { others: others.map((post) => post.id).join(',') } } : {}) };
+  return { id: first.id, url: first.url, ...othersMeta(others.map((post) => post.id)) };
 }
-
-/** The ids of a published item in every subreddit: the first as its id, the others in `meta.others`. */
-export const idsOf = (ref: PublishedRef) => [ref.id, ...(ref.meta?.others ? ref.meta.others.split(',') : [])];
 
 /** A comment whose answer was lost is found among the user's newest comments: same parent, same text. */
 async function findComment(context: ProviderContext, thingId: string, text: string): Promise<{ id: string; url: string } | undefined> {
@@ -144,5 +141,5 @@ export async function publishComments(context: ProviderContext, item: PublishIte
     );
   }
   const [first, ...others] = made;
-  return { id: first.id, url: first.url || undefined, ...(others.length > 0 ? { meta: { others: others.map((comment) => comment.id).join(',') } } : {}) };
+  return { id: first.id, url: first.url || undefined, ...othersMeta(others.map((comment) => comment.id)) };
 }

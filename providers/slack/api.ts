@@ -25,7 +25,7 @@ const EXPLAIN: Record<string, string> = {
   invalid_refresh_token: 'the refresh token is invalid (invalid_refresh_token): reconnect the channel',
 };
 
-export function slackError(code: string, needed?: string): Partial<PlatformHttpErrorInit> {
+function slackError(code: string, needed?: string): Partial<PlatformHttpErrorInit> {
   if (AUTH_ERRORS.has(code)) return { status: 401, retryable: false, message: `Slack refused the token (${code})` };
   if (TRANSIENT_ERRORS.has(code)) return { retryable: true, message: code === 'ratelimited' ? "Slack's rate limit was reached (ratelimited)" : `Slack had a temporary problem (${code})` };
   if (code === 'missing_scope') return { retryable: false, message: `the Slack app lacks the ${needed ?? 'needed'} scope (missing_scope): add it in the app's settings, then reconnect the channel` };

@@ -1,7 +1,9 @@
 // A post as Slack Block Kit: mrkdwn section blocks of at most 3000 characters each (https://docs.slack.dev/reference/block-kit/blocks/section-block),
 // at most 50 blocks a message (https://docs.slack.dev/reference/block-kit/blocks). Long text is split between paragraphs, then
 // lines, then words, never cut; only the whitespace where it splits is dropped, the sections themselves being separate blocks.
-export const SECTION_LIMIT = 3000;
+import { escapeHtmlText } from '../../src/lib/content.js';
+
+const SECTION_LIMIT = 3000;
 export const BLOCK_LIMIT = 50;
 
 /** Slack's control sequences the author typed (<@U123>, <#C123>, <!here>, <!subteam^S1>) are kept; every other &, < and > is escaped. */
@@ -11,13 +13,11 @@ export function escapeMrkdwn(text: string): string {
   let out = '';
   let last = 0;
   for (const match of text.matchAll(CONTROL)) {
-    out += escapePlain(text.slice(last, match.index)) + match[0];
+    out += escapeHtmlText(text.slice(last, match.index)) + match[0];
     last = match.index + match[0].length;
   }
-  return out + escapePlain(text.slice(last));
+  return out + escapeHtmlText(text.slice(last));
 }
-
-const escapePlain = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 const measure = (text: string) => escapeMrkdwn(text).length;
 

@@ -7,7 +7,7 @@
 // .../methods/conversations.history and .../methods/conversations.replies (include_all_metadata).
 import { z } from 'zod';
 import type { Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { authorizationUrl, firstProblem, mediaFilename, pickedId, storedTokens } from '../shared.js';
+import { authorizationUrl, basicAuth, blobOf, firstProblem, mediaFilename, pickedId, storedTokens } from '../shared.js';
 import { slack, slackCode, type SlackContext } from './api.js';
 import { BLOCK_LIMIT, escapeMrkdwn, sectionBlocks, splitText } from './blocks.js';
 
@@ -34,7 +34,7 @@ const channelsSchema = z.object({
 });
 const uploadSchema = z.object({ upload_url: z.string(), file_id: z.string() });
 
-const basic = (clientId: string, clientSecret = '') => ({ authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}` });
+const basic = (clientId: string, clientSecret = '') => ({ authorization: basicAuth(clientId, clientSecret) });
 
 /** Posts the message; a channel the bot is not in yet is joined (public channels) and the post made once more. */
 async function postMessage(context: ProviderContext, channel: string, item: PublishItem, threadTs?: string): Promise<string> {
@@ -74,7 +74,7 @@ async function shareFiles(context: ProviderContext, channel: string, item: Publi
       const filename = mediaFilename(file, mimeType, index);
       const target = await slack(context, 'files.getUploadURLExternal', uploadSchema, { form: { filename, length: String(bytes.length), alt_txt: file.alt?.slice(0, 1000) } });
       const form = new FormData();
-      form.append('filename', new Blob([new Uint8Array(bytes)], { type: mimeType }), filename);
+      form.append('filename', blobOf(bytes, mimeType), filename);
       await context.fetch({ method: 'POST', url: target.upload_url, multipart: form, timeoutMs: 120_000 });
       return { id: target.file_id, title: filename };
     });

@@ -3,7 +3,7 @@
 // error_user_msg}}` becomes what the core acts on: code 190 refreshes/reconnects, throttling and transient errors retry,
 // everything else is refused with Meta's own words and what to do about it.
 import { z } from 'zod';
-import type { PlatformFetch, PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
+import { parsedBody, type PlatformFetch, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 
 const metaErrorSchema = z.object({
   error: z.looseObject({
@@ -21,12 +21,7 @@ const metaErrorSchema = z.object({
 const THROTTLED = new Set([4, 17, 32, 613]);
 
 export function classifyThreads(status: number, body: string): Partial<PlatformHttpErrorInit> {
-  let error: z.infer<typeof metaErrorSchema>['error'] | undefined;
-  try {
-    error = metaErrorSchema.safeParse(JSON.parse(body)).data?.error;
-  } catch {
-    error = undefined;
-  }
+  const error = parsedBody(metaErrorSchema, body)?.error;
   if (!error) return { message: `${body.slice(0, 200) || 'no answer body'} (HTTP ${status})` };
   const said = error.error_user_msg ?? error.message ?? 'no message';
   const code = `code ${error.code ?? '?'}${error.error_subcode ? `/${error.error_subcode}` : ''}`;

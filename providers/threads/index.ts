@@ -43,7 +43,7 @@ const LABELS: Record<string, string> = { views: 'Views', likes: 'Likes', replies
 /** Meta answers a time series (`values` with end_time) for some metrics and a period total (`total_value`) for others. */
 function metricOf(insight: z.infer<typeof insightSchema>, today: string): AnalyticsMetric | undefined {
   const label = LABELS[insight.name] ?? insight.name;
-  if (insight.total_value) return { label, data: [{ total: String(insight.total_value.value), date: today }], percentageChange: 0 };
+  if (insight.total_value) return currentMetric(label, insight.total_value.value);
   if (!insight.values?.length) return undefined;
   return { label, data: insight.values.map((point) => ({ total: String(point.value), date: (point.end_time ?? today).slice(0, 10) })), percentageChange: 0 };
 }

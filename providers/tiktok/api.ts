@@ -40,8 +40,6 @@ export function classify(status: number, body: string): Partial<PlatformHttpErro
 }
 
 /** A definite refusal of ours (a setting the account does not allow): permanent, with the reason. */
-export const refuse = (message: string) => new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message });
-
 export const url = (context: Pick<ProviderContext, 'endpoints'>, path: string) => `${context.endpoints.api}/${context.endpoints.apiVersion}/${path}`;
 
 /** Calls TikTok with the channel's token; an answer whose `error.code` is not `ok` is an error even with HTTP 200. */

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, ValidationItem } from '../types.js';
-import { authorizationUrl, currentMetric, firstProblem, pkce } from '../shared.js';
+import { authorizationUrl, currentMetric, firstProblem, permanent, pkce } from '../shared.js';
 import { call, classify, creatorInfo, url } from './api.js';
 import { publish } from './post.js';
 
@@ -148,7 +148,7 @@ const tiktok: Provider = {
     const granted = new Set((data.scope ?? '').split(','));
     const missing = required.filter((scope) => !granted.has(scope));
     if (data.scope !== undefined && missing.length > 0) {
-      throw new PlatformHttpError({ status: 403, retryable: false, bodyExcerpt: '', message: `the account did not grant ${missing.join(', ')}: connect again and allow every permission` });
+      throw permanent(`the account did not grant ${missing.join(', ')}: connect again and allow every permission`, 403);
     }
     const { data: profile } = await call({ ...context, auth: { accessToken: data.access_token } }, 'user/info/', userSchema, {
       query: { fields: 'open_id,union_id,avatar_url,display_name,username' },

@@ -2,10 +2,11 @@
 // ...-photo-post, ...-get-video-status, and the media transfer guide): a video by chunked FILE_UPLOAD, photos by PULL_FROM_URL
 // (re-encoded as JPEG first when they are not JPEG or WebP), then the publish status, checked by re-scheduled runs.
 // Each platform call that creates something is a recorded step: `init` (the publish id and upload URL), `chunk:N`, `photo:N`.
-import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
 import { z } from 'zod';
 import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishedRef, type PublishItem } from '../types.js';
-import { call, creatorInfo, refuse, type CreatorInfo } from './api.js';
+import { call, creatorInfo, type CreatorInfo } from './api.js';
+import { permanent } from '../shared.js';
+import { movieOf } from '../../src/lib/media-probe.js';
 
 export interface TikTokSettings {
   privacy_level: string;
@@ -30,20 +31,13 @@ export function chunkPlan(size: number, chunkBytes = tiktokUpload.chunkBytes): {
   if (chunkBytes < CHUNK_LIMITS.min || chunkBytes > CHUNK_LIMITS.max) throw new Error(`TikTok chunks are 5 to 64 MB, not ${chunkBytes} bytes.`);
   if (size <= CHUNK_LIMITS.whole) return { chunkSize: size, count: 1 };
   const count = Math.floor(size / chunkBytes);
-  if (count > CHUNK_LIMITS.count) throw refuse(`the video is too large for TikTok's 1000 chunks of ${chunkBytes} bytes`);
+  if (count > CHUNK_LIMITS.count) throw permanent(`the video is too large for TikTok's 1000 chunks of ${chunkBytes} bytes`);
   return { chunkSize: chunkBytes, count };
 }
 
-Log.setLogLevel(Log.error);
-
 /** The duration of an MP4 in seconds, from its movie header (undefined when it cannot be read). */
 function videoSeconds(bytes: Buffer): number | undefined {
-  const parser = createFile();
-  let movie: Movie | undefined;
-  parser.onReady = (info) => (movie = info);
-  parser.onError = () => undefined;
-  parser.appendBuffer(MP4BoxBuffer.fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length), 0), true);
-  parser.flush();
+  const movie = movieOf(bytes);
   return movie && movie.timescale > 0 ? movie.duration / movie.timescale : undefined;
 }
 
@@ -53,16 +47,16 @@ const privacyOf = (context: ProviderContext, options: TikTokSettings) => (contex
 /** Refuses what the creator's account does not allow, naming the fix (TikTok would refuse it, or its UX rules forbid it). */
 function checkCreator(creator: CreatorInfo, options: TikTokSettings, privacy: string, video: { seconds?: number } | undefined): void {
   if (!creator.privacy_level_options.includes(privacy)) {
-    throw refuse(`this TikTok account allows the privacy levels ${creator.privacy_level_options.join(', ')}; ${privacy} is not one of them: change privacy_level`);
+    throw permanent(`this TikTok account allows the privacy levels ${creator.privacy_level_options.join(', ')}; ${privacy} is not one of them: change privacy_level`);
   }
-  if (options.brand_content_toggle && privacy === 'SELF_ONLY') throw refuse('branded content (brand_content_toggle) cannot be private (SELF_ONLY) on TikTok: turn it off or choose another privacy level');
-  if (options.comment && creator.comment_disabled) throw refuse('comments are turned off in this TikTok account\'s settings: set comment to false');
+  if (options.brand_content_toggle && privacy === 'SELF_ONLY') throw permanent('branded content (brand_content_toggle) cannot be private (SELF_ONLY) on TikTok: turn it off or choose another privacy level');
+  if (options.comment && creator.comment_disabled) throw permanent('comments are turned off in this TikTok account\'s settings: set comment to false');
   if (!video) return;
-  if (options.duet && creator.duet_disabled) throw refuse('duets are turned off in this TikTok account\'s settings: set duet to false');
-  if (options.stitch && creator.stitch_disabled) throw refuse('stitches are turned off in this TikTok account\'s settings: set stitch to false');
+  if (options.duet && creator.duet_disabled) throw permanent('duets are turned off in this TikTok account\'s settings: set duet to false');
+  if (options.stitch && creator.stitch_disabled) throw permanent('stitches are turned off in this TikTok account\'s settings: set stitch to false');
   const max = creator.max_video_post_duration_sec;
   if (max !== undefined && video.seconds !== undefined && video.seconds > max) {
-    throw refuse(`the video lasts ${Math.round(video.seconds)} s; this TikTok account takes videos of at most ${max} s: shorten it`);
+    throw permanent(`the video lasts ${Math.round(video.seconds)} s; this TikTok account takes videos of at most ${max} s: shorten it`);
   }
 }
 
@@ -93,7 +87,7 @@ async function startVideo(context: ProviderContext, item: PublishItem, load: () 
       }
     : { source_info };
   const { data } = await call(context, direct ? 'post/publish/video/init/' : 'post/publish/inbox/video/init/', initSchema, { json });
-  if (!data.upload_url) throw refuse('TikTok gave no upload URL for the video');
+  if (!data.upload_url) throw permanent('TikTok gave no upload URL for the video');
   return { publishId: data.publish_id, uploadUrl: data.upload_url, size: bytes.length, chunkSize, count };
 }
 
@@ -194,7 +188,7 @@ async function outcome(context: ProviderContext, publishId: string): Promise<Pub
     case 'SEND_TO_USER_INBOX':
       return { id: 'missing', url: profile };
     case 'FAILED':
-      throw refuse(FAIL_REASONS[data.fail_reason ?? ''] ?? `TikTok could not publish the post (${data.fail_reason ?? 'no reason given'})`);
+      throw permanent(FAIL_REASONS[data.fail_reason ?? ''] ?? `TikTok could not publish the post (${data.fail_reason ?? 'no reason given'})`);
     default:
       throw new CheckAgainLater(10, 'TikTok is still processing the post', 3 * 3600);
   }

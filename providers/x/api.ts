@@ -2,8 +2,9 @@
 // (problem+json `{title, detail, type, status}`, `{errors: [...]}`, OAuth `{error, error_description}`) turned into what the
 // core acts on: 429 waits for `x-rate-limit-reset`, 401 refreshes, a duplicate is refused for good with a sentence to act on.
 import { z } from 'zod';
-import type { PlatformFetch, PlatformHttpErrorInit, PlatformRequest } from '../../src/lib/platform-http.js';
+import { parsedBody, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../../src/lib/platform-http.js';
 import type { ChannelAuth, ProviderContext } from '../types.js';
+import { basicAuth, secondsUntilReset, storedTokens } from '../shared.js';
 
 const problemSchema = z.looseObject({
   title: z.string().optional(),
@@ -15,27 +16,15 @@ const problemSchema = z.looseObject({
 
 /** What X says went wrong, in its own words (the most specific field it filled). */
 function problemText(body: string): string {
-  let parsed: z.infer<typeof problemSchema> | undefined;
-  try {
-    parsed = problemSchema.safeParse(JSON.parse(body)).data;
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parsedBody(problemSchema, body);
   const listed = parsed?.errors?.map((error) => error.message ?? error.detail).filter(Boolean).join('; ');
   return parsed?.detail ?? (listed || undefined) ?? parsed?.error_description ?? parsed?.error ?? parsed?.title ?? body.slice(0, 200);
-}
-
-/** Seconds until X's rate-limit window resets (`x-rate-limit-reset` is an epoch second), at least one. */
-function secondsUntilReset(headers: Headers): number | undefined {
-  const reset = Number(headers.get('x-rate-limit-reset'));
-  if (!Number.isFinite(reset) || reset <= 0) return undefined;
-  return Math.max(1, Math.ceil(reset - Date.now() / 1000));
 }
 
 export function classifyX(status: number, body: string, headers: Headers): Partial<PlatformHttpErrorInit> {
   const text = problemText(body);
   if (status === 429) {
-    const wait = secondsUntilReset(headers);
+    const wait = secondsUntilReset(headers, 'x-rate-limit-reset');
     return { retryable: true, retryAfterSeconds: wait, message: `rate limit reached (${text})${wait ? `; X opens the next window in ${wait} s` : ''}` };
   }
   if (status === 401) return { status: 401, retryable: false, message: `the access token was refused (${text}); it expired or was revoked` };
@@ -77,20 +66,15 @@ export async function tokenRequest(
   client: { clientId: string; clientSecret?: string },
   form: Record<string, string>,
 ): Promise<Pick<ChannelAuth, 'accessToken' | 'refreshToken' | 'expiresAt'>> {
-  const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret ?? '')}`).toString('base64');
   const { data } = await fetch({
     method: 'POST',
     url: `${endpoints.api}/2/oauth2/token`,
-    headers: { authorization: `Basic ${basic}` },
+    headers: { authorization: basicAuth(encodeURIComponent(client.clientId), encodeURIComponent(client.clientSecret ?? '')) },
     form,
     schema: tokenSchema,
     classify: classifyX,
   });
-  return {
-    accessToken: data.access_token,
-    refreshToken: data.refresh_token,
-    expiresAt: data.expires_in ? new Date(Date.now() + data.expires_in * 1000) : undefined,
-  };
+  return storedTokens(data);
 }
 
 const metricsSchema = z.looseObject({

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { currentMetric, oauth2AuthorizeUrl, picturesOrOneVideo } from '../shared.js';
+import { currentMetric, firstProblem, oauth2AuthorizeUrl, picturesOrOneVideo } from '../shared.js';
 import { largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
 import { uploadMedia } from './media.js';
 
@@ -147,8 +147,10 @@ const x: Provider = {
     if (typeof chosen.community === 'string' && chosen.community.trim() !== '' && !communityId(chosen.community)) {
       return 'settings.community must be the URL of an X community, e.g. https://x.com/i/communities/1493446837214187523; leave it empty to post on the timeline.';
     }
-    const gif = items.findIndex((item) => item.media.length > 1 && item.media.some((media) => /\.gif(?:[?#]|$)/i.test(media.url)));
-    if (gif >= 0) return `${gif === 0 ? 'The post' : `Item ${gif + 1}`} has a GIF with other media: X takes a GIF alone.`;
+    const gif = firstProblem(items, (_count, item) =>
+      item.media.length > 1 && item.media.some((media) => /\.gif(?:[?#]|$)/i.test(media.url)) ? 'has a GIF with other media: X takes a GIF alone.' : undefined,
+    );
+    if (gif) return gif;
     return picturesOrOneVideo(items, 'X', { maxImages: 4 });
   },
 

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext } from '../types.js';
 import { xCall } from './api.js';
+import { blobOf } from '../shared.js';
 
 /** Bytes per APPEND segment: X takes up to 5 MB a segment. Mutable so tests can force several segments. */
 export const xUpload = { segmentBytes: 4 * 1024 * 1024 };
@@ -22,8 +23,6 @@ const processingSchema = z.looseObject({
 const mediaSchema = z.object({ data: z.looseObject({ id: z.string(), processing_info: processingSchema.optional() }) });
 type Processing = z.infer<typeof processingSchema>;
 
-const bytesOf = (bytes: Buffer, mimeType: string) => new Blob([new Uint8Array(bytes)], { type: mimeType });
-
 /** A picture X's one-shot upload accepts: AVIF and pictures over 5 MB become a JPEG no larger than 4096 px. */
 async function uploadablePicture(bytes: Buffer, mimeType: string): Promise<{ bytes: Buffer; mimeType: string }> {
   if (ONE_SHOT_TYPES.has(mimeType) && bytes.length <= ONE_SHOT_LIMIT) return { bytes, mimeType };
@@ -35,7 +34,7 @@ async function uploadablePicture(bytes: Buffer, mimeType: string): Promise<{ byt
 async function uploadPicture(context: ProviderContext, bytes: Buffer, mimeType: string): Promise<string> {
   const picture = await uploadablePicture(bytes, mimeType);
   const form = new FormData();
-  form.append('media', bytesOf(picture.bytes, picture.mimeType), 'media');
+  form.append('media', blobOf(picture.bytes, picture.mimeType), 'media');
   form.append('media_category', 'tweet_image');
   const { data } = await xCall(context, { method: 'POST', path: '2/media/upload', multipart: form, schema: mediaSchema, timeoutMs: 120_000 });
   return data.id;
@@ -59,7 +58,7 @@ async function uploadChunked(context: ProviderContext, index: number, bytes: Buf
       `media:${index}:append:${segment}`,
       async () => {
         const form = new FormData();
-        form.append('media', bytesOf(bytes.subarray(segment * xUpload.segmentBytes, (segment + 1) * xUpload.segmentBytes), 'application/octet-stream'), 'media');
+        form.append('media', blobOf(bytes.subarray(segment * xUpload.segmentBytes, (segment + 1) * xUpload.segmentBytes), 'application/octet-stream'), 'media');
         form.append('segment_index', String(segment));
         await xCall(context, { method: 'POST', path: `2/media/upload/${id}/append`, multipart: form, timeoutMs: 120_000 });
         return true;

@@ -4,10 +4,9 @@
 // https://developers.google.com/youtube/analytics/reference/reports/query and .../analytics/metrics (YouTube Analytics API v2).
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { AnalyticsMetric, ConnectedAccount, Provider, ProviderContext, PublishItem, ValidationItem } from '../types.js';
-import { firstProblem, googleEndpoints, googleScope, tagsSchema } from '../shared.js';
-import { exchangeGoogleCode, googleAuthorizeUrlWithPkce, googleUserInfo, refreshGoogleToken } from '../google.js';
+import { bearerFetch, dailyMetric, firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, permanent, tagsSchema } from '../shared.js';
+import { exchangeGoogleCode, googleUserInfo, refreshGoogleToken } from '../google.js';
 import { classify, probe, startSession, uploadRest, type UploadSession } from './upload.js';
 
 const scopes = ['userinfo.profile', 'youtube.upload', 'youtube.force-ssl', 'yt-analytics.readonly'].map(googleScope);
@@ -39,16 +38,13 @@ const reportSchema = z.object({
 });
 
 const data = (context: { endpoints: Record<string, string> }, resource: string) => `${context.endpoints.api}/youtube/${context.endpoints.dataVersion}/${resource}`;
-const bearer = (accessToken: string) => ({ authorization: `Bearer ${accessToken}` });
 const watchUrl = (context: ProviderContext, id: string) => `${context.endpoints.web}/watch?v=${encodeURIComponent(id)}`;
 
 async function channels(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, accessToken: string) {
-  const { data: list } = await context.fetch({
+  const { data: list } = await bearerFetch(context, accessToken, classify, {
     url: data(context, 'channels'),
     query: { part: 'snippet', mine: true, maxResults: 50 },
-    headers: bearer(accessToken),
     schema: listSchema(channelSchema),
-    classify,
   });
   return list.items;
 }
@@ -83,7 +79,7 @@ function validate(items: ValidationItem[], raw: Record<string, unknown>): string
 async function publish(context: ProviderContext, item: PublishItem) {
   const options = context.settings as Settings;
   const file = item.media.find((media) => media.kind === 'video');
-  if (!file) throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: '', message: 'the post has no video' });
+  if (!file) throw permanent('the post has no video');
   const { bytes, mimeType } = await file.load();
   const metadata = {
     snippet: { title: options.title, description: item.text, ...(options.tags?.length ? { tags: options.tags.map((tag) => tag.value) } : {}) },
@@ -115,28 +111,23 @@ async function publish(context: ProviderContext, item: PublishItem) {
 }
 
 async function addToPlaylist(context: ProviderContext, playlistId: string, videoId: string) {
-  const headers = bearer(context.auth.accessToken);
   await context.step(
     'playlist',
     async () => {
-      const { data: added } = await context.fetch({
+      const { data: added } = await bearerFetch(context, context.auth.accessToken, classify, {
         method: 'POST',
         url: data(context, 'playlistItems'),
         query: { part: 'snippet' },
-        headers,
         json: { snippet: { playlistId, resourceId: { kind: 'youtube#video', videoId } } },
         schema: z.object({ id: z.string() }),
-        classify,
       });
       return added.id;
     },
     async () => {
-      const { data: found } = await context.fetch({
+      const { data: found } = await bearerFetch(context, context.auth.accessToken, classify, {
         url: data(context, 'playlistItems'),
         query: { part: 'id', playlistId, videoId },
-        headers,
         schema: listSchema(z.object({ id: z.string() })),
-        classify,
       });
       return found.items[0]?.id;
     },
@@ -144,30 +135,25 @@ async function addToPlaylist(context: ProviderContext, playlistId: string, video
 }
 
 async function comment(context: ProviderContext, item: PublishItem, videoId: string) {
-  const headers = bearer(context.auth.accessToken);
   const refOf = (thread: z.infer<typeof threadSchema>) => ({ id: thread.id, url: `${watchUrl(context, videoId)}&lc=${thread.snippet.topLevelComment.id}` });
   return context.step(
     'comment',
     async () => {
-      const { data: thread } = await context.fetch({
+      const { data: thread } = await bearerFetch(context, context.auth.accessToken, classify, {
         method: 'POST',
         url: data(context, 'commentThreads'),
         query: { part: 'snippet' },
-        headers,
         json: { snippet: { videoId, topLevelComment: { snippet: { textOriginal: item.text } } } },
         schema: threadSchema,
-        classify,
       });
       return refOf(thread);
     },
     // An interrupted insert is looked up among the video's newest comments by this channel with the same text.
     async () => {
-      const { data: list } = await context.fetch({
+      const { data: list } = await bearerFetch(context, context.auth.accessToken, classify, {
         url: data(context, 'commentThreads'),
         query: { part: 'snippet', videoId, order: 'time', maxResults: 50, textFormat: 'plainText' },
-        headers,
         schema: listSchema(threadSchema),
-        classify,
       });
       const found = list.items.find(({ snippet: { topLevelComment: top } }) => top.snippet.textOriginal === item.text && top.snippet.authorChannelId?.value === context.auth.internalId);
       return found ? refOf(found) : undefined;
@@ -186,30 +172,19 @@ const LABELS: Record<string, string> = {
   subscribersLost: 'Subscribers lost',
 };
 
-/** Change of the second half of the period over the first half, in percent (0 when the first half is empty). */
-function change(values: number[]): number {
-  const half = Math.floor(values.length / 2);
-  const sum = (part: number[]) => part.reduce((total, value) => total + value, 0);
-  const before = sum(values.slice(0, half));
-  return before === 0 ? 0 : Math.round(((sum(values.slice(values.length - half)) - before) / before) * 10000) / 100;
-}
-
 /** A daily report of the YouTube Analytics API, one metric per label. */
 async function report(context: ProviderContext, days: number, metrics: string[], filters?: string): Promise<AnalyticsMetric[]> {
   const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
-  const { data: table } = await context.fetch({
+  const { data: table } = await bearerFetch(context, context.auth.accessToken, classify, {
     url: `${context.endpoints.analytics}/${context.endpoints.analyticsVersion}/reports`,
     query: { ids: 'channel==MINE', startDate: day(days), endDate: day(0), metrics: metrics.join(','), dimensions: 'day', sort: 'day', filters },
-    headers: bearer(context.auth.accessToken),
     schema: reportSchema,
-    classify,
   });
   const rows = table.rows ?? [];
   const dayColumn = table.columnHeaders.findIndex((header) => header.name === 'day');
   return table.columnHeaders.flatMap((header, column) => {
     if (header.columnType !== 'METRIC') return [];
-    const values = rows.map((row) => Number(row[column]) || 0);
-    return [{ label: LABELS[header.name] ?? header.name, data: rows.map((row, index) => ({ total: String(values[index]), date: String(row[dayColumn]) })), percentageChange: change(values) }];
+    return [dailyMetric(LABELS[header.name] ?? header.name, rows.map((row) => ({ date: String(row[dayColumn]), value: Number(row[column]) || 0 })))];
   });
 }
 
@@ -238,12 +213,10 @@ const youtube: Provider = {
         const found: { id: string; name: string }[] = [];
         let pageToken: string | undefined;
         do {
-          const { data: page } = await context.fetch({
+          const { data: page } = await bearerFetch(context, context.auth.accessToken, classify, {
             url: data(context, 'playlists'),
             query: { part: 'snippet', mine: true, maxResults: 50, pageToken },
-            headers: bearer(context.auth.accessToken),
             schema: listSchema(playlistSchema),
-            classify,
           });
           found.push(...page.items.map((playlist) => ({ id: playlist.id, name: playlist.snippet.title })));
           pageToken = page.nextPageToken;
@@ -252,13 +225,13 @@ const youtube: Provider = {
       },
     },
   ],
-  authorizeUrl: (options) => googleAuthorizeUrlWithPkce(options, scopes),
+  authorizeUrl: (options) => googleAuthorizeUrl(options, scopes),
 
   async exchangeCode(context, options) {
     const tokens = await exchangeGoogleCode(context, options, scopes.filter((scope) => !scope.endsWith('userinfo.profile')));
     const found = await channels(context, tokens.accessToken);
     if (found.length === 0) {
-      throw new PlatformHttpError({ status: 403, retryable: false, bodyExcerpt: '', message: 'this Google account has no YouTube channel: create one on YouTube, then connect again' });
+      throw permanent('this Google account has no YouTube channel: create one on YouTube, then connect again', 403);
     }
     if (found.length === 1) return channelAccount(found[0], tokens);
     // Several channels: the Google account waits as the channel until one is chosen (GET/POST /integrations/{id}/accounts).
@@ -275,7 +248,7 @@ const youtube: Provider = {
 
   async selectAccount(context, id) {
     const channel = (await channels(context, context.auth.accessToken)).find((candidate) => candidate.id === id);
-    if (!channel) throw new PlatformHttpError({ status: 404, retryable: false, bodyExcerpt: '', message: `channel ${id} is not one of this Google account's YouTube channels` });
+    if (!channel) throw permanent(`channel ${id} is not one of this Google account's YouTube channels`, 404);
     return channelAccount(channel, { accessToken: context.auth.accessToken, refreshToken: context.auth.refreshToken, expiresAt: context.auth.expiresAt });
   },
 

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { PlatformHttpError, type PlatformResponse } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type ProviderContext } from '../types.js';
 import { classifyGoogle } from '../google.js';
+import { bearerFetch } from '../shared.js';
 
 /** Google's chunk quantum: every chunk but the last is a multiple of it. */
 export const UPLOAD_QUANTUM = 256 * 1024;
@@ -34,18 +35,16 @@ export type Video = z.infer<typeof videoSchema>;
 /** Recorded as a step, so a type (JSON), not an interface. */
 export type UploadSession = { uri: string; size: number };
 
-const bearer = (context: ProviderContext) => ({ authorization: `Bearer ${context.auth.accessToken}` });
 const api = (context: ProviderContext) => `${context.endpoints.api}/upload/youtube/${context.endpoints.dataVersion}`;
 
 /** Opens the session with the video's metadata; the session URI comes back in `Location`. */
 export async function startSession(context: ProviderContext, metadata: object, size: number, mimeType: string): Promise<UploadSession> {
-  const response = await context.fetch({
+  const response = await bearerFetch(context, context.auth.accessToken, classify, {
     method: 'POST',
     url: `${api(context)}/videos`,
     query: { uploadType: 'resumable', part: 'snippet,status' },
-    headers: { ...bearer(context), 'x-upload-content-length': String(size), 'x-upload-content-type': mimeType },
+    headers: { 'x-upload-content-length': String(size), 'x-upload-content-type': mimeType },
     json: metadata,
-    classify,
   });
   const uri = response.headers.get('location');
   if (!uri) throw new PlatformHttpError({ status: response.status, retryable: true, bodyExcerpt: '', message: 'YouTube opened no upload session (no Location header)' });
@@ -60,15 +59,19 @@ function progressOf(response: PlatformResponse<unknown>): { video: Video } | { h
 }
 
 const put = (context: ProviderContext, session: UploadSession, contentRange: string, body: Buffer | string, mimeType: string) =>
-  context.fetch({
-    method: 'PUT',
-    url: session.uri,
-    headers: { ...bearer(context), 'content-type': mimeType, 'content-range': contentRange },
-    body,
-    okStatuses: [308],
-    timeoutMs: 300_000,
-    classify: (status, text) => (status === 404 || status === 410 ? { retryable: false, message: 'the YouTube upload session expired before the video was complete; nothing was published' } : classify(status, text)),
-  });
+  bearerFetch(
+    context,
+    context.auth.accessToken,
+    (status, text) => (status === 404 || status === 410 ? { retryable: false, message: 'the YouTube upload session expired before the video was complete; nothing was published' } : classify(status, text)),
+    {
+      method: 'PUT',
+      url: session.uri,
+      headers: { 'content-type': mimeType, 'content-range': contentRange },
+      body,
+      okStatuses: [308],
+      timeoutMs: 300_000,
+    },
+  );
 
 /** Asks the session what it holds (an empty PUT with `Content-Range: bytes *\/size`). */
 export async function probe(context: ProviderContext, session: UploadSession, mimeType: string) {

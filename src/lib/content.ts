@@ -344,7 +344,7 @@ const MARKDOWN: Renderer = {
   paragraph: escapeMarkdownBlock,
 };
 
-function escapeHtmlText(text: string): string {
+export function escapeHtmlText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -370,7 +370,7 @@ const TELEGRAM: Renderer = {
   text: (text) => escapeHtmlText(text),
   inline(el, inner, style) {
     if (['strong', 'b', 'u', 'i'].includes(el.tag)) return `<${el.tag}>${inner(style)}</${el.tag}>`;
-    if (el.tag === 'a' && el.href) return `<a href="${escapeHtmlText(el.href).replace(/"/g, '&quot;')}">${inner(style)}</a>`;
+    if (el.tag === 'a' && el.href) return `<a href="${escapeHtml(el.href)}">${inner(style)}</a>`;
     return inner(style);
   },
   heading: (_level, content) => content,

@@ -46,22 +46,35 @@ Log.setLogLevel(Log.error);
 
 const CHUNK = 1024 * 1024;
 
+/** An mp4box parser that keeps the movie header once it is read, or the reason it could not be read. */
+function movieParser() {
+  const parser = createFile();
+  const state: { movie?: Movie; failure?: string } = {};
+  parser.onReady = (info) => {
+    state.movie = info;
+  };
+  parser.onError = (_module, message) => {
+    state.failure = message;
+  };
+  return { parser, state };
+}
+
+/** The movie header of an MP4 held in memory (undefined when it cannot be read). */
+export function movieOf(bytes: Buffer): Movie | undefined {
+  const { parser, state } = movieParser();
+  parser.appendBuffer(MP4BoxBuffer.fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length), 0), true);
+  parser.flush();
+  return state.movie;
+}
+
 /** Reads an MP4 file's metadata; only the boxes mp4box asks for are read (it skips `mdat`). */
 export async function probeMp4(file: string): Promise<VideoInfo> {
   const handle = await fs.promises.open(file, 'r');
   try {
     const { size } = await handle.stat();
-    const parser = createFile();
-    let movie: Movie | undefined;
-    let failure: string | undefined;
-    parser.onReady = (info) => {
-      movie = info;
-    };
-    parser.onError = (_module, message) => {
-      failure = message;
-    };
+    const { parser, state } = movieParser();
     let position = 0;
-    while (!movie && !failure && position < size) {
+    while (!state.movie && !state.failure && position < size) {
       const buffer = Buffer.alloc(Math.min(CHUNK, size - position));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) break;
@@ -70,6 +83,7 @@ export async function probeMp4(file: string): Promise<VideoInfo> {
       position = typeof next === 'number' && next > position ? next : position + bytesRead;
     }
     parser.flush();
+    const { movie, failure } = state;
     if (failure) throw new VideoMetadataError(failure);
     if (!movie) throw new VideoMetadataError('no movie header (moov) found');
     return videoInfo(movie);

@@ -71,6 +71,15 @@ export interface PlatformResponse<T> {
 
 export type PlatformFetch = <T = unknown>(request: PlatformRequest<T>) => Promise<PlatformResponse<T>>;
 
+/** An error body parsed as JSON and by `schema`; undefined when it is not JSON or not of that shape. */
+export function parsedBody<T>(schema: z.ZodType<T>, body: string): T | undefined {
+  try {
+    return schema.safeParse(JSON.parse(body)).data;
+  } catch {
+    return undefined;
+  }
+}
+
 const excerpt = (text: string) => (text.length > 500 ? `${text.slice(0, 500)}…` : text);
 
 const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET_BEFORE_SEND', 'EHOSTUNREACH', 'ENETUNREACH']);
