@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { newTestDatabase } from './helpers/harness.js';
+import { newTestDatabase, restCall } from './helpers/harness.js';
 import { openDatabase } from '../src/db/orm.js';
 import { firstOrganization } from '../tools/internal/credentials.js';
 import { freePort, repositoryRoot, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
@@ -89,15 +89,7 @@ afterAll(async () => {
   await telegram?.close();
 });
 
-async function rest(method: string, route: string, body?: unknown, key = apiKey): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${proxy.url}/api/public/v1${route}`, {
-    method,
-    headers: { authorization: key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const rest = (method: string, route: string, body?: unknown, key = apiKey) => restCall(`${proxy.url}/api/public/v1`, key, method, route, body);
 
 const mcpHeaders = (sessionId?: string) => ({
   authorization: `Bearer ${apiKey}`,

@@ -6,8 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTestDatabase } from './helpers/harness.js';
+import { newTestDatabase, restCall } from './helpers/harness.js';
 import { freePort, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
+import { waitFor } from './helpers/posts.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 
 let telegram: TelegramFake;
@@ -22,24 +23,7 @@ afterAll(async () => {
   await telegram?.close();
 });
 
-async function rest(herald: HeraldProcess, apiKey: string, method: string, route: string, body?: unknown) {
-  const response = await fetch(`${herald.url}/api/public/v1${route}`, {
-    method,
-    headers: { authorization: apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
-
-async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const rest = (herald: HeraldProcess, apiKey: string, method: string, route: string, body?: unknown) => restCall(`${herald.url}/api/public/v1`, apiKey, method, route, body);
 
 describe('kill -9 of the whole process group while posts are due', () => {
   it('publishes nothing twice after the restart, and every item not sent says why', async () => {
@@ -61,7 +45,7 @@ describe('kill -9 of the whole process group while posts are due', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     // A slow platform: the kill lands while messages are in flight.
     telegram.server.setDelay(150);
-    await until(async () => (telegram.messages.length >= 8 ? true : undefined), 30_000);
+    await waitFor(async () => (telegram.messages.length >= 8 ? true : undefined), 30_000);
     first.kill('group');
     await first.exited;
     telegram.server.setDelay(0);
@@ -72,7 +56,7 @@ describe('kill -9 of the whole process group while posts are due', () => {
     await client.connect();
     try {
       // Everything settles: no item stays QUEUE.
-      const rows = await until(async () => {
+      const rows = await waitFor(async () => {
         const result = await client.query<{ content: string; state: string; error: string | null; position: number }>(
           `select content, state, error, position from post where deleted_at is null order by root_post_id, position`,
         );
@@ -113,7 +97,7 @@ describe('kill -9 of the node process alone, on the embedded Postgres', () => {
       first.kill('process');
       await first.exited;
       // The watchdog stops Postgres once its Herald is gone.
-      await until(async () => {
+      await waitFor(async () => {
         try {
           process.kill(postmasterPid, 0);
           return undefined;

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
 import { createLogger } from '../src/lib/logger.js';
 import { freePort, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
+import { restCall } from './helpers/harness.js';
+import { waitFor } from './helpers/posts.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 
 let dataDir: string;
@@ -46,15 +48,8 @@ async function call(url: string, init: RequestInit = {}): Promise<{ status: numb
   return { status: response.status, body, headers: response.headers };
 }
 
-async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+/** waitFor, with a check that fails (the database or Herald still down) counted as not yet. */
+const until = <T>(check: () => Promise<T | undefined>, timeoutMs: number) => waitFor(() => check().catch(() => undefined), timeoutMs);
 
 describe('a Postgres restart under load', () => {
   it('answers 503 unavailable while the database is down, never crashes, and resumes publishing by itself', async () => {
@@ -62,8 +57,7 @@ describe('a Postgres restart under load', () => {
       env: { DATABASE_URL: database!.urlFor('herald'), SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }), WORKER_CONCURRENCY: '2' },
     });
     const apiKey = herald.apiKey!;
-    const rest = (method: string, route: string, body?: unknown) =>
-      call(`${herald!.url}/api/public/v1${route}`, { method, headers: { authorization: apiKey, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const rest = (method: string, route: string, body?: unknown) => restCall(`${herald!.url}/api/public/v1`, apiKey, method, route, body);
     const channel = await rest('POST', '/integrations/telegram/connect', { botToken: telegram.token, chatId: String(telegram.chat.id) });
     expect(channel.status).toBe(200);
     // An MCP session opened before the outage.

@@ -1,10 +1,9 @@
 // What the tests of the five article and newsletter platforms share: the article (a heading, bold, a link, a list), its two
 // pictures uploaded to Herald, publishing through the real worker, and the organization's notifications.
-import { expect } from 'vitest';
 import { NotificationSchema, type Post } from '../../src/db/entities.js';
 import type { Herald } from '../helpers/harness.js';
-import { acceptedSamples, upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, waitFor } from '../helpers/posts.js';
+import { acceptedSamples, uploaded } from '../helpers/media-samples.js';
+import { chainOf, createPost, waitFor, submitPost } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 /** The article every platform test publishes, as an agent sends it. */
@@ -24,11 +23,7 @@ export interface Pictures {
 export async function uploadPictures(herald: Herald): Promise<Pictures> {
   const jpeg = acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes;
   const png = tinyPng();
-  const stored = async (bytes: Buffer, name: string) => {
-    const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
-    expect(response.status, JSON.stringify(response.body)).toBe(200);
-    return { id: response.body.id as string, path: response.body.path as string, bytes };
-  };
+  const stored = async (bytes: Buffer, name: string) => ({ ...(await uploaded(herald, bytes, name)), bytes });
   return { png: await stored(png, 'dot.png'), jpeg: await stored(jpeg, 'photo.jpg') };
 }
 
@@ -58,11 +53,5 @@ export async function notifications(herald: Herald, type: string): Promise<strin
 
 /** POST /posts of a one-item post with these settings, answered as it is (for the refusals at creation). */
 export function scheduleWith(herald: Herald, channelId: string, settings: Record<string, unknown>) {
-  return herald.rest('POST', '/posts', {
-    type: 'schedule',
-    date: new Date().toISOString(),
-    shortLink: false,
-    tags: [],
-    posts: [{ integration: { id: channelId }, value: [{ content: '<p>x</p>', image: [] }], settings }],
-  });
+  return submitPost(herald, channelId, [{ content: '<p>x</p>', image: [] }], { settings });
 }

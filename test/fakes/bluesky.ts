@@ -34,6 +34,7 @@
 // uploaded again answer 409 already_exists with their job.
 import { createHash, randomBytes } from 'node:crypto';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { bearerOf } from './oauth-authority.js';
 import type { ChannelAuth } from '../../providers/types.js';
 
 export interface BlueskyFakeSession {
@@ -183,9 +184,8 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
 
   /** The live session whose access JWT the request carries, or the PDS's error reply. */
   const authorize = (request: RecordedRequest, kind: 'access' | 'refresh'): FakeReply | BlueskyFakeSession => {
-    const header = String(request.headers.authorization ?? '');
-    if (!header.startsWith('Bearer ')) return xrpcError(401, 'AuthenticationRequired', 'Authentication Required');
-    const token = header.slice('Bearer '.length);
+    const token = bearerOf(request.headers.authorization);
+    if (token === undefined) return xrpcError(401, 'AuthenticationRequired', 'Authentication Required');
     const session = sessions.find((item) => (kind === 'access' ? item.accessJwt : item.refreshJwt) === token);
     if (!session) {
       const wrongKind = sessions.some((item) => (kind === 'access' ? item.refreshJwt : item.accessJwt) === token);
@@ -429,9 +429,9 @@ export async function startBlueskyVideoFake(pds: BlueskyFake): Promise<BlueskyVi
 
   /** The service token the request carries, checked against what the PDS issued: audience, method, expiry. */
   const serviceToken = (request: RecordedRequest, aud: string, lxm: string): FakeReply | { iss: string } => {
-    const header = String(request.headers.authorization ?? '');
-    if (!header.startsWith('Bearer ')) return xrpcError(401, 'AuthMissing', 'Authentication Required');
-    const issued = pds.serviceTokens.find((item) => item.token === header.slice('Bearer '.length));
+    const token = bearerOf(request.headers.authorization);
+    if (token === undefined) return xrpcError(401, 'AuthMissing', 'Authentication Required');
+    const issued = pds.serviceTokens.find((item) => item.token === token);
     if (!issued) return xrpcError(401, 'InvalidToken', 'Token could not be verified');
     if (issued.aud !== aud) return xrpcError(401, 'BadJwtAudience', `jwt audience does not match service did: expected ${aud}, got ${issued.aud}`);
     if (issued.lxm !== lxm) return xrpcError(401, 'BadJwtLexiconMethod', `bad jwt lexicon method ("lxm"): must match: ${lxm}`);

@@ -17,8 +17,8 @@
 // an unknown channel (404 10003); content over 2000 characters or an empty message (400 50035); more than 10 files, files[n]
 // without a matching `attachments` entry in payload_json, a file over 10 MiB (413 40005); a second thread on a message
 // (400 160004); a thread name outside 1-100 characters or an auto_archive_duration Discord does not offer.
-import { createOAuthAuthority, OAuthRefusal, basicCredentials } from './oauth-authority.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { createOAuthAuthority, OAuthRefusal, basicCredentials, refusalReply } from './oauth-authority.js';
+import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface FakeDiscordChannel {
   id: string;
@@ -136,7 +136,7 @@ export async function startDiscordFake() {
         },
       };
     } catch (refusal) {
-      if (refusal instanceof OAuthRefusal) return { status: refusal.error === 'invalid_client' ? 401 : 400, json: { error: refusal.error, error_description: refusal.description } };
+      if (refusal instanceof OAuthRefusal) return refusalReply(refusal);
       throw refusal;
     }
   });
@@ -169,7 +169,8 @@ export async function startDiscordFake() {
   async function readMessage(request: RecordedRequest): Promise<{ payload: any; files: { field: string; file: File }[] } | FakeReply> {
     if (request.json) return { payload: request.json, files: [] };
     if (!String(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return error(400, 50109, 'The request body contains invalid JSON.');
-    const form = await new Request(url, { method: 'POST', headers: { 'content-type': String(request.headers['content-type']) }, body: new Uint8Array(request.body) }).formData();
+    const form = await multipartOf(request);
+    if (!form) throw new Error('the multipart body cannot be parsed');
     const files: { field: string; file: File }[] = [];
     let payload: any = {};
     for (const [field, value] of form.entries()) {

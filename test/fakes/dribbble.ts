@@ -11,7 +11,7 @@
 // API routes answer 401 {message: 'Bad credentials.'} without a live bearer token; every response carries X-RateLimit-*.
 import sharp from 'sharp';
 import { createOAuthAuthority, bearerOf, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
-import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer, multipartOf, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface DribbbleFakeShot {
   id: number;
@@ -62,7 +62,7 @@ export async function startDribbbleFake(): Promise<DribbbleFake> {
     const scope = request.query.get('scope') ?? '';
     if (!scope.split(' ').includes('upload')) return { status: 400, body: 'the upload scope is needed to create shots' };
     try {
-      return { status: 302, headers: { location: authority.approvalRedirect({ clientId: request.query.get('client_id') ?? '', redirectUri: request.query.get('redirect_uri') ?? '', state: request.query.get('state') ?? '', scope }) } };
+      return { status: 302, headers: { location: authority.approveQuery(request.query) } };
     } catch (refusal) {
       return { status: 400, body: (refusal as Error).message };
     }
@@ -100,7 +100,7 @@ export async function startDribbbleFake(): Promise<DribbbleFake> {
   }));
 
   server.on('POST', '/api/v2/shots', authed(async (request) => {
-    const form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': String(request.headers['content-type'] ?? '') } }).formData().catch(() => undefined);
+    const form = await multipartOf(request);
     if (!form) return { status: 400, json: { message: 'Problems parsing the multipart body.' } };
     const title = form.get('title');
     if (typeof title !== 'string' || !title.trim()) return invalid('title', "can't be blank");

@@ -20,9 +20,8 @@
 // Instagram token younger than 24 hours.
 import { randomBytes } from 'node:crypto';
 import type { ChannelAuth } from '../../providers/types.js';
-import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
-import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
+import { createOAuthAuthority, OAuthRefusal, bearerOf } from './oauth-authority.js';
 import { createGraphModel, type GraphModel } from './facebook-graph.js';
 
 export interface FakeInstagramAccount {
@@ -76,17 +75,6 @@ export function rateLimited(minutes: number): FakeReply {
 
 export type FacebookFake = Awaited<ReturnType<typeof startFacebookFake>>;
 
-/** Runs `run` with Herald's platform fetch wrapped (a crash, a lost answer, a refused call), restoring it afterwards. */
-export async function withPlatformFetch<T>(services: { fetch: PlatformFetch }, wrap: (real: PlatformFetch) => PlatformFetch, run: () => Promise<T>): Promise<T> {
-  const real = services.fetch;
-  services.fetch = wrap(real);
-  try {
-    return await run();
-  } finally {
-    services.fetch = real;
-  }
-}
-
 export async function startFacebookFake(options: { version?: string } = {}) {
   const server: FakeServer = await startFakeServer();
   const { url } = server;
@@ -129,8 +117,7 @@ export async function startFacebookFake(options: { version?: string } = {}) {
   };
 
   const tokenOf = (request: RecordedRequest) => {
-    const header = request.headers.authorization;
-    return header?.startsWith('Bearer ') ? header.slice(7) : (request.query.get('access_token') ?? undefined);
+    return bearerOf(request.headers.authorization) ?? request.query.get('access_token') ?? undefined;
   };
 
   /** The caller's token, or Meta's refusal. */
@@ -162,12 +149,7 @@ export async function startFacebookFake(options: { version?: string } = {}) {
   /** A consent dialog that approves at once and sends the browser back with a code. */
   const consent = (authority: typeof facebookLogin, platform: string) => (request: RecordedRequest): FakeReply => {
     try {
-      const location = authority.approvalRedirect({
-        clientId: request.query.get('client_id') ?? '',
-        redirectUri: request.query.get('redirect_uri') ?? '',
-        state: request.query.get('state') ?? '',
-        scope: request.query.get('scope') ?? undefined,
-      });
+      const location = authority.approveQuery(request.query);
       return { status: 302, headers: { location } };
     } catch (error) {
       return { status: 400, body: `${platform} refused: ${(error as Error).message}` };

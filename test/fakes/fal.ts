@@ -60,7 +60,7 @@ const validation = (field: string, msg: string, type = 'value_error'): FakeReply
 const samples = path.join(os.tmpdir(), 'herald-test-samples-v2');
 
 /** A real one-second H.264/AAC MP4 of the given size, made once. */
-export function falMp4(width: number, height: number): Buffer {
+function falMp4(width: number, height: number): Buffer {
   const file = path.join(samples, `fal-${width}x${height}.mp4`);
   if (!fs.existsSync(file)) {
     fs.mkdirSync(samples, { recursive: true });

@@ -15,7 +15,7 @@
 //   GET  /mybusiness/v4/accounts/{a}/locations/{l}/localPosts   newest first
 //   GET  /performance/v1/locations/{l}:fetchMultiDailyMetricsTimeSeries   dailyMetrics (repeated) and dailyRange.*
 // API routes answer 401 UNAUTHENTICATED without a live bearer token, 403 PERMISSION_DENIED for a location of no account.
-import { createOAuthAuthority, basicCredentials, bearerOf, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
+import { createOAuthAuthority, basicCredentials, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface GmbFakePost {
@@ -66,10 +66,7 @@ export async function startGmbFake(): Promise<GmbFake> {
   const fetched: { url: string; status: number }[] = [];
   let nextId = 7_000;
 
-  const authed = (handler: (request: RecordedRequest) => FakeReply | Promise<FakeReply>) => (request: RecordedRequest) =>
-    authority.subjectOf(bearerOf(request.headers.authorization))
-      ? handler(request)
-      : googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+  const authed = authority.guard(() => googleError(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'));
   const pageOf = <T>(items: T[], request: RecordedRequest, size: number) => {
     const start = Number(request.query.get('pageToken') ?? 0);
     return { items: items.slice(start, start + size), next: start + size < items.length ? String(start + size) : undefined };

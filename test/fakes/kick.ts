@@ -13,8 +13,8 @@
 // whose type is not user/bot, a user message without an integer broadcaster_user_id, content empty or over 500 characters, a
 // reply to a message that does not exist.
 import { randomUUID } from 'node:crypto';
-import { createOAuthAuthority, OAuthRefusal, bearerOf } from './oauth-authority.js';
-import { startFakeServer, type FakeHandler, type FakeReply } from '../helpers/fake-server.js';
+import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
+import { startFakeServer, type FakeReply } from '../helpers/fake-server.js';
 
 export interface FakeKickMessage {
   id: string;
@@ -36,10 +36,7 @@ export async function startKickFake() {
   const messages: FakeKickMessage[] = [];
   let drops = 0;
 
-  const authed =
-    (handler: FakeHandler): FakeHandler =>
-    (request) =>
-      authority.subjectOf(bearerOf(request.headers.authorization as string | undefined)) ? handler(request) : apiError(401, 'Unauthorized');
+  const authed = authority.guard(() => apiError(401, 'Unauthorized'));
 
   server.on('GET', '/oauth/authorize', (request) => {
     const query = request.query;
@@ -70,7 +67,7 @@ export async function startKickFake() {
       if (!issued) return oauthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
       return { json: { access_token: issued.accessToken, token_type: 'Bearer', refresh_token: issued.refreshToken, expires_in: issued.expiresIn, scope: 'chat:write user:read channel:read' } };
     } catch (error) {
-      if (error instanceof OAuthRefusal) return { status: error.error === 'invalid_client' ? 401 : 400, json: { error: error.error, error_description: error.description } };
+      if (error instanceof OAuthRefusal) return refusalReply(error);
       throw error;
     }
   });

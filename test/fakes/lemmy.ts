@@ -13,7 +13,7 @@
 // `search_term` in v4).
 import { randomBytes } from 'node:crypto';
 import { bearerOf } from './oauth-authority.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface FakeLemmyPost {
   id: number;
@@ -112,7 +112,7 @@ export async function startLemmyFake() {
   });
 
   const storeImage = async (request: RecordedRequest, field: string): Promise<{ file: string } | FakeReply> => {
-    const form = await new Request(`${url}/upload`, { method: 'POST', headers: { 'content-type': String(request.headers['content-type'] ?? '') }, body: new Uint8Array(request.body) }).formData().catch(() => undefined);
+    const form = await multipartOf(request);
     const upload = form?.get(field);
     if (!upload || typeof upload === 'string') return { status: 400, json: { msg: `no file in the ${field} field` } };
     const file = `${randomBytes(6).toString('hex')}.${upload.type.split('/')[1] ?? 'bin'}`;

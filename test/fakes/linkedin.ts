@@ -23,7 +23,7 @@
 // AVAILABLE; documents need a title, multiImage 2–20 pictures. An identical post answers 422 DUPLICATE_POST. 201 + x-restli-id.
 // Video parts must have exactly the size given; finalize needs the upload token and every part's ETag in order.
 import { randomBytes } from 'node:crypto';
-import { createOAuthAuthority, OAuthRefusal, bearerOf, type OAuthAuthority } from './oauth-authority.js';
+import { createOAuthAuthority, OAuthRefusal, bearerOf, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 import type { ChannelAuth } from '../../providers/types.js';
 
@@ -195,7 +195,7 @@ export async function startLinkedinFake(options: { partSize?: number; appScopes?
       return { status: 400, json: { error: 'unsupported_grant_type', error_description: 'grant_type must be authorization_code or refresh_token' } };
     } catch (error) {
       if (!(error instanceof OAuthRefusal)) throw error;
-      return { status: error.error === 'invalid_client' ? 401 : 400, json: { error: error.error, error_description: error.description } };
+      return refusalReply(error);
     }
   });
 

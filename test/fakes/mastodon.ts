@@ -25,7 +25,7 @@
 // setProcessingPolls(n): media uploaded afterwards answer 202 on upload and 206 on their first n GETs, then 200.
 // Set `mastodonPolling.delayMs` (providers/mastodon.ts) to a few ms in tests that use it, so polling stays fast.
 import type { ChannelAuth } from '../../providers/types.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface MastodonFakeStatus {
   id: string;
@@ -175,13 +175,7 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
     'POST',
     '/api/v2/media',
     authed(async (request) => {
-      const form = await new Request(`${url}/api/v2/media`, {
-        method: 'POST',
-        headers: { 'content-type': String(request.headers['content-type'] ?? '') },
-        body: new Uint8Array(request.body),
-      })
-        .formData()
-        .catch(() => undefined);
+      const form = await multipartOf(request);
       const file = form?.get('file');
       if (!form || !file || typeof file === 'string') return error(422, "Validation failed: File can't be blank");
       const description = form.get('description');

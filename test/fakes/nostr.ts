@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { matchFilter, type Filter } from 'nostr-tools/filter';
 import { getEventHash, verifyEvent, type Event } from 'nostr-tools/pure';
+import { freePort } from '../helpers/herald-process.js';
 
 export interface NostrRelayFake {
   url: string;
@@ -123,9 +124,5 @@ export async function startNostrRelay(): Promise<NostrRelayFake> {
 
 /** A ws:// URL on a port where nothing listens: connecting to it is refused at once. */
 export async function deadRelayUrl(): Promise<string> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `ws://127.0.0.1:${port}`;
+  return `ws://127.0.0.1:${await freePort()}`;
 }

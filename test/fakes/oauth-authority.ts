@@ -3,6 +3,7 @@
 // wires it to its platform's own HTTP shapes (form or JSON, Basic or body credentials, GET on Meta), so a provider that
 // sends the wrong shape still fails against its fake.
 import { createHash, randomBytes } from 'node:crypto';
+import type { FakeHandler, FakeReply, RecordedRequest } from '../helpers/fake-server.js';
 
 export interface AuthorizeRequest {
   clientId: string;
@@ -138,6 +139,18 @@ export function createOAuthAuthority(options: OAuthAuthorityOptions = {}) {
       if (!entry || entry.revoked || entry.expiresAt < Date.now()) return undefined;
       return entry.subject;
     },
+    /**
+     * Wraps a handler so it runs only for a valid bearer token, with the token's subject; any other request is answered
+     * `refusal` (a function when each refusal must be made anew).
+     */
+    guard(refusal: FakeReply | (() => FakeReply)) {
+      return (handler: (request: RecordedRequest, subject: string) => FakeReply | Promise<FakeReply>): FakeHandler =>
+        (request) => {
+          const subject = this.subjectOf(bearerOf(request.headers.authorization));
+          if (subject) return handler(request, subject);
+          return typeof refusal === 'function' ? refusal() : refusal;
+        };
+    },
     /** Makes every access token issued so far expired (the next call gets a 401; a refresh fixes it). */
     expireAccessTokens() {
       for (const entry of access.values()) entry.expiresAt = 0;
@@ -161,3 +174,6 @@ export function basicCredentials(header: string | undefined): { id?: string; sec
 
 /** The bearer token of a request. */
 export const bearerOf = (header: string | undefined) => (header?.startsWith('Bearer ') ? header.slice(7) : undefined);
+
+/** The standard OAuth 2.0 error answer of a token endpoint (RFC 6749 5.2): 401 for invalid_client, else 400. */
+export const refusalReply = (refusal: OAuthRefusal): FakeReply => ({ status: refusal.error === 'invalid_client' ? 401 : 400, json: { error: refusal.error, error_description: refusal.description } });

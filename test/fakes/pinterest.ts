@@ -15,8 +15,8 @@
 //   GET  /api/v5/pins                     newest first;  GET /api/v5/user_account/analytics, /api/v5/pins/{id}/analytics
 // Every API route answers 401 {code: 2, message: 'Authentication failed.'} without a live bearer token.
 import { randomBytes } from 'node:crypto';
-import { createOAuthAuthority, basicCredentials, bearerOf, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
-import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { createOAuthAuthority, basicCredentials, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
+import { startFakeServer, multipartOf, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface PinterestFakePin {
   id: string;
@@ -72,8 +72,7 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
   let processingPolls = 0;
   let nextId = 1_000_000;
 
-  const authed = (handler: (request: RecordedRequest) => FakeReply | Promise<FakeReply>) => (request: RecordedRequest) =>
-    authority.subjectOf(bearerOf(request.headers.authorization)) ? handler(request) : error(401, 2, 'Authentication failed.');
+  const authed = authority.guard(() => error(401, 2, 'Authentication failed.'));
 
   async function pull(target: string): Promise<{ bytes: Buffer; contentType: string } | undefined> {
     const response = await fetch(target).catch(() => undefined);
@@ -94,7 +93,7 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
     const scope = request.query.get('scope') ?? '';
     for (const needed of ['boards:read', 'pins:write', 'user_accounts:read']) if (!scope.split(',').includes(needed)) return { status: 400, body: `scope ${needed} missing` };
     try {
-      const location = authority.approvalRedirect({ clientId: request.query.get('client_id') ?? '', redirectUri: request.query.get('redirect_uri') ?? '', state: request.query.get('state') ?? '', scope });
+      const location = authority.approveQuery(request.query);
       return { status: 302, headers: { location } };
     } catch (refusal) {
       return { status: 400, body: (refusal as Error).message };
@@ -155,7 +154,7 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
   const s3Error = (status: number, code: string, message: string): FakeReply => ({ status, headers: { 'content-type': 'application/xml' }, body: `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>` });
   server.on('POST', '/s3/pinterest-media-upload', async (request) => {
     if (request.headers.authorization) return s3Error(400, 'InvalidArgument', 'Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, Signature query string parameter or the Authorization header should be specified');
-    const form = await new Response(new Uint8Array(request.body), { headers: { 'content-type': String(request.headers['content-type'] ?? '') } }).formData().catch(() => undefined);
+    const form = await multipartOf(request);
     if (!form) return s3Error(400, 'MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
     const target = media.find((item) => item.key === form.get('key'));
     if (!target) return s3Error(403, 'AccessDenied', 'Invalid according to Policy: Policy Condition failed: ["eq", "$key", ...]');

@@ -16,7 +16,7 @@
 // the fields (403 XML, as S3 does).
 import { randomBytes } from 'node:crypto';
 import { basicCredentials, bearerOf, createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface FakeSubreddit {
   name: string;
@@ -54,12 +54,6 @@ const AGENT = /^web:herald\.[\w-]+:\d+\.\d+\.\d+(?: \(by \/u\/([\w-]+)\))?$/;
 const base36 = () => Math.floor(Math.random() * 36 ** 6).toString(36).padStart(6, '0');
 const formErrors = (...errors: [string, string, string][]): FakeReply => ({ json: { json: { errors } } });
 const listing = (children: unknown[], kind: string): FakeReply => ({ json: { kind: 'Listing', data: { after: null, before: null, dist: children.length, children: children.map((data) => ({ kind, data })) } } });
-
-async function multipart(request: RecordedRequest): Promise<FormData | undefined> {
-  return new Request('http://fake/upload', { method: 'POST', headers: { 'content-type': String(request.headers['content-type'] ?? '') }, body: new Uint8Array(request.body) })
-    .formData()
-    .catch(() => undefined);
-}
 
 export async function startRedditFake(options: { username?: string } = {}) {
   const server = await startFakeServer();
@@ -100,7 +94,7 @@ export async function startRedditFake(options: { username?: string } = {}) {
     if (query.get('response_type') !== 'code') return { status: 400, body: 'response_type must be code' };
     if (!(query.get('scope') ?? '').split(' ').includes('submit')) return { status: 400, body: 'scope must include submit' };
     try {
-      return { status: 302, headers: { location: authority.approvalRedirect({ clientId: query.get('client_id') ?? '', redirectUri: query.get('redirect_uri') ?? '', state: query.get('state') ?? '', scope: query.get('scope') ?? '' }) } };
+      return { status: 302, headers: { location: authority.approveQuery(query) } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return { status: 400, body: `${error.error}: ${error.description}` };
       throw error;
@@ -141,7 +135,7 @@ export async function startRedditFake(options: { username?: string } = {}) {
   });
 
   server.on('POST', '/s3', async (request) => {
-    const form = await multipart(request);
+    const form = await multipartOf(request);
     const entries = form ? [...form.entries()] : [];
     const key = form?.get('key');
     const lease = typeof key === 'string' ? leases.get(key) : undefined;

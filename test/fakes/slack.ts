@@ -20,7 +20,7 @@
 // (file_not_found).
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, basicCredentials, bearerOf } from './oauth-authority.js';
-import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer, multipartOf, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface FakeSlackChannel {
   id: string;
@@ -208,7 +208,8 @@ export async function startSlackFake() {
     if (!upload) return { status: 404, body: 'upload not found' };
     let bytes = request.body;
     if (String(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) {
-      const form = await new Request(url, { method: 'POST', headers: { 'content-type': String(request.headers['content-type']) }, body: new Uint8Array(request.body) }).formData();
+      const form = await multipartOf(request);
+      if (!form) throw new Error('the multipart body cannot be parsed');
       const file = [...form.values()].find((value) => typeof value !== 'string') as File | undefined;
       if (!file) return { status: 400, body: 'no file in the form' };
       bytes = Buffer.from(await file.arrayBuffer());

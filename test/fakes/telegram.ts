@@ -18,7 +18,7 @@
 // albums mixing only photos and videos (a document or audio only with its own kind), photos up to 10 MB and other files up to 50 MB.
 // `tg.messages` records what was SENT (text/caption as raw HTML, parse_mode, photo or video bytes); the `result` answered carries the
 // text with tags stripped, as Telegram does. `tg.server` is the underlying FakeServer (recorded `requests`, `on`, `close`).
-import { startFakeServer } from '../helpers/fake-server.js';
+import { multipartOf, startFakeServer } from '../helpers/fake-server.js';
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 
 export interface TelegramFakeChat {
@@ -109,7 +109,8 @@ async function readParams(request: RecordedRequest): Promise<Record<string, unkn
   if (request.json && typeof request.json === 'object') Object.assign(params, request.json);
   else if (request.form) Object.assign(params, Object.fromEntries(request.form));
   else if (contentType.startsWith('multipart/form-data')) {
-    const form = await new Request('http://telegram.fake/', { method: 'POST', headers: { 'content-type': contentType }, body: new Uint8Array(request.body) }).formData();
+    const form = await multipartOf(request);
+    if (!form) throw new Error('the multipart body cannot be parsed');
     for (const [key, value] of form.entries()) params[key] = value;
   }
   for (const key of JSON_FIELDS) {

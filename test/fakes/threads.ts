@@ -111,7 +111,7 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
       if (query.get('response_type') !== 'code') throw new OAuthRefusal('invalid_request', 'response_type must be code');
       const scope = (query.get('scope') ?? '').split(/[ ,]/);
       if (!scope.includes('threads_basic') || !scope.includes('threads_content_publish')) throw new OAuthRefusal('invalid_request', 'threads_basic and threads_content_publish are required');
-      const location = oauth.approvalRedirect({ clientId: query.get('client_id') ?? '', redirectUri: query.get('redirect_uri') ?? '', state: query.get('state') ?? '', scope: query.get('scope') ?? '' });
+      const location = oauth.approveQuery(query);
       return { status: 302, headers: { location: `${location}#_` } };
     } catch (error) {
       return error instanceof OAuthRefusal ? metaError(error.description, 100) : { status: 500 };

@@ -15,8 +15,8 @@
 // chunks out of order or of the wrong size, a Content-Range that skips bytes; photos that are not JPEG or WebP (the post
 // FAILS with file_format_check_failed, as TikTok pulls and checks them).
 import { randomBytes } from 'node:crypto';
-import { createOAuthAuthority, OAuthRefusal, bearerOf } from './oauth-authority.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
+import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
 const MB = 1024 * 1024;
 
@@ -95,12 +95,7 @@ export async function startTikTokFake() {
   const videos: FakeTikTokVideo[] = [{ id: '7100000000000000001', title: 'An older video', cover_image_url: `${url}/covers/old.jpeg`, like_count: 3, comment_count: 1, share_count: 0, view_count: 40 }];
   let processingChecks = 0;
 
-  const authed =
-    (handler: FakeHandler): FakeHandler =>
-    (request) =>
-      authority.subjectOf(bearerOf(request.headers.authorization as string | undefined))
-        ? handler(request)
-        : tiktokError(401, 'access_token_invalid', 'The access token is invalid or not found in the request.');
+  const authed = authority.guard(() => tiktokError(401, 'access_token_invalid', 'The access token is invalid or not found in the request.'));
 
   server.on('GET', '/v2/auth/authorize/', (request) => {
     const query = request.query;

@@ -14,7 +14,7 @@
 // honour `guid`: the same guid answers the same post or comment and creates nothing.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
-import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer, multipartOf, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
 export interface FakeVkPost {
   id: number;
@@ -38,7 +38,7 @@ export interface FakeVkComment {
 const vkError = (code: number, message: string): FakeReply => ({ json: { error: { error_code: code, error_msg: message, request_params: [] } } });
 
 async function fileIn(request: RecordedRequest, field: string): Promise<File | undefined> {
-  const form = await new Request('http://fake/upload', { method: 'POST', headers: { 'content-type': String(request.headers['content-type'] ?? '') }, body: new Uint8Array(request.body) }).formData().catch(() => undefined);
+  const form = await multipartOf(request);
   const file = form?.get(field);
   return file && typeof file !== 'string' ? file : undefined;
 }

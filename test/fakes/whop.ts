@@ -11,8 +11,8 @@
 // the upload_headers the file record gave; a forum post without content, in an unknown experience (404), attaching a file
 // that is not ready, or replying to a post of another experience; forums without company_id.
 import { randomBytes } from 'node:crypto';
-import { bearerOf, createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
+import { startFakeServer, type FakeHandler, type FakeReply } from '../helpers/fake-server.js';
 
 export interface FakeWhopPost {
   id: string;
@@ -50,12 +50,7 @@ export async function startWhopFake() {
   const files: FakeWhopFile[] = [];
   let processingChecks = 0;
 
-  const authed =
-    (handler: (request: RecordedRequest, user: string) => FakeReply | Promise<FakeReply>): FakeHandler =>
-    (request) => {
-      const user = authority.subjectOf(bearerOf(request.headers.authorization));
-      return user ? handler(request, user) : whopError(401, 'The access token is invalid or expired', 'unauthorized');
-    };
+  const authed = authority.guard(() => whopError(401, 'The access token is invalid or expired', 'unauthorized'));
   const versioned =
     (handler: FakeHandler): FakeHandler =>
     (request) =>
@@ -89,7 +84,7 @@ export async function startWhopFake() {
       if (!issued) return oauthError('unsupported_grant_type', `grant_type ${body.grant_type} is not supported`);
       return { json: { access_token: issued.accessToken, refresh_token: issued.refreshToken, expires_in: issued.expiresIn, token_type: 'Bearer', id_token: 'eyJ.fake.idtoken' } };
     } catch (error) {
-      if (error instanceof OAuthRefusal) return oauthError(error.error, error.description);
+      if (error instanceof OAuthRefusal) return refusalReply(error);
       throw error;
     }
   });

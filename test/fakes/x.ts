@@ -20,8 +20,8 @@
 import { fileTypeFromBuffer } from 'file-type';
 import twitterText from 'twitter-text';
 import type { ChannelAuth } from '../../providers/types.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
-import { basicCredentials, bearerOf, createOAuthAuthority, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
+import { startFakeServer, multipartOf, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { basicCredentials, createOAuthAuthority, OAuthRefusal, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 
 export interface XFakeMedia {
   id: string;
@@ -72,11 +72,10 @@ const POST_FIELDS = new Set(['text', 'media', 'reply', 'reply_settings', 'commun
 const CATEGORIES = ['tweet_image', 'tweet_video', 'tweet_gif', 'dm_image', 'dm_video', 'dm_gif', 'subtitles'];
 const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeReply => ({ status, json: { title, detail, type, status } });
 const invalid = (detail: string) => ({ status: 400, json: { errors: [{ message: detail }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } });
-const oauthError = (error: OAuthRefusal): FakeReply => ({ status: error.error === 'invalid_client' ? 401 : 400, json: { error: error.error, error_description: error.description } });
 
 async function multipart(request: RecordedRequest): Promise<FormData | undefined> {
   if (!String(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return undefined;
-  return new Request('http://fake/', { method: 'POST', headers: { 'content-type': String(request.headers['content-type']) }, body: new Uint8Array(request.body) }).formData().catch(() => undefined);
+  return multipartOf(request);
 }
 
 /** How X answers a post's text: entities escaped, every link shortened to a t.co link. */
@@ -95,8 +94,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
   const newId = () => String(++nextId);
   const fake = { premium: false };
 
-  const authed = (handler: FakeHandler): FakeHandler => (request) =>
-    oauth.subjectOf(bearerOf(request.headers.authorization)) ? handler(request) : problem(401, 'Unauthorized', 'Unauthorized');
+  const authed = oauth.guard(() => problem(401, 'Unauthorized', 'Unauthorized'));
   const mediaOf = (id: string | undefined) => media.find((item) => item.id === id);
   const processingInfo = (item: XFakeMedia) => {
     if (item.failed) return { state: 'failed', progress_percent: 100, error: { code: 1, name: 'InvalidMedia', message: item.failed } };
@@ -114,7 +112,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
       const location = oauth.approveQuery(query);
       return { status: 302, headers: { location } };
     } catch (error) {
-      return error instanceof OAuthRefusal ? oauthError(error) : { status: 500 };
+      return error instanceof OAuthRefusal ? refusalReply(error) : { status: 500 };
     }
   });
 
@@ -138,7 +136,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
               })();
       return { json: { token_type: 'bearer', expires_in: issued.expiresIn, access_token: issued.accessToken, scope: 'tweet.read tweet.write users.read media.write offline.access', refresh_token: issued.refreshToken } };
     } catch (error) {
-      if (error instanceof OAuthRefusal) return oauthError(error);
+      if (error instanceof OAuthRefusal) return refusalReply(error);
       throw error;
     }
   });

@@ -14,8 +14,8 @@
 // the last), a Content-Range that skips or repeats bytes or disagrees with the body, and an unknown session (404).
 // cutChunk(start, keep): the chunk starting at byte `start` is cut to its first `keep` bytes (a server that lost the rest).
 import { randomBytes } from 'node:crypto';
-import { createOAuthAuthority, OAuthRefusal, bearerOf } from './oauth-authority.js';
-import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
+import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 
 export const QUANTUM = 256 * 1024;
 const UPLOAD_SCOPE = 'https://www.googleapis.com/auth/youtube.upload';
@@ -74,11 +74,7 @@ export async function startYouTubeFake() {
   let actingChannel = () => channels[0];
 
   const unauthorized = googleError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', 'global');
-  const authed =
-    (handler: FakeHandler): FakeHandler =>
-    (request) =>
-      authority.subjectOf(bearerOf(request.headers.authorization as string | undefined)) ? handler(request) : unauthorized;
-  const oauthError = (error: OAuthRefusal): FakeReply => ({ status: error.error === 'invalid_client' ? 401 : 400, json: { error: error.error, error_description: error.description } });
+  const authed = authority.guard(unauthorized);
 
   server.on('GET', '/o/oauth2/v2/auth', (request) => {
     const query = request.query;
@@ -91,14 +87,7 @@ export async function startYouTubeFake() {
     ].filter(Boolean);
     if (missing.length > 0) return { status: 400, body: `Error 400: invalid_request. Missing ${missing.join(', ')}` };
     try {
-      const location = authority.approvalRedirect({
-        clientId: query.get('client_id') ?? '',
-        redirectUri: query.get('redirect_uri') ?? '',
-        state: query.get('state') ?? '',
-        scope,
-        codeChallenge: query.get('code_challenge') ?? undefined,
-        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
-      });
+      const location = authority.approveQuery(query);
       return { status: 302, headers: { location } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return { status: 400, body: `Error 400: ${error.error}. ${error.description}` };
@@ -126,7 +115,7 @@ export async function startYouTubeFake() {
       }
       throw new OAuthRefusal('unsupported_grant_type', 'Invalid grant_type');
     } catch (error) {
-      if (error instanceof OAuthRefusal) return oauthError(error);
+      if (error instanceof OAuthRefusal) return refusalReply(error);
       throw error;
     }
   });

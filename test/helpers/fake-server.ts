@@ -36,6 +36,13 @@ export interface FakeServer {
   close(): Promise<void>;
 }
 
+/** The body of a request parsed as form data (multipart/form-data, as its content type says); undefined when it cannot be parsed. */
+export function multipartOf(request: RecordedRequest): Promise<FormData | undefined> {
+  return new Response(new Uint8Array(request.body), { headers: { 'content-type': String(request.headers['content-type'] ?? '') } })
+    .formData()
+    .catch(() => undefined);
+}
+
 function matches(pattern: string, path: string): boolean {
   const a = pattern.split('/');
   const b = path.split('/');

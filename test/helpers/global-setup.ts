@@ -9,19 +9,12 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embed
 import { openDatabase } from '../../src/db/orm.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { build } from '../../scripts/build.mjs';
-
-export const TEMPLATE = 'herald_template';
+import { TEMPLATE, withDatabase } from './template-database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     adminUrl: string;
   }
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 let embedded: EmbeddedDatabase | undefined;

@@ -18,6 +18,7 @@ import { McpSessions } from '../../src/mcp/sessions.js';
 import { startWorker, type Worker } from '../../src/jobs/index.js';
 import { createOrganization, mintApiKey } from '../../tools/internal/credentials.js';
 import type { Services } from '../../tools/types.js';
+import { TEMPLATE, withDatabase } from './template-database.js';
 
 export interface Herald {
   url: string;
@@ -40,6 +41,33 @@ export interface Herald {
 
 let counter = 0;
 
+/**
+ * A call of the REST API at `baseUrl` (…/api/public/v1) with an API key: a body that is not a string is sent as JSON; the
+ * answer's body is parsed as JSON when it is JSON, else kept as text.
+ */
+export async function restCall(
+  baseUrl: string,
+  apiKey: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { authorization: apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: response.status, body: parsed, headers: response.headers };
+}
+
 export interface HeraldOptions {
   /** Overrides of the SSRF guard, e.g. `{allowLoopback: true}` to reach fakes on 127.0.0.1 (other blocked ranges stay blocked). */
   guard?: Partial<UrlGuardOptions>;
@@ -56,9 +84,9 @@ export async function newTestDatabase(): Promise<string> {
   const database = `herald_test_${process.pid}_${Date.now()}_${counter++}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${database} template herald_template`);
+  await admin.query(`create database ${database} template ${TEMPLATE}`);
   await admin.end();
-  return Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString();
+  return withDatabase(adminUrl, database);
 }
 
 export async function startHerald(environment: Record<string, string> = {}, options: HeraldOptions = {}): Promise<Herald> {
@@ -114,21 +142,7 @@ export async function startHerald(environment: Record<string, string> = {}, opti
       workers.push(runner);
       return runner;
     },
-    async rest(method, path, body, headers = {}) {
-      const response = await fetch(`${restUrl}${path}`, {
-        method,
-        headers: { authorization: apiKey, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        /* not JSON: keep the text */
-      }
-      return { status: response.status, body: parsed, headers: response.headers };
-    },
+    rest: (method, path, body, headers) => restCall(restUrl, apiKey, method, path, body, headers),
     async newOrganization(name) {
       const fork = orm.em.fork();
       const other = await createOrganization(fork, name);

@@ -1,6 +1,6 @@
 // Simulates a create whose answer never came back (a cut connection, a crash before the result was recorded): the call
 // reaches the platform, then fails as a network error of unknown outcome. For tests of recorded steps and their recovery.
-import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
+import { PlatformHttpError, type PlatformFetch, type PlatformRequest } from '../../src/lib/platform-http.js';
 import type { Herald } from './harness.js';
 
 /** Loses the answer of the first platform call `matches` selects; answers a function that puts the real fetch back. */
@@ -18,4 +18,15 @@ export function loseAnswerOf(herald: Herald, matches: (request: PlatformRequest<
   return () => {
     herald.services.fetch = realFetch;
   };
+}
+
+/** Runs `run` with Herald's platform fetch wrapped (a crash, a lost answer, a refused call), restoring it afterwards. */
+export async function withPlatformFetch<T>(services: { fetch: PlatformFetch }, wrap: (real: PlatformFetch) => PlatformFetch, run: () => Promise<T>): Promise<T> {
+  const real = services.fetch;
+  services.fetch = wrap(real);
+  try {
+    return await run();
+  } finally {
+    services.fetch = real;
+  }
 }

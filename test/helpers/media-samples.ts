@@ -5,6 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import { expect } from 'vitest';
+import type { Herald } from './harness.js';
 import { tinyPng } from './provider-context.js';
 
 export interface Sample {
@@ -106,13 +108,16 @@ export async function upload(restUrl: string, apiKey: string, bytes: Buffer, fil
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
 }
 
-/** Uploads each file to the media library and answers their `{id, path}` by key; a refused upload throws. */
-export async function uploadAll<K extends string>(restUrl: string, apiKey: string, files: Record<K, readonly [Buffer, string]>): Promise<Record<K, { id: string; path: string }>> {
-  const uploaded = {} as Record<K, { id: string; path: string }>;
-  for (const [key, [bytes, name]] of Object.entries(files) as [K, readonly [Buffer, string]][]) {
-    const response = await upload(restUrl, apiKey, bytes, name);
-    if (response.status !== 200) throw new Error(`upload of ${name} refused: ${response.status} ${JSON.stringify(response.body)}`);
-    uploaded[key] = { id: response.body.id, path: response.body.path };
-  }
-  return uploaded;
+/** Uploads one file to Herald's media library, which must take it; answers its `{id, path}`. */
+export async function uploaded(herald: Herald, bytes: Buffer, name: string, clientType?: string): Promise<{ id: string; path: string }> {
+  const response = await upload(herald.restUrl, herald.apiKey, bytes, name, clientType);
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id as string, path: response.body.path as string };
+}
+
+/** Uploads each file to the media library, which must take them all, and answers their `{id, path}` by key. */
+export async function uploadAll<K extends string>(herald: Herald, files: Record<K, readonly [Buffer, string]>): Promise<Record<K, { id: string; path: string }>> {
+  const stored = {} as Record<K, { id: string; path: string }>;
+  for (const [key, [bytes, name]] of Object.entries(files) as [K, readonly [Buffer, string]][]) stored[key] = await uploaded(herald, bytes, name);
+  return stored;
 }

@@ -11,14 +11,16 @@ export interface ItemInput {
   image?: { id: string; path: string }[];
 }
 
-/** POST /posts for one channel; answers the root post id. */
-export async function createPost(
-  herald: Herald,
-  integrationId: string,
-  items: (ItemInput | string)[],
-  options: { settings?: Record<string, unknown>; type?: 'schedule' | 'draft' | 'now'; date?: Date; allowDuplicate?: boolean } = {},
-): Promise<string> {
-  const response = await herald.rest('POST', '/posts', {
+export interface PostOptions {
+  settings?: Record<string, unknown>;
+  type?: 'schedule' | 'draft' | 'now';
+  date?: Date;
+  allowDuplicate?: boolean;
+}
+
+/** POST /posts for one channel, answered as it is (for tests of refusals at creation). */
+export function submitPost(herald: Herald, integrationId: string, items: (ItemInput | string)[], options: PostOptions = {}) {
+  return herald.rest('POST', '/posts', {
     type: options.type ?? 'schedule',
     date: (options.date ?? new Date()).toISOString(),
     shortLink: false,
@@ -32,6 +34,11 @@ export async function createPost(
       },
     ],
   });
+}
+
+/** POST /posts for one channel; answers the root post id. */
+export async function createPost(herald: Herald, integrationId: string, items: (ItemInput | string)[], options: PostOptions = {}): Promise<string> {
+  const response = await submitPost(herald, integrationId, items, options);
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   return response.body[0].postId as string;
 }
@@ -71,13 +78,32 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs 
   throw new Error('timed out waiting');
 }
 
+/** Waits until every item of a chain is PUBLISHED (an item in ERROR fails the wait at once); answers the chain. */
+export function waitForPublished(herald: Herald, rootId: string, timeoutMs = 15_000): Promise<Post[]> {
+  return waitFor(async () => {
+    const chain = await chainOf(herald, rootId);
+    if (chain.some((item) => item.state === 'ERROR')) throw new Error(`publishing failed: ${chain.map((item) => item.error).join('; ')}`);
+    return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
+  }, timeoutMs);
+}
+
 /**
  * Puts a published post back as a crash would leave it while its `step` was in flight: QUEUE, no platform id, the step
- * started and not finished. The next run must find what the platform made instead of making it twice.
+ * started and not finished. The next run must find what the platform made instead of making it twice. `steps` is the
+ * name of the one open step, or the recorded steps of each item (from the item as it was); `wholeChain` reopens every
+ * item of the chain, not only the root.
  */
-export async function reopenAsInterrupted(herald: Herald, rootId: string, step: string): Promise<void> {
+export async function reopenAsInterrupted(
+  herald: Herald,
+  rootId: string,
+  steps: string | ((item: Post) => Record<string, unknown>),
+  options: { wholeChain?: boolean } = {},
+): Promise<void> {
   const em = herald.services.orm.em.fork();
-  const root = await em.findOneOrFail(PostSchema, { id: rootId });
-  Object.assign(root, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { [step]: { state: 'started' } } } });
+  const items = options.wholeChain ? await em.find(PostSchema, { rootPostId: rootId }) : [await em.findOneOrFail(PostSchema, { id: rootId })];
+  for (const item of items) {
+    const open = typeof steps === 'string' ? { [steps]: { state: 'started' } } : steps(item);
+    Object.assign(item, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: open } });
+  }
   await em.flush();
 }

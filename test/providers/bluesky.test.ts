@@ -374,7 +374,7 @@ describe('bluesky through Herald', () => {
     pds = await startBlueskyFake({ handle: 'herald.bsky.social', password: 'pass-word-here-1234' });
     video = await startBlueskyVideoFake(pds);
     herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ bluesky: { service: pds.url, video: video.url } }), PUBLISH_RECHECK_MAX_SECONDS: '1' }, { guard: { allowLoopback: true } });
-    media = await uploadAll(herald.restUrl, herald.apiKey, { png: [tinyPng(), 'dot.png'], mp4: [goodMp4(), 'clip.mp4'] });
+    media = await uploadAll(herald, { png: [tinyPng(), 'dot.png'], mp4: [goodMp4(), 'clip.mp4'] });
   });
   afterAll(async () => {
     await herald?.stop();

@@ -9,15 +9,15 @@ import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startDiscordFake, type DiscordFake } from '../fakes/discord.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
 let fake: DiscordFake;
 let herald: Herald;
 let channelId: string;
-const media = {} as Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }>;
+let media: Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }>;
 
 const post = (items: Parameters<typeof createPost>[2], channel = fake.channel('general').id) => createPost(herald, channelId, items, { settings: { __type: 'discord', channel } });
 const messagesIn = (id: string) => fake.messages.filter((message) => message.channelId === id);
@@ -34,10 +34,7 @@ beforeAll(async () => {
     { guard: { allowLoopback: true } },
   );
   const jpeg = acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes;
-  for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['jpeg', jpeg, 'red.jpg'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
-    const uploaded = await upload(herald.restUrl, herald.apiKey, bytes, name);
-    media[key] = { id: uploaded.body.id, path: uploaded.body.path };
-  }
+  media = await uploadAll(herald, { png: [tinyPng(), 'dot.png'], jpeg: [jpeg, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'] });
 });
 
 afterAll(async () => {
@@ -85,10 +82,7 @@ describe('publishing', () => {
         'Second comment',
         'Third comment',
       ]);
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const root = fake.messages.find((message) => message.id === items[0].releaseId)!;
       expect(root.channelId).toBe(fake.channel('general').id);
       expect(root.content).toBe('# Release 2.0\n\nSay hi to <@123456789012345678> and <@&1100000000000000003> in <#1100000000000000014>');
@@ -120,13 +114,7 @@ describe('publishing', () => {
   });
 
   it('refuses more than 10 attachments at validation', async () => {
-    const response = await herald.rest('POST', '/posts', {
-      type: 'schedule',
-      date: new Date().toISOString(),
-      shortLink: false,
-      tags: [],
-      posts: [{ integration: { id: channelId }, value: [{ content: 'Too many', image: Array(11).fill(media.png) }], settings: { __type: 'discord', channel: fake.channel('general').id } }],
-    });
+    const response = await submitPost(herald, channelId, [{ content: 'Too many', image: Array(11).fill(media.png) }], { settings: { __type: 'discord', channel: fake.channel('general').id } });
     expect(response.status).toBe(400);
     expect(response.body.message).toMatch(/has 11 attachments; a Discord message takes at most 10/);
   });

@@ -8,10 +8,10 @@ import { publishChain } from '../../tools/internal/publish.js';
 import dribbble from '../../providers/dribbble.js';
 import { startDribbbleFake, type DribbbleFake } from '../fakes/dribbble.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { goodMp4, upload } from '../helpers/media-samples.js';
+import { goodMp4, uploaded } from '../helpers/media-samples.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitFor, submitPost, type ItemInput } from '../helpers/posts.js';
 
 let fake: DribbbleFake;
 let herald: Herald;
@@ -20,14 +20,9 @@ let channel: string;
 const picture = (width: number, height: number, format: 'png' | 'jpeg' | 'gif' | 'webp' = 'png') =>
   sharp({ create: { width, height, channels: 3, background: { r: 234, g: 76, b: 137 } } })[format]().toBuffer();
 
-async function uploaded(bytes: Buffer, name: string) {
-  const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return { id: response.body.id as string, path: response.body.path as string };
-}
 
-async function createRaw(value: unknown[], settings: Record<string, unknown>) {
-  return herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channel }, value, settings }] });
+function createRaw(value: ItemInput[], settings: Record<string, unknown>) {
+  return submitPost(herald, channel, value, { settings });
 }
 
 beforeAll(async () => {
@@ -89,7 +84,7 @@ describe('dribbble connect and helpers', () => {
 describe('dribbble shots', () => {
   it('publishes a shot through the worker: multipart upload, 202, the id from Location', async () => {
     const png = await picture(800, 600);
-    const media = await uploaded(png, 'shot.png');
+    const media = await uploaded(herald, png, 'shot.png');
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channel, [{ content: '<p>A new dashboard</p>', image: [media] }], { settings: { title: 'Dashboard', team: '39' } });
@@ -109,11 +104,11 @@ describe('dribbble shots', () => {
   });
 
   it('refuses at validation what Dribbble refuses, naming the sizes', async () => {
-    const wrong = await uploaded(await picture(640, 480), 'wrong.png');
-    const webp = await uploaded(await picture(400, 300, 'webp'), 'shot.webp');
-    const good = await uploaded(await picture(400, 300, 'gif'), 'shot.gif');
-    const video = await uploaded(goodMp4(), 'clip.mp4');
-    const message = async (value: unknown[], settings: Record<string, unknown> = { title: 'T' }) => {
+    const wrong = await uploaded(herald, await picture(640, 480), 'wrong.png');
+    const webp = await uploaded(herald, await picture(400, 300, 'webp'), 'shot.webp');
+    const good = await uploaded(herald, await picture(400, 300, 'gif'), 'shot.gif');
+    const video = await uploaded(herald, goodMp4(), 'clip.mp4');
+    const message = async (value: ItemInput[], settings: Record<string, unknown> = { title: 'T' }) => {
       const response = await createRaw(value, settings);
       expect(response.status).toBe(400);
       return response.body.message as string;
@@ -143,7 +138,7 @@ describe('dribbble shots', () => {
 
 describe('dribbble failures', () => {
   it('retries a 429 at the X-RateLimit-Reset time', async () => {
-    const media = await uploaded(await picture(400, 300), 'limit.png');
+    const media = await uploaded(herald, await picture(400, 300), 'limit.png');
     const rootId = await createPost(herald, channel, [{ content: 'Later', image: [media] }], { settings: { title: 'Rate limited' } });
     const reset = Math.floor(Date.now() / 1000) + 600;
     fake.server.failNext('POST', '/api/v2/shots', { status: 429, headers: { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }, json: { message: 'API rate limit exceeded.' } });
@@ -156,7 +151,7 @@ describe('dribbble failures', () => {
   });
 
   it('puts the post in ERROR with Dribbble\'s validation message, and notifies', async () => {
-    const media = await uploaded(await picture(400, 300), 'refused.png');
+    const media = await uploaded(herald, await picture(400, 300), 'refused.png');
     const rootId = await createPost(herald, channel, [{ content: 'x', image: [media] }], { settings: { title: 'Refused' } });
     fake.server.failNext('POST', '/api/v2/shots', { status: 422, json: { message: 'Validation failed.', errors: [{ attribute: 'title', message: 'has already been taken' }] } });
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
@@ -167,7 +162,7 @@ describe('dribbble failures', () => {
   });
 
   it('looks the shot up after a create whose answer was lost, waiting while Dribbble processes it', async () => {
-    const media = await uploaded(await picture(1600, 1200), 'lost.png');
+    const media = await uploaded(herald, await picture(1600, 1200), 'lost.png');
     const rootId = await createPost(herald, channel, [{ content: 'x', image: [media] }], { settings: { title: 'Lost answer' } });
     fake.setListingDelay(1);
     const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/v2/shots'));
@@ -185,7 +180,7 @@ describe('dribbble failures', () => {
   });
 
   it('flags the channel for reconnection when its token is revoked (Dribbble tokens do not refresh), and helpers answer 401', async () => {
-    const media = await uploaded(await picture(400, 300), 'revoked.png');
+    const media = await uploaded(herald, await picture(400, 300), 'revoked.png');
     const rootId = await createPost(herald, channel, [{ content: 'x', image: [media] }], { settings: { title: 'Revoked' } });
     fake.authority.revokeAll();
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');

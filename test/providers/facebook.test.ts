@@ -8,11 +8,12 @@ import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js'
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { metaError, withPlatformFetch, rateLimited, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
+import { metaError, rateLimited, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
+import { acceptedSamples, goodMp4, uploaded } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, type ItemInput, waitForPublished } from '../helpers/posts.js';
 
 let fake: FacebookFake;
 let herald: Herald;
@@ -30,16 +31,9 @@ afterAll(async () => {
 });
 
 const jpeg = () => acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes;
-async function uploaded(bytes: Buffer, name: string, type: string): Promise<{ id: string; path: string }> {
-  const response = await upload(herald.restUrl, herald.apiKey, bytes, name, type);
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return response.body;
-}
 const settings = (extra: Record<string, unknown> = {}) => ({ settings: { __type: 'facebook', ...extra } });
 const graphPath = (path: string) => `/${VERSION}/${path}`;
 const em = () => herald.services.orm.em.fork();
-
-/** Wraps Herald's platform fetch for one test. */
 
 describe('connecting a Facebook Page', () => {
   it('trades the code for a long-lived user token, then stores the chosen Page with its own token', async () => {
@@ -91,8 +85,8 @@ describe('connecting a Facebook Page', () => {
 
 describe('publishing on a Page', () => {
   it('publishes three pictures as one post, then comments (one with a picture), through the real worker', async () => {
-    const pictures = [await uploaded(jpeg(), 'a.jpg', 'image/jpeg'), await uploaded(jpeg(), 'b.jpg', 'image/jpeg'), await uploaded(jpeg(), 'c.jpg', 'image/jpeg')];
-    const attachment = await uploaded(jpeg(), 'd.jpg', 'image/jpeg');
+    const pictures = [await uploaded(herald, jpeg(), 'a.jpg', 'image/jpeg'), await uploaded(herald, jpeg(), 'b.jpg', 'image/jpeg'), await uploaded(herald, jpeg(), 'c.jpg', 'image/jpeg')];
+    const attachment = await uploaded(herald, jpeg(), 'd.jpg', 'image/jpeg');
     const worker = await herald.startWorker();
     let rootId = '';
     try {
@@ -102,7 +96,7 @@ describe('publishing on a Page', () => {
         [{ content: '<p>Fresh bread today</p>', image: pictures }, { content: '<p>First comment</p>', image: [attachment] }, '<p>Second comment</p>'],
         settings({ url: 'https://bakery.example/menu' }),
       );
-      await waitFor(async () => ((await chainOf(herald, rootId)).every((item) => item.state === 'PUBLISHED') ? true : undefined));
+      await waitForPublished(herald, rootId);
     } finally {
       await worker.stop();
     }
@@ -130,7 +124,7 @@ describe('publishing on a Page', () => {
     expect((await publishUntilSettled(herald, text)).outcome.kind).toBe('published');
     expect(fake.server.requestsTo('POST', graphPath('101/feed')).at(-1)!.json).toEqual({ message: 'Our menu changed', link: 'https://bakery.example/menu', published: true });
 
-    const picture = await uploaded(jpeg(), 'single.jpg', 'image/jpeg');
+    const picture = await uploaded(herald, jpeg(), 'single.jpg', 'image/jpeg');
     const single = await createPost(herald, page, [{ content: '<p>One loaf</p>', image: [picture] }], settings());
     expect((await publishUntilSettled(herald, single)).outcome.kind).toBe('published');
     expect(fake.server.requestsTo('POST', graphPath('101/photos')).at(-1)!.json).toEqual({ url: picture.path, caption: 'One loaf', published: true });
@@ -139,7 +133,7 @@ describe('publishing on a Page', () => {
   });
 
   it('publishes a video by file_url, which Facebook downloads, and re-checks its processing instead of sleeping', async () => {
-    const video = await uploaded(goodMp4(), 'clip.mp4', 'video/mp4');
+    const video = await uploaded(herald, goodMp4(), 'clip.mp4', 'video/mp4');
     fake.setProcessingChecks(2);
     let runs;
     let rootId = '';
@@ -159,10 +153,9 @@ describe('publishing on a Page', () => {
   });
 
   it('refuses at validation what Facebook does not take, naming the fix', async () => {
-    const picture = await uploaded(jpeg(), 'v.jpg', 'image/jpeg');
-    const video = await uploaded(goodMp4(), 'v.mp4', 'video/mp4');
-    const attempt = (value: unknown[], extra: Record<string, unknown> = {}) =>
-      herald.rest('POST', '/posts', { type: 'now', shortLink: false, tags: [], date: new Date().toISOString(), posts: [{ integration: { id: page }, value, settings: { __type: 'facebook', ...extra } }] });
+    const picture = await uploaded(herald, jpeg(), 'v.jpg', 'image/jpeg');
+    const video = await uploaded(herald, goodMp4(), 'v.mp4', 'video/mp4');
+    const attempt = (value: ItemInput[], extra: Record<string, unknown> = {}) => submitPost(herald, page, value, { type: 'now', settings: { __type: 'facebook', ...extra } });
     const mixed = await attempt([{ content: 'x', image: [picture, video] }]);
     expect(mixed.status).toBe(400);
     expect(mixed.body.message).toContain('Facebook takes pictures or one video alone');
@@ -210,7 +203,7 @@ describe('failures, retries and recovery', () => {
   });
 
   it('resumes after a failed photo and an interrupted feed post without a second photo or a second post', async () => {
-    const pictures = [await uploaded(jpeg(), 'r1.jpg', 'image/jpeg'), await uploaded(jpeg(), 'r2.jpg', 'image/jpeg')];
+    const pictures = [await uploaded(herald, jpeg(), 'r1.jpg', 'image/jpeg'), await uploaded(herald, jpeg(), 'r2.jpg', 'image/jpeg')];
     const rootId = await createPost(herald, page, [{ content: '<p>Resumed</p>', image: pictures }], settings());
     const photosBefore = fake.photos.length;
     let photoCalls = 0;
@@ -226,16 +219,12 @@ describe('failures, retries and recovery', () => {
     expect(first.kind).toBe('waiting');
     // Run 2: the feed post reaches Facebook, but the answer is lost (unknown outcome): the step stays open.
     herald.setNow(new Date(Date.now() + 3600_000));
-    const second = await withPlatformFetch(
-      herald.services,
-      (real) => async (request) => {
-        const response = await real(request);
-        if (request.url.endsWith('/101/feed')) throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-        return response;
-      },
-      () => publishChain(herald.services, rootId),
-    );
-    expect(second.kind).toBe('waiting');
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/101/feed'));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
     // Run 3: the open step is looked up among the Page's posts; nothing is sent again.
     herald.setNow(new Date(Date.now() + 7200_000));
     try {

@@ -9,10 +9,10 @@ import { publishChain } from '../../tools/internal/publish.js';
 import gmb from '../../providers/gmb/index.js';
 import { startGmbFake, type GmbFake } from '../fakes/gmb.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { goodMp4, upload } from '../helpers/media-samples.js';
+import { goodMp4, uploaded } from '../helpers/media-samples.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 
 let fake: GmbFake;
 let herald: Herald;
@@ -20,11 +20,6 @@ let channel: string;
 
 const photo = () => sharp({ create: { width: 720, height: 540, channels: 3, background: { r: 250, g: 200, b: 40 } } }).jpeg().toBuffer();
 
-async function uploaded(bytes: Buffer, name: string) {
-  const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return { id: response.body.id as string, path: response.body.path as string };
-}
 
 const offer = {
   topicType: 'OFFER',
@@ -101,7 +96,7 @@ describe('gmb connect and the location picker', () => {
 describe('gmb local posts', () => {
   it('publishes an OFFER with a photo through the worker: Google fetches the photo by URL', async () => {
     const jpeg = await photo();
-    const media = await uploaded(jpeg, 'offer.jpg');
+    const media = await uploaded(herald, jpeg, 'offer.jpg');
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channel, [{ content: '<p>Fresh <strong>sourdough</strong> deal</p>', image: [media] }], { settings: offer });
@@ -146,13 +141,10 @@ describe('gmb local posts', () => {
   });
 
   it('refuses settings and media Google would refuse or ignore, naming the fix', async () => {
-    const picture = await uploaded(await photo(), 'p.jpg');
-    const video = await uploaded(goodMp4(), 'v.mp4');
+    const picture = await uploaded(herald, await photo(), 'p.jpg');
+    const video = await uploaded(herald, goodMp4(), 'v.mp4');
     const refused = async (settings: Record<string, unknown>, image = [picture], content = 'Hello') => {
-      const response = await herald.rest('POST', '/posts', {
-        type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-        posts: [{ integration: { id: channel }, value: [{ content, image }], settings }],
-      });
+      const response = await submitPost(herald, channel, [{ content, image }], { settings });
       expect(response.status).toBe(400);
       return response.body.message as string;
     };

@@ -11,7 +11,7 @@ import { metaError, startFacebookFake, type FacebookFake } from '../fakes/facebo
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 
 const DAY = 86_400_000;
 let fake: FacebookFake;
@@ -63,13 +63,7 @@ describe('connecting Instagram through Instagram Login', () => {
 
   it('refuses the audio setting, which needs the Facebook business login', async () => {
     const video = await upload(herald.restUrl, herald.apiKey, goodMp4(), 'v.mp4', 'video/mp4');
-    const response = await herald.rest('POST', '/posts', {
-      type: 'now',
-      shortLink: false,
-      tags: [],
-      date: new Date().toISOString(),
-      posts: [{ integration: { id: solo }, value: [{ content: 'x', image: [video.body] }], settings: { ...standalone.settings, audio: { id: 'aud-1' } } }],
-    });
+    const response = await submitPost(herald, solo, [{ content: 'x', image: [video.body] }], { type: 'now', settings: { ...standalone.settings, audio: { id: 'aud-1' } } });
     expect(response.status).toBe(400);
     expect(response.body.message).toContain('only on Instagram channels connected through the Facebook business login');
   });
@@ -82,7 +76,7 @@ describe('publishing and keeping the token alive', () => {
     let rootId = '';
     try {
       rootId = await createPost(herald, solo, [{ content: '<p>Solo loaf</p>', image: [image] }, '<p>Solo comment</p>'], standalone);
-      await waitFor(async () => ((await chainOf(herald, rootId)).every((item) => item.state === 'PUBLISHED') ? true : undefined));
+      await waitForPublished(herald, rootId);
     } finally {
       await worker.stop();
     }

@@ -4,14 +4,14 @@
 // second container or a second media_publish, the publishing limit, analytics and audioSearch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema } from '../../src/db/entities.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { metaError, withPlatformFetch, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
+import { metaError, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
+import { acceptedSamples, goodMp4, uploaded } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, type ItemInput, waitForPublished } from '../helpers/posts.js';
 
 let fake: FacebookFake;
 let herald: Herald;
@@ -30,16 +30,10 @@ afterAll(async () => {
 });
 
 const sample = (type: string) => acceptedSamples().find((entry) => entry.type === type)!.bytes;
-async function uploaded(bytes: Buffer, name: string, type: string): Promise<{ id: string; path: string }> {
-  const response = await upload(herald.restUrl, herald.apiKey, bytes, name, type);
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return response.body;
-}
-const picture = () => uploaded(sample('image/jpeg'), 'loaf.jpg', 'image/jpeg');
+const picture = () => uploaded(herald, sample('image/jpeg'), 'loaf.jpg', 'image/jpeg');
 const post = (extra: Record<string, unknown> = {}) => ({ settings: { __type: 'instagram', post_type: 'post', ...extra } });
 const graphPath = (path: string) => `/${fake.version}/${path}`;
 const em = () => herald.services.orm.em.fork();
-const publishedAll = (rootId: string) => async () => ((await chainOf(herald, rootId)).every((item) => item.state === 'PUBLISHED') ? true : undefined);
 
 async function runAt<T>(date: Date, run: () => Promise<T>): Promise<T> {
   herald.setNow(date);
@@ -101,13 +95,13 @@ describe('publishing with containers', () => {
   });
 
   it('publishes a single video as a trial Reel with licensed audio, through the real worker', async () => {
-    const video = await uploaded(goodMp4(), 'reel.mp4', 'video/mp4');
+    const video = await uploaded(herald, goodMp4(), 'reel.mp4', 'video/mp4');
     fake.setProcessingChecks(1);
     const worker = await herald.startWorker();
     let rootId = '';
     try {
       rootId = await createPost(herald, business, [{ content: '<p>Behind the oven</p>', image: [video] }], post({ is_trial_reel: true, audio: { id: 'aud-1', audio_volume: 80, video_volume: 20 } }));
-      await waitFor(publishedAll(rootId));
+      await waitForPublished(herald, rootId);
     } finally {
       await worker.stop();
       fake.setProcessingChecks(0);
@@ -137,10 +131,10 @@ describe('publishing with containers', () => {
 
   it('refuses at validation what Instagram would refuse, naming the fix', async () => {
     const image = await picture();
-    const png = await uploaded(sample('image/png'), 'flat.png', 'image/png');
-    const video = await uploaded(goodMp4(), 'v.mp4', 'video/mp4');
-    const attempt = async (integration: string, value: unknown[], extra: Record<string, unknown>) => {
-      const response = await herald.rest('POST', '/posts', { type: 'now', shortLink: false, tags: [], date: new Date().toISOString(), posts: [{ integration: { id: integration }, value, settings: { __type: 'instagram', post_type: 'post', ...extra } }] });
+    const png = await uploaded(herald, sample('image/png'), 'flat.png', 'image/png');
+    const video = await uploaded(herald, goodMp4(), 'v.mp4', 'video/mp4');
+    const attempt = async (integration: string, value: ItemInput[], extra: Record<string, unknown>) => {
+      const response = await submitPost(herald, integration, value, { type: 'now', settings: { __type: 'instagram', post_type: 'post', ...extra } });
       expect(response.status).toBe(400);
       return response.body.message as string;
     };
@@ -158,7 +152,7 @@ describe('publishing with containers', () => {
 
 describe('failures, retries and recovery', () => {
   it('stops a post whose container ends in ERROR with the fix, and notifies', async () => {
-    const video = await uploaded(goodMp4(), 'broken.mp4', 'video/mp4');
+    const video = await uploaded(herald, goodMp4(), 'broken.mp4', 'video/mp4');
     fake.setProcessingChecks(1);
     const rootId = await createPost(herald, business, [{ content: '<p>Broken clip</p>', image: [video] }], post());
     try {
@@ -220,16 +214,12 @@ describe('failures, retries and recovery', () => {
     expect(first.kind).toBe('waiting');
     expect(fake.containers.length - containersBefore).toBe(1);
     // Run 2: media_publish reaches Instagram but its answer is lost: the step stays open.
-    const second = await withPlatformFetch(
-      herald.services,
-      (real) => async (request) => {
-        const response = await real(request);
-        if (request.url.endsWith('/media_publish')) throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-        return response;
-      },
-      () => runAt(new Date(Date.now() + 3600_000), () => publishChain(herald.services, rootId)),
-    );
-    expect(second.kind).toBe('waiting');
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/media_publish'));
+    try {
+      expect((await runAt(new Date(Date.now() + 3600_000), () => publishChain(herald.services, rootId))).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
     // Run 3: the container answers PUBLISHED; the post is found among recent media. Nothing is created again.
     expect((await runAt(new Date(Date.now() + 7200_000), () => publishChain(herald.services, rootId))).kind).toBe('published');
     expect(fake.containers.length - containersBefore).toBe(1);

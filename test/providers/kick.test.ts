@@ -8,7 +8,7 @@ import { startKickFake, type KickFake } from '../fakes/kick.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: KickFake;
@@ -52,10 +52,7 @@ describe('publishing', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await post(['<p>Going <strong>live</strong> at 8</p>', 'Bring snacks', 'And questions']);
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const sent = fake.messages.slice(-3);
       expect(sent.map((message) => [message.type, message.broadcasterUserId, message.content])).toEqual([
         ['user', fake.user.user_id, 'Going 𝗹𝗶𝘃𝗲 at 8'],
@@ -73,13 +70,7 @@ describe('publishing', () => {
   it('refuses a post with media at validation, naming the reason, and sends nothing', async () => {
     const picture = await upload(herald.restUrl, herald.apiKey, tinyPng(), 'dot.png');
     const before = fake.messages.length;
-    const response = await herald.rest('POST', '/posts', {
-      type: 'schedule',
-      date: new Date().toISOString(),
-      shortLink: false,
-      tags: [],
-      posts: [{ integration: { id: channelId }, value: [{ content: 'Look', image: [{ id: picture.body.id, path: picture.body.path }] }], settings: { __type: 'kick' } }],
-    });
+    const response = await submitPost(herald, channelId, [{ content: 'Look', image: [{ id: picture.body.id, path: picture.body.path }] }], { settings: { __type: 'kick' } });
     expect(response.status).toBe(400);
     expect(response.body.message).toMatch(/has attachments, but Kick takes text only: remove them/);
     expect(fake.messages).toHaveLength(before);

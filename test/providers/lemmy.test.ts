@@ -10,7 +10,7 @@ import { startLemmyFake, type LemmyFake } from '../fakes/lemmy.js';
 import { ConsoleClient } from '../helpers/console-client.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: LemmyFake;
@@ -86,11 +86,7 @@ describe('publishing', () => {
       const rootId = await createPost(herald, channelId, [{ content: 'Herald is out', image: [picture] }, 'First comment', 'A reply'], {
         settings: settings(community('selfhosted', 'Herald 1.0'), community('technology@lemmy.world', 'Herald, with a link', { url: 'https://herald.example/' })),
       });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        if (chain.some((item) => item.state === 'ERROR')) throw new Error(chain.map((item) => item.error).join('; '));
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       // One picture upload, used as the image of the first post and the thumbnail of the link post.
       expect(fake.images).toHaveLength(1);
       expect(fake.images[0].bytes.equals(tinyPng())).toBe(true);
@@ -111,7 +107,7 @@ describe('publishing', () => {
 
   it('refuses more than one picture, a video, and media on comments at creation', async () => {
     const attempt = async (value: { content: string; image: { id: string; path: string }[] }[]) =>
-      (await herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value, settings: settings(community('selfhosted', 'T')) }] })).body.message;
+      (await submitPost(herald, channelId, value, { settings: settings(community('selfhosted', 'T')) })).body.message;
     expect(await attempt([{ content: 'x', image: [picture, picture] }])).toMatch(/one picture per post/);
     expect(await attempt([{ content: 'x', image: [] }, { content: 'y', image: [picture] }])).toMatch(/comments on Lemmy take text only/);
   });

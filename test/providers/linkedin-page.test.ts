@@ -4,7 +4,7 @@ import { PDFDocument } from 'pdf-lib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import linkedinPage from '../../providers/linkedin-page.js';
 import type { ProviderContext, PublishItem } from '../../providers/types.js';
-import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
+import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
@@ -12,7 +12,7 @@ import { dailyStatistics, startLinkedinFake, SIXTY_DAYS, type LinkedinFake } fro
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitForPublished, reopenAsInterrupted } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
 const ORGANIZATION = 'urn:li:organization:101';
@@ -169,11 +169,7 @@ describe('linkedin-page through Herald', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, [{ content: '<p>Our clip</p>', image: [stored.body] }, '<p>Comment one</p>', '<p>Comment two</p>']);
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        if (chain.some((item) => item.state === 'ERROR')) throw new Error(chain.map((item) => item.error).join('; '));
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const [uploaded] = [...fake.videos.values()];
       expect(uploaded.parts.length).toBe(Math.ceil(video.length / 20_000));
       expect(uploaded.bytes!.equals(video)).toBe(true);
@@ -194,11 +190,7 @@ describe('linkedin-page through Herald', () => {
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     const [posts, comments] = [fake.posts.length, fake.comments.length];
     const before = await chainOf(herald, rootId);
-    const em = herald.services.orm.em.fork();
-    for (const item of await em.find(PostSchema, { rootPostId: rootId })) {
-      Object.assign(item, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { [item.position === 0 ? 'post' : 'comment']: { state: 'started' } } } });
-    }
-    await em.flush();
+    await reopenAsInterrupted(herald, rootId, (item) => ({ [item.position === 0 ? 'post' : 'comment']: { state: 'started' } }), { wholeChain: true });
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     const after = await chainOf(herald, rootId);
     expect(after.map((item) => item.releaseId)).toEqual(before.map((item) => item.releaseId));

@@ -14,7 +14,7 @@ import { startLinkedinFake, unescapeLittleText, SIXTY_DAYS, type LinkedinFake } 
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, submitPost, waitForPublished } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
 const picture = (width: number, height: number, format: 'png' | 'jpeg' | 'gif' | 'webp' = 'png') =>
@@ -280,10 +280,7 @@ describe('linkedin through Herald', () => {
   });
 
   it('publishes the carousel setting as a PDF document and refuses a carousel of one picture at validation', async () => {
-    const refused = await herald.rest('POST', '/posts', {
-      type: 'now', date: new Date().toISOString(), shortLink: false, tags: [],
-      posts: [{ integration: { id: channelId }, value: [{ content: '<p>Solo</p>', image: [library['wide.png']] }], settings: { __type: 'linkedin', post_as_images_carousel: true } }],
-    });
+    const refused = await submitPost(herald, channelId, [{ content: '<p>Solo</p>', image: [library['wide.png']] }], { type: 'now', settings: { __type: 'linkedin', post_as_images_carousel: true } });
     expect(refused.status).toBe(400);
     expect(refused.body.message).toMatch(/carousel, which needs at least 2 pictures/);
 
@@ -363,14 +360,3 @@ describe('linkedin through Herald', () => {
     fake.issueRefreshTokens = false;
   });
 });
-
-async function waitForPublished(herald: Herald, rootId: string) {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const items = await chainOf(herald, rootId);
-    if (items.every((item) => item.state === 'PUBLISHED')) return items;
-    if (items.some((item) => item.state === 'ERROR')) throw new Error(`publishing failed: ${items.map((item) => item.error).join('; ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('timed out waiting for the post');
-}

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { chainOf, createPost, waitFor } from '../helpers/posts.js';
+import { createPost, waitForPublished } from '../helpers/posts.js';
 import mastodon, { mastodonPolling } from '../../providers/mastodon.js';
 import { createPlatformFetch, PlatformHttpError } from '../../src/lib/platform-http.js';
 import { startMastodonFake, type MastodonFake } from '../fakes/mastodon.js';
@@ -243,7 +243,7 @@ describe('mastodon through Herald', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, connected.body.id, ['<p>Through the worker</p>', '<p>And a reply</p>'], { type: 'now' });
-      await waitFor(async () => ((await chainOf(herald, rootId)).every((post) => post.state === 'PUBLISHED') ? true : undefined));
+      await waitForPublished(herald, rootId);
     } finally {
       await worker.stop();
     }

@@ -7,7 +7,7 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { startMoltbookFake, type MoltbookFake } from '../fakes/moltbook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: MoltbookFake;
@@ -58,11 +58,7 @@ describe('publishing', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, ['Agents can schedule now\nHerald publishes for us.', 'Details in a comment', 'And a reply'], { settings: settings('agents') });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        if (chain.some((item) => item.state === 'ERROR')) throw new Error(chain.map((item) => item.error).join('; '));
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const post = fake.posts.at(-1)!;
       expect(post).toMatchObject({ submolt: 'agents', title: 'Agents can schedule now', content: 'Agents can schedule now\nHerald publishes for us.' });
       expect(items[0]).toMatchObject({ releaseId: post.id, releaseUrl: `${fake.url}/post/${post.id}` });
@@ -77,10 +73,7 @@ describe('publishing', () => {
 
   it('refuses pictures at creation: Moltbook takes text only', async () => {
     const uploaded = await upload(herald.restUrl, herald.apiKey, tinyPng(), 'dot.png');
-    const refused = await herald.rest('POST', '/posts', {
-      type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-      posts: [{ integration: { id: channelId }, value: [{ content: 'x', image: [{ id: uploaded.body.id, path: uploaded.body.path }] }], settings: settings() }],
-    });
+    const refused = await submitPost(herald, channelId, [{ content: 'x', image: [{ id: uploaded.body.id, path: uploaded.body.path }] }], { settings: settings() });
     expect(refused.body.message).toMatch(/Moltbook takes text only/);
   });
 

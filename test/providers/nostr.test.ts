@@ -15,7 +15,7 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { deadRelayUrl, startNostrRelay, type NostrRelayFake } from '../fakes/nostr.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitForPublished } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
 const secret = generateSecretKey();
@@ -241,10 +241,7 @@ describe('nostr through Herald', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, [{ content: '<p>Thread <strong>one</strong></p>', image: [picture.body] }, '<p>Thread two</p>'], { type: 'now' });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((post) => post.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const [note, reply] = relays[0].events.slice(-2);
       expect(relays[1].events.slice(-2).map((event) => event.id)).toEqual([note.id, reply.id]);
       expect(note.content).toBe(`${convertContent('<p>Thread <strong>one</strong></p>', 'plain')}\n\n${picture.body.path}`);

@@ -9,10 +9,10 @@ import { pinterestMedia } from '../../providers/pinterest/media.js';
 import { basicCredentials } from '../fakes/oauth-authority.js';
 import { startPinterestFake, type PinterestFake } from '../fakes/pinterest.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { goodMp4, upload } from '../helpers/media-samples.js';
-import { loseAnswerOf as loseAnswer } from '../helpers/lost-answer.js';
+import { goodMp4, uploaded } from '../helpers/media-samples.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 
 let fake: PinterestFake;
 let herald: Herald;
@@ -22,11 +22,6 @@ const pullByUrl = pinterestMedia.pullByUrl;
 const picture = (width: number, height: number, format: 'png' | 'jpeg' | 'webp' = 'png') =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 60 } } })[format]().toBuffer();
 
-async function uploaded(bytes: Buffer, name: string) {
-  const response = await upload(herald.restUrl, herald.apiKey, bytes, name);
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return { id: response.body.id as string, path: response.body.path as string };
-}
 
 const board = () => fake.boards[0].id;
 
@@ -95,7 +90,7 @@ describe('pinterest pins', () => {
   it('publishes a picture pin by URL: Pinterest fetches our public media URL', async () => {
     pinterestMedia.pullByUrl = () => true;
     const png = await picture(600, 900);
-    const media = await uploaded(png, 'pin.png');
+    const media = await uploaded(herald, png, 'pin.png');
     const rootId = await createPost(herald, channel, [{ content: '<p>Autumn <strong>palette</strong></p>', image: [media] }], {
       settings: { board: board(), title: 'Autumn palette', link: 'https://example.com/autumn' },
     });
@@ -111,8 +106,8 @@ describe('pinterest pins', () => {
   });
 
   it('sends pictures inline (base64) when their URL is not public, a carousel as multiple_image_base64, WebP re-encoded as JPEG', async () => {
-    const first = await uploaded(await picture(500, 500), 'a.png');
-    const second = await uploaded(await picture(500, 500, 'webp'), 'b.webp');
+    const first = await uploaded(herald, await picture(500, 500), 'a.png');
+    const second = await uploaded(herald, await picture(500, 500, 'webp'), 'b.webp');
     const rootId = await createPost(herald, channel, [{ content: 'Two views', image: [first, second] }], { settings: { board: board() } });
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     const pin = fake.pins.at(-1)!;
@@ -124,7 +119,7 @@ describe('pinterest pins', () => {
 
   it('publishes a video pin through the worker: upload to the S3 form, processing checks, then the pin with a frame as cover', async () => {
     fake.setProcessingPolls(2);
-    const video = await uploaded(goodMp4(), 'clip.mp4');
+    const video = await uploaded(herald, goodMp4(), 'clip.mp4');
     const mediaCreates = fake.server.requestsTo('POST', '/api/v5/media').length;
     const worker = await herald.startWorker();
     try {
@@ -150,8 +145,8 @@ describe('pinterest pins', () => {
 
   it('uses the picture after the video as its cover, by URL when public', async () => {
     pinterestMedia.pullByUrl = () => true;
-    const video = await uploaded(goodMp4(), 'clip.mp4');
-    const cover = await uploaded(await picture(320, 240, 'jpeg'), 'cover.jpg');
+    const video = await uploaded(herald, goodMp4(), 'clip.mp4');
+    const cover = await uploaded(herald, await picture(320, 240, 'jpeg'), 'cover.jpg');
     const rootId = await createPost(herald, channel, [{ content: 'With a cover', image: [video, cover] }], { settings: { board: board() } });
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     expect(fake.pins.at(-1)!.media_source).toMatchObject({ source_type: 'video_id', cover_image_url: cover.path });
@@ -160,22 +155,16 @@ describe('pinterest pins', () => {
 });
 
 describe('pinterest settings and media rules', () => {
-  const refused = async (items: Parameters<typeof createPost>[2], settings: Record<string, unknown>) => {
-    const response = await herald.rest('POST', '/posts', {
-      type: 'schedule',
-      date: new Date().toISOString(),
-      shortLink: false,
-      tags: [],
-      posts: [{ integration: { id: channel }, value: items.map((item) => (typeof item === 'string' ? { content: item, image: [] } : { image: [], ...item })), settings }],
-    });
+  const refused = async (items: Parameters<typeof submitPost>[2], settings: Record<string, unknown>) => {
+    const response = await submitPost(herald, channel, items, { settings });
     expect(response.status).toBe(400);
     return response.body.message as string;
   };
 
   it('refuses what Pinterest would refuse, naming the fix', async () => {
-    const image = await uploaded(await picture(400, 400), 'p.png');
-    const wide = await uploaded(await picture(800, 400), 'w.png');
-    const video = await uploaded(goodMp4(), 'v.mp4');
+    const image = await uploaded(herald, await picture(400, 400), 'p.png');
+    const wide = await uploaded(herald, await picture(800, 400), 'w.png');
+    const video = await uploaded(herald, goodMp4(), 'v.mp4');
     expect(await refused([{ content: 'x', image: [image] }], {})).toMatch(/settings\.board/);
     expect(await refused([{ content: 'x', image: [image] }], { board: board(), title: 'x'.repeat(101) })).toMatch(/settings\.title/);
     expect(await refused([{ content: 'x', image: [image] }], { board: board(), link: 'ftp://example.com' })).toMatch(/settings\.link/);
@@ -196,7 +185,7 @@ describe('pinterest settings and media rules', () => {
 
 describe('pinterest failures', () => {
   it('refreshes an expired token with the rotated refresh token, and publishes', async () => {
-    const image = await uploaded(await picture(300, 300), 'r.png');
+    const image = await uploaded(herald, await picture(300, 300), 'r.png');
     for (const text of ['After refresh one', 'After refresh two']) {
       fake.authority.expireAccessTokens();
       const rootId = await createPost(herald, channel, [{ content: text, image: [image] }], { settings: { board: board() } });
@@ -211,7 +200,7 @@ describe('pinterest failures', () => {
   });
 
   it('retries a 429 after Pinterest\'s Retry-After, then publishes once', async () => {
-    const image = await uploaded(await picture(300, 300), 'l.png');
+    const image = await uploaded(herald, await picture(300, 300), 'l.png');
     const rootId = await createPost(herald, channel, [{ content: 'Busy', image: [image] }], { settings: { board: board() } });
     fake.server.failNext('POST', '/api/v5/pins', { status: 429, headers: { 'retry-after': '300' }, json: { code: 8, message: 'Rate limit exceeded. Please try again later.' } });
     const started = Date.now();
@@ -227,7 +216,7 @@ describe('pinterest failures', () => {
   });
 
   it('puts the post in ERROR with Pinterest\'s message on a permanent error, and notifies', async () => {
-    const image = await uploaded(await picture(300, 300), 'e.png');
+    const image = await uploaded(herald, await picture(300, 300), 'e.png');
     const rootId = await createPost(herald, channel, [{ content: 'Refused', image: [image] }], { settings: { board: board() } });
     fake.server.failNext('POST', '/api/v5/pins', { status: 400, json: { code: 1, message: 'Invalid request: this link is not allowed on Pinterest.' } });
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
@@ -239,33 +228,32 @@ describe('pinterest failures', () => {
   });
 
   it('fails a video Pinterest could not process, without creating a pin', async () => {
-    const video = await uploaded(goodMp4(), 'bad.mp4');
+    const video = await uploaded(herald, goodMp4(), 'bad.mp4');
     const rootId = await createPost(herald, channel, [{ content: 'Broken', image: [video] }], { settings: { board: board() } });
     const count = fake.pins.length;
-    const realFetch = herald.services.fetch;
-    herald.services.fetch = async (request) => {
-      const response = await realFetch(request);
-      if (request.url.endsWith('/s3/pinterest-media-upload')) fake.media.at(-1)!.failed = true;
-      return response;
-    };
-    try {
-      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
-    } finally {
-      herald.services.fetch = realFetch;
-    }
+    const settled = await withPlatformFetch(
+      herald.services,
+      (real) => async (request) => {
+        const response = await real(request);
+        if (request.url.endsWith('/s3/pinterest-media-upload')) fake.media.at(-1)!.failed = true;
+        return response;
+      },
+      () => publishUntilSettled(herald, rootId),
+    );
+    expect(settled.outcome.kind).toBe('failed');
     expect((await chainOf(herald, rootId))[0].error).toMatch(/could not process the video/);
     expect(fake.pins.length).toBe(count);
   });
 });
 
 describe('pinterest exactly once', () => {
-  const loseAnswerOf = (suffix: string) => loseAnswer(herald, (request) => request.method === 'POST' && request.url.endsWith(suffix));
+  const loseAnswerOfPost = (suffix: string) => loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith(suffix));
 
   it('resumes after an upload whose answer was lost: the video is sent once and the pin created once', async () => {
-    const video = await uploaded(goodMp4(), 'once.mp4');
+    const video = await uploaded(herald, goodMp4(), 'once.mp4');
     const rootId = await createPost(herald, channel, [{ content: 'Once', image: [video] }], { settings: { board: board() } });
     const uploads = fake.server.requestsTo('POST', '/s3/pinterest-media-upload').length;
-    const restore = loseAnswerOf('/s3/pinterest-media-upload');
+    const restore = loseAnswerOfPost('/s3/pinterest-media-upload');
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     } finally {
@@ -278,9 +266,9 @@ describe('pinterest exactly once', () => {
   });
 
   it('finds the pin of a create whose answer was lost instead of creating it again', async () => {
-    const image = await uploaded(await picture(300, 300), 'lost.png');
+    const image = await uploaded(herald, await picture(300, 300), 'lost.png');
     const rootId = await createPost(herald, channel, [{ content: 'Lost answer', image: [image] }], { settings: { board: board(), title: 'Lost' } });
-    const restore = loseAnswerOf('/api/v5/pins');
+    const restore = loseAnswerOfPost('/api/v5/pins');
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     } finally {

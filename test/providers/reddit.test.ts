@@ -10,7 +10,7 @@ import { startRedditFake, type RedditFake } from '../fakes/reddit.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished, reopenAsInterrupted } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: RedditFake;
@@ -81,11 +81,7 @@ describe('publishing', () => {
         ),
       });
       firstRootId = rootId;
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        if (chain.some((item) => item.state === 'ERROR')) throw new Error(chain.map((item) => item.error).join('; '));
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const [image, text] = fake.submissions.slice(-2);
       expect(image).toMatchObject({ subreddit: 'selfhosted', title: 'Herald 1.0: self-hosted publishing', kind: 'image', text: 'Herald 1.0 is out', flairId: 'flair-release' });
       expect(text).toMatchObject({ subreddit: 'typescript', title: 'Herald, written in TypeScript', kind: 'self', text: 'Herald 1.0 is out', flairId: '' });
@@ -117,7 +113,7 @@ describe('publishing', () => {
 
   it('refuses at creation what the subreddit settings cannot make: a missing flair, a video, a link without url', async () => {
     const attempt = async (value: Record<string, unknown>, image: { id: string; path: string }[] = []) =>
-      (await herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: [{ content: 'x', image }], settings: settings(value) }] })).body.message;
+      (await submitPost(herald, channelId, [{ content: 'x', image }], { settings: settings(value) })).body.message;
     expect(await attempt({ subreddit: '/r/selfhosted', title: 'T', is_flair_required: true })).toMatch(/needs a flair: pick one with getFlairs/);
     expect(await attempt({ subreddit: '/r/typescript', title: 'T', type: 'video' }, [picture])).toMatch(/Herald does not post on Reddit yet/);
     expect(await attempt({ subreddit: '/r/typescript', title: 'T', type: 'link' })).toMatch(/set its url/);
@@ -181,11 +177,7 @@ describe('errors, limits and tokens', () => {
     const [published] = await chainOf(herald, rootId);
     const calls = submitCalls().length;
     // The answer never came back: the step is open, the item queued again.
-    const em = herald.services.orm.em.fork();
-    const root = await em.findOneOrFail(PostSchema, { id: rootId });
-    const at = root.publishProgress!.steps['submit:0:at'];
-    Object.assign(root, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { 'submit:0:at': at, 'submit:0': { state: 'started' } } } });
-    await em.flush();
+    await reopenAsInterrupted(herald, rootId, (root) => ({ 'submit:0:at': root.publishProgress!.steps['submit:0:at'], 'submit:0': { state: 'started' } }));
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     const [recovered] = await chainOf(herald, rootId);
     expect(submitCalls()).toHaveLength(calls);

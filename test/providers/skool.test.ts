@@ -7,7 +7,7 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { startSkoolFake, type SkoolFake } from '../fakes/skool.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: SkoolFake;
@@ -60,11 +60,7 @@ describe('publishing', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, [{ content: 'We launched today', image: [picture] }, 'Thanks everyone', { content: 'A reply with the screenshot', image: [picture] }], { settings: settings() });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        if (chain.some((item) => item.state === 'ERROR')) throw new Error(chain.map((item) => item.error).join('; '));
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const [post, comment, reply] = fake.posts.slice(-3);
       expect(post).toMatchObject({ postType: 'generic', groupId: 'group-1', title: 'Shipped it', content: 'We launched today', labels: 'label-2', attachments: [fake.files[0].id] });
       expect(fake.files[0]).toMatchObject({ contentType: 'image/png', length: tinyPng().length });

@@ -3,14 +3,14 @@
 // Retry-After, an archived channel in ERROR, an interrupted post found by its metadata, token rotation, a revoked token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeMrkdwn, sectionBlocks, splitText } from '../../providers/slack/blocks.js';
-import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
+import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished, reopenAsInterrupted } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: SlackFake;
@@ -29,10 +29,9 @@ beforeAll(async () => {
     { guard: { allowLoopback: true } },
   );
   const jpeg = acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes;
-  for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['jpeg', jpeg, 'red.jpg'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
-    const uploaded = await upload(herald.restUrl, herald.apiKey, bytes, name);
-    media[key] = { id: uploaded.body.id, path: uploaded.body.path, bytes };
-  }
+  const files = { png: [tinyPng(), 'dot.png'], jpeg: [jpeg, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'] } as const;
+  const stored = await uploadAll(herald, files);
+  for (const key of ['png', 'jpeg', 'mp4'] as const) media[key] = { ...stored[key], bytes: files[key][0] };
 });
 
 afterAll(async () => {
@@ -83,10 +82,7 @@ describe('publishing', () => {
         ],
         fake.channel('general').id,
       );
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       expect(calls('conversations.join').map((request) => request.form?.get('channel'))).toEqual(['C0GENERAL1']);
       const [root, reply] = fake.messages.slice(-2);
       expect(root).toMatchObject({ channel: 'C0GENERAL1', threadTs: undefined, text: 'Release 𝟮.𝟬 &amp; friends, cc <@U0OWNER001>', metadata: { event_type: 'herald_post', event_payload: { post_id: rootId } } });
@@ -126,11 +122,7 @@ describe('publishing', () => {
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     const before = await chainOf(herald, rootId);
     const posted = calls('chat.postMessage').length;
-    const em = herald.services.orm.em.fork();
-    for (const item of await em.find(PostSchema, { rootPostId: rootId })) {
-      Object.assign(item, { state: 'QUEUE', releaseId: null, releaseUrl: null, publishedAt: null, attemptStartedAt: new Date(), publishProgress: { steps: { message: { state: 'started' } } } });
-    }
-    await em.flush();
+    await reopenAsInterrupted(herald, rootId, 'message', { wholeChain: true });
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect((await chainOf(herald, rootId)).map((item) => item.releaseId)).toEqual(before.map((item) => item.releaseId));
     expect(calls('chat.postMessage')).toHaveLength(posted);
@@ -140,7 +132,7 @@ describe('publishing', () => {
 
   it('refuses an item without text, and more files than one message shares, at validation', async () => {
     const attempt = (value: { content: string; image: { id: string; path: string }[] }[]) =>
-      herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value, settings: { __type: 'slack', channel: 'C0RANDOM01' } }] });
+      submitPost(herald, channelId, value, { settings: { __type: 'slack', channel: 'C0RANDOM01' } });
     const picture = { id: media.png.id, path: media.png.path };
     expect((await attempt([{ content: 'Text', image: [] }, { content: '', image: [picture] }])).body.message).toMatch(/Item 2 has no text/);
     expect((await attempt([{ content: 'Many', image: Array(11).fill(picture) }])).body.message).toMatch(/has 11 files/);

@@ -3,7 +3,7 @@ import { NotificationSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitForPublished } from '../helpers/posts.js';
 import telegram from '../../providers/telegram.js';
 import type { ProviderContext, PublishItem } from '../../providers/types.js';
 import { PlatformHttpError, createPlatformFetch } from '../../src/lib/platform-http.js';
@@ -297,10 +297,7 @@ describe('telegram through Herald', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, [{ content: '<p>A <strong>clip</strong></p>', image: [uploaded['clip.mp4']] }, { content: '<p>Album</p>', image: [uploaded['dot.png'], uploaded['clip.mp4']] }], { type: 'now' });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((post) => post.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const [clip, albumPhoto, albumVideo] = tg.messages;
       expect(clip).toMatchObject({ caption: 'A <strong>clip</strong>', supports_streaming: true });
       expect(clip.video?.bytes.equals(goodMp4())).toBe(true);

@@ -4,13 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import threads, { threadsLength } from '../../providers/threads/index.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
-import { PlatformHttpError, type PlatformFetch } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startThreadsFake, type ThreadsFake } from '../fakes/threads.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 import { providerContext, tinyPng } from '../helpers/provider-context.js';
 
 let fake: ThreadsFake;
@@ -32,7 +32,7 @@ beforeAll(async () => {
   );
   const samples = acceptedSamples();
   const webp = samples.find((sample) => sample.type === 'image/webp')!;
-  media = await uploadAll(herald.restUrl, herald.apiKey, { png: [tinyPng(), 'dot.png'], jpeg: [samples[0].bytes, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'], webp: [webp.bytes, 'still.webp'] });
+  media = await uploadAll(herald, { png: [tinyPng(), 'dot.png'], jpeg: [samples[0].bytes, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'], webp: [webp.bytes, 'still.webp'] });
 });
 
 afterAll(async () => {
@@ -158,19 +158,12 @@ describe('publishing on Threads', () => {
 
   it('resumes a reply whose publish reached Threads unconfirmed: found among the replies, not published twice', async () => {
     const rootId = await createPost(herald, channelId, ['<p>Resume one</p>', '<p>Resume two</p>', '<p>Resume three</p>']);
-    const real = herald.services.fetch;
     let count = 0;
-    herald.services.fetch = (async (request) => {
-      const response = await real(request);
-      if (request.url.endsWith('/threads_publish') && ++count === 2) {
-        throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-      }
-      return response;
-    }) as PlatformFetch;
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/threads_publish') && ++count === 2);
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     } finally {
-      herald.services.fetch = real;
+      restore();
     }
     const published = publishes().length;
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
@@ -186,10 +179,7 @@ describe('publishing on Threads', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, ['<p>From the worker</p>', '<p>Its reply</p>'], { date: new Date(Date.now() + 500) });
-      const chain = await waitFor(async () => {
-        const items = await chainOf(herald, rootId);
-        return items.every((item) => item.state === 'PUBLISHED') ? items : undefined;
-      });
+      const chain = await waitForPublished(herald, rootId);
       expect(fake.posts.find((post) => post.id === chain[1].releaseId)).toMatchObject({ text: 'Its reply', reply_to_id: chain[0].releaseId });
     } finally {
       await worker.stop();
@@ -211,13 +201,7 @@ describe('Threads rules, checked before anything is created', () => {
   });
 
   it('answers 400 over REST naming the channel and the fix', async () => {
-    const response = await herald.rest('POST', '/posts', {
-      type: 'now',
-      date: new Date().toISOString(),
-      shortLink: false,
-      tags: [],
-      posts: [{ integration: { id: channelId }, value: [{ content: '<p>A picture</p>', image: [media.webp] }], settings: {} }],
-    });
+    const response = await submitPost(herald, channelId, [{ content: '<p>A picture</p>', image: [media.webp] }], { type: 'now' });
     expect(response.status).toBe(400);
     expect(response.body.message).toMatch(/Herald Test: .*WEBP picture; Threads takes JPEG or PNG/);
   });

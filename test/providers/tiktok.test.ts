@@ -8,16 +8,16 @@ import { NotificationSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startTikTokFake, tiktokError, type TikTokFake } from '../fakes/tiktok.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, mediumMp4, upload } from '../helpers/media-samples.js';
+import { acceptedSamples, goodMp4, mediumMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
 const MB = 1024 * 1024;
 let fake: TikTokFake;
 let herald: Herald;
 let channelId: string;
-const media: Record<'video' | 'png' | 'jpeg', { id: string; path: string }> = {} as never;
+let media: Record<'video' | 'png' | 'jpeg', { id: string; path: string }>;
 
 const settings = (extra: Record<string, unknown> = {}) => ({
   __type: 'tiktok',
@@ -58,10 +58,7 @@ beforeAll(async () => {
     { guard: { allowLoopback: true } },
   );
   const jpeg = acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes;
-  for (const [key, bytes, name] of [['video', mediumMp4(), 'clip.mp4'], ['png', tinyPng(), 'dot.png'], ['jpeg', jpeg, 'still.jpg']] as const) {
-    const uploaded = await upload(herald.restUrl, herald.apiKey, bytes, name);
-    media[key] = { id: uploaded.body.id, path: uploaded.body.path };
-  }
+  media = await uploadAll(herald, { video: [mediumMp4(), 'clip.mp4'], png: [tinyPng(), 'dot.png'], jpeg: [jpeg, 'still.jpg'] });
 });
 
 afterAll(async () => {
@@ -210,7 +207,7 @@ describe("the creator's limits and the settings rules", () => {
 
   it('refuses video-only settings on photos, and photo-only settings on a video, before anything is created', async () => {
     const attempt = (image: { id: string; path: string }[], extra: Record<string, unknown>) =>
-      herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: [{ content: 'x', image }], settings: settings(extra) }] });
+      submitPost(herald, channelId, [{ content: 'x', image }], { settings: settings(extra) });
     expect((await attempt([media.jpeg], { duet: true })).body.message).toMatch(/duet applies to videos only/);
     expect((await attempt([media.video], { autoAddMusic: 'yes' })).body.message).toMatch(/autoAddMusic applies to photo posts only/);
     expect((await attempt([media.video, media.jpeg], {})).body.message).toMatch(/mixes media/);

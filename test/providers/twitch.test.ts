@@ -9,7 +9,7 @@ import { startTwitchFake, type TwitchFake } from '../fakes/twitch.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: TwitchFake;
@@ -18,7 +18,7 @@ let channelId: string;
 
 const post = (items: Parameters<typeof createPost>[2], settings: Record<string, unknown> = {}) => createPost(herald, channelId, items, { settings: { __type: 'twitch', ...settings } });
 const attempt = (value: { content: string; image: { id: string; path: string }[] }[], settings: Record<string, unknown>) =>
-  herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value, settings: { __type: 'twitch', ...settings } }] });
+  submitPost(herald, channelId, value, { settings: { __type: 'twitch', ...settings } });
 
 beforeAll(async () => {
   fake = await startTwitchFake();
@@ -53,10 +53,7 @@ describe('publishing', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await post(['<p>Stream starts <strong>now</strong></p>', 'Link in the panels', 'See you there']);
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const sent = fake.messages.slice(-3);
       expect(sent.map((message) => [message.broadcasterId, message.senderId, message.message])).toEqual([
         [fake.user.id, fake.user.id, 'Stream starts 𝗻𝗼𝘄'],

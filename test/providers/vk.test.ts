@@ -8,15 +8,15 @@ import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startVkFake, type VkFake } from '../fakes/vk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { acceptedSamples, goodMp4, upload } from '../helpers/media-samples.js';
+import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: VkFake;
 let herald: Herald;
 let channelId: string;
-const media: Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }> = {} as never;
+let media: Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }>;
 const authCalls = () => fake.server.requestsTo('POST', '/oauth2/auth');
 const integration = () => herald.services.orm.em.fork().findOneOrFail(IntegrationSchema, { id: channelId });
 const vkError = (code: number, message: string) => ({ json: { error: { error_code: code, error_msg: message } } });
@@ -24,10 +24,7 @@ const vkError = (code: number, message: string) => ({ json: { error: { error_cod
 beforeAll(async () => {
   fake = await startVkFake();
   herald = await startHerald({ VK_CLIENT_ID: fake.authority.clientId, SOCIAL_ENDPOINTS: JSON.stringify({ vk: fake.endpoints }) }, { guard: { allowLoopback: true } });
-  for (const [key, bytes, name] of [['png', tinyPng(), 'dot.png'], ['jpeg', acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes, 'red.jpg'], ['mp4', goodMp4(), 'clip.mp4']] as const) {
-    const uploaded = await upload(herald.restUrl, herald.apiKey, bytes, name);
-    media[key] = { id: uploaded.body.id, path: uploaded.body.path };
-  }
+  media = await uploadAll(herald, { png: [tinyPng(), 'dot.png'], jpeg: [acceptedSamples().find((sample) => sample.type === 'image/jpeg')!.bytes, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'] });
 });
 
 afterAll(async () => {
@@ -61,11 +58,7 @@ describe('publishing', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, [{ content: 'Summer release', image: [media.png, media.jpeg, media.mp4] }, { content: 'Screenshot', image: [media.png] }, 'Thanks!'], { settings: { __type: 'vk' } });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        if (chain.some((item) => item.state === 'ERROR')) throw new Error(chain.map((item) => item.error).join('; '));
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const post = fake.posts.at(-1)!;
       const [first, second, third] = fake.photos;
       expect(post).toMatchObject({ message: 'Summer release', guid: rootId, attachments: [`photo${fake.userId}_${first.id}`, `photo${fake.userId}_${second.id}`, `video${fake.userId}_${fake.videos[0].id}`] });
@@ -84,10 +77,7 @@ describe('publishing', () => {
   });
 
   it('refuses more than 10 attachments at creation', async () => {
-    const refused = await herald.rest('POST', '/posts', {
-      type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [],
-      posts: [{ integration: { id: channelId }, value: [{ content: 'x', image: Array.from({ length: 11 }, () => media.png) }], settings: { __type: 'vk' } }],
-    });
+    const refused = await submitPost(herald, channelId, [{ content: 'x', image: Array.from({ length: 11 }, () => media.png) }], { settings: { __type: 'vk' } });
     expect(refused.body.message).toMatch(/has 11 attachments; VK takes at most 10/);
   });
 

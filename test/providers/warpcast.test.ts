@@ -10,7 +10,7 @@ import { startWarpcastFake, type WarpcastFake } from '../fakes/warpcast.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { goodMp4, upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, type ItemInput, waitForPublished } from '../helpers/posts.js';
 import { providerContext, tinyPng } from '../helpers/provider-context.js';
 
 let fake: WarpcastFake;
@@ -34,8 +34,7 @@ afterAll(async () => {
 });
 
 const castRequests = () => fake.server.requestsTo('POST', '/v2/farcaster/cast/');
-const createRaw = (value: unknown[], settings: Record<string, unknown> = {}) =>
-  herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value, settings }] });
+const createRaw = (value: ItemInput[], settings: Record<string, unknown> = {}) => submitPost(herald, channelId, value, { settings });
 const channels = (...ids: string[]) => ({ subreddit: ids.map((id) => ({ value: { id } })) });
 
 describe('warpcast descriptor', () => {
@@ -86,10 +85,7 @@ describe('casting', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, [{ content: '<p>Hello channels</p>', image: [picture] }, '<p>And a reply</p>'], { type: 'now', settings: channels('farcaster', 'photography') });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((post) => post.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const [inFarcaster, inPhotography, replyOne, replyTwo] = fake.casts.slice(-4);
       expect(castRequests().slice(-4).map((request) => request.json)).toEqual([
         { signer_uuid: fake.signerUuid, text: 'Hello channels', embeds: [{ url: picture.path }], channel_id: 'farcaster', idem: `${rootId}:farcaster` },
@@ -115,7 +111,7 @@ describe('casting', () => {
 
   it('refuses at validation a video, three pictures, text over 1024 bytes and a channel chosen twice', async () => {
     const video = (await upload(herald.restUrl, herald.apiKey, goodMp4(), 'clip.mp4')).body;
-    const message = async (value: unknown[], settings: Record<string, unknown> = {}) => {
+    const message = async (value: ItemInput[], settings: Record<string, unknown> = {}) => {
       const response = await createRaw(value, settings);
       expect(response.status).toBe(400);
       return response.body.message as string;

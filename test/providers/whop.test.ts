@@ -10,7 +10,7 @@ import { startWhopFake, type WhopFake } from '../fakes/whop.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
 let fake: WhopFake;
@@ -72,11 +72,7 @@ describe('publishing', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, [{ content: 'We shipped **v1**', image: [picture] }, 'Release notes below', 'More details'], { settings: settings({ title: 'Herald v1' }) });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        if (chain.some((item) => item.state === 'ERROR')) throw new Error(chain.map((item) => item.error).join('; '));
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       const [post, comment, reply] = fake.posts.slice(-3);
       const [file] = fake.files;
       expect(post).toMatchObject({ experienceId: 'exp_announce', title: 'Herald v1', content: 'We shipped **v1**', parentId: null, attachments: [file.id] });

@@ -28,7 +28,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const connectContext = () => ({ fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }), endpoints: {} });
+const connectContext = () => providerContext({ endpoints: {} });
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const settings = (extra: Record<string, unknown> = {}) => ({ __type: 'wordpress', title: 'Why we moved to Herald', type: 'post', ...extra });
 const figure = (url: string) => `<figure class="wp-block-image"><img src="${url}" alt=""/></figure>`;

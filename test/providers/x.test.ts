@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import x from '../../providers/x/index.js';
 import { xUpload } from '../../providers/x/media.js';
 import { NotificationSchema, PostSchema } from '../../src/db/entities.js';
-import { PlatformHttpError, type PlatformFetch } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startXFake, type XFake } from '../fakes/x.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, type ItemInput, waitForPublished } from '../helpers/posts.js';
 import { providerContext, tinyPng } from '../helpers/provider-context.js';
 
 let fake: XFake;
@@ -30,7 +30,7 @@ beforeAll(async () => {
     },
     { guard: { allowLoopback: true } },
   );
-  media = await uploadAll(herald.restUrl, herald.apiKey, { png: [tinyPng(), 'dot.png'], jpeg: [acceptedSamples()[0].bytes, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'] });
+  media = await uploadAll(herald, { png: [tinyPng(), 'dot.png'], jpeg: [acceptedSamples()[0].bytes, 'red.jpg'], mp4: [goodMp4(), 'clip.mp4'] });
 });
 
 afterAll(async () => {
@@ -215,20 +215,13 @@ describe('publishing on X', () => {
 
   it('resumes a thread whose second post was created but not confirmed, without posting it twice', async () => {
     const rootId = await createPost(herald, channelId, ['<p>Resume one</p>', '<p>Resume two: see https://example.com/a?b=1 &amp; more</p>', '<p>Resume three</p>'], { settings });
-    const real = herald.services.fetch;
     let creates = 0;
     // The second create reaches X, then the connection drops before the answer: the outcome is unknown.
-    herald.services.fetch = (async (request) => {
-      const response = await real(request);
-      if (request.url.endsWith('/2/tweets') && request.method === 'POST' && ++creates === 2) {
-        throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-      }
-      return response;
-    }) as PlatformFetch;
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/2/tweets') && request.method === 'POST' && ++creates === 2);
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     } finally {
-      herald.services.fetch = real;
+      restore();
     }
     const posted = fake.posts.length;
     const { outcome } = await publishUntilSettled(herald, rootId);
@@ -245,10 +238,7 @@ describe('publishing on X', () => {
     const worker = await herald.startWorker();
     try {
       const rootId = await createPost(herald, channelId, ['<p>From the worker</p>', '<p>Its reply</p>'], { settings, date: new Date(Date.now() + 500) });
-      const chain = await waitFor(async () => {
-        const items = await chainOf(herald, rootId);
-        return items.every((item) => item.state === 'PUBLISHED') ? items : undefined;
-      });
+      const chain = await waitForPublished(herald, rootId);
       const reply = fake.posts.find((post) => post.id === chain[1].releaseId)!;
       expect(reply).toMatchObject({ text: 'Its reply', in_reply_to: chain[0].releaseId });
     } finally {
@@ -271,8 +261,7 @@ describe('refusals before anything is created', () => {
   });
 
   it('answers 400 over REST for a missing or unknown who_can_reply_post and an over-long post', async () => {
-    const post = (value: unknown[], chosen: Record<string, unknown>) =>
-      herald.rest('POST', '/posts', { type: 'now', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value, settings: chosen }] });
+    const post = (value: ItemInput[], chosen: Record<string, unknown>) => submitPost(herald, channelId, value, { type: 'now', settings: chosen });
     expect((await post([{ content: 'hi', image: [] }], {})).status).toBe(400);
     expect((await post([{ content: 'hi', image: [] }], { who_can_reply_post: 'nobody' })).body.message).toMatch(/who_can_reply_post/);
     const long = await post([{ content: 'é'.repeat(281), image: [] }], settings);

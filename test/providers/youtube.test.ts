@@ -4,13 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import youtube from '../../providers/youtube/index.js';
 import { classify, youtubeUpload } from '../../providers/youtube/upload.js';
 import { NotificationSchema, PostSchema } from '../../src/db/entities.js';
-import { PlatformHttpError, createPlatformFetch } from '../../src/lib/platform-http.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { googleError, QUANTUM, startYouTubeFake, type YouTubeFake } from '../fakes/youtube.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { providerContext } from '../helpers/provider-context.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { mediumMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 
 let fake: YouTubeFake;
 let herald: Herald;
@@ -88,7 +90,7 @@ describe('connecting a YouTube channel', () => {
   it('refuses a code exchanged with the wrong PKCE verifier', async () => {
     const redirectUri = 'https://herald.example/api/integrations/social/youtube/callback';
     const code = new URL(fake.authority.approvalRedirect({ clientId: fake.authority.clientId, redirectUri, state: 's', scope: 'x', codeChallenge: 'not-the-hash', codeChallengeMethod: 'S256' })).searchParams.get('code')!;
-    const context = { fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test' }), endpoints: { ...youtube.endpoints, ...fake.endpoints } };
+    const context = providerContext({ endpoints: { ...youtube.endpoints, ...fake.endpoints } });
     const failure = await youtube.exchangeCode!(context, { code, codeVerifier: 'wrong', redirectUri, clientId: fake.authority.clientId, clientSecret: fake.authority.clientSecret }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(PlatformHttpError);
     expect((failure as PlatformHttpError).message).toContain('code_verifier does not match');
@@ -103,10 +105,7 @@ describe('publishing a video', () => {
       const rootId = await createPost(herald, channelId, [{ content: '<p>Our <strong>launch</strong> video</p>', image: [video] }, '<p>Links in the description!</p>'], {
         settings: settings({ type: 'unlisted', selfDeclaredMadeForKids: 'no', tags, playlist: 'PLlaunches' }),
       });
-      const items = await waitFor(async () => {
-        const chain = await chainOf(herald, rootId);
-        return chain.every((item) => item.state === 'PUBLISHED') ? chain : undefined;
-      });
+      const items = await waitForPublished(herald, rootId);
       expect(fake.sessions).toHaveLength(1);
       expect(fake.sessions[0].metadata).toEqual({
         snippet: { title: 'Launch day', description: 'Our 𝗹𝗮𝘂𝗻𝗰𝗵 video', tags: ['herald', 'launch day'] },
@@ -135,18 +134,11 @@ describe('publishing a video', () => {
     Object.assign(youtubeUpload, { bytesPerRun: 4 * QUANTUM });
     // The second chunk reaches YouTube, which keeps only its first 100000 bytes, and the answer is lost (the worker died).
     fake.cutChunk(QUANTUM, 100_000);
-    const realFetch = herald.services.fetch;
-    herald.services.fetch = async (request) => {
-      const response = await realFetch(request);
-      if (request.method === 'PUT' && String(request.headers?.['content-range']).startsWith(`bytes ${QUANTUM}-`)) {
-        throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-      }
-      return response;
-    };
+    const restore = loseAnswerOf(herald, (request) => request.method === 'PUT' && String(request.headers?.['content-range']).startsWith(`bytes ${QUANTUM}-`));
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     } finally {
-      herald.services.fetch = realFetch;
+      restore();
       Object.assign(youtubeUpload, { bytesPerRun: QUANTUM });
     }
     const [interrupted] = await chainOf(herald, rootId);
@@ -215,7 +207,7 @@ describe('publishing a video', () => {
 
 describe('settings and media rules', () => {
   const attempt = (items: { content: string; image: { id: string; path: string }[] }[], extra: Record<string, unknown>) =>
-    herald.rest('POST', '/posts', { type: 'schedule', date: new Date().toISOString(), shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: items, settings: { __type: 'youtube', ...extra } }] });
+    submitPost(herald, channelId, items, { settings: { __type: 'youtube', ...extra } });
 
   it.each([
     ['no title', [{ content: 'x', image: [] as { id: string; path: string }[] }], { type: 'public' }, /settings\.title/],
