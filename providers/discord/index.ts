@@ -38,9 +38,13 @@ function classifyToken(status: number, body: string): Partial<PlatformHttpErrorI
   return { message: `HTTP ${status}` };
 }
 
-/** A thread is named after the post's first line, without Markdown markers (1-100 characters). */
+/**
+ * A thread is named after the post's first line as plain text (1-100 characters): the backslashes that escaped Markdown in
+ * the message are undone, then the Markdown markers dropped.
+ */
 function threadName(text: string): string {
-  const line = text.split('\n').map((part) => part.replace(/[*_~`>#|]/g, '').trim()).find(Boolean) ?? '';
+  const plain = (part: string) => part.replace(/\\([\\`*[\]<_#>+=\-.)])/g, '$1').replace(/[*_~`>#|]/g, '').trim();
+  const line = text.split('\n').map(plain).find(Boolean) ?? '';
   if (line.length <= 100) return line || 'Comments';
   return `${line.slice(0, 99).replace(/\s+\S*$/, '') || line.slice(0, 99)}…`;
 }

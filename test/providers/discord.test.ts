@@ -113,6 +113,14 @@ describe('publishing', () => {
     expect(messagesIn(root.releaseId!).map((item) => item.id)).toEqual([comment.releaseId]);
   });
 
+  it('names the thread after the first line as plain text, without the backslashes that escape Markdown in the message', async () => {
+    const rootId = await post(['<p>Version 1.0 [beta] ships *today*</p>', 'Details']);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root] = await chainOf(herald, rootId);
+    expect(fake.messages.find((message) => message.id === root.releaseId)?.content).toBe('Version 1.0 \\[beta\\] ships \\*today\\*');
+    expect(fake.threads.find((thread) => thread.id === root.releaseId)?.name).toBe('Version 1.0 [beta] ships today');
+  });
+
   it('refuses more than 10 attachments at validation', async () => {
     const response = await submitPost(herald, channelId, [{ content: 'Too many', image: Array(11).fill(media.png) }], { settings: { __type: 'discord', channel: fake.channel('general').id } });
     expect(response.status).toBe(400);
