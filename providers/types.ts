@@ -59,6 +59,17 @@ export interface ChannelAuth {
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
+/**
+ * What a recovery knows of the interrupted call. A lookup must identify exactly the item being recovered: a marker Herald sent
+ * with it (the post id), or the same content created at or after `startedAt` (minus the platform's clock skew). An older item
+ * with the same text or title is never taken for it; when nothing identifies it, answer undefined only if the platform proves
+ * nothing was created, else throw (the item stops with "could not confirm").
+ */
+export interface StepAttempt {
+  /** When the interrupted call began (Herald's clock). */
+  startedAt: Date;
+}
+
 export interface ProviderContext {
   fetch: PlatformFetch;
   /** Default base URLs of the descriptor merged with deployment overrides (SOCIAL_ENDPOINTS). */
@@ -75,7 +86,7 @@ export interface ProviderContext {
    * answer from the platform (4xx, 5xx, connection refused) is forgotten, so a retry makes the call again.
    * Outside publishing (helpers, analytics) it simply runs `run`.
    */
-  step<T extends JsonValue>(name: string, run: () => Promise<T>, recover?: () => Promise<T | undefined>): Promise<T>;
+  step<T extends JsonValue>(name: string, run: () => Promise<T>, recover?: (attempt: StepAttempt) => Promise<T | undefined>): Promise<T>;
   /**
    * The deployment's OAuth app of this platform (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`): token refreshes need it. Absent when none
    * is set. `botToken` (`<IDENTIFIER>_BOT_TOKEN`) is the app's bot, for platforms that post as it (Discord).
@@ -145,6 +156,11 @@ export interface PublishedRef {
   url?: string;
   /** Extra identifiers needed to reply later (e.g. Bluesky's cid). */
   meta?: Record<string, string>;
+  /**
+   * What the platform did other than asked, in sentences for the person (e.g. "YouTube kept the video private: the API
+   * project is not verified"). Stored on the item and shown with it (REST, MCP, console).
+   */
+  warnings?: string[];
 }
 
 export interface AnalyticsMetric {

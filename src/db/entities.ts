@@ -107,7 +107,8 @@ export type PostApproval = {
 };
 
 export interface PublishProgress {
-  steps: Record<string, { state: 'started' } | { state: 'done'; result: unknown }>;
+  /** `startedAt`: when the step's call began (ISO), so a recovery looks only at what was created after it. */
+  steps: Record<string, { state: 'started'; startedAt?: string } | { state: 'done'; result: unknown }>;
   /** When the item first waited on the platform's processing (CheckAgainLater). */
   waitingSince?: string;
 }
@@ -140,6 +141,8 @@ export const PostSchema = defineEntity({
     releaseId: p.string().nullable(),
     releaseUrl: p.text().nullable(),
     releaseMeta: p.json<Record<string, string>>().nullable(),
+    /** What the platform did other than asked, said by the provider when it published (e.g. YouTube kept a video private). */
+    releaseWarnings: p.json<string[]>().nullable(),
     error: p.text().nullable(),
     /** Set just before the platform is called for this item, cleared when the outcome is known. */
     attemptStartedAt: timestamp().nullable(),

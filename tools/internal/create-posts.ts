@@ -293,6 +293,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           releaseId: null,
           releaseUrl: null,
           releaseMeta: null,
+          releaseWarnings: null,
           error: null,
           attemptStartedAt: null,
           publishProgress: null,

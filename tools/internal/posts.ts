@@ -39,6 +39,8 @@ export interface ItemRecord {
   attempts: number;
   lastError: string | null;
   nextAttemptAt: string | null;
+  /** What the platform did other than asked (e.g. a video kept private), said when it published; empty otherwise. */
+  warnings: string[];
 }
 
 /**
@@ -86,6 +88,7 @@ function itemRecord(item: Post): ItemRecord {
     attempts: item.attempts,
     lastError: item.lastError ?? null,
     nextAttemptAt: iso(item.nextAttemptAt),
+    warnings: item.releaseWarnings ?? [],
   };
 }
 

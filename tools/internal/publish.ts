@@ -9,7 +9,7 @@ import { DomainError } from '../../src/errors.js';
 import { convertContent } from '../../src/lib/content.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { MediaFetchError } from '../../src/lib/media-fetch.js';
-import { CheckAgainLater, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef } from '../../providers/types.js';
+import { CheckAgainLater, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef, type StepAttempt } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
@@ -171,18 +171,20 @@ function stepsOf(run: Run, item: Post): ProviderContext['step'] {
     item.publishProgress = progress;
     await run.em.flush();
   };
-  return async <T extends JsonValue>(name: string, call: () => Promise<T>, recover?: () => Promise<T | undefined>): Promise<T> => {
+  return async <T extends JsonValue>(name: string, call: () => Promise<T>, recover?: (attempt: StepAttempt) => Promise<T | undefined>): Promise<T> => {
     const recorded = item.publishProgress?.steps[name];
     if (recorded?.state === 'done') return recorded.result as T;
     if (recorded?.state === 'started') {
       if (!recover) throw new OutcomeUnknown(name);
-      const found = await recover();
+      // Steps recorded before start times were kept: the item's attempt is the earliest the call can have begun.
+      const startedAt = recorded.startedAt ? new Date(recorded.startedAt) : (item.attemptStartedAt ?? item.createdAt);
+      const found = await recover({ startedAt });
       if (found !== undefined) {
         await save((progress) => (progress.steps[name] = { state: 'done', result: found }));
         return found;
       }
     }
-    await save((progress) => (progress.steps[name] = { state: 'started' }));
+    await save((progress) => (progress.steps[name] = { state: 'started', startedAt: run.services.now().toISOString() }));
     let result: T;
     try {
       result = await call();
@@ -225,6 +227,7 @@ async function publishItem(
     item.releaseId = ref.id;
     item.releaseUrl = ref.url ?? null;
     item.releaseMeta = ref.meta ?? null;
+    item.releaseWarnings = ref.warnings?.length ? ref.warnings : null;
     item.state = 'PUBLISHED';
     item.publishedAt = services.now();
     item.attemptStartedAt = null;

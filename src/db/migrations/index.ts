@@ -9,6 +9,7 @@ import { Migration20261123300000 } from './Migration20261123300000.js';
 import { Migration20261124000000 } from './Migration20261124000000.js';
 import { Migration20261124100000 } from './Migration20261124100000.js';
 import { Migration20261125000000 } from './Migration20261125000000.js';
+import { Migration20261126000000 } from './Migration20261126000000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -21,4 +22,5 @@ export const migrationsList = [
   { name: 'Migration20261124000000', class: Migration20261124000000 },
   { name: 'Migration20261124100000', class: Migration20261124100000 },
   { name: 'Migration20261125000000', class: Migration20261125000000 },
+  { name: 'Migration20261126000000', class: Migration20261126000000 },
 ];
