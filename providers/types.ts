@@ -75,6 +75,8 @@ export interface ProviderContext {
   /** Default base URLs of the descriptor merged with deployment overrides (SOCIAL_ENDPOINTS). */
   endpoints: Record<string, string>;
   auth: ChannelAuth;
+  /** What the provider stored about the account (`ConnectedAccount.channelSettings`, refreshed on `refresh`). */
+  channel: Record<string, unknown>;
   /** The channel's settings for this post (validated against `settings`), `{}` outside publishing. */
   settings: Record<string, unknown>;
   /**
@@ -131,6 +133,11 @@ export interface ConnectedAccount {
   refreshToken?: string;
   expiresAt?: Date;
   data?: Record<string, string>;
+  /**
+   * Facts about the account that set its limits (an instance's `max_characters`, an X subscription type), not secret:
+   * merged into the channel's settings and handed back as `channel` to `maxLength`, `validate` and `ProviderContext`.
+   */
+  channelSettings?: Record<string, unknown>;
 }
 
 export interface MediaFile {
@@ -189,14 +196,18 @@ export interface Provider {
   endpoints: Record<string, string>;
   /** How length is counted on the converted text: UTF-16 characters, X's weighted length, or graphemes (Bluesky). */
   lengthMethod: LengthMethod;
-  maxLength: (options: { isPremium?: boolean; settings?: Record<string, unknown> }) => number;
+  /**
+   * `channel`: what the provider stored about the account when it connected or refreshed (`channelSettings`: an instance's
+   * configured limits, an X subscription type), absent when no channel is known (the platform's catalog entry).
+   */
+  maxLength: (options: { isPremium?: boolean; settings?: Record<string, unknown>; channel?: Record<string, unknown> }) => number;
   rules: string;
   /** Zod schema of `settings` (without `__type`); null means "No additional settings required". */
   settings: z.ZodObject | null;
   /** Thread-style (each item is a post replying to the previous) or comment-style (later items comment on the first). */
   chain: 'thread' | 'comments' | 'none';
   /** Media and settings rules checked at validation; returns the first problem as a sentence, or undefined. */
-  validate?: (items: ValidationItem[], settings: Record<string, unknown>) => string | undefined;
+  validate?: (items: ValidationItem[], settings: Record<string, unknown>, channel?: Record<string, unknown>) => string | undefined;
   tools: HelperTool[];
   /** The platform fetches media from our public URL itself (instead of receiving the bytes), so PUBLIC_URL must be public https. */
   mediaByUrl?: boolean;
@@ -233,7 +244,7 @@ export interface Provider {
   accounts?: (context: ProviderContext) => Promise<{ id: string; name: string; picture?: string }[]>;
   selectAccount?: (context: ProviderContext, id: string) => Promise<ConnectedAccount>;
   authorizeUrl?: (options: { clientId: string; redirectUri: string; state: string; codeChallenge: string; endpoints: Record<string, string> }) => string;
-  refresh?: (context: ProviderContext) => Promise<Partial<ChannelAuth>>;
+  refresh?: (context: ProviderContext) => Promise<Partial<ChannelAuth> & { channelSettings?: Record<string, unknown> }>;
   publish?: (context: ProviderContext, item: PublishItem) => Promise<PublishedRef>;
   comment?: (context: ProviderContext, item: PublishItem, thread: { root: PublishedRef; parent: PublishedRef }) => Promise<PublishedRef>;
   analytics?: (context: ProviderContext, days: number) => Promise<AnalyticsMetric[]>;

@@ -15,6 +15,6 @@ export const integrationSettings = defineTool({
   rest: { method: 'GET', path: '/integration-settings/:id' },
   handler: async (input, { em, caller }) => {
     const integration = await findIntegration(em, caller.organizationId, input.id);
-    return { output: settingsRecord(providerOf(integration), integration.additionalSettings.premium === true) };
+    return { output: settingsRecord(providerOf(integration), integration.additionalSettings.premium === true, integration.additionalSettings) };
   },
 });

@@ -96,7 +96,7 @@ function channelRecord(integration: Integration) {
     disabled: integration.disabled,
     customerId: integration.customerId ?? null,
     postingTimesUtc: integration.postingTimes.map(formatPostingTime),
-    maxLength: provider?.maxLength({ isPremium: integration.additionalSettings.premium === true }) ?? null,
+    maxLength: provider?.maxLength({ isPremium: integration.additionalSettings.premium === true, channel: integration.additionalSettings }) ?? null,
     rules: provider?.rules ?? null,
     settings: provider ? settingsJsonSchema(provider) : null,
     chain: provider?.chain ?? null,

@@ -11,6 +11,7 @@ export function providerContext(options: {
   endpoints?: Record<string, string>;
   auth?: Partial<ChannelAuth>;
   settings?: Record<string, unknown>;
+  channel?: Record<string, unknown>;
   steps?: Map<string, unknown>;
   client?: ProviderContext['client'];
 }): ProviderContext {
@@ -19,6 +20,7 @@ export function providerContext(options: {
     fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }),
     endpoints: options.endpoints ?? {},
     auth: { accessToken: 'test-access-token', internalId: 'account-1', data: {}, ...options.auth },
+    channel: options.channel ?? {},
     settings: options.settings ?? {},
     client: options.client,
     step: async <T extends JsonValue>(name: string, run: () => Promise<T>) => {

@@ -275,6 +275,7 @@ describe('analytics and recent posts', () => {
       fetch: herald.services.fetch,
       endpoints: fake.endpoints.facebook,
       auth: fake.pageAuth('101'),
+      channel: {},
       settings: {},
       step: (_name, run) => run(),
     });

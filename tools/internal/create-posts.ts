@@ -142,7 +142,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     }
   }
   const isPremium = entry.isPremium ?? integration.additionalSettings.premium === true;
-  const maxLength = provider.maxLength({ isPremium, settings: entry.settings });
+  const maxLength = provider.maxLength({ isPremium, settings: entry.settings, channel: integration.additionalSettings });
   // The text of each item as the platform receives it, measured once: the provider's own checks below read it too.
   const texts: string[] = [];
   for (const [index, item] of entry.items.entries()) {
@@ -159,7 +159,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     text: texts[index],
     media: item.media.map((media) => ({ kind: mediaKind(media), url: media.path, ...facts(media) })),
   }));
-  return provider.validate?.(items, entry.settings);
+  return provider.validate?.(items, entry.settings, integration.additionalSettings);
 }
 
 export interface PlanCheck {

@@ -163,6 +163,7 @@ export function providerContext(services: Services, integration: Integration, se
     fetch: platformFetchFor(services, endpoints),
     endpoints,
     auth: channelAuth(services, integration),
+    channel: integration.additionalSettings,
     settings,
     step: runStep,
     client: services.config.oauthClients[provider.identifier],
@@ -189,7 +190,7 @@ export async function refreshChannel(services: Services, em: EntityManager, inte
     await markNeedsReconnection(services, em, integration, `${provider.name} refused the token and offers no way to refresh it`);
     throw reauthRequired(integration);
   }
-  let refreshed: Partial<ChannelAuth>;
+  let refreshed: Partial<ChannelAuth> & { channelSettings?: Record<string, unknown> };
   try {
     refreshed = await provider.refresh(providerContext(services, integration));
   } catch (error) {
@@ -204,6 +205,7 @@ export async function refreshChannel(services: Services, em: EntityManager, inte
     data: { ...current.data, ...refreshed.data },
   });
   integration.tokenExpiresAt = refreshed.expiresAt ?? null;
+  if (refreshed.channelSettings) integration.additionalSettings = { ...integration.additionalSettings, ...refreshed.channelSettings };
   await em.flush();
 }
 
@@ -313,7 +315,7 @@ export async function saveConnectedAccount(
     inBetweenSteps: options.inBetweenSteps ?? false,
   };
   const integration = existing
-    ? Object.assign(existing, fields)
+    ? Object.assign(existing, fields, account.channelSettings ? { additionalSettings: { ...existing.additionalSettings, ...account.channelSettings } } : {})
     : em.create(IntegrationSchema, {
         id: newId(),
         organizationId,
@@ -322,7 +324,7 @@ export async function saveConnectedAccount(
         disabled: false,
         customerId: null,
         postingTimes: services.config.defaultPostingTimes,
-        additionalSettings: {},
+        additionalSettings: account.channelSettings ?? {},
         createdAt: now,
         updatedAt: now,
         deletedAt: null,

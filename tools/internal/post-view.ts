@@ -39,7 +39,7 @@ export interface PostView {
 export function previewChain(integration: Integration, chain: Post[]): PostPreview {
   const provider = providerOf(integration);
   const settings = chain[0]?.settings ?? {};
-  const maxLength = provider.maxLength({ isPremium: integration.additionalSettings.premium === true, settings });
+  const maxLength = provider.maxLength({ isPremium: integration.additionalSettings.premium === true, settings, channel: integration.additionalSettings });
   return {
     platform: { identifier: provider.identifier, name: provider.name, editor: provider.editor, lengthMethod: provider.lengthMethod, chain: provider.chain },
     maxLength,

@@ -63,13 +63,13 @@ type EntryPreview = PostPreview['entries'][number];
  * Which media of an item the platform's own rules refuse: the item's text with each file alone, compared with the text
  * alone (a rule about the text or about a missing attachment is not the file's fault).
  */
-function mediaPreview(provider: Provider, entry: PlanEntry, itemIndex: number, text: string, facts: LibraryFacts, problem: string | undefined) {
+function mediaPreview(provider: Provider, channel: Record<string, unknown>, entry: PlanEntry, itemIndex: number, text: string, facts: LibraryFacts, problem: string | undefined) {
   const item = entry.items[itemIndex];
-  const withoutMedia = provider.validate?.([{ text, media: [] }], entry.settings);
+  const withoutMedia = provider.validate?.([{ text, media: [] }], entry.settings, channel);
   return item.media.map((media) => {
     const measured = facts(media);
     const described = { kind: mediaKind(media), url: media.path, ...measured };
-    const alone = provider.validate?.([{ text, media: [described] }], entry.settings);
+    const alone = provider.validate?.([{ text, media: [described] }], entry.settings, channel);
     const named = problem?.includes(`"${media.id}"`) ? problem : undefined;
     const rule = named ?? (alone && alone !== withoutMedia ? alone : undefined);
     return {
@@ -118,12 +118,12 @@ export async function previewPlan(services: Services, em: EntityManager, organiz
       continue;
     }
     const provider = providerOf(integration);
-    const maxLength = provider.maxLength({ isPremium: entry.isPremium ?? integration.additionalSettings.premium === true, settings: entry.settings });
+    const maxLength = provider.maxLength({ isPremium: entry.isPremium ?? integration.additionalSettings.premium === true, settings: entry.settings, channel: integration.additionalSettings });
     const parsedSettings = provider.settings?.safeParse(entry.settings);
     const settingsIssue = parsedSettings && !parsedSettings.success ? parsedSettings.error.issues[0] : undefined;
     const items = entry.items.map((item, position) => {
       const { text, length, visible } = measure(provider, contentAsSent(entry, item.content, options));
-      return { position, text, visibleText: visible, length, withinLimit: length <= maxLength, media: mediaPreview(provider, entry, position, text, check.facts, problem?.message) };
+      return { position, text, visibleText: visible, length, withinLimit: length <= maxLength, media: mediaPreview(provider, integration.additionalSettings, entry, position, text, check.facts, problem?.message) };
     });
     const warnings = entryWarnings(services, provider, integration, entry, date);
     if (entry.type !== 'now' && entry.date && entry.date.getTime() < now.getTime() && entry.type === 'schedule') warnings.push('The date is in the past: the post would be published at once.');

@@ -25,10 +25,11 @@ export function settingsJsonSchema(provider: Provider): Record<string, unknown> 
   return schema;
 }
 
-export function settingsRecord(provider: Provider, isPremium: boolean): SettingsRecord {
+/** `channel`: a connected channel's stored facts (its instance's limits), for integrationSettings of that channel. */
+export function settingsRecord(provider: Provider, isPremium: boolean, channel?: Record<string, unknown>): SettingsRecord {
   return {
     rules: provider.rules,
-    maxLength: provider.maxLength({ isPremium }),
+    maxLength: provider.maxLength({ isPremium, channel }),
     settings: settingsJsonSchema(provider),
     tools: provider.tools.map((tool) => ({ methodName: tool.methodName, description: tool.description, dataSchema: tool.dataSchema })),
   };
