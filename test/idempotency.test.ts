@@ -51,7 +51,7 @@ async function uploadWithKey(bytes: Buffer, filename: string, key: string) {
 
 beforeAll(async () => {
   telegram = await startTelegramFake();
-  herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) });
+  herald = await startHerald({ WEBHOOKS_ALLOW_PRIVATE: 'true', SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) });
   const connected = await herald.rest('POST', '/integrations/telegram/connect', { botToken: telegram.token, chatId: String(telegram.chat.id) });
   expect(connected.status).toBe(200);
   channelId = connected.body.id;
@@ -143,6 +143,24 @@ describe('REST Idempotency-Key', () => {
     expect(refused.status).toBe(400);
     const fixed = await herald.rest('POST', '/posts', body('<p>Fixed</p>'), { 'idempotency-key': 'failed-1' });
     expect(fixed.status).toBe(200);
+  });
+
+  it('keeps no secret in clear in the replay store: a webhook created with a key is replayed with its secret, stored sealed', async () => {
+    const receiver = http.createServer((_request, response) => response.end('ok'));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+      const first = await herald.rest('POST', '/webhooks', { url, events: ['post.published'] }, { 'idempotency-key': 'webhook-secret-1' });
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect(first.body.secret).toMatch(/^whsec_/);
+      const rows = await herald.services.orm.em.fork().getConnection().execute<{ output: string }[]>("select output from idempotency_key where key = 'webhook-secret-1'");
+      expect(rows[0].output).not.toContain('whsec_');
+      expect(rows[0].output).not.toContain(first.body.secret.slice('whsec_'.length));
+      const again = await herald.rest('POST', '/webhooks', { url, events: ['post.published'] }, { 'idempotency-key': 'webhook-secret-1' });
+      expect(again.body).toEqual(first.body);
+    } finally {
+      receiver.close();
+    }
   });
 
   it('refuses a malformed key', async () => {

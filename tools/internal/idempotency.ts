@@ -2,6 +2,9 @@
 // runs. The primary key (organization, key) decides between concurrent requests, never this process: the loser waits for the
 // winner's answer (or answers request_in_progress). Within 24 hours the same key with the same request answers the stored
 // answer and creates nothing; with another request (or on another operation) it answers idempotency_conflict.
+// Stored answers are sealed with the encryption key: some carry a secret shown once (a webhook's signing secret, an OAuth
+// client secret, an API key), and the replay store must not hold in clear what the rest of the database keeps hashed or
+// sealed.
 import { createHash, type Hash } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -32,7 +35,7 @@ interface Claim {
   operation: string;
   request_hash: string | null;
   state: 'running' | 'done';
-  /** The answer's JSON as it was sent (text keeps its key order: the replay is the same bytes). */
+  /** The answer's JSON as it was sent, sealed (SecretBox); answers stored before sealing began are plain JSON. */
   output: string | null;
   /** Milliseconds since the epoch (timestamptz comes back from raw queries as text). */
   created_ms: string | number;
@@ -176,7 +179,7 @@ export async function withIdempotency<Output>(
       const hash = knownHash ?? (await drainedHash(input, base, streams));
       if (existing.request_hash !== hash) throw conflictError(key, 'with a different request body');
       options.onReplay?.();
-      return JSON.parse(existing.output ?? 'null') as Output;
+      return storedAnswer(services, existing.output) as Output;
     }
     if (now.getTime() - createdAt.getTime() > ABANDONED_MS) {
       throw new DomainError('request_in_progress', `The request with Idempotency-Key "${key}" started at ${createdAt.toISOString()} never finished (the server may have restarted); whether it created something is unknown.`, {
@@ -203,9 +206,15 @@ export async function withIdempotency<Output>(
   const hash = knownHash ?? withDigests(base, [...hashing!.digests].map(([field, digest]) => [field, digest.digest('hex')]));
   await em.getConnection().execute(
     "update idempotency_key set state = 'done', output = ?, request_hash = ?, completed_at = ? where organization_id = ? and key = ?",
-    [JSON.stringify(output ?? null), hash, services.now(), organizationId, key],
+    [services.secrets.seal(JSON.stringify(output ?? null)), hash, services.now(), organizationId, key],
   );
   return output;
+}
+
+/** A stored answer: sealed (`v1.…`, which no JSON text starts with), or plain JSON kept before answers were sealed. */
+function storedAnswer(services: Services, output: string | null): unknown {
+  if (output === null) return null;
+  return JSON.parse(output.startsWith('v1.') ? services.secrets.open(output) : output);
 }
 
 /** The daily prune: keys older than the 24-hour window are forgotten. */
