@@ -161,8 +161,11 @@ describe('the duplicate guard', () => {
     expect(edit.status).toBe(400);
     expect(edit.body.details[0].duplicateOf.postId).not.toBe(id);
     expect(edit.body.details[0].duplicateOf.state).toBe('QUEUE');
-    // An edit that keeps the text (here: a new date) is not checked: the post never counts against itself or earlier repeats.
-    expect((await herald.rest('PUT', `/posts/${first}`, { date: at(2.5) })).status).toBe(200);
+    // A new date is checked too: the first post moved next to intended repetitions of it is refused unless allowDuplicate.
+    const moved = await herald.rest('PUT', `/posts/${first}`, { date: at(2.5) });
+    expect(moved.status).toBe(400);
+    expect(moved.body.details[0].duplicateOf.postId).not.toBe(first);
+    expect((await herald.rest('PUT', `/posts/${first}`, { date: at(2.5), allowDuplicate: true })).status).toBe(200);
     expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: original, image: [] }], allowDuplicate: true })).status).toBe(200);
   });
 
@@ -176,6 +179,54 @@ describe('the duplicate guard', () => {
     const repeat = await create(bobChannel, `${after} `, { date: at(4) });
     expect(repeat.status).toBe(400);
     expect(repeat.body.details[0].duplicateOf.postId).toBe(id);
+  });
+
+  it.each([
+    ['a zero-width space inside a word', 'Weekly rou\u200Bndup'],
+    ['a soft hyphen inside a word', 'Weekly rou\u00ADndup'],
+    ['a zero-width joiner inside a word', 'Weekly rou\u200Dndup'],
+    ['a word joiner inside a word', 'Weekly rou\u2060ndup'],
+    ['a left-to-right mark inside a word', 'Weekly rou\u200Endup'],
+    ['a character entity the platform decodes', 'Weekly r&#111;undup'],
+    ['a double-encoded entity', 'Weekly r&amp;#111;undup'],
+    ['a Cyrillic letter for a Latin one', 'Weekly r\u043Eundup'],
+    ['mathematical letters', 'Weekly \u{1D42B}oundup'],
+  ])('sees through %s', async (_case, disguise) => {
+    const tail = ` number ${Date.now()}${Math.random()}`;
+    expect((await create(bobChannel, `Weekly roundup${tail}`, { date: at(20) })).status).toBe(200);
+    const repeat = await create(bobChannel, `${disguise}${tail}`, { date: at(21) });
+    expect(repeat.status, JSON.stringify(repeat.body)).toBe(400);
+    expect(repeat.body.code).toBe('invalid_input');
+  });
+
+  it('checks a draft when it is scheduled, and a post when its date moves next to a repetition', async () => {
+    const text = `<p>Scheduled later ${Date.now()}</p>`;
+    expect((await create(aliceChannel, text, { date: at(30) })).status).toBe(200);
+    const draft = await create(aliceChannel, text, { type: 'draft', date: at(31) });
+    expect(draft.status).toBe(200);
+    const scheduled = await herald.rest('PUT', `/posts/${draft.body[0].postId}/status`, { status: 'schedule' });
+    expect(scheduled.status).toBe(400);
+    expect(scheduled.body.message).toContain('this text is the same as post');
+    expect((await herald.rest('PUT', `/posts/${draft.body[0].postId}/status`, { status: 'schedule', allowDuplicate: true })).status).toBe(200);
+
+    const far = await create(aliceChannel, text, { date: at(50) });
+    expect(far.status).toBe(200);
+    const moved = await herald.rest('PUT', `/posts/${far.body[0].postId}`, { date: at(32) });
+    expect(moved.status).toBe(400);
+    expect(moved.body.message).toContain('this text is the same as post');
+  });
+
+  it('checks a post waiting for approval again when it is approved', async () => {
+    const text = `<p>Waiting for approval ${Date.now()}</p>`;
+    const waiting = await create(bobChannel, text, { date: at(40) });
+    const id = waiting.body[0].postId;
+    const em = herald.services.orm.em.fork();
+    await em.getConnection().execute(`update post set state = 'AWAITING_APPROVAL', approval = ? where root_post_id = ?`, [JSON.stringify({ requestedAt: new Date().toISOString(), via: 'mcp', credentialKind: 'oauth_token', credentialId: 'test' }), id]);
+    // Another post with the same text, made due on purpose while the first one waited.
+    expect((await create(bobChannel, text, { date: at(41), allowDuplicate: true })).status).toBe(200);
+    const approved = await herald.rest('POST', `/posts/${id}/approve`, {});
+    expect(approved.status, JSON.stringify(approved.body)).toBe(400);
+    expect(approved.body.message).toContain('this text is the same as post');
   });
 
   it('finds a post stored before posts had a duplicate key (compared the slow way)', async () => {

@@ -11,10 +11,15 @@ export const changePostStatus = defineTool({
   title: 'Draft or schedule a post',
   description:
     'status "draft" stops a queued post from publishing; "schedule" queues a draft (or a failed post, to retry) for its stored date, or at once when the date has passed. The date is unchanged. A published post cannot be re-queued (conflict); one published only in part (publishStatus partial) is resumed at the first item that did not go out. ' +
+    'Scheduling is refused like a creation when the text repeats a recent post on the channel (allowDuplicate: true when intended). ' +
     'Under the approval gate an agent\'s "schedule" answers state AWAITING_APPROVAL: the post waits for an owner (a post already approved and not edited since is retried directly).',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
-  input: z.object({ id: idParam.describe('Post id'), status: z.enum(['draft', 'schedule'], { message: 'must be "draft" or "schedule"' }) }),
+  input: z.object({
+    id: idParam.describe('Post id'),
+    status: z.enum(['draft', 'schedule'], { message: 'must be "draft" or "schedule"' }),
+    allowDuplicate: z.boolean().optional().describe('true only when repeating the text of a recent post on the same channel is intended'),
+  }),
   output: z.object({ id: z.string(), state: z.enum(['DRAFT', 'QUEUE', 'AWAITING_APPROVAL']) }),
   rest: { method: 'PUT', path: '/posts/:id/status' },
   handler: async (input, context) => {
@@ -30,7 +35,11 @@ export const changePostStatus = defineTool({
       // An approval stays good for a retry of the same content; anything else an agent schedules waits for a new one.
       if (root.approval?.decision !== 'approved') awaitApproval = await approvalRequest(em, context);
     }
-    const state = await changeStatus(em, root, input.status, { awaitApproval });
+    const { services } = context;
+    const state = await changeStatus(em, root, input.status, {
+      awaitApproval,
+      duplicateGuard: { now: services.now(), windowDays: services.config.duplicateWindowDays, allowDuplicate: input.allowDuplicate },
+    });
     await announcePostChange(context.services, root.id);
     context.log?.(state === 'AWAITING_APPROVAL' ? 'notice' : 'info', state === 'AWAITING_APPROVAL' ? `Post ${root.id} waits for an owner's approval.` : `Post ${root.id} is now ${state}.`, { postId: root.id, state });
     return { id: post.id, state: state as 'DRAFT' | 'QUEUE' | 'AWAITING_APPROVAL' };

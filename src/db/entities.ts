@@ -159,6 +159,8 @@ export const PostSchema = defineEntity({
     approval: p.json<PostApproval>().nullable(),
     /** Root item only: the duplicate guard's key of its text (tools/internal/duplicates.ts); null without text. */
     duplicateKey: p.text().nullable(),
+    /** Root item only: created with `allowDuplicate: true` (a repetition meant), so later scheduling or approval is not refused for it. */
+    allowDuplicate: p.boolean().default(false),
     createdAt: timestamp().onCreate(() => new Date()),
     updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
     deletedAt: timestamp().nullable(),

@@ -14,6 +14,7 @@ import { notify } from './notifications.js';
 import { chainOf, findPost, rootOf } from './posts.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { announcePostChange } from './announce.js';
+import { refuseDuplicateOf } from './duplicates.js';
 
 /** How an agent reached Herald; undefined when the caller is not an agent. */
 export function agentVia(context: { caller: Caller; via?: 'mcp' }): 'mcp' | 'rest' | undefined {
@@ -142,6 +143,9 @@ export async function approvePost(services: Services, em: EntityManager, organiz
   const late = root.publishDate.getTime() <= now.getTime();
   const where = await whereOf(em, root);
   const approval: PostApproval = { ...root.approval!, decision: 'approved', decidedAt: now.toISOString(), decidedBy: decidedBy.id, decidedByName: decidedBy.name };
+  // Another post with the same text may have been made due while this one waited (one created with allowDuplicate).
+  const integration = await em.findOne(IntegrationSchema, { id: root.integrationId, organizationId, deletedAt: null });
+  if (integration) await refuseDuplicateOf(em, root, integration, { now, windowDays: services.config.duplicateWindowDays });
   await em.transactional(async (transaction) => {
     for (const item of chain) {
       const row = transaction.merge(item);

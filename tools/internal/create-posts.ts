@@ -304,6 +304,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           creationMethod: plan.creationMethod,
           approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
           duplicateKey: position === 0 ? keys[entryIndex].duplicateKey : null,
+          allowDuplicate: position === 0 && plan.allowDuplicate === true,
           createdAt: now,
           updatedAt: now,
           deletedAt: null,

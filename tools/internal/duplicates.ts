@@ -3,17 +3,25 @@
 // post's id and date, unless the request says the repetition is intended (`allowDuplicate: true`). Drafts are not
 // checked (nothing is published), nor posts with no text (media only); an edit is checked when it changes the text.
 //
-// Texts are compared as the platforms would show them: converted to plain text, Unicode-folded (the bold and underline
-// styling of the plain-text conversion does not count), lower case, whitespace collapsed, and every link reduced to host
+// Texts are compared as the platforms would show them: converted to plain text, HTML entities decoded (`d&#97;y` is shown
+// as "day"), Unicode-folded (NFKC: the bold and underline styling of the plain-text conversion does not count), invisible
+// characters removed (default-ignorable code points: zero-width space and joiners, soft hyphen, word joiner, direction
+// marks; they do not split a word), lower case, look-alike letters folded to one skeleton (UTS #39 confusables: a Cyrillic
+// "а" is a Latin "a"), whitespace collapsed, and every link reduced to host
 // and path with tracking parameters (utm_*, fbclid, gclid...), "www.", the scheme, a trailing slash and the fragment
 // dropped. A title setting (articles, Dribbble, Pinterest...) is part of the text. "Nearly the same": the same letters and
 // digits once punctuation, symbols and emoji are set aside too. Any other difference (a word, a number: "Day 1" and "Day 2"
 // of a series) makes another post: a fuzzier match would refuse series and corrections people mean to publish.
+//
+// The guard runs on every path that makes a post due: creation, an edit of its text or date, scheduling a draft (or
+// retrying a failed post), and approval. `allowDuplicate` given at creation is kept on the post (`allow_duplicate`).
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { decodeHTML } from 'entities';
+import unhomoglyph from 'unhomoglyph';
 import { PostSchema, type Integration, type Post, type PostState } from '../../src/db/entities.js';
 import { convertContent, sanitizeContent } from '../../src/lib/content.js';
-import type { EntryProblem, PlanEntry } from './create-posts.js';
+import { PostValidationError, type EntryProblem, type PlanEntry } from './create-posts.js';
 
 const DAY_MS = 86_400_000;
 const TRACKING_PARAMETER = /^(utm_.*|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|igshid|ref|ref_src|si|_hsenc|_hsmi)$/i;
@@ -32,9 +40,28 @@ export function normalizeLink(raw: string): string {
   }
 }
 
+/** Entities decoded until none is left (a platform that renders HTML shows `&amp;#97;` as "&#97;", one more step away). */
+function decodedText(text: string): string {
+  for (let round = 0; round < 3 && /&(#\d+|#x[\da-f]+|[a-z][a-z\d]*);?/i.test(text); round++) {
+    const decoded = decodeHTML(text);
+    if (decoded === text) break;
+    text = decoded;
+  }
+  return text;
+}
+
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\u0332]/gu;
+
+/**
+ * The UTS #39 skeleton: NFD, each character replaced by its prototype in Unicode's confusables data (`unhomoglyph`, data
+ * from confusables.txt), NFD again; lower-cased after, so an uppercase prototype meets its lowercase letter. For comparing
+ * only: a skeleton is not text to show ("m" becomes "rn").
+ */
+const confusableSkeleton = (text: string) => unhomoglyph(text.normalize('NFD')).normalize('NFD').toLowerCase();
+
 /** The text of a post as the duplicate guard compares it. */
 export function comparableText(html: string): string {
-  const text = convertContent(sanitizeContent(html), 'plain').normalize('NFKC').replace(/\u0332/g, '');
+  const text = decodedText(convertContent(sanitizeContent(html), 'plain')).normalize('NFKC').replace(INVISIBLE, '');
   const linked = text.replace(LINK, (match) => {
     const trailing = /[.,;:!?)\]]+$/.exec(match)?.[0] ?? '';
     return normalizeLink(match.slice(0, match.length - trailing.length)) + trailing;
@@ -42,15 +69,17 @@ export function comparableText(html: string): string {
   return linked.toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-/** Letters, digits and single spaces: what is left when punctuation, symbols and emoji are set aside. */
-const skeleton = (text: string) => text.replace(/[^\p{L}\p{N}\s]+/gu, ' ').replace(/\s+/g, ' ').trim();
+/** Letters, digits and single spaces: what is left when punctuation, symbols and emoji are set aside (marks stay with their letter). */
+const skeleton = (text: string) => text.replace(/[^\p{L}\p{M}\p{N}\s]+/gu, ' ').replace(/\s+/g, ' ').trim();
 
 /** Same (comparable texts equal), or nearly the same (see the top of this file). */
 export function nearlySame(a: string, b: string): { same: boolean; exact: boolean } {
   if (a === b) return { same: true, exact: true };
-  // Two texts of emoji or punctuation only are compared as they are.
-  const letters = skeleton(a);
-  return { same: letters !== '' && letters === skeleton(b), exact: false };
+  const foldedA = confusableSkeleton(a);
+  const foldedB = confusableSkeleton(b);
+  // Two texts of emoji or punctuation only are compared as they are (look-alikes folded).
+  const letters = skeleton(foldedA);
+  return { same: foldedA === foldedB || (letters !== '' && letters === skeleton(foldedB)), exact: false };
 }
 
 /** What the guard compares of a post: its title setting, if any, and the text of its first item. */
@@ -76,9 +105,11 @@ export function postKeys(content: string, settings: Record<string, unknown>): Po
   return { text, key, duplicateKey: text ? matchKey(key) : null };
 }
 
+/** Equal for two keys exactly when `nearlySame` says so. */
 function matchKey(key: string): string {
-  const letters = skeleton(key);
-  return createHash('sha256').update(letters ? `letters:${letters}` : `exact:${key}`).digest('base64url');
+  const folded = confusableSkeleton(key);
+  const letters = skeleton(folded);
+  return createHash('sha256').update(letters ? `letters:${letters}` : `exact:${folded}`).digest('base64url');
 }
 
 export interface DuplicateProblem extends EntryProblem {
@@ -153,4 +184,37 @@ export async function findDuplicates(
     seen.push({ integrationId: entry.integrationId, key, date, index });
   }
   return problems;
+}
+
+export interface DuplicateGuardOptions {
+  now: Date;
+  windowDays: number;
+  /** The request says the repetition is intended (or the post was created saying so). */
+  allowDuplicate?: boolean;
+}
+
+/**
+ * Refuses to make a post due (schedule a draft, retry, approve, move its date) when its text repeats another post of the
+ * channel within the window, as creation does: the same PostValidationError, naming the earlier post.
+ */
+export async function refuseDuplicateOf(
+  em: EntityManager,
+  root: Post,
+  integration: Integration,
+  options: DuplicateGuardOptions & { date?: Date; content?: string; settings?: Record<string, unknown> },
+): Promise<void> {
+  if (options.allowDuplicate || root.allowDuplicate) return;
+  const { __type: _type, ...settings } = options.settings ?? root.settings;
+  const entry: PlanEntry = {
+    integrationId: integration.id,
+    type: 'schedule',
+    date: options.date ?? root.publishDate,
+    shortLink: root.shortLink,
+    tags: root.tags,
+    groupKey: 0,
+    settings,
+    items: [{ content: options.content ?? root.content, media: [], delay: 0 }],
+  };
+  const duplicates = await findDuplicates(em, root.organizationId, [entry], new Map([[integration.id, integration]]), { ...options, exclude: [root.id] });
+  if (duplicates.length > 0) throw new PostValidationError(duplicates);
 }

@@ -52,9 +52,11 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
     items: edit.items ?? chain.map((item) => ({ content: item.content, media: structuredClone(item.media), delay: item.delay })),
   };
   await validatePlan(em, organizationId, { creationMethod: root.creationMethod === 'MCP' ? 'MCP' : 'API', entries: [entry] }, planOptions(services));
-  // The guard looks at a changed text; a new date alone does not make a post a repetition of others.
+  // The guard looks again when the text or the date changes (a post moved next to a repetition of it is one too).
   const keys = postKeys(entry.items[0].content, entry.settings);
-  if (!edit.allowDuplicate && keys.key !== comparablePost(root.content, root.settings).key) {
+  const moved = entry.date!.getTime() !== root.publishDate.getTime();
+  const allowDuplicate = edit.allowDuplicate ?? root.allowDuplicate;
+  if (publishing && !allowDuplicate && (moved || keys.key !== comparablePost(root.content, root.settings).key)) {
     const duplicates = await findDuplicates(em, organizationId, [entry], new Map([[integration.id, integration]]), {
       now: services.now(),
       windowDays: services.config.duplicateWindowDays,
@@ -122,7 +124,7 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
       parent = row;
     }
     for (const removed of chain.slice(entry.items.length)) transaction.merge(removed).deletedAt = now;
-    transaction.merge(root).approval = approval;
+    Object.assign(transaction.merge(root), { approval, allowDuplicate });
     await transaction.flush();
     if (state === 'QUEUE') await schedulePublish(transaction, root.id, date);
     else await cancelPublish(transaction, root.id);

@@ -4,6 +4,7 @@ import { IntegrationSchema, PostSchema, type Integration, type Post, type PostAp
 import { conflict, invalidInput, notFound, notSupported } from '../../src/errors.js';
 import { listIntegrations, providerOf } from './integrations.js';
 import { cancelPublish, schedulePublish } from './queue.js';
+import { refuseDuplicateOf, type DuplicateGuardOptions } from './duplicates.js';
 
 export async function findPost(em: EntityManager, organizationId: string, id: string, status?: number): Promise<Post> {
   const post = await em.findOne(PostSchema, { id, organizationId, deletedAt: null });
@@ -204,7 +205,12 @@ export async function deleteGroup(em: EntityManager, organizationId: string, gro
  * `awaitApproval` (an agent under the approval gate asked to schedule) parks the chain in AWAITING_APPROVAL instead of QUEUE.
  * `root`: the chain's root (`rootOf` the post asked for).
  */
-export async function changeStatus(em: EntityManager, root: Post, status: 'draft' | 'schedule', options: { awaitApproval?: PostApproval } = {}): Promise<PostState> {
+export async function changeStatus(
+  em: EntityManager,
+  root: Post,
+  status: 'draft' | 'schedule',
+  options: { awaitApproval?: PostApproval; duplicateGuard: DuplicateGuardOptions },
+): Promise<PostState> {
   const chain = await chainOf(em, root);
   const sent = chain.filter((item) => item.state === 'PUBLISHED').length;
   if (sent === chain.length || (status === 'draft' && sent > 0)) {
@@ -219,6 +225,9 @@ export async function changeStatus(em: EntityManager, root: Post, status: 'draft
     if (!integration) throw notFound(`The channel of post ${root.id} was deleted.`);
     const provider = providerOf(integration);
     if (!provider.publish) throw notSupported(`Publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald.`);
+    // A draft scheduled (or a failed post retried) becomes due: the duplicate guard applies as at creation.
+    if (root.state === 'DRAFT' || root.state === 'ERROR') await refuseDuplicateOf(em, root, integration, options.duplicateGuard);
+    if (options.duplicateGuard.allowDuplicate) root.allowDuplicate = true;
   }
   await em.transactional(async (transaction) => {
     for (const item of chain) {
