@@ -41,7 +41,7 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   mediaListTool: { properties: ['page', 'pageSize'], required: [] },
   uploadFromUrlTool: { properties: ['url', 'idempotencyKey'], required: ['url'] },
   updatePost: { properties: ['id', 'date', 'value', 'settings', 'allowDuplicate'], required: ['id'] },
-  changePostStatus: { properties: ['id', 'status'], required: ['id', 'status'] },
+  changePostStatus: { properties: ['allowDuplicate', 'id', 'status'], required: ['id', 'status'] },
   deleteIntegration: { properties: ['id', 'confirm'], required: ['id'] },
   deletePost: { properties: ['id', 'confirm'], required: ['id'] },
   deletePostGroup: { properties: ['group', 'confirm'], required: ['group'] },
@@ -280,14 +280,14 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
     expect(created.integration.id).toBe(channel.id);
   });
 
-  it('schedulePostTool is all or nothing: one invalid item answers {output: {errors}} and creates nothing', async () => {
+  it('schedulePostTool is all or nothing: one invalid item answers isError with {output: {errors}} and creates nothing', async () => {
     const before = await listAllPosts();
     const validContent = `<p>valid ${form} ${Date.now()}</p>`;
     const result: any = await client.callTool({
       name: 'schedulePostTool',
       arguments: { socialPost: [socialPost(validContent, { date: futureDate(4) }), socialPost('a'.repeat(301), { date: futureDate(6) })] },
     });
-    expect(result.isError).toBeFalsy();
+    expect(result.isError).toBe(true);
     expect(result.structuredContent).toEqual({ output: { errors: expect.any(String) } });
     expect(result.structuredContent.output.errors.startsWith(`${channel.name}: `)).toBe(true);
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
@@ -299,7 +299,7 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
   it('schedulePostTool with 301 characters alone answers errors and creates nothing', async () => {
     const before = await listAllPosts();
     const result: any = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost: [socialPost('b'.repeat(301))] } });
-    expect(result.isError).toBeFalsy();
+    expect(result.isError).toBe(true);
     expect(result.structuredContent.output.errors).toMatch(new RegExp(`^${channel.name}: `));
     expect((await listAllPosts()).length).toBe(before.length);
   });
@@ -406,6 +406,22 @@ describe('MCP authentication and sessions', () => {
     expect(deleted.status).toBe(200);
     const after = await rawPost(LIST_BODY, { authorization: `Bearer ${herald.apiKey}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-03-26' });
     expect(after.status).toBe(404);
+  });
+
+  it.each([
+    ['null', null],
+    ['a string', 'x'],
+    ['an array', []],
+    ['a number', 42],
+  ])('tools/call with %s as arguments answers -32602 with a sentence', async (kind, given) => {
+    const { client, transport } = await connect('bearer');
+    await client.listTools();
+    const headers = { authorization: `Bearer ${herald.apiKey}`, 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-03-26' };
+    const answer = await rawPost({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'integrationList', arguments: given } }, headers);
+    expect(answer.status).toBe(200);
+    const message = JSON.parse(/^data: (.*)$/m.exec(String(answer.body))![1]);
+    expect(message.error.code).toBe(-32602);
+    expect(message.error.message).toBe(`MCP error -32602: params.arguments must be a JSON object of integrationList's input fields ({} for none); got ${kind}.`);
   });
 
   it('answers 403 for a foreign Host header', async () => {

@@ -226,7 +226,7 @@ describe('validation of media items', () => {
         ],
       },
     });
-    expect(mcp.isError).toBeFalsy();
+    expect(mcp.isError).toBe(true);
     expect(mcp.structuredContent.output.errors).toContain(rule);
   });
 

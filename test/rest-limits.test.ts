@@ -1,7 +1,10 @@
 // REST v1 rate limits (per organization, counted in Postgres) and the OAuth connect URL of a configured platform.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import { counted } from '../src/lib/words.js';
 
 // Mid-hour, with nothing in the previous window: the sliding hour counts only this window, and Reset is exact.
 const FIXED_NOW = new Date('2031-03-10T10:30:00.000Z');
@@ -149,6 +152,53 @@ describe('post creation limit (CREATE_POST_RATE_LIMIT_PER_HOUR=1)', () => {
     expect(second.headers.get('retry-after')).toBe('5400');
     expect(second.headers.get('ratelimit-limit')).toBe('1');
     expect((await herald.rest('GET', '/is-connected')).status).toBe(200);
+  });
+});
+
+describe('post creation limit counts only creates that create something (CREATE_POST_RATE_LIMIT_PER_HOUR=3)', () => {
+  let herald: Herald;
+  let fake: BlueskyFake;
+  beforeAll(async () => {
+    herald = await startHerald({ CREATE_POST_RATE_LIMIT_PER_HOUR: '3' });
+    herald.setNow(FIXED_NOW);
+    fake = await startBlueskyFake();
+  });
+  afterAll(async () => {
+    await herald?.stop();
+    await fake?.close();
+  });
+
+  it('refused creates (REST 400, MCP {errors}) do not use up the allowance; the fourth real create is 429', async () => {
+    const channel = await herald.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password });
+    const body = (integration: string, content: string) => ({
+      type: 'draft',
+      date: '2031-03-12T09:00:00.000Z',
+      shortLink: false,
+      tags: [],
+      posts: [{ integration: { id: integration }, value: [{ content, image: [] }], settings: { __type: 'bluesky' } }],
+    });
+    for (let attempt = 0; attempt < 5; attempt++) expect((await herald.rest('POST', '/posts', body('no-such-channel', `Mistake ${attempt}`))).status).toBe(400);
+    const client = new Client({ name: 'limits', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));
+    try {
+      const refused: any = await client.callTool({
+        name: 'schedulePostTool',
+        arguments: { socialPost: [{ integrationId: 'no-such-channel', isPremium: false, date: '2031-03-12T09:00:00.000Z', shortLink: false, type: 'draft', postsAndComments: [{ content: 'x', attachments: [] }], settings: [] }] },
+      });
+      // An agent that checks isError learns that nothing was created; the errors stay in the structured answer.
+      expect(refused.isError).toBe(true);
+      expect(refused.structuredContent.output.errors).toContain('no-such-channel');
+    } finally {
+      await client.close();
+    }
+    for (let created = 0; created < 3; created++) expect((await herald.rest('POST', '/posts', body(channel.body.id, `Real post ${created}`))).status).toBe(200);
+    const over = await herald.rest('POST', '/posts', body(channel.body.id, 'One too many'));
+    expect(over.status).toBe(429);
+  });
+
+  it('says "1 second", not "1 seconds"', () => {
+    expect(counted(1, 'second')).toBe('1 second');
+    expect(counted(2, 'second')).toBe('2 seconds');
   });
 });
 

@@ -1,7 +1,8 @@
 // The one shared runner: parse the input, scope to the caller's organization, run the handler, flush.
 import type { z } from 'zod';
 import { DomainError, invalidInput, refuseUnstorableText } from '../src/errors.js';
-import { consumeRateLimit } from '../src/lib/rate-limit.js';
+import { consumeRateLimit, HOUR_MS, refundRateLimit } from '../src/lib/rate-limit.js';
+import { counted } from '../src/lib/words.js';
 import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
 import { withIdempotency, type IdempotencyOptions } from './internal/idempotency.js';
 
@@ -23,20 +24,20 @@ export function parseInput<Schema extends z.ZodType>(schema: Schema, raw: unknow
   return parsed.data;
 }
 
-export async function enforcePostCreationLimit(services: Services, caller: Caller): Promise<void> {
-  const state = await consumeRateLimit(
-    services.orm.em.fork(),
-    caller.organizationId,
-    'create_post',
-    services.config.createPostRateLimitPerHour,
-    services.now(),
-  );
+/**
+ * Counts a post creation against the organization's hourly limit, and answers how to give it back: a create that is
+ * refused (bad input, an unknown channel, a duplicate) created nothing and must not use up the allowance.
+ */
+export async function enforcePostCreationLimit(services: Services, caller: Caller): Promise<() => Promise<void>> {
+  const window = { name: 'create_post', limit: services.config.createPostRateLimitPerHour, windowMs: HOUR_MS, now: services.now() };
+  const state = await consumeRateLimit(services.orm.em.fork(), caller.organizationId, window.name, window.limit, window.now, window.windowMs);
   if (!state.allowed) {
     throw new DomainError('rate_limited', `Post creation limit reached: ${state.limit} per hour for this organization.`, {
-      hint: `Wait ${state.resetSeconds} seconds, or put several posts in one request.`,
+      hint: `Wait ${counted(state.resetSeconds, 'second')}, or put several posts in one request.`,
       details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },
     });
   }
+  return () => refundRateLimit(services.orm.em.fork(), caller.organizationId, window);
 }
 
 export const WRITE_SCOPE = 'mcp:write';
@@ -66,27 +67,46 @@ export async function runTool<Tool extends ToolDefinition>(
   const parsed = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
   // A replayed answer creates nothing, so it does not count against the post-creation limit either.
   return withIdempotency(services, caller, tool, parsed, options, async (input) => {
-    if (tool.countsAsPostCreation) await enforcePostCreationLimit(services, caller);
-    const em = services.orm.em.fork();
-    let logger: ToolContext['logger'] | undefined;
-    const context: ToolContext = {
-      caller,
-      em,
-      services,
-      requestId,
-      // Made when a tool logs (most calls do not: a child logger per call cost 1% of a REST request).
-      get logger() {
-        return (logger ??= services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId }));
-      },
-      progress: options.progress,
-      via: options.via,
-      log: options.log,
-      confirm: options.confirm,
-    };
-    const output = await tool.handler(input as z.output<Tool['input']>, context);
-    // Nothing loaded, created or removed through the entity manager (the hot read paths use plain SQL): nothing to flush.
-    const work = em.getUnitOfWork();
-    if (work.getIdentityMap().keys().length > 0 || work.getPersistStack().size > 0 || work.getRemoveStack().size > 0) await em.flush();
-    return output as z.output<Tool['output']>;
+    const refund = tool.countsAsPostCreation ? await enforcePostCreationLimit(services, caller) : undefined;
+    try {
+      const output = await runHandler(tool, input, caller, services, requestId, options);
+      if (refund && tool.refused?.(output)) await refund();
+      return output;
+    } catch (error) {
+      // A refusal (bad input, an unknown channel, a duplicate) created nothing; a failure of ours may have, and still counts.
+      if (error instanceof DomainError && error.code !== 'internal' && error.code !== 'unavailable') await refund?.();
+      throw error;
+    }
   });
+}
+
+async function runHandler<Tool extends ToolDefinition>(
+  tool: Tool,
+  input: unknown,
+  caller: Caller,
+  services: Services,
+  requestId: string,
+  options: RunOptions,
+): Promise<z.output<Tool['output']>> {
+  const em = services.orm.em.fork();
+  let logger: ToolContext['logger'] | undefined;
+  const context: ToolContext = {
+    caller,
+    em,
+    services,
+    requestId,
+    // Made when a tool logs (most calls do not: a child logger per call cost 1% of a REST request).
+    get logger() {
+      return (logger ??= services.logger.child({ requestId, tool: tool.name, organizationId: caller.organizationId }));
+    },
+    progress: options.progress,
+    via: options.via,
+    log: options.log,
+    confirm: options.confirm,
+  };
+  const output = await tool.handler(input as z.output<Tool['input']>, context);
+  // Nothing loaded, created or removed through the entity manager (the hot read paths use plain SQL): nothing to flush.
+  const work = em.getUnitOfWork();
+  if (work.getIdentityMap().keys().length > 0 || work.getPersistStack().size > 0 || work.getRemoveStack().size > 0) await em.flush();
+  return output as z.output<Tool['output']>;
 }

@@ -67,6 +67,7 @@ export const schedulePostTool = defineTool({
   acceptsIdempotencyKey: true,
   input: schedulePostInput,
   output: z.object({ output: z.union([z.array(createdPostSchema), z.object({ errors: z.string() })]) }),
+  refused: (output) => !Array.isArray(output.output),
   handler: async (input, context) => {
     const { em, caller, services } = context;
     const entries = socialPostEntries(input);

@@ -133,6 +133,11 @@ export interface ToolDefinition<InputSchema extends z.ZodType = z.ZodType, Outpu
    * answer the first answer instead of creating again (tools/internal/idempotency.ts, applied by the runner).
    */
   acceptsIdempotencyKey?: boolean;
+  /**
+   * True for an answer that refuses the request without throwing (schedulePostTool's `{output: {errors}}`): nothing was
+   * created, so MCP marks the result `isError` and the post-creation limit is not used up.
+   */
+  refused?: (output: z.output<OutputSchema>) => boolean;
   handler: (input: z.output<InputSchema>, context: ToolContext) => Promise<z.output<OutputSchema>>;
 }
 

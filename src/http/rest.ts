@@ -1,4 +1,5 @@
 // REST v1: a thin adapter over the tool registry. Paths and bodies are the spec's; each route calls the shared runner.
+import { counted } from '../lib/words.js';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import busboy from 'busboy';
 import { DomainError, invalidInput, unauthenticated } from '../errors.js';
@@ -22,7 +23,7 @@ export function setRateLimitHeaders(response: Response, state: RateLimitState): 
 
 function rateLimited(state: RateLimitState): DomainError {
   return new DomainError('rate_limited', `Rate limit reached: ${state.limit} REST requests ${perWindow(state.windowSeconds)} for this organization.`, {
-    hint: `Wait ${state.resetSeconds} seconds before the next request.`,
+    hint: `Wait ${counted(state.resetSeconds, 'second')} before the next request.`,
     details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },
   });
 }

@@ -107,6 +107,21 @@ export async function consumeRateLimit(em: EntityManager, subject: string, name:
   return rateLimitState(row, window);
 }
 
+/**
+ * Gives back one request counted by `consumeRateLimit` at `window.now` (it created nothing: a refused create): taken from the
+ * window it was counted in, which is the previous one if a window began since.
+ */
+export async function refundRateLimit(em: EntityManager, subject: string, window: Window): Promise<void> {
+  const [, countedIn, , ,] = consumeParameters(window);
+  await em.getConnection().execute(
+    `update rate_limit_window set
+       count = case when window_start = ? then greatest(count - 1, 0) else count end,
+       previous_count = case when window_start = ? then greatest(previous_count - 1, 0) else previous_count end
+     where subject = ? and name = ?`,
+    [countedIn, new Date((countedIn as Date).getTime() + window.windowMs), subject, window.name],
+  );
+}
+
 /** Rows untouched for two of the longest windows hold nothing that still counts. */
 export async function pruneRateLimits(em: EntityManager, now: Date): Promise<void> {
   await em.getConnection().execute('delete from rate_limit_window where window_start < ?', [new Date(now.getTime() - 2 * 24 * HOUR_MS)]);

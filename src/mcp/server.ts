@@ -2,8 +2,10 @@
 // tools, resources (with subscriptions), prompts, completions and logging. Sessions live in Postgres (src/mcp/sessions.ts),
 // so what a session keeps between requests (log level, subscriptions, pending confirmations) is in its `state`.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { asDomainError, DomainError, toToolErrorText } from '../errors.js';
 import { tools } from '../../tools/index.js';
 import { canCall, runTool } from '../../tools/runner.js';
@@ -33,6 +35,32 @@ const INSTRUCTIONS =
   'Herald publishes to the organization\'s social channels. Start with the resource herald://integrations (or integrationList), read herald://platforms/{identifier} ' +
   'for each platform\'s rules and limits before writing, then schedulePostTool. Prompts plan-week, article-to-thread, weekly-analytics-report and recover-failed-posts ' +
   'walk through common jobs. Posts by agents may wait for an owner\'s approval (approval.status "pending"): subscribe to herald://posts/{id} to learn the decision.';
+
+/**
+ * A looser tools/call schema than the SDK's, so a call whose `arguments` is not an object (null, a string, an array, a
+ * number) reaches the handler and is answered -32602 with a sentence, not with the SDK schema's error dump. `Server`
+ * wraps every tools/call handler in its own validation against the strict schema, so the handler is installed with
+ * `Protocol`'s registration (the SDK's public base class), which parses with this schema only.
+ */
+const CallToolRequest = z.object({
+  method: z.literal('tools/call'),
+  params: z
+    .object({ name: z.unknown(), arguments: z.unknown().optional(), _meta: z.object({ progressToken: z.union([z.string(), z.number()]).optional() }).loose().optional() })
+    .loose(),
+});
+
+const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
+
+/** The call's arguments, or -32602 naming what is wrong with them. */
+function argumentsOf(params: z.infer<typeof CallToolRequest>['params']): { name: string; arguments: Record<string, unknown> } {
+  if (typeof params.name !== 'string') throw new McpError(ErrorCode.InvalidParams, `params.name must be the tool's name (a string); got ${kindOf(params.name)}.`);
+  const given = params.arguments;
+  if (given === undefined) return { name: params.name, arguments: {} };
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw new McpError(ErrorCode.InvalidParams, `params.arguments must be a JSON object of ${params.name}'s input fields ({} for none); got ${kindOf(given)}.`);
+  }
+  return { name: params.name, arguments: given as Record<string, unknown> };
+}
 
 /** One validator for every server: the SDK builds a new Ajv per server otherwise, and a server is built per request. */
 let validator: AjvJsonSchemaValidator | undefined;
@@ -65,13 +93,14 @@ export function createMcpServer(services: Services, session: SessionContext): Se
   // A read-only token sees only the tools it may call.
   const visible = mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visible }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  Protocol.prototype.setRequestHandler.call(server, CallToolRequest, async (request, extra): Promise<CallToolResult> => {
     const requestId = newId();
-    const tool = mcpTools.find((candidate) => candidate.name === request.params.name);
-    const logs = log.forRequest((notification) => extra.sendNotification(notification), `herald.${request.params.name}`);
+    const call = argumentsOf(request.params);
+    const tool = mcpTools.find((candidate) => candidate.name === call.name);
+    const logs = log.forRequest((notification) => extra.sendNotification(notification), `herald.${call.name}`);
     try {
       if (!tool) {
-        throw new DomainError('not_found', `Unknown tool "${request.params.name}".`, { hint: `Available tools: ${mcpTools.map((item) => item.name).join(', ')}.` });
+        throw new DomainError('not_found', `Unknown tool "${call.name}".`, { hint: `Available tools: ${mcpTools.map((item) => item.name).join(', ')}.` });
       }
       // The client asked for progress notifications of this call: long tools (uploads, generation) report through it.
       const progressToken = request.params._meta?.progressToken;
@@ -80,18 +109,20 @@ export function createMcpServer(services: Services, session: SessionContext): Se
           ? undefined
           : (value: number, total?: number, message?: string) =>
               extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } });
-      logs.log('debug', `Running ${tool.name} with ${Object.keys(request.params.arguments ?? {}).join(', ') || 'no arguments'}.`, { requestId });
-      const output = (await runTool(tool, request.params.arguments ?? {}, caller, services, requestId, {
+      logs.log('debug', `Running ${tool.name} with ${Object.keys(call.arguments).join(', ') || 'no arguments'}.`, { requestId });
+      const output = (await runTool(tool, call.arguments, caller, services, requestId, {
         progress,
         via: 'mcp',
         log: logs.log,
         confirm: confirmations.forRequest(extra.requestId),
       })) as Record<string, unknown>;
       await logs.flush();
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+      // A refusal answered as data (schedulePostTool's {errors}) is still an error to an agent that checks isError.
+      const refused = tool.refused?.(output as never) === true;
+      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, ...(refused ? { isError: true } : {}) };
     } catch (raw) {
       const error = asDomainError(raw);
-      if (error.code === 'internal') services.logger.error({ err: raw, requestId, tool: request.params.name }, 'tool failed');
+      if (error.code === 'internal') services.logger.error({ err: raw, requestId, tool: call.name }, 'tool failed');
       logs.log('error', toToolErrorText(error), { requestId });
       await logs.flush();
       return { isError: true, content: [{ type: 'text', text: toToolErrorText(error) }] };

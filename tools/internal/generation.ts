@@ -2,6 +2,7 @@
 // restart never loses a paid generation; the same request while one runs (or within an hour of its success) joins it instead
 // of paying again; new ones count against the organization's hourly generation limit. The caller waits up to
 // GENERATION_TIMEOUT_SECONDS with progress reports, then gets the generation id to fetch the result later.
+import { counted } from '../../src/lib/words.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { paged } from '../shapes.js';
@@ -105,7 +106,7 @@ export async function requestGeneration(
     const limit = await consumeRateLimit(services.orm.em.fork(), organizationId, 'generation', services.config.generation.limitPerHour, now);
     if (!limit.allowed) {
       throw new DomainError('rate_limited', `Generation limit reached: ${limit.limit} new generations per hour for this organization.`, {
-        hint: `Wait ${limit.resetSeconds} seconds. Repeating a request that is still running does not count: it joins it.`,
+        hint: `Wait ${counted(limit.resetSeconds, 'second')}. Repeating a request that is still running does not count: it joins it.`,
         details: { limit: limit.limit, remaining: 0, resetSeconds: limit.resetSeconds },
       });
     }

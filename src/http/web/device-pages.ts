@@ -1,5 +1,6 @@
 // The verification page of the device authorization grant: a signed-in person enters the code their terminal shows,
 // sees what is asking, for which organization and with which permissions, and approves or denies.
+import { counted } from '../../lib/words.js';
 import type { Response, Router } from 'express';
 import { DomainError } from '../../errors.js';
 import { consumeRateLimit } from '../../lib/rate-limit.js';
@@ -75,7 +76,7 @@ export function devicePages(router: Router, services: Services): void {
       const limit = await consumeRateLimit(em, subject, 'device_code_entry', ENTRIES_PER_HOUR, now);
       if (!limit.allowed) {
         response.setHeader('Retry-After', String(limit.resetSeconds));
-        codeForm(response, '', new DomainError('rate_limited', 'Too many codes entered.', { hint: `Wait ${Math.ceil(limit.resetSeconds / 60)} minutes, then try again.` }));
+        codeForm(response, '', new DomainError('rate_limited', 'Too many codes entered.', { hint: `Wait ${counted(Math.ceil(limit.resetSeconds / 60), 'minute')}, then try again.` }));
         return false;
       }
     }
