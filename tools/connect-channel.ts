@@ -4,6 +4,7 @@ import { PlatformHttpError } from '../src/lib/platform-http.js';
 import { findProvider } from '../providers/index.js';
 import { defineTool } from './types.js';
 import { connectContext, providerEndpoints, saveConnectedAccount, toIntegrationRecord } from './internal/integrations.js';
+import { connectUrlValue } from './internal/channel-connect.js';
 import { integrationRecordSchema } from './shapes.js';
 
 export const connectChannel = defineTool({
@@ -38,7 +39,7 @@ export const connectChannel = defineTool({
       if (field.required && !value && !(field.endpoint && endpoints[field.endpoint])) {
         throw invalidInput(`Missing field "${field.key}" (${field.label}).`, { hint: `${provider.name} needs: ${fields.map((item) => item.key).join(', ')}.` });
       }
-      if (value) values[field.key] = value;
+      if (value) values[field.key] = field.type === 'url' ? connectUrlValue(provider, field, value) : value;
     }
     let account;
     try {

@@ -1,6 +1,10 @@
 // The one fetch wrapper providers use to call platforms: timeouts, JSON/form/multipart bodies, zod-parsed responses,
-// and one error type that says whether a retry is safe.
+// and one error type that says whether a retry is safe. A call to a host a user typed carries the SSRF guard (set by
+// platformFetchFor): it dials only the address the guard checked, and each redirect hop is checked again (DESIGN §9).
+import { fetch as pinnedFetch } from 'undici';
 import type { z } from 'zod';
+import { DomainError } from '../errors.js';
+import type { UrlGuard } from './ssrf.js';
 
 export interface PlatformHttpErrorInit {
   status: number;
@@ -59,6 +63,11 @@ export interface PlatformRequest<T> {
    * `headers` carries the platform's own rate-limit headers (e.g. X's `x-rate-limit-reset`).
    */
   classify?: (status: number, body: string, headers: Headers) => Partial<PlatformHttpErrorInit> | undefined;
+  /**
+   * Set by Herald (platformFetchFor), not by providers, on a call to a host a user typed (an instance, a site, a PDS): the
+   * call dials only the addresses this guard checked, and redirects are followed by hand, each hop checked again.
+   */
+  guard?: Pick<UrlGuard, 'pin'>;
 }
 
 export interface PlatformResponse<T> {
@@ -119,6 +128,75 @@ function buildUrl(url: string, query?: PlatformRequest<unknown>['query']): strin
   return target.toString();
 }
 
+/** What a call answered, its body read. */
+interface Answer {
+  status: number;
+  ok: boolean;
+  headers: Headers;
+  text: string;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+/** Headers fetch does not carry to another origin on a redirect. */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+interface Call {
+  method: string;
+  headers: Record<string, string>;
+  body?: BodyInit;
+  signal: AbortSignal;
+  /** False: a redirect is an answer (okStatuses), not followed. */
+  follow: boolean;
+}
+
+/** A configured platform host (the deployment's endpoints): Node's fetch as it is. */
+async function callDirect(url: string, call: Call): Promise<Answer> {
+  const response = await fetch(url, { method: call.method, headers: call.headers, body: call.body, redirect: call.follow ? 'follow' : 'manual', signal: call.signal });
+  return { status: response.status, ok: response.ok, headers: response.headers, text: await response.text() };
+}
+
+/**
+ * A host a user typed: each hop is checked by the guard and dialled only at the addresses it checked (a connection pool of
+ * its own, closed after the hop). Redirects are followed by hand as fetch would (303, and 301/302 after a POST, become a
+ * GET without body; credentials stay with their origin), at most 5.
+ */
+async function callPinned(guard: Pick<UrlGuard, 'pin'>, url: string, call: Call): Promise<Answer> {
+  let target = new URL(url);
+  // The body is encoded once, by Node's own Request (form encoding, multipart boundary), so every hop sends the same bytes.
+  const encoded = new Request('http://body.invalid/', { method: call.method, headers: call.headers, body: call.body });
+  let headers: Record<string, string> = Object.fromEntries(encoded.headers);
+  let body = call.body === undefined ? undefined : new Uint8Array(await encoded.arrayBuffer());
+  let method = call.method;
+  for (let hop = 0; ; hop++) {
+    const dispatcher = await guard.pin(target);
+    try {
+      const response = await pinnedFetch(target, { method, headers, body, redirect: 'manual', dispatcher, signal: call.signal });
+      const location = response.headers.get('location');
+      if (!call.follow || !REDIRECTS.has(response.status) || !location) {
+        return { status: response.status, ok: response.ok, headers: new Headers([...response.headers]), text: await response.text() };
+      }
+      await response.body?.cancel();
+      if (hop >= MAX_REDIRECTS) throw new PlatformHttpError({ status: response.status, retryable: false, bodyExcerpt: '', message: `The platform redirected more than ${MAX_REDIRECTS} times` });
+      let next: URL;
+      try {
+        next = new URL(location, target);
+      } catch {
+        throw new PlatformHttpError({ status: response.status, retryable: false, bodyExcerpt: '', message: 'The platform redirected to an invalid URL' });
+      }
+      if (next.origin !== target.origin) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name)));
+      if ((response.status === 303 && method !== 'HEAD') || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+        headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('content-')));
+      }
+      target = next;
+    } finally {
+      await dispatcher.destroy();
+    }
+  }
+}
+
 export function createPlatformFetch(options: { timeoutMs: number; userAgent: string }): PlatformFetch {
   return async function platformFetch<T>(request: PlatformRequest<T>): Promise<PlatformResponse<T>> {
     const headers: Record<string, string> = { 'user-agent': options.userAgent, accept: 'application/json', ...request.headers };
@@ -139,16 +217,20 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
     } else if (request.body !== undefined) {
       body = request.body as BodyInit;
     }
-    let response: Response;
+    const call: Call = {
+      method: request.method ?? (body ? 'POST' : 'GET'),
+      headers,
+      body,
+      signal: AbortSignal.timeout(request.timeoutMs ?? options.timeoutMs),
+      follow: !request.okStatuses,
+    };
+    let response: Answer;
     try {
-      response = await fetch(buildUrl(request.url, request.query), {
-        method: request.method ?? (body ? 'POST' : 'GET'),
-        headers,
-        body,
-        redirect: request.okStatuses ? 'manual' : 'follow',
-        signal: AbortSignal.timeout(request.timeoutMs ?? options.timeoutMs),
-      });
+      const url = buildUrl(request.url, request.query);
+      response = request.guard ? await callPinned(request.guard, url, call) : await callDirect(url, call);
     } catch (error) {
+      // The guard's refusals (a blocked address, at the first hop or a later one) and our own are answers, not outages.
+      if (error instanceof DomainError || error instanceof PlatformHttpError) throw error;
       const code = networkErrorCode(error);
       const refused = code !== undefined && CONNECT_ERRORS.has(code);
       throw new PlatformHttpError({
@@ -159,7 +241,7 @@ export function createPlatformFetch(options: { timeoutMs: number; userAgent: str
         message: `Could not reach the platform: ${networkReason(code, (error as Error).name, (error as { cause?: Error }).cause?.message)}`,
       });
     }
-    const text = await response.text();
+    const text = response.text;
     if (!response.ok && !request.okStatuses?.includes(response.status)) {
       const retryAfter = Number(response.headers.get('retry-after'));
       const base: PlatformHttpErrorInit = {

@@ -1,4 +1,5 @@
-// The SSRF guard: every server-side fetch of a URL a client supplied goes through here (upload-from-url, media at publish time).
+// The SSRF guard: every server-side fetch of a URL a client supplied goes through here (upload-from-url, media at publish time,
+// and platform calls to a host a user typed, through `pin`).
 // The host is resolved once, every address is checked, and the connection is pinned to the checked addresses (no DNS-rebinding
 // window between check and connect). Redirects are followed by hand, each hop checked again. Time-outs on connect and overall.
 import dns from 'node:dns';
@@ -6,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { Agent, type Dispatcher } from 'undici';
 import { DomainError } from '../errors.js';
 
 export interface ResolvedAddress {
@@ -25,8 +27,11 @@ export interface UrlGuardOptions {
   allowedHosts?: string[];
   /** False only when the deployment turned the guard off (DISABLE_SSRF_PROTECTION): private addresses become reachable. */
   protection?: boolean;
-  /** Tests only: loopback addresses pass (every other blocked range stays blocked). Never set from configuration. */
-  allowLoopback?: boolean;
+  /**
+   * Tests only: loopback addresses pass (all, or those listed; every other blocked range stays blocked). Never set from
+   * configuration.
+   */
+  allowLoopback?: LoopbackAllowance;
   /** DNS resolution; tests inject one. Defaults to the system resolver (all addresses). */
   resolve?: Resolver;
 }
@@ -51,6 +56,11 @@ export interface GuardedSend {
 export interface UrlGuard {
   /** Checks the URL and resolves its host; answers the addresses a connection may use. */
   check(url: URL): Promise<ResolvedAddress[]>;
+  /**
+   * Checks the URL and answers a connection pool (undici) that dials only the addresses just checked, for one call to that
+   * URL: a host a user typed is reached at the address that was checked, whatever DNS answers later. Destroy it after use.
+   */
+  pin(url: URL): Promise<Dispatcher>;
   fetch(url: string): Promise<GuardedResponse>;
   send(url: string, request: GuardedSend): Promise<GuardedResponse>;
 }
@@ -77,52 +87,112 @@ const RANGE_NAMES: Record<string, string> = {
   reserved: 'reserved',
   benchmarking: 'benchmarking',
   teredo: 'Teredo tunnel',
+  deprecatedSiteLocal: 'site-local IPv6',
+  discard: 'discard-only IPv6',
 };
+
+/** Tests only: true lets every loopback address pass; a list lets only those (e.g. the fakes' 127.0.0.1, not 127.0.0.2). */
+export type LoopbackAllowance = boolean | readonly string[];
 
 /**
  * Why an address may not be fetched, or undefined when it is public unicast.
- * Only public unicast passes: anything ipaddr.js files under another range is blocked, unparseable addresses too.
- * Addresses that embed an IPv4 address (IPv4-mapped, NAT64, 6to4) are judged by that address.
+ * Only public unicast passes: anything ipaddr.js files under another range is blocked, unparseable addresses too; an IPv6
+ * address passes only inside global unicast (2000::/3). Every IPv6 form that carries an IPv4 address is judged by that
+ * address as well (see embeddedIPv4), and the forms no public host uses are refused whatever they carry.
  */
-export function blockedRange(address: string, options: { allowLoopback?: boolean } = {}): string | undefined {
+export function blockedRange(address: string, options: { allowLoopback?: LoopbackAllowance } = {}): string | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ''));
+    parsed = ipaddr.parse(canonicalIPv6(address.replace(/^\[|\]$/g, '')));
   } catch {
     return 'not a valid IP address';
   }
-  if (parsed.kind() === 'ipv6') {
-    const v6 = parsed as ipaddr.IPv6;
-    const range = v6.range();
-    const embedded = embeddedIPv4(v6, range);
-    if (embedded === null) return RANGE_NAMES[range] ?? range;
-    if (embedded) return blockedRange(embedded.toString(), options);
-    if (range === 'loopback' && options.allowLoopback) return undefined;
-    return range === 'unicast' ? undefined : (RANGE_NAMES[range] ?? range);
+  return parsed.kind() === 'ipv4' ? blockedIPv4(parsed as ipaddr.IPv4, options.allowLoopback) : blockedIPv6(parsed as ipaddr.IPv6, options.allowLoopback);
+}
+
+/**
+ * An IPv6 address as the URL standard writes it (hex only): ipaddr.js reads `::a.b.c.d` as IPv4-mapped, the URL parser
+ * and the socket as IPv4-compatible. Anything the URL parser refuses (a zone id) is left to ipaddr.js.
+ */
+function canonicalIPv6(address: string): string {
+  if (!address.includes(':')) return address;
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
   }
-  const range = parsed.range();
-  if (range === 'loopback' && options.allowLoopback) return undefined;
+}
+
+function loopbackAllowed(address: string, allowance: LoopbackAllowance | undefined): boolean {
+  return allowance === true || (Array.isArray(allowance) && allowance.includes(address));
+}
+
+function blockedIPv4(address: ipaddr.IPv4, allowance: LoopbackAllowance | undefined): string | undefined {
+  const range = address.range();
+  if (range === 'unicast') return undefined;
+  if (range === 'loopback' && loopbackAllowed(address.toString(), allowance)) return undefined;
+  return RANGE_NAMES[range] ?? range;
+}
+
+function blockedIPv6(address: ipaddr.IPv6, allowance: LoopbackAllowance | undefined): string | undefined {
+  const range = address.range();
+  if (range === 'loopback') return loopbackAllowed('::1', allowance) ? undefined : 'loopback';
+  if (range === 'unspecified') return 'unspecified';
+  const bytes = address.toByteArray();
+  const embedded = embeddedIPv4(bytes);
+  if (embedded) {
+    const inner = embedded.address && blockedIPv4(embedded.address, allowance);
+    if (inner) return inner;
+    if (embedded.refused) return embedded.refused;
+    // The other forms are routed to the IPv4 address they carry: a public one passes. ISATAP is routed by its prefix.
+    if (!embedded.prefixRouted) return undefined;
+  }
+  // Only 2000::/3 is global unicast; ipaddr.js files what lies outside it under a named range or plain "unicast".
+  if ((bytes[0] & 0xe0) !== 0x20) return range === 'unicast' ? 'reserved' : (RANGE_NAMES[range] ?? range);
   return range === 'unicast' ? undefined : (RANGE_NAMES[range] ?? range);
+}
+
+interface EmbeddedIPv4 {
+  /** The IPv4 address the form carries; absent when it cannot be read reliably. */
+  address?: ipaddr.IPv4;
+  /** Set for the forms refused even around a public IPv4 address: why. */
+  refused?: string;
+  /** ISATAP: the address is routed by its IPv6 prefix, which must be global unicast too. */
+  prefixRouted?: boolean;
+}
+
+/**
+ * The IPv4 address inside an IPv6 one (byte by byte, so no form depends on how a library version names its ranges);
+ * undefined for an address that carries none.
+ */
+function embeddedIPv4(bytes: number[]): EmbeddedIPv4 | undefined {
+  const zero = (from: number, to: number) => bytes.slice(from, to).every((byte) => byte === 0);
+  const ipv4At = (offset: number) => new ipaddr.IPv4(bytes.slice(offset, offset + 4));
+  // ::ffff:a.b.c.d, IPv4-mapped (RFC 4291): the socket talks IPv4 to a.b.c.d.
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return { address: ipv4At(12) };
+  // ::ffff:0:a.b.c.d, IPv4-translated (SIIT, RFC 6145 / 7915).
+  if (zero(0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zero(10, 12)) return { address: ipv4At(12) };
+  // ::a.b.c.d, IPv4-compatible (RFC 4291 §2.5.5.1, deprecated: no public host has one).
+  if (zero(0, 12)) return { address: ipv4At(12), refused: 'IPv4-compatible IPv6, deprecated' };
+  // 64:ff9b::a.b.c.d, the NAT64 well-known prefix (RFC 6052): a translator connects to a.b.c.d.
+  if (bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b) {
+    if (zero(4, 12)) return { address: ipv4At(12) };
+    // 64:ff9b:1::/48, the NAT64 local-use prefix (RFC 8215): its operator chooses where the IPv4 address sits.
+    if (bytes[4] === 0 && bytes[5] === 1) return { refused: 'NAT64 local-use prefix' };
+  }
+  // 2002:AABB:CCDD::/48, 6to4 (RFC 3056): tunnelled to AA.BB.CC.DD.
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return { address: ipv4At(2) };
+  // 2001:0::/32, Teredo (RFC 4380): a tunnel through the server and the (obfuscated) client IPv4 addresses it carries.
+  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] === 0 && bytes[3] === 0) return { refused: 'Teredo tunnel' };
+  // <prefix>:0:5efe:a.b.c.d (or 200:5efe, with the u/g bits), ISATAP (RFC 5214): the interface identifier carries it.
+  if ((bytes[8] & 0xfc) === 0 && bytes[9] === 0 && bytes[10] === 0x5e && bytes[11] === 0xfe) return { address: ipv4At(12), prefixRouted: true };
+  return undefined;
 }
 
 /** True for a host name the internet cannot reach: localhost, *.localhost, *.local, or an address outside public unicast. */
 export function isLocalHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   return host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || (ipaddr.isValid(host) && blockedRange(host) !== undefined);
-}
-
-/** The IPv4 address inside an IPv6 one; undefined when there is none, null when the form is one we refuse outright. */
-function embeddedIPv4(address: ipaddr.IPv6, range: string): ipaddr.IPv4 | undefined | null {
-  const bytes = address.toByteArray();
-  try {
-    if (range === 'ipv4Mapped') return address.toIPv4Address();
-  } catch {
-    return null;
-  }
-  if (range === 'rfc6052') return new ipaddr.IPv4(bytes.slice(12, 16));
-  if (range === '6to4') return new ipaddr.IPv4(bytes.slice(2, 6));
-  if (range === 'teredo') return null;
-  return undefined;
 }
 
 export function hostAllowed(hostname: string, allowedHosts: readonly string[]): boolean {
@@ -173,11 +243,7 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
   }
 
   function request(url: URL, addresses: ResolvedAddress[], deadline: number, send?: GuardedSend): Promise<http.IncomingMessage> {
-    // Node's connect asks this for the host's addresses: it gets the checked ones, never a second DNS answer.
-    const lookup = ((_hostname: string, lookupOptions: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-      if (lookupOptions?.all) callback(null, addresses.map(({ address, family }) => ({ address, family })));
-      else callback(null, addresses[0].address, addresses[0].family);
-    }) as unknown as LookupFunction;
+    const lookup = pinnedLookup(addresses);
     const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolvePromise, reject) => {
       let response: http.IncomingMessage | undefined;
@@ -269,7 +335,23 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
     };
   }
 
-  return { check, fetch: fetchUrl, send: sendTo };
+  async function pin(url: URL): Promise<Dispatcher> {
+    const addresses = await check(url);
+    return new Agent({ connect: { lookup: pinnedLookup(addresses), timeout: options.connectTimeoutMs } });
+  }
+
+  return { check, pin, fetch: fetchUrl, send: sendTo };
+}
+
+/** Node's connect asks this for the host's addresses: it gets the checked ones, never a second DNS answer. */
+function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  return ((_hostname: string, lookupOptions: { all?: boolean; family?: number }, callback: (...args: unknown[]) => void) => {
+    const family = lookupOptions?.family;
+    const usable = family === 4 || family === 6 ? addresses.filter((address) => address.family === family) : addresses;
+    if (usable.length === 0) callback(Object.assign(new Error(`no checked IPv${family} address`), { code: 'ENOTFOUND' }));
+    else if (lookupOptions?.all) callback(null, usable.map(({ address, family: kind }) => ({ address, family: kind })));
+    else callback(null, usable[0].address, usable[0].family);
+  }) as unknown as LookupFunction;
 }
 
 function describeNetworkError(error: Error & { code?: string }): string {

@@ -5,7 +5,8 @@ import type { Integration } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notSupported } from '../../src/errors.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { findProvider } from '../../providers/index.js';
-import type { Provider } from '../../providers/types.js';
+import { normalizeInstance } from '../../providers/shared.js';
+import type { CredentialField, Provider } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { connectContext, findIntegration, providerContext, providerFailure, providerOf, saveConnectedAccount } from './integrations.js';
 
@@ -16,6 +17,29 @@ export interface ConnectState {
   codeVerifier: string;
   refresh?: string;
   expiresAt: number;
+}
+
+/**
+ * A URL field of a credentials form (an instance, a site, a PDS, a listmonk) as the provider will call it: https:// is
+ * added when no scheme is typed, trailing slashes go (as providers do with these fields). Anything that is not then an
+ * absolute http(s) URL without credentials answers 400 naming the field, before any call. The SSRF guard checks the host
+ * at every call (platformFetchFor).
+ */
+export function connectUrlValue(provider: Provider, field: CredentialField, value: string): string {
+  const normalized = normalizeInstance(value);
+  const refuse = (problem: string) =>
+    invalidInput(`The field "${field.key}" (${field.label}) ${problem}.`, {
+      hint: `${provider.name}: ${field.description ?? 'type the address of the server, e.g. https://example.com'}`,
+    });
+  let url: URL;
+  try {
+    url = new URL(normalized);
+  } catch {
+    throw refuse('is not a valid URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse(`must be an http(s) address, not ${url.protocol.replace(/:$/, '')}`);
+  if (url.username || url.password) throw refuse('must not contain a user name or password: use the fields of the form');
+  return normalized;
 }
 
 export const callbackPath = (identifier: string) => `/api/integrations/social/${identifier}/callback`;

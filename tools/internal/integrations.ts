@@ -5,6 +5,7 @@ import { CustomerSchema, IntegrationSchema, type Integration } from '../../src/d
 import { DomainError, notFound, notSupported } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { FetchFailedError } from '../../src/lib/ssrf.js';
 import { findProvider } from '../../providers/index.js';
 import type { ChannelAuth, ConnectContext, ConnectedAccount, Provider, ProviderContext } from '../../providers/types.js';
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
@@ -126,8 +127,9 @@ export function providerEndpoints(services: Services, provider: Provider): Recor
 
 /**
  * The fetch a provider gets: calls to the platform's configured hosts (its endpoints, as the deployment set them) go
- * straight out; any other host (one the user typed: an instance, a site, a PDS) is checked by the SSRF guard first, so a
- * connect form cannot make Herald call a private address (unless DISABLE_SSRF_PROTECTION).
+ * straight out; any other host (one the user typed: an instance, a site, a PDS) carries the SSRF guard, which checks it
+ * and pins the connection to the checked address, every redirect hop checked again (src/lib/platform-http.ts), so a
+ * connect form cannot make Herald call a private address (unless DISABLE_SSRF_PROTECTION), now or at any later call.
  */
 export function platformFetchFor(services: Services, endpoints: Record<string, string>): PlatformFetch {
   const trusted = new Set<string>();
@@ -141,9 +143,13 @@ export function platformFetchFor(services: Services, endpoints: Record<string, s
     }
   }
   return async (request) => {
-    const url = new URL(request.url);
-    if (!trusted.has(url.origin)) await services.platformGuard.check(url);
-    return services.fetch(request);
+    let origin: string;
+    try {
+      origin = new URL(request.url).origin;
+    } catch {
+      throw new FetchFailedError('the platform address is not an absolute URL', 'Reconnect the channel with the full address of its server, e.g. https://mastodon.example.');
+    }
+    return services.fetch(trusted.has(origin) ? request : { ...request, guard: services.platformGuard });
   };
 }
 
