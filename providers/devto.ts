@@ -74,6 +74,7 @@ const devto: Provider = {
   identifier: 'devto',
   name: 'DEV',
   editor: 'markdown',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',

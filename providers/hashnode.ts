@@ -94,6 +94,7 @@ const hashnode: Provider = {
   identifier: 'hashnode',
   name: 'Hashnode',
   editor: 'markdown',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',

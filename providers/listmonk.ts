@@ -55,6 +55,7 @@ const listmonk: Provider = {
   identifier: 'listmonk',
   name: 'listmonk',
   editor: 'html',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',

@@ -60,6 +60,7 @@ const medium: Provider = {
   identifier: 'medium',
   name: 'Medium',
   editor: 'markdown',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',

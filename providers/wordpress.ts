@@ -136,6 +136,7 @@ const wordpress: Provider = {
   identifier: 'wordpress',
   name: 'WordPress',
   editor: 'html',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',
