@@ -266,7 +266,8 @@ const wordpress: Provider = {
       uploaded.push(await context.step(`upload:${index}`, () => upload(site, file, index), async () => undefined));
     }
     const { cover, rest } = splitCover(uploaded);
-    const title = escapeHtml(options.title);
+    // The title is stored and shown as raw HTML: sent as text, brackets included (shortcodes stay inert wherever a theme runs them).
+    const title = withoutShortcodes(escapeHtml(options.title));
     const post = await context.step(
       'post',
       () =>
