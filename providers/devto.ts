@@ -87,9 +87,9 @@ const devto: Provider = {
   endpoints: { api: 'https://dev.to' },
   maxLength: () => 100000,
   rules:
-    'An article in Markdown, published at once, with a required title (at most 128 characters) and up to 4 tags (letters and digits, from the tags tool); ' +
+    'An article (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures), published at once, with a required title (at most 128 characters) and up to 4 tags (letters and digits, from the tags tool); ' +
     'optionally under an organization (from organizations). The first picture becomes the cover image, the others follow the text; ' +
-    'DEV loads pictures from their public URL, so PUBLIC_URL must be public. No video, one item (no comments). Views, reactions and comments are the post analytics.',
+    'DEV loads pictures from their public URL, so PUBLIC_URL must be public. No video, one item (no comments). Views, reactions and comments are the post analytics. Liquid tags ({% %}, {{ }}) in the text show as written, they are not run.',
   settings,
   chain: 'none',
   mediaByUrl: true,

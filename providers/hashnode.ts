@@ -105,7 +105,7 @@ const hashnode: Provider = {
   endpoints: { gql: 'https://gql.hashnode.com' },
   maxLength: () => 100000,
   rules:
-    'An article in Markdown, published at once in a publication of the account (from publications), with a required title, an optional subtitle ' +
+    'An article (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures), published at once in a publication of the account (from publications), with a required title, an optional subtitle ' +
     'and 1 to 15 tags (ids from tagsList, which looks tags up by slug). The first picture becomes the cover, the others follow the text; ' +
     'Hashnode loads them from their public URL. No video, one item (no comments). Hashnode may require a Pro publication for API publishing. Views, reactions and responses are the post analytics.',
   settings,

@@ -81,7 +81,7 @@ const listmonk: Provider = {
   endpoints: {},
   maxLength: () => 100_000_000,
   rules:
-    'An HTML email campaign to one subscriber list (from list), created and started at once, with a required subject (at most 5000 characters), ' +
+    'An email campaign (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures) to one subscriber list (from list), created and started at once, with a required subject (at most 5000 characters), ' +
     'an optional preview text (a hidden preheader) and an optional template (from templates). Pictures stay at their public URL: the first above the text, ' +
     "the others after it, so PUBLIC_URL must be public. Text is sent as written: {{ }} in the subject, preview or text shows as braces, it is not run as a listmonk template. No video, one item. " +
     'Sent, views, clicks and bounces are the post analytics. The API user needs the campaigns:manage and campaigns:send permissions.',

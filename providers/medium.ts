@@ -79,7 +79,7 @@ const medium: Provider = {
   endpoints: { api: 'https://api.medium.com' },
   maxLength: () => 100000,
   rules:
-    'A story in Markdown, published at once, with a required title (at most 100 characters) and up to 3 tags of at most 25 characters. ' +
+    'A story (Markdown, or HTML with headings, emphasis, lists, quotes, code and pictures; tables become lines of their cells), published at once, with a required title (at most 100 characters) and up to 3 tags of at most 25 characters. ' +
     "Medium's API has no subtitle field: the title and the subtitle are written as the story's first headings. " +
     'The first picture comes right under them (Medium shows it as the preview), the others after the text; Medium loads them from their public URL. ' +
     'In a publication (from publications) an editor publishes at once, a writer only submits a draft for the editors. No video, one item, no analytics.',

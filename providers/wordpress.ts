@@ -193,9 +193,9 @@ const wordpress: Provider = {
   endpoints: {},
   maxLength: () => 100000,
   rules:
-    'An HTML article published at once on the site, with a required title and post type (post, page or a custom type, from postTypes); ' +
+    'An article (Markdown, or HTML with headings h1–h6, emphasis, ordered and nested lists, quotes, code blocks, tables and pictures) published at once on the site, with a required title and post type (post, page or a custom type, from postTypes); ' +
     'categories and tags (ids from categoriesList and tagsList) for types that have them. Pictures are uploaded to the media library: ' +
-    'the first becomes the featured image, the others follow the text. No video, one item (no comments). The user needs a role that can publish (Author or above).',
+    'the first becomes the featured image, the others follow the text. No video, one item (no comments). The user needs a role that can publish (Author or above). The title and text show as written: HTML tags and [shortcodes] in them are not run.',
   settings,
   chain: 'none',
   mediaByUrl: false,

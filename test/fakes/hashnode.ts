@@ -1,4 +1,5 @@
-// A fake Hashnode GraphQL API (gql.hashnode.com) on 127.0.0.1, built on startFakeServer.
+// A fake Hashnode GraphQL API (gql.hashnode.com) on 127.0.0.1, built on startFakeServer. References: apidocs.hashnode.com
+// (publishPost, publication.posts with publishedAt) and github.com/Hashnode/gql-skill, read 2026-11.
 //
 //   const hn = await startHashnodeFake();            // hn.token is the only personal access token accepted
 //   SOCIAL_ENDPOINTS={"hashnode":{"gql": hn.url}}

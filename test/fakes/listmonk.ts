@@ -1,4 +1,5 @@
-// A fake listmonk (≥ 4) server on 127.0.0.1, built on startFakeServer.
+// A fake listmonk (≥ 4) server on 127.0.0.1, built on startFakeServer. References: listmonk.app/docs/apis/campaigns/ (tags,
+// created_at) and the server's source (knadh/listmonk models: bodies and subjects compiled as Go templates), read 2026-11.
 //
 //   const lm = await startListmonkFake();            // or { permissions: [...] } to take some away from the API user's role
 //   connect fields: lm.fields()                      // { url, username, password } (the API user and its token)
