@@ -165,6 +165,14 @@ async function terms(context: ProviderContext, taxonomy: 'categories' | 'tags', 
   return list.map((term) => ({ id: String(term.id), name: term.name }));
 }
 
+/** Whether the REST API index announces application passwords (core lists them only where they are available). */
+async function offersApplicationPasswords(site: Site): Promise<boolean> {
+  const index = await site.fetch({ url: `${site.root}/`, schema: z.object({ authentication: z.record(z.string(), z.unknown()).or(z.array(z.unknown())).optional() }), classify }).catch(() => undefined);
+  const authentication = index?.data.authentication;
+  // Unreadable index: nothing shows they are off, so the credentials are what the person checks.
+  return !index || (authentication !== undefined && !Array.isArray(authentication) && 'application-passwords' in authentication);
+}
+
 async function me(site: Site) {
   return wp(site, 'users/me', { query: { context: 'edit' }, schema: userSchema });
 }
@@ -231,12 +239,22 @@ const wordpress: Provider = {
     let site: Site = { ...credentials, root: `${siteUrl}/wp-json` };
     let user: z.infer<typeof userSchema>;
     try {
-      user = await me(site);
+      try {
+        user = await me(site);
+      } catch (error) {
+        // Sites without pretty permalinks answer /wp-json/ with a page; their REST API lives at ?rest_route=.
+        if (!(error instanceof PlatformHttpError) || error.status !== 404 || /"code"/.test(error.bodyExcerpt)) throw error;
+        site = { ...credentials, root: `${siteUrl}/?rest_route=` };
+        user = await me(site);
+      }
     } catch (error) {
-      // Sites without pretty permalinks answer /wp-json/ with a page; their REST API lives at ?rest_route=.
-      if (!(error instanceof PlatformHttpError) || error.status !== 404 || /"code"/.test(error.bodyExcerpt)) throw error;
-      site = { ...credentials, root: `${siteUrl}/?rest_route=` };
-      user = await me(site);
+      if (error instanceof PlatformHttpError && /"rest_not_logged_in"/.test(error.bodyExcerpt) && !(await offersApplicationPasswords(site))) {
+        throw permanent(
+          'this site does not offer application passwords (its REST API index lists no application-passwords authentication): WordPress offers them only on sites served over HTTPS (or set up as a local environment), and a plugin can turn them off; serve the site over HTTPS or turn them on, then create one in Users, Profile, Application Passwords',
+          401,
+        );
+      }
+      throw error;
     }
     if (user.capabilities && user.capabilities.publish_posts !== true) {
       const role = user.roles?.join(', ') || 'no role';

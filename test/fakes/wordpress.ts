@@ -4,6 +4,7 @@
 //   connect fields: wp.fields()                     // { siteUrl, username, applicationPassword }
 //   wp.posts / wp.media                             // what was created, as received (a test may add older posts)
 //   wp.revokePassword()                              // the only application password revoked: requests become a visitor's
+//   { applicationPasswords: false }                  // a site without them (not HTTPS): the index lists none, Basic is ignored
 //   wp.server.requestsTo('POST', '/wp-json/wp/v2/posts'), wp.server.failNext(...)
 //
 // The REST API answers at /wp-json/wp/v2/<route>, and at /?rest_route=/wp/v2/<route> (the form that works without pretty
@@ -102,7 +103,7 @@ const wpError = (status: number, code: string, message: string, extra: Record<st
   json: { code, message, data: { status, ...extra } },
 });
 
-export async function startWordPressFake(options: { prettyPermalinks?: boolean; role?: Role } = {}): Promise<WordPressFake> {
+export async function startWordPressFake(options: { prettyPermalinks?: boolean; role?: Role; applicationPasswords?: boolean } = {}): Promise<WordPressFake> {
   const server = await startFakeServer();
   const pretty = options.prettyPermalinks ?? true;
   const username = 'editor';
@@ -119,7 +120,8 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
   /** The user of a request: 'none' without credentials, or the error reply for wrong ones. */
   function authenticate(request: RecordedRequest): 'ok' | 'none' | FakeReply {
     const header = request.headers.authorization;
-    if (!header || !inUse) return 'none';
+    // Core ignores Basic credentials where application passwords are unavailable (no HTTPS) or none is in use.
+    if (!header || !inUse || options.applicationPasswords === false) return 'none';
     if (!header.startsWith('Basic ')) return wpError(401, 'rest_not_logged_in', 'You are not currently logged in.');
     const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
     const name = decoded.slice(0, decoded.indexOf(':'));
@@ -183,6 +185,11 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
   function route(method: string, path: string, request: RecordedRequest): FakeReply {
     const who = authenticate(request);
     if (who !== 'ok' && who !== 'none') return who;
+    if (method === 'GET' && (path === '/' || path === '')) {
+      // The REST API index: core adds application-passwords to `authentication` only where they are available.
+      const authentication = options.applicationPasswords === false ? [] : { 'application-passwords': { endpoints: { authorization: `${server.url}/wp-admin/authorize-application.php` } } };
+      return { json: { name: 'Eddie\'s site', url: server.url, namespaces: ['wp/v2', 'acme/v1'], authentication } };
+    }
     const namespace = path.startsWith('/acme/v1/') ? 'acme/v1' : 'wp/v2';
     const [resource, sub] = path.slice(namespace.length + 2).split('/');
     if (method === 'GET' && resource === 'users' && sub === 'me') return who === 'ok' ? { json: userView() } : wpError(401, 'rest_not_logged_in', 'You are not currently logged in.');
@@ -235,7 +242,7 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
 
   const pretty404: FakeReply = { status: 404, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Page not found</title>' };
   for (const method of ['GET', 'POST']) {
-    for (const pattern of ['/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*', '/wp-json/acme/v1/*']) {
+    for (const pattern of ['/wp-json/', '/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*', '/wp-json/acme/v1/*']) {
       server.on(method, pattern, (request) => (pretty ? route(method, request.path.replace(/^\/wp-json/, ''), request) : pretty404));
     }
     server.on(method, '/', (request) => {

@@ -84,6 +84,18 @@ describe('connecting a WordPress site', () => {
     } finally {
       await revokedSite.close();
     }
+    // A site whose REST index lists no application passwords (WordPress offers them only over HTTPS) says so.
+    const plainHttp = await startWordPressFake({ applicationPasswords: false });
+    try {
+      const refused = (await wordpress.connect!(connectContext(), plainHttp.fields()).catch((error: unknown) => error)) as PlatformHttpError;
+      expect([refused.status, refused.message]).toEqual([
+        401,
+        'this site does not offer application passwords (its REST API index lists no application-passwords authentication): WordPress offers them only on sites served over HTTPS (or set up as a local environment), and a plugin can turn them off; serve the site over HTTPS or turn them on, then create one in Users, Profile, Application Passwords',
+      ]);
+      expect(plainHttp.server.requestsTo('GET', '/wp-json/')).toHaveLength(1);
+    } finally {
+      await plainHttp.close();
+    }
     const authorSite = await startWordPressFake({ role: 'author' });
     try {
       const account = await wordpress.connect!(connectContext(), authorSite.fields());
