@@ -288,15 +288,15 @@ export function providerFailure(provider: Provider, error: unknown): DomainError
   throw error;
 }
 
-/**
- * Creates the channel of a connected account, or updates it when the organization already has this account (or when
- * `refresh` names the channel being reconnected).
- */
 /** The channel of this platform account in the organization, if it is connected already (connecting it again updates it). */
 export function connectedChannel(em: EntityManager, organizationId: string, provider: Provider, internalId: string): Promise<Integration | null> {
   return em.findOne(IntegrationSchema, { organizationId, providerIdentifier: provider.identifier, internalId, deletedAt: null });
 }
 
+/**
+ * Creates the channel of a connected account, or updates it when the organization already has this account (or when
+ * `refresh` names the channel being reconnected).
+ */
 export async function saveConnectedAccount(
   em: EntityManager,
   services: Services,
