@@ -4,11 +4,14 @@
 // getTags, getOrganization); the Forem source (forem/forem: app/controllers/api/v1/api_controller.rb for the `api-key` header
 // and error bodies, app/models/article.rb for the limits: title 128 characters, at most 4 tags, tag names alphanumeric).
 // Forem has no "organizations of the user" call: the organizations helper gathers those of the user's articles.
+// What DEV would run (issue 21): Forem renders body_markdown, then runs Liquid tags ({% embed %}, {{ }}) over the page
+// (app/services/markdown_processor/parser.rb, read 2026-11), so braces in text go as entities; a body starting with `---`
+// lines is front matter, so rules are written `***`. The title and tags are plain text fields.
 import { z } from 'zod';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
 import { currentMetric, noVideo, tagsSchema } from './shared.js';
-import { markdownArticle, picturesOf, plainRefusal, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { markdownArticle, picturesOf, plainRefusal, recoveryWindowStart, saidIn, splitCover, valuesOf } from './articles/common.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'DEV needs a title for the article').max(128, 'DEV titles are at most 128 characters: shorten the title').describe('Article title, at most 128 characters'),
@@ -27,6 +30,7 @@ const myArticlesSchema = z.array(
     title: z.string(),
     url: z.string(),
     body_markdown: z.string().nullish(),
+    published_at: z.string().nullish(),
     page_views_count: z.number().nullish(),
     public_reactions_count: z.number().nullish(),
     comments_count: z.number().nullish(),
@@ -74,6 +78,7 @@ const devto: Provider = {
   identifier: 'devto',
   name: 'DEV',
   editor: 'markdown',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',
@@ -82,9 +87,9 @@ const devto: Provider = {
   endpoints: { api: 'https://dev.to' },
   maxLength: () => 100000,
   rules:
-    'An article in Markdown, published at once, with a required title (at most 128 characters) and up to 4 tags (letters and digits, from the tags tool); ' +
+    'An article (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures), published at once, with a required title (at most 128 characters) and up to 4 tags (letters and digits, from the tags tool); ' +
     'optionally under an organization (from organizations). The first picture becomes the cover image, the others follow the text; ' +
-    'DEV loads pictures from their public URL, so PUBLIC_URL must be public. No video, one item (no comments). Views, reactions and comments are the post analytics.',
+    'DEV loads pictures from their public URL, so PUBLIC_URL must be public. No video, one item (no comments). Views, reactions and comments are the post analytics. Liquid tags ({% %}, {{ }}) in the text show as written, they are not run.',
   settings,
   chain: 'none',
   mediaByUrl: true,
@@ -124,7 +129,8 @@ const devto: Provider = {
     const options = settings.parse(context.settings);
     const api = apiOf(context);
     const { cover, rest } = splitCover(picturesOf(item.media, 'DEV'));
-    const body = markdownArticle(item.text, rest);
+    // DEV's Markdown (Redcarpet with hard_wrap) breaks lines on a newline and knows GFM tables.
+    const body = markdownArticle(item.text, rest, { tables: true, lineBreak: '\n', templates: 'liquid' });
     const article = {
       title: options.title,
       body_markdown: body,
@@ -136,9 +142,13 @@ const devto: Provider = {
     const created = await context.step(
       'article',
       () => call(api, 'articles', articleSchema, { method: 'POST', json: { article } }),
-      async () => {
-        // Forem refuses a second article with the same title and body anyway; the lost one is among the newest.
-        const found = (await call(api, 'articles/me/all', myArticlesSchema, { query: { page: 1, per_page: 30 } })).find((mine) => mine.title === options.title && mine.body_markdown === body);
+      async ({ startedAt }) => {
+        // The lost one is among the newest, with this title and body, published since the attempt began: an older article
+        // with the same words is not it (Forem itself refuses the same title and body twice).
+        const since = recoveryWindowStart(startedAt).getTime();
+        const found = (await call(api, 'articles/me/all', myArticlesSchema, { query: { page: 1, per_page: 30 } })).find(
+          (mine) => mine.title === options.title && mine.body_markdown === body && mine.published_at != null && Date.parse(mine.published_at) >= since,
+        );
         return found ? { id: found.id, url: found.url } : undefined;
       },
     );

@@ -3,12 +3,14 @@
 // publication(id).posts), and Hashnode's own agent reference github.com/Hashnode/gql-skill (errors-and-limits.md: error codes
 // in `extensions.code`, at most 15 tags a post; mutations.md). Tags are looked up by slug through the API (no static list);
 // the first picture is the cover (`coverImageOptions.coverImageURL`), the others follow the text, all by public URL.
+// What Hashnode would read as markup (issue 21): the body is GFM Markdown written out by Herald (raw HTML, javascript: links
+// and `%[url]` embeds of the text arrive as literal text); title and subtitle are plain text fields.
 import { z } from 'zod';
 import { invalidInput } from '../src/errors.js';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
-import { currentMetric, noVideo, pickedId, tagsSchema } from './shared.js';
-import { markdownArticle, picturesOf, saidIn, splitCover } from './articles/common.js';
+import { currentMetric, noVideo, permanent, pickedId, tagsSchema } from './shared.js';
+import { markdownArticle, picturesOf, recoveryWindowStart, saidIn, splitCover } from './articles/common.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'Hashnode needs a title for the article').describe('Article title'),
@@ -24,7 +26,7 @@ const ME = 'query Me { me { id username name profilePicture } }';
 const PUBLICATIONS = 'query Publications { me { publications(first: 50) { edges { node { id title url } } } } }';
 const TAG = 'query Tag($slug: String!) { tag(slug: $slug) { id name slug } }';
 const PUBLISH = 'mutation PublishPost($input: PublishPostInput!) { publishPost(input: $input) { post { id slug url } } }';
-const RECENT = 'query Recent($id: ObjectId!) { publication(id: $id) { posts(first: 20) { edges { node { id title url } } } } }';
+const RECENT = 'query Recent($id: ObjectId!) { publication(id: $id) { posts(first: 20) { edges { node { id title url publishedAt } } } } }';
 const STATS = 'query PostStats($id: ID!) { post(id: $id) { id views reactionCount responseCount } }';
 
 const tagSchema = z.object({ id: z.string(), name: z.string(), slug: z.string() });
@@ -94,6 +96,7 @@ const hashnode: Provider = {
   identifier: 'hashnode',
   name: 'Hashnode',
   editor: 'markdown',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',
@@ -102,7 +105,7 @@ const hashnode: Provider = {
   endpoints: { gql: 'https://gql.hashnode.com' },
   maxLength: () => 100000,
   rules:
-    'An article in Markdown, published at once in a publication of the account (from publications), with a required title, an optional subtitle ' +
+    'An article (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures), published at once in a publication of the account (from publications), with a required title, an optional subtitle ' +
     'and 1 to 15 tags (ids from tagsList, which looks tags up by slug). The first picture becomes the cover, the others follow the text; ' +
     'Hashnode loads them from their public URL. No video, one item (no comments). Hashnode may require a Pro publication for API publishing. Views, reactions and responses are the post analytics.',
   settings,
@@ -151,17 +154,20 @@ const hashnode: Provider = {
       title: options.title,
       ...(options.subtitle ? { subtitle: options.subtitle } : {}),
       publicationId: options.publication,
-      contentMarkdown: markdownArticle(item.text, rest),
+      contentMarkdown: markdownArticle(item.text, rest, { tables: true, lineBreak: '\\\n' }),
       tags: await tagInputs(api, options.tags),
       ...(cover ? { coverImageOptions: { coverImageURL: cover.url } } : {}),
     };
     const post = await context.step(
       'publish',
       async () => (await gql(api, PUBLISH, { input }, z.object({ publishPost: z.object({ post: z.object({ id: z.string(), slug: z.string(), url: z.string() }) }) }))).publishPost.post,
-      async () => {
-        const { publication } = await gql(api, RECENT, { id: options.publication }, z.object({ publication: z.object({ posts: edges(z.object({ id: z.string(), title: z.string(), url: z.string() })) }).nullable() }));
-        const found = publication?.posts.edges.find(({ node }) => node.title === options.title)?.node;
-        return found ? { id: found.id, slug: '', url: found.url } : undefined;
+      async ({ startedAt }) => {
+        // The lost post is this title, published since the attempt began; an older post of the same title is not it.
+        const { publication } = await gql(api, RECENT, { id: options.publication }, z.object({ publication: z.object({ posts: edges(z.object({ id: z.string(), title: z.string(), url: z.string(), publishedAt: z.string() })) }).nullable() }));
+        const since = recoveryWindowStart(startedAt).getTime();
+        const found = publication?.posts.edges.map(({ node }) => node).filter((node) => node.title === options.title && Date.parse(node.publishedAt) >= since) ?? [];
+        if (found.length > 1) throw permanent(`Hashnode has ${found.length} posts titled "${options.title}" published since this attempt began: check the publication and keep one`);
+        return found[0] ? { id: found[0].id, slug: '', url: found[0].url } : undefined;
       },
     );
     return { id: post.id, url: post.url };

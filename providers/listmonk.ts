@@ -6,12 +6,16 @@
 // listmonk ≥ 4 authenticates API users only (Admin, Users: an "API" user and its token), not the login password.
 // Campaigns have no preview-text field: the preview becomes the email's hidden preheader, the first thing in the body.
 // Pictures stay at their public URL (readers' mail clients load them): the first above the text, the others after it.
+// What listmonk would run (issue 21): campaign bodies are Go html/templates and subjects with `{{` Go text/templates
+// (models.go CompileTemplate), so braces are sent inert; a subject is one header line. The campaign carries the tag
+// `herald-<post id>`, a marker only the admin sees, by which a create of unknown outcome is found again.
 import { z } from 'zod';
+import { withoutGoTemplatesInHtml, withoutGoTemplatesInText } from '../src/lib/article-content.js';
 import { escapeHtml } from '../src/lib/content.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
 import { currentMetric, noVideo } from './shared.js';
-import { envelope, htmlArticle, messageIn, normalizeBaseUrl, picturesOf, plainRefusal, saidIn, splitCover } from './articles/common.js';
+import { envelope, htmlArticle, messageIn, normalizeBaseUrl, picturesOf, plainRefusal, recoveryWindowStart, saidIn, splitCover } from './articles/common.js';
 
 const settings = z.object({
   subject: z.string().trim().min(1, 'listmonk needs a subject for the email').max(5000, 'listmonk takes subjects of at most 5000 characters').describe('Email subject'),
@@ -21,7 +25,15 @@ const settings = z.object({
 });
 
 const profileSchema = envelope(z.object({ id: z.number(), username: z.string(), name: z.string().nullish(), email: z.string().nullish(), avatar: z.string().nullish() }));
-const campaignSchema = z.object({ id: z.number(), name: z.string(), subject: z.string(), status: z.string(), lists: z.array(z.object({ id: z.number() })).default([]) });
+const campaignSchema = z.object({
+  id: z.number(),
+  name: z.string(),
+  subject: z.string(),
+  status: z.string(),
+  lists: z.array(z.object({ id: z.number() })).default([]),
+  tags: z.array(z.string()).nullish(),
+  created_at: z.string().nullish(),
+});
 const statsSchema = envelope(z.object({ status: z.string(), sent: z.number(), to_send: z.number(), views: z.number(), clicks: z.number(), bounces: z.number().default(0) }));
 const listsSchema = envelope(z.object({ results: z.array(z.object({ id: z.number(), name: z.string(), type: z.string().optional(), optin: z.string().optional(), subscriber_count: z.number().optional() })) }));
 const templatesSchema = envelope(z.array(z.object({ id: z.number(), name: z.string(), type: z.string(), is_default: z.boolean().optional() })));
@@ -55,6 +67,7 @@ const listmonk: Provider = {
   identifier: 'listmonk',
   name: 'listmonk',
   editor: 'html',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',
@@ -68,9 +81,9 @@ const listmonk: Provider = {
   endpoints: {},
   maxLength: () => 100_000_000,
   rules:
-    'An HTML email campaign to one subscriber list (from list), created and started at once, with a required subject (at most 5000 characters), ' +
+    'An email campaign (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures) to one subscriber list (from list), created and started at once, with a required subject (at most 5000 characters), ' +
     'an optional preview text (a hidden preheader) and an optional template (from templates). Pictures stay at their public URL: the first above the text, ' +
-    "the others after it, so PUBLIC_URL must be public. listmonk's {{ }} template expressions in the text are kept. No video, one item. " +
+    "the others after it, so PUBLIC_URL must be public. Text is sent as written: {{ }} in the subject, preview or text shows as braces, it is not run as a listmonk template. No video, one item. " +
     'Sent, views, clicks and bounces are the post analytics. The API user needs the campaigns:manage and campaigns:send permissions.',
   settings,
   chain: 'none',
@@ -115,23 +128,28 @@ const listmonk: Provider = {
     const options = settings.parse(context.settings);
     const server = serverOf(context);
     const { cover, rest } = splitCover(picturesOf(item.media, 'listmonk'));
+    // A subject is one header line; its text shows as written, never run as a template.
+    const subject = options.subject.replace(/\s+/g, ' ').trim();
+    const marker = `herald-${item.postId}`;
     const campaign = {
-      name: options.subject.slice(0, 2000),
-      subject: options.subject,
+      name: subject.slice(0, 2000),
+      subject: withoutGoTemplatesInText(subject),
       lists: [Number(options.list)],
       type: 'regular',
       content_type: 'html',
       messenger: 'email',
-      body: preheader(options.preview) + htmlArticle(item.text, rest, cover ? [cover] : []),
+      tags: [marker],
+      body: withoutGoTemplatesInHtml(preheader(options.preview) + htmlArticle(item.text, rest, cover ? [cover] : [])),
       ...(options.template ? { template_id: Number(options.template) } : {}),
     };
     const created = await context.step(
       'campaign',
       async () => (await call(server, 'campaigns', envelope(campaignSchema), { method: 'POST', json: campaign })).data.id,
-      async () => {
-        // A draft of this name, subject and list made by the lost attempt is among the newest campaigns.
-        const { data } = await call(server, 'campaigns', envelope(z.object({ results: z.array(campaignSchema) })), { query: { query: campaign.subject, order_by: 'created_at', order: 'desc', per_page: 20, no_body: true } });
-        return data.results.find((found) => found.name === campaign.name && found.subject === campaign.subject && found.status === 'draft' && found.lists.some((list) => list.id === campaign.lists[0]))?.id;
+      async ({ startedAt }) => {
+        // The lost attempt's campaign carries this post's marker; one made before the attempt began is not it.
+        const { data } = await call(server, 'campaigns', envelope(z.object({ results: z.array(campaignSchema) })), { query: { query: campaign.name, order_by: 'created_at', order: 'desc', per_page: 20, no_body: true } });
+        const since = recoveryWindowStart(startedAt).getTime();
+        return data.results.find((found) => found.tags?.includes(marker) && (!found.created_at || Date.parse(found.created_at) >= since))?.id;
       },
     );
     await context.step(

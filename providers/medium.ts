@@ -4,6 +4,8 @@
 // ones still work. It has no subtitle and no cover field, and the title "will not appear in the actual post": Herald writes the
 // title and subtitle as the first headings of the story and puts the first picture right under them (Medium uses a story's
 // first image as its preview); the others follow the text. Medium side-loads pictures from their public URL.
+// Medium's Markdown has no tables (a table's rows become lines of their cells) and Medium keeps only what it accepts of the
+// rest (README: "for a full list of accepted HTML tags"); title, subtitle and tags are plain text (issue 21).
 import { z } from 'zod';
 import { escapeMarkdownBlock, escapeMarkdownText } from '../src/lib/content.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
@@ -60,6 +62,7 @@ const medium: Provider = {
   identifier: 'medium',
   name: 'Medium',
   editor: 'markdown',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',
@@ -76,7 +79,7 @@ const medium: Provider = {
   endpoints: { api: 'https://api.medium.com' },
   maxLength: () => 100000,
   rules:
-    'A story in Markdown, published at once, with a required title (at most 100 characters) and up to 3 tags of at most 25 characters. ' +
+    'A story (Markdown, or HTML with headings, emphasis, lists, quotes, code and pictures; tables become lines of their cells), published at once, with a required title (at most 100 characters) and up to 3 tags of at most 25 characters. ' +
     "Medium's API has no subtitle field: the title and the subtitle are written as the story's first headings. " +
     'The first picture comes right under them (Medium shows it as the preview), the others after the text; Medium loads them from their public URL. ' +
     'In a publication (from publications) an editor publishes at once, a writer only submits a draft for the editors. No video, one item, no analytics.',
@@ -112,12 +115,12 @@ const medium: Provider = {
     const api = apiOf(context);
     const { path, publishStatus } = await target(api, context.auth.internalId, options.publication);
     const { cover, rest } = splitCover(picturesOf(item.media, 'Medium'));
-    const headings = [heading(1, options.title), ...(options.subtitle ? [heading(2, options.subtitle)] : [])].join('\n\n');
-    const body = markdownArticle(item.text, rest, cover ? [cover] : []);
+    const headings = [heading(1, options.title), ...(options.subtitle ? [heading(2, options.subtitle)] : [])];
+    const content = markdownArticle(item.text, rest, { tables: false, lineBreak: '\n' }, cover ? [cover] : [], headings);
     const tags = valuesOf(options.tags);
     // Medium has no way to list a user's stories: a create whose answer was lost cannot be looked up (no recover).
     const { data: post } = await context.step('post', () =>
-      call(api, path, postSchema, { title: options.title, contentFormat: 'markdown', content: `${headings}\n\n${body}`, tags: tags.length ? tags : undefined, publishStatus }),
+      call(api, path, postSchema, { title: options.title, contentFormat: 'markdown', content, tags: tags.length ? tags : undefined, publishStatus }),
     );
     return { id: post.id, url: post.url };
   },

@@ -191,6 +191,12 @@ export interface Provider {
   identifier: string;
   name: string;
   editor: EditorKind;
+  /**
+   * An article platform (WordPress, Medium, Hashnode, DEV, listmonk): its posts take Markdown in `content` and the rich HTML
+   * an article needs (ol, em, blockquote, pre/code, h4–h6, table, img, figure), kept when the post is stored instead of cut
+   * to the social set (DESIGN.md §1 Content; src/lib/article-content.ts).
+   */
+  article?: boolean;
   auth: ProviderAuth;
   /** Default base URLs. No absolute URL appears anywhere else in the file, so tests can point them at fakes. */
   endpoints: Record<string, string>;

@@ -4,12 +4,21 @@
 // References: https://developer.wordpress.org/rest-api/reference/posts/#create-a-post (also pages and custom types by
 // their rest_base), .../reference/media/#create-a-media-item, .../reference/post-types/, .../reference/categories/,
 // .../reference/tags/, .../reference/users/#retrieve-a-user-2 (users/me), .../using-the-rest-api/authentication/
-// (application passwords), .../using-the-rest-api/discovery/ (`?rest_route=` on sites without pretty permalinks).
+// (application passwords), .../using-the-rest-api/discovery/ (`?rest_route=` on sites without pretty permalinks),
+// .../reference/media/#update-a-media-item (`post` attaches an upload to its post), .../reference/posts/#list-posts
+// (`after` with `dates_are_gmt`, `status`), all read 2026-11. WordPress core source (wp-includes/user.php
+// wp_authenticate_application_password, rest-api.php rest_application_password_check_errors, class-wp-rest-posts-controller
+// rest_authorization_required_code): a request without usable credentials is answered as a visitor's (401 rest_not_logged_in,
+// 401 rest_cannot_create), which is how a site treats a revoked password once no application password is in use.
+// What the site would run (issue 21): the REST `title` is stored and shown as raw HTML, so it is sent escaped; shortcodes run
+// wherever a `[` is in the content, so brackets are sent as entities (src/lib/article-content.ts).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
 import { basicAuth, noVideo, permanent, tagsSchema } from './shared.js';
-import { fileNameOf, htmlArticle, normalizeBaseUrl, picturesOf, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { escapeHtml } from '../src/lib/content.js';
+import { withoutShortcodes } from '../src/lib/article-content.js';
+import { fileNameOf, htmlArticle, normalizeBaseUrl, picturesOf, recoveryWindowStart, saidIn, splitCover, valuesOf } from './articles/common.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'WordPress needs a title for the post').describe('Title of the post'),
@@ -31,7 +40,7 @@ const typeSchema = z.object({ slug: z.string(), name: z.string(), rest_base: z.s
 const termSchema = z.array(z.object({ id: z.number(), name: z.string(), count: z.number().optional() }));
 const mediaSchema = z.object({ id: z.number(), source_url: z.string() });
 const postSchema = z.object({ id: z.number(), link: z.string() });
-const editPostsSchema = z.array(z.object({ id: z.number(), link: z.string(), title: z.object({ raw: z.string().optional() }) }));
+const editPostsSchema = z.array(z.object({ id: z.number(), link: z.string(), date_gmt: z.string().nullish(), title: z.object({ raw: z.string().optional() }) }));
 
 /** Types that are not content a post can be: media, blocks, templates, navigation, fonts. */
 const internalType = (slug: string) => slug === 'attachment' || slug.startsWith('wp_') || slug.startsWith('nav_');
@@ -42,8 +51,10 @@ const CREDENTIAL_CODES: Record<string, string> = {
   invalid_email: 'WordPress knows no user with that email: use the login name of the account that created the application password',
   application_passwords_disabled: 'application passwords are turned off on this site: turn them on (a security plugin or the site settings disable them), then reconnect',
   application_passwords_disabled_for_user: 'application passwords are turned off for this user: allow them for the account, then reconnect',
+  // Stock WordPress answers a visitor's request so when the credentials were not taken for an application password: a login
+  // password, a revoked application password, a password of another user.
   rest_not_logged_in:
-    'WordPress did not receive the credentials: the web server or a security plugin strips the Authorization header; let it through (on Apache, pass HTTP_AUTHORIZATION to PHP), then reconnect',
+    'WordPress did not accept the user name and application password: use an application password of this user, created in Users, Profile, Application Passwords (the login password does not work here), and reconnect',
 };
 
 /** WordPress's error body `{code, message, data: {status}}` made into words naming the fix. */
@@ -56,6 +67,14 @@ function classify(status: number, body: string): Partial<PlatformHttpErrorInit> 
   }
   const said = saidIn(status, body);
   if (code && CREDENTIAL_CODES[code]) return { status: 401, retryable: false, message: `${CREDENTIAL_CODES[code]} (${code})` };
+  if (code && (code.startsWith('rest_cannot_') || code === 'rest_forbidden') && status === 401) {
+    // WordPress answers 401 (not 403) when the request is a visitor's: the application password is no longer taken.
+    return {
+      status: 401,
+      retryable: false,
+      message: `WordPress no longer accepts the application password (${said}, ${code}): it was revoked or changed; create a new one in Users, Profile, Application Passwords and reconnect the channel`,
+    };
+  }
   if (code && (code.startsWith('rest_cannot_') || code === 'rest_forbidden')) {
     return {
       status: 403,
@@ -115,17 +134,43 @@ async function upload(site: Site, file: MediaFile, index: number) {
   return { id: media.id, url: media.source_url, alt: file.alt ?? '' };
 }
 
-/** A post of this title by this user, published a moment ago by an attempt whose answer was lost. */
-async function findPost(site: Site, type: z.infer<typeof typeSchema>, authorId: string, title: string) {
-  const query = { author: authorId, search: title, context: 'edit', per_page: 10, orderby: 'date', order: 'desc' };
+/**
+ * The post a create of unknown outcome made: this title (as sent) by this user, dated at or after the attempt began (minus
+ * the clock skew). An older post of the same title is never taken for it; no such post proves nothing was created.
+ */
+async function findPost(site: Site, type: z.infer<typeof typeSchema>, authorId: string, title: string, startedAt: Date) {
+  const since = recoveryWindowStart(startedAt);
+  const query = { author: authorId, search: title, after: since.toISOString(), dates_are_gmt: true, status: 'any', context: 'edit', per_page: 20, orderby: 'date', order: 'desc' };
   const posts = await wp(site, type.rest_base, { query, schema: editPostsSchema }, type.rest_namespace);
-  const found = posts.find((post) => post.title.raw === title);
-  return found ? { id: found.id, link: found.link } : undefined;
+  const found = posts.filter((post) => post.title.raw === title && post.date_gmt && Date.parse(`${post.date_gmt}Z`) >= since.getTime());
+  if (found.length > 1) throw permanent(`WordPress has ${found.length} posts titled "${title}" made since this attempt began: check the site and keep one`);
+  return found[0] ? { id: found[0].id, link: found[0].link } : undefined;
+}
+
+/** Attaches the uploads to their post (`post` on the media item), with their alt text; the post is out already, so a refusal is a warning. */
+async function attach(site: Site, uploads: { id: number; alt: string }[], postId: number): Promise<string[]> {
+  try {
+    for (const media of uploads) {
+      await wp(site, `media/${media.id}`, { method: 'POST', json: { post: postId, ...(media.alt ? { alt_text: media.alt } : {}) }, schema: z.object({ id: z.number() }) });
+    }
+    return [];
+  } catch (error) {
+    if (!(error instanceof PlatformHttpError) || error.retryable) throw error;
+    return [`WordPress published the post but did not attach its pictures to it in the media library: ${error.message}`];
+  }
 }
 
 async function terms(context: ProviderContext, taxonomy: 'categories' | 'tags', data: Record<string, string>) {
   const list = await wp(siteOf(context), taxonomy, { query: { per_page: 100, search: data.search || undefined, orderby: 'count', order: 'desc' }, schema: termSchema });
   return list.map((term) => ({ id: String(term.id), name: term.name }));
+}
+
+/** Whether the REST API index announces application passwords (core lists them only where they are available). */
+async function offersApplicationPasswords(site: Site): Promise<boolean> {
+  const index = await site.fetch({ url: `${site.root}/`, schema: z.object({ authentication: z.record(z.string(), z.unknown()).or(z.array(z.unknown())).optional() }), classify }).catch(() => undefined);
+  const authentication = index?.data.authentication;
+  // Unreadable index: nothing shows they are off, so the credentials are what the person checks.
+  return !index || (authentication !== undefined && !Array.isArray(authentication) && 'application-passwords' in authentication);
 }
 
 async function me(site: Site) {
@@ -136,6 +181,7 @@ const wordpress: Provider = {
   identifier: 'wordpress',
   name: 'WordPress',
   editor: 'html',
+  article: true,
   lengthMethod: 'characters',
   auth: {
     kind: 'credentials',
@@ -155,9 +201,9 @@ const wordpress: Provider = {
   endpoints: {},
   maxLength: () => 100000,
   rules:
-    'An HTML article published at once on the site, with a required title and post type (post, page or a custom type, from postTypes); ' +
+    'An article (Markdown, or HTML with headings h1–h6, emphasis, ordered and nested lists, quotes, code blocks, tables and pictures) published at once on the site, with a required title and post type (post, page or a custom type, from postTypes); ' +
     'categories and tags (ids from categoriesList and tagsList) for types that have them. Pictures are uploaded to the media library: ' +
-    'the first becomes the featured image, the others follow the text. No video, one item (no comments). The user needs a role that can publish (Author or above).',
+    'the first becomes the featured image, the others follow the text. No video, one item (no comments). The user needs a role that can publish (Author or above). The title and text show as written: HTML tags and [shortcodes] in them are not run.',
   settings,
   chain: 'none',
   mediaByUrl: false,
@@ -193,12 +239,22 @@ const wordpress: Provider = {
     let site: Site = { ...credentials, root: `${siteUrl}/wp-json` };
     let user: z.infer<typeof userSchema>;
     try {
-      user = await me(site);
+      try {
+        user = await me(site);
+      } catch (error) {
+        // Sites without pretty permalinks answer /wp-json/ with a page; their REST API lives at ?rest_route=.
+        if (!(error instanceof PlatformHttpError) || error.status !== 404 || /"code"/.test(error.bodyExcerpt)) throw error;
+        site = { ...credentials, root: `${siteUrl}/?rest_route=` };
+        user = await me(site);
+      }
     } catch (error) {
-      // Sites without pretty permalinks answer /wp-json/ with a page; their REST API lives at ?rest_route=.
-      if (!(error instanceof PlatformHttpError) || error.status !== 404 || /"code"/.test(error.bodyExcerpt)) throw error;
-      site = { ...credentials, root: `${siteUrl}/?rest_route=` };
-      user = await me(site);
+      if (error instanceof PlatformHttpError && /"rest_not_logged_in"/.test(error.bodyExcerpt) && !(await offersApplicationPasswords(site))) {
+        throw permanent(
+          'this site does not offer application passwords (its REST API index lists no application-passwords authentication): WordPress offers them only on sites served over HTTPS (or set up as a local environment), and a plugin can turn them off; serve the site over HTTPS or turn them on, then create one in Users, Profile, Application Passwords',
+          401,
+        );
+      }
+      throw error;
     }
     if (user.capabilities && user.capabilities.publish_posts !== true) {
       const role = user.roles?.join(', ') || 'no role';
@@ -228,18 +284,25 @@ const wordpress: Provider = {
       uploaded.push(await context.step(`upload:${index}`, () => upload(site, file, index), async () => undefined));
     }
     const { cover, rest } = splitCover(uploaded);
+    // The title is stored and shown as raw HTML: sent as text, brackets included (shortcodes stay inert wherever a theme runs them).
+    const title = withoutShortcodes(escapeHtml(options.title));
     const post = await context.step(
       'post',
       () =>
         wp(
           site,
           type.rest_base,
-          { method: 'POST', json: { title: options.title, content: htmlArticle(item.text, rest), status: 'publish', featured_media: cover?.id, categories, tags }, schema: postSchema },
+          {
+            method: 'POST',
+            json: { title, content: withoutShortcodes(htmlArticle(item.text, rest)), status: 'publish', featured_media: cover?.id, categories, tags },
+            schema: postSchema,
+          },
           type.rest_namespace,
         ),
-      () => findPost(site, type, context.auth.data.userId, options.title),
+      ({ startedAt }) => findPost(site, type, context.auth.data.userId, title, startedAt),
     );
-    return { id: String(post.id), url: post.link };
+    const warnings = await attach(site, uploaded, post.id);
+    return { id: String(post.id), url: post.link, ...(warnings.length ? { warnings } : {}) };
   },
 };
 

@@ -210,3 +210,32 @@ describe('grapheme counting across segmentation windows', () => {
     expect(contentLength(text, 'graphemes')).toBe(reference(text));
   });
 });
+
+describe('article content (markdown or rich HTML, issue 22)', () => {
+  const article = { article: true };
+
+  it('converts Markdown with a CommonMark/GFM parser and keeps the rich set when stored', () => {
+    const stored = sanitizeContent('# Title\n\nSome *em*, `code`\nnext line.\n\n1. one\n2. two\n\n> quoted\n\n```js\nconst x = 1 < 2;\n```\n\n| a | b |\n|---|---|\n| c | d |', article);
+    expect(stored).toBe(
+      '<h1>Title</h1>\n<p>Some <em>em</em>, <code>code</code><br />next line.</p>\n<ol>\n<li>one</li>\n<li>two</li>\n</ol>\n<blockquote>\n<p>quoted</p>\n</blockquote>\n' +
+        '<pre><code class="language-js">const x = 1 &lt; 2;\n</code></pre>\n<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>c</td>\n<td>d</td>\n</tr>\n</tbody>\n</table>',
+    );
+  });
+
+  it('keeps the article tags of HTML (b and i named strong and em) where social content loses them', () => {
+    const html = '<p><b>b</b> <i>i</i> <em>e</em></p><ol start="3"><li>x</li></ol><blockquote><p>q</p></blockquote><h4>h</h4>';
+    expect(sanitizeContent(html, article)).toBe('<p><strong>b</strong> <em>i</em> <em>e</em></p><ol start="3"><li>x</li></ol><blockquote><p>q</p></blockquote><h4>h</h4>');
+    expect(sanitizeContent(html)).toBe('<p>b i e</p><li>x</li><p>q</p>h');
+  });
+
+  it('renders an article as Markdown and as readable plain text: lists stay lists, tables rows, code its lines', () => {
+    const stored = sanitizeContent('<ol><li>a<ul><li>b</li></ul></li><li>c</li></ol><table><tr><th>h</th><th>i</th></tr><tr><td>1</td><td>2</td></tr></table><pre><code class="language-ts">a\n\n\nb</code></pre><p>x<br>y</p>', article);
+    expect(convertContent(stored, 'markdown')).toBe('1. a\n   - b\n2. c\n\n| h | i |\n| --- | --- |\n| 1 | 2 |\n\n```ts\na\n\n\nb\n```\n\nx\ny');
+    expect(convertContent(stored, 'plain')).toBe('1. a\n   - b\n2. c\nh | i\n1 | 2\na\n\n\nb\nx\ny');
+  });
+
+  it('allows nested lists and bold in underline in an article (no social rules)', () => {
+    expect(checkContentRules('<ul><li>a<ul><li>b</li></ul></li></ul>', article)).toBeUndefined();
+    expect(checkContentRules('<ul><li>a<ul><li>b</li></ul></li></ul>')).toMatch(/^Nested lists/);
+  });
+});

@@ -3,7 +3,7 @@ import { invalidInput, notSupported } from '../src/errors.js';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import { findProvider } from '../providers/index.js';
 import { defineTool } from './types.js';
-import { connectContext, providerEndpoints, saveConnectedAccount, toIntegrationRecord } from './internal/integrations.js';
+import { connectContext, connectedChannel, providerEndpoints, saveConnectedAccount, toIntegrationRecord } from './internal/integrations.js';
 import { connectUrlValue } from './internal/channel-connect.js';
 import { integrationRecordSchema } from './shapes.js';
 
@@ -16,7 +16,10 @@ export const connectChannel = defineTool({
   mcp: false,
   acceptsIdempotencyKey: true,
   input: z.object({ identifier: z.string().trim().min(1), fields: z.record(z.string(), z.string()) }),
-  output: integrationRecordSchema,
+  output: integrationRecordSchema.extend({
+    updated: z.boolean().describe('True when this account was connected already: its channel was updated (new credentials), no second channel was made'),
+    message: z.string().describe('What happened, in words for the person'),
+  }),
   rest: {
     method: 'POST',
     path: '/integrations/:identifier/connect',
@@ -50,7 +53,11 @@ export const connectChannel = defineTool({
       }
       throw error;
     }
+    const updated = (await connectedChannel(em, caller.organizationId, provider, account.internalId)) !== null;
     const integration = await saveConnectedAccount(em, services, caller.organizationId, provider, account);
-    return toIntegrationRecord(integration);
+    const message = updated
+      ? `This ${provider.name} account was connected already: its channel "${integration.name}" now uses the new credentials (no second channel was made).`
+      : `Connected the ${provider.name} account "${integration.name}" as a new channel.`;
+    return { ...toIntegrationRecord(integration), updated, message };
   },
 });

@@ -3,6 +3,7 @@
 // Herald's content has no <img> (DESIGN.md, Content): pictures are the item's attachments. The first one is the cover
 // where the platform has one; the others follow the text, as Markdown images or <figure>s of their public URL.
 import { z } from 'zod';
+import { articleMarkdown, type ArticleMarkdownDialect } from '../../src/lib/article-content.js';
 import { escapeHtml, htmlBody, markdownImage } from '../../src/lib/content.js';
 import type { PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 import type { MediaFile } from '../types.js';
@@ -19,11 +20,20 @@ export function splitCover<T extends ArticleImage>(media: T[]): { cover?: T; res
   return { cover, rest };
 }
 
-/** The Markdown article: the text, then each picture as an image of its public URL. */
-export function markdownArticle(text: string, images: ArticleImage[], before: ArticleImage[] = []): string {
-  const parts = [...before.map((image) => markdownImage(image.url, image.alt)), text.trim(), ...images.map((image) => markdownImage(image.url, image.alt))];
-  return parts.filter((part) => part.length > 0).join('\n\n');
+/**
+ * The Markdown article in the platform's dialect: `lead` (headings written as Markdown), the pictures `before`, the text
+ * (the markdown editor's output), then the other pictures, each as an image of its public URL, written out again so the platform reads exactly the structure Herald means (article-content.ts).
+ */
+export function markdownArticle(text: string, images: ArticleImage[], dialect: ArticleMarkdownDialect, before: ArticleImage[] = [], lead: string[] = []): string {
+  const parts = [...lead, ...before.map((image) => markdownImage(image.url, image.alt)), text.trim(), ...images.map((image) => markdownImage(image.url, image.alt))];
+  return articleMarkdown(parts.filter((part) => part.length > 0).join('\n\n'), dialect);
 }
+
+/** How far before an interrupted create's start a recovery looks: the platform's clock may run behind Herald's. */
+export const CLOCK_SKEW_MS = 2 * 60_000;
+
+/** The earliest creation time a recovered item may have (an older one with the same title is never taken for it). */
+export const recoveryWindowStart = (startedAt: Date) => new Date(startedAt.getTime() - CLOCK_SKEW_MS);
 
 /** An HTML picture as the block editor writes one. */
 const htmlFigure = (image: ArticleImage) =>

@@ -1,4 +1,5 @@
-// A fake DEV (Forem API v1) on 127.0.0.1, built on startFakeServer.
+// A fake DEV (Forem API v1) on 127.0.0.1, built on startFakeServer. Shapes from developers.forem.com/api/v1 (createArticle,
+// getUserAllArticles) and the Forem source (app/models/article.rb: the same title and body twice is refused), read 2026-11.
 //
 //   const dev = await startDevtoFake();             // dev.apiKey is the only key accepted
 //   SOCIAL_ENDPOINTS={"devto":{"api": dev.url}}
@@ -13,7 +14,7 @@
 //                                            that is not alphanumeric or over 30 characters, a main_image that is not an http(s)
 //                                            URL, and the same title and body twice. organization_id is kept only for an
 //                                            organization the user belongs to (Forem ignores others).
-//   GET  /api/articles/me/all|published     the user's articles, newest first (page, per_page), with page_views_count,
+//   GET  /api/articles/me/all|published     the user's articles, newest first (page, per_page), with published_at, page_views_count,
 //                                            public_reactions_count, comments_count (tests bump them) and organization
 //   GET  /api/tags                          popular tags
 //   GET  /api/organizations/:username       an organization
@@ -29,6 +30,8 @@ export interface DevtoFakeArticle {
   page_views_count: number;
   public_reactions_count: number;
   comments_count: number;
+  /** When it was published (ISO 8601); a test may add older articles. */
+  published_at: string;
 }
 
 export interface DevtoFake {
@@ -86,6 +89,7 @@ export async function startDevtoFake(): Promise<DevtoFake> {
       page_views_count: 0,
       public_reactions_count: 0,
       comments_count: 0,
+      published_at: new Date().toISOString(),
     };
     articles.push(created);
     return { status: 201, json: { type_of: 'article', id: created.id, title: fields.title, url: created.url, published: fields.published === true, tags: fields.tags ?? [] } };
@@ -104,6 +108,7 @@ export async function startDevtoFake(): Promise<DevtoFake> {
           url: article.url,
           published: article.article.published === true,
           body_markdown: article.article.body_markdown,
+          published_at: article.article.published === true ? article.published_at : null,
           page_views_count: article.page_views_count,
           public_reactions_count: article.public_reactions_count,
           comments_count: article.comments_count,

@@ -1,4 +1,5 @@
-// A fake Hashnode GraphQL API (gql.hashnode.com) on 127.0.0.1, built on startFakeServer.
+// A fake Hashnode GraphQL API (gql.hashnode.com) on 127.0.0.1, built on startFakeServer. References: apidocs.hashnode.com
+// (publishPost, publication.posts with publishedAt) and github.com/Hashnode/gql-skill, read 2026-11.
 //
 //   const hn = await startHashnodeFake();            // hn.token is the only personal access token accepted
 //   SOCIAL_ENDPOINTS={"hashnode":{"gql": hn.url}}
@@ -235,6 +236,8 @@ export interface HashnodeFakePost {
   views: number;
   reactionCount: number;
   responseCount: number;
+  /** When it was published (ISO 8601); a test may add older posts. */
+  publishedAt: string;
 }
 
 export interface HashnodeFake {
@@ -261,7 +264,7 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
   let next = 0x6a603fb103e2cb323e7851f0n;
 
   const unauthenticated = () => new GraphqlError('You must be logged in to perform this action.', 'UNAUTHENTICATED', 200);
-  const postView = (post: HashnodeFakePost) => ({ ...post, brief: '', replyCount: 0, publishedAt: '2026-11-23T10:00:00.000Z', coverImage: null, tags: [] });
+  const postView = (post: HashnodeFakePost) => ({ ...post, brief: '', replyCount: 0, coverImage: null, tags: [] });
 
   function publishPost(input: Record<string, unknown>, authorized: boolean) {
     if (!authorized) throw unauthenticated();
@@ -275,7 +278,7 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
     const cover = (input.coverImageOptions as { coverImageURL?: string } | undefined)?.coverImageURL;
     if (cover !== undefined && !/^https?:\/\//.test(cover)) throw new GraphqlError('Invalid cover image URL.', 'BAD_USER_INPUT', 200);
     const slug = String(input.title).toLowerCase().replace(/[^a-z0-9]+/g, '-');
-    const post: HashnodeFakePost = { id: (next++).toString(16), slug, url: `${publication.url}/${slug}`, title: String(input.title), publicationId: publication.id, input, views: 0, reactionCount: 0, responseCount: 0 };
+    const post: HashnodeFakePost = { id: (next++).toString(16), slug, url: `${publication.url}/${slug}`, title: String(input.title), publicationId: publication.id, input, views: 0, reactionCount: 0, responseCount: 0, publishedAt: new Date().toISOString() };
     posts.push(post);
     return { post: postView(post) };
   }

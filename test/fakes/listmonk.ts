@@ -1,4 +1,5 @@
-// A fake listmonk (≥ 4) server on 127.0.0.1, built on startFakeServer.
+// A fake listmonk (≥ 4) server on 127.0.0.1, built on startFakeServer. References: listmonk.app/docs/apis/campaigns/ (tags,
+// created_at) and the server's source (knadh/listmonk models: bodies and subjects compiled as Go templates), read 2026-11.
 //
 //   const lm = await startListmonkFake();            // or { permissions: [...] } to take some away from the API user's role
 //   connect fields: lm.fields()                      // { url, username, password } (the API user and its token)
@@ -12,7 +13,9 @@
 //   GET  /api/templates               every template (campaign, campaign_visual, tx)
 //   POST /api/campaigns               name 1–2000 and subject 1–5000 characters, lists of known ids, type regular|optin,
 //                                      content_type richtext|html|markdown|plain|visual, template_id of a campaign template,
-//                                      a body whose {{ }} template tags are closed → the campaign as a draft
+//                                      tags (strings), a body and a subject whose {{ }} template actions parse (the
+//                                      server compiles both as Go templates: an unclosed action is refused, a closed one
+//                                      would run) → the campaign as a draft
 //   GET  /api/campaigns               newest first, `query` matching the name or subject
 //   GET  /api/campaigns/:id           the campaign with sent, to_send, views, clicks, bounces (tests set them)
 //   PUT  /api/campaigns/:id/status    {status: running} starts a draft or paused campaign (campaigns:send); others refused
@@ -29,6 +32,8 @@ export interface ListmonkFakeCampaign {
   views: number;
   clicks: number;
   bounces: number;
+  /** When it was created (ISO 8601); a test may add older campaigns. */
+  created_at: string;
 }
 
 export interface ListmonkFake {
@@ -88,7 +93,8 @@ export async function startListmonkFake(options: { permissions?: string[] } = {}
     views: campaign.views,
     clicks: campaign.clicks,
     bounces: campaign.bounces,
-    created_at: '2026-11-23T10:00:00.000000Z',
+    tags: Array.isArray(campaign.body.tags) ? campaign.body.tags : [],
+    created_at: campaign.created_at,
   });
 
   function create(request: RecordedRequest): FakeReply {
@@ -101,8 +107,13 @@ export async function startListmonkFake(options: { permissions?: string[] } = {}
     if (body.type !== undefined && body.type !== 'regular' && body.type !== 'optin') return bad('Invalid campaign type.');
     if (!['richtext', 'html', 'markdown', 'plain', 'visual'].includes(text('content_type'))) body.content_type = 'richtext';
     if (body.template_id !== undefined && !templates.some((template) => template.id === body.template_id && template.type === 'campaign')) return bad('Template not found.');
-    if ((text('body').match(/\{\{/g) ?? []).length !== (text('body').match(/\}\}/g) ?? []).length) return bad('Error compiling template: unclosed action');
-    const campaign: ListmonkFakeCampaign = { id: campaigns.length + 1, body, status: 'draft', sent: 0, to_send: 0, views: 0, clicks: 0, bounces: 0 };
+    for (const key of ['body', 'subject']) {
+      // Go templates: every {{ opens an action that must close (a lone }} is text); a literal {{ is written {{"{{"}} (or as entities).
+      const actions = text(key).replace(/\{\{"\{\{"\}\}/g, '');
+      if (/\{\{(?![\s\S]*?\}\})/.test(actions)) return bad(`Error compiling template: unclosed action in ${key}`);
+    }
+    if (body.tags !== undefined && (!Array.isArray(body.tags) || body.tags.some((tag) => typeof tag !== 'string'))) return bad('Invalid tags.');
+    const campaign: ListmonkFakeCampaign = { id: campaigns.length + 1, body, status: 'draft', sent: 0, to_send: 0, views: 0, clicks: 0, bounces: 0, created_at: new Date().toISOString() };
     campaigns.push(campaign);
     return { json: { data: view(campaign) } };
   }

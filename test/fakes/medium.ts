@@ -1,4 +1,4 @@
-// A fake Medium API (v1, as documented in Medium/medium-api-docs) on 127.0.0.1, built on startFakeServer.
+// A fake Medium API (v1, as documented in Medium/medium-api-docs README 3.3, read 2026-11) on 127.0.0.1, built on startFakeServer.
 //
 //   const medium = await startMediumFake();          // medium.token is the only integration token accepted
 //   SOCIAL_ENDPOINTS={"medium":{"api": medium.url}}

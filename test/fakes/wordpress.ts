@@ -2,7 +2,9 @@
 //
 //   const wp = await startWordPressFake();          // or { prettyPermalinks: false, role: 'author' }
 //   connect fields: wp.fields()                     // { siteUrl, username, applicationPassword }
-//   wp.posts / wp.media                             // what was created, as received
+//   wp.posts / wp.media                             // what was created, as received (a test may add older posts)
+//   wp.revokePassword()                              // the only application password revoked: requests become a visitor's
+//   { applicationPasswords: false }                  // a site without them (not HTTPS): the index lists none, Basic is ignored
 //   wp.server.requestsTo('POST', '/wp-json/wp/v2/posts'), wp.server.failNext(...)
 //
 // The REST API answers at /wp-json/wp/v2/<route>, and at /?rest_route=/wp/v2/<route> (the form that works without pretty
@@ -14,7 +16,14 @@
 //   rest_cannot_publish). Media: no Content-Disposition filename (400 rest_upload_no_content_disposition), no bytes
 //   (rest_upload_no_data), not an image type (rest_upload_sideload_error). Posts: unknown route (404 rest_no_route), empty title
 //   and content (400 empty_content), unknown featured_media (400 rest_invalid_featured_media), unknown term ids or a status
-//   outside publish/future/draft/pending/private (400 rest_invalid_param).
+//   outside publish/future/draft/pending/private (400 rest_invalid_param). Media updates (POST media/:id: post, alt_text) need
+//   an existing media item (404 rest_post_invalid_id) and an existing post (400 rest_invalid_param).
+//   With no application password in use (revokePassword), WordPress ignores Basic credentials, as core does
+//   (WP_Application_Passwords::is_in_use): the request is a visitor's, so users/me answers 401 rest_not_logged_in and a
+//   create 401 rest_cannot_create.
+// Listing posts (GET /wp/v2/<type>): author, search (in the title), after with dates_are_gmt (date_gmt after it), status
+// (publish by default; `any` with context=edit), context=edit gives title.raw, content.raw and date_gmt.
+// References: developer.wordpress.org/rest-api/reference/posts/, /media/, /using-the-rest-api/authentication/ (read 2026-11).
 // Types: post, page, a custom `book` in wp/v2 and a custom `event` in a plugin's own namespace (acme/v1), plus the internal ones.
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 import { startFakeServer } from '../helpers/fake-server.js';
@@ -28,6 +37,8 @@ export interface WordPressFakePost {
   body: Record<string, unknown>;
   link: string;
   author: number;
+  /** When it was made, as WordPress's GMT date (`2026-11-23T10:00:00`). */
+  date_gmt: string;
 }
 
 export interface WordPressFakeMedia {
@@ -36,6 +47,9 @@ export interface WordPressFakeMedia {
   mimeType: string;
   bytes: Buffer;
   source_url: string;
+  /** The attachment's `post` and `alt_text`, set by a media update. */
+  post?: number;
+  alt_text?: string;
 }
 
 export interface WordPressFake {
@@ -46,6 +60,8 @@ export interface WordPressFake {
   user: { id: number; name: string; slug: string; role: Role };
   /** Replaces the application password (the old one is refused from now on, as after a revocation). */
   setPassword(password: string): void;
+  /** Revokes the only application password: WordPress then treats every request as a visitor's. */
+  revokePassword(): void;
   posts: WordPressFakePost[];
   media: WordPressFakeMedia[];
   categories: { id: number; name: string; count: number }[];
@@ -87,11 +103,12 @@ const wpError = (status: number, code: string, message: string, extra: Record<st
   json: { code, message, data: { status, ...extra } },
 });
 
-export async function startWordPressFake(options: { prettyPermalinks?: boolean; role?: Role } = {}): Promise<WordPressFake> {
+export async function startWordPressFake(options: { prettyPermalinks?: boolean; role?: Role; applicationPasswords?: boolean } = {}): Promise<WordPressFake> {
   const server = await startFakeServer();
   const pretty = options.prettyPermalinks ?? true;
   const username = 'editor';
   let password = 'abcd EFGH 1234 ijkl MNOP 5678';
+  let inUse = true;
   const user = { id: 7, name: 'Eddie Editor', slug: 'eddie', role: options.role ?? ('editor' as Role) };
   const posts: WordPressFakePost[] = [];
   const media: WordPressFakeMedia[] = [];
@@ -103,7 +120,8 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
   /** The user of a request: 'none' without credentials, or the error reply for wrong ones. */
   function authenticate(request: RecordedRequest): 'ok' | 'none' | FakeReply {
     const header = request.headers.authorization;
-    if (!header) return 'none';
+    // Core ignores Basic credentials where application passwords are unavailable (no HTTPS) or none is in use.
+    if (!header || !inUse || options.applicationPasswords === false) return 'none';
     if (!header.startsWith('Basic ')) return wpError(401, 'rest_not_logged_in', 'You are not currently logged in.');
     const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
     const name = decoded.slice(0, decoded.indexOf(':'));
@@ -157,7 +175,8 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
     }
     const id = ++nextId;
     const link = `${server.url}/${type.slug === 'post' ? '' : `${type.slug}/`}${String(body.title).toLowerCase().replace(/[^a-z0-9]+/g, '-')}/`;
-    posts.push({ id, type: type.slug, body, link, author: user.id });
+    const date_gmt = new Date().toISOString().slice(0, 19);
+    posts.push({ id, type: type.slug, body, link, author: user.id, date_gmt });
     return { status: 201, json: { id, type: type.slug, status, link, title: { raw: body.title, rendered: body.title }, author: user.id, featured_media: body.featured_media ?? 0 } };
   }
 
@@ -166,6 +185,11 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
   function route(method: string, path: string, request: RecordedRequest): FakeReply {
     const who = authenticate(request);
     if (who !== 'ok' && who !== 'none') return who;
+    if (method === 'GET' && (path === '/' || path === '')) {
+      // The REST API index: core adds application-passwords to `authentication` only where they are available.
+      const authentication = options.applicationPasswords === false ? [] : { 'application-passwords': { endpoints: { authorization: `${server.url}/wp-admin/authorize-application.php` } } };
+      return { json: { name: 'Eddie\'s site', url: server.url, namespaces: ['wp/v2', 'acme/v1'], authentication } };
+    }
     const namespace = path.startsWith('/acme/v1/') ? 'acme/v1' : 'wp/v2';
     const [resource, sub] = path.slice(namespace.length + 2).split('/');
     if (method === 'GET' && resource === 'users' && sub === 'me') return who === 'ok' ? { json: userView() } : wpError(401, 'rest_not_logged_in', 'You are not currently logged in.');
@@ -177,21 +201,48 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
       return { json: (resource === 'categories' ? categories : tags).filter((term) => !search || term.name.toLowerCase().includes(search)) };
     }
     if (resource === 'media' && !sub && method === 'POST') return who === 'ok' ? createMedia(request) : wpError(401, 'rest_cannot_create', 'Sorry, you are not allowed to upload files.');
+    if (resource === 'media' && sub && method === 'POST') {
+      if (who !== 'ok') return wpError(401, 'rest_cannot_edit', 'Sorry, you are not allowed to edit this post.');
+      const item = media.find((candidate) => String(candidate.id) === sub);
+      if (!item) return wpError(404, 'rest_post_invalid_id', 'Invalid post ID.');
+      const update = (request.json ?? {}) as { post?: unknown; alt_text?: unknown };
+      if (update.post !== undefined && !posts.some((post) => post.id === update.post)) return wpError(400, 'rest_invalid_param', 'Invalid parameter(s): post', { params: { post: 'Invalid post ID.' } });
+      if (typeof update.post === 'number') item.post = update.post;
+      if (typeof update.alt_text === 'string') item.alt_text = update.alt_text;
+      return { json: { id: item.id, type: 'attachment', post: item.post ?? null, alt_text: item.alt_text ?? '', source_url: item.source_url } };
+    }
     const type = Object.values(TYPES).find((candidate) => candidate.rest_base === resource && namespaceOf(candidate) === namespace && candidate.slug !== 'attachment');
     if (type && !sub && method === 'POST') return who === 'ok' ? createPost(type, request) : wpError(401, 'rest_cannot_create', 'Sorry, you are not allowed to create posts as this user.');
     if (type && !sub && method === 'GET') {
       if (request.query.get('context') === 'edit' && who !== 'ok') return wpError(401, 'rest_forbidden_context', 'Sorry, you are not allowed to edit posts in this post type.');
       const search = request.query.get('search') ?? '';
       const author = request.query.get('author');
-      const found = posts.filter((post) => post.type === type.slug && (!author || String(post.author) === author) && String(post.body.title).includes(search)).reverse();
-      return { json: found.map((post) => ({ id: post.id, link: post.link, title: { raw: post.body.title, rendered: post.body.title } })) };
+      const after = request.query.get('after');
+      if (after && request.query.get('dates_are_gmt') !== 'true') return wpError(400, 'fake_needs_gmt', 'This fake compares `after` with date_gmt only: send dates_are_gmt=true.');
+      const statuses = (request.query.get('status') ?? 'publish').split(',');
+      if (statuses.includes('any') && request.query.get('context') !== 'edit') return wpError(400, 'rest_invalid_param', 'Invalid parameter(s): status');
+      const found = posts
+        .filter((post) => post.type === type.slug && (!author || String(post.author) === author) && String(post.body.title).includes(search))
+        .filter((post) => !after || post.date_gmt > after.replace(/Z$|\.\d+Z$/, '').slice(0, 19))
+        .filter((post) => statuses.includes('any') || statuses.includes(String(post.body.status ?? 'draft')))
+        .reverse();
+      const edit = request.query.get('context') === 'edit';
+      return {
+        json: found.map((post) => ({
+          id: post.id,
+          link: post.link,
+          date_gmt: post.date_gmt,
+          title: { ...(edit ? { raw: post.body.title } : {}), rendered: post.body.title },
+          ...(edit ? { content: { raw: post.body.content, rendered: post.body.content } } : {}),
+        })),
+      };
     }
     return wpError(404, 'rest_no_route', 'No route was found matching the URL and request method.');
   }
 
   const pretty404: FakeReply = { status: 404, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Page not found</title>' };
   for (const method of ['GET', 'POST']) {
-    for (const pattern of ['/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*', '/wp-json/acme/v1/*']) {
+    for (const pattern of ['/wp-json/', '/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*', '/wp-json/acme/v1/*']) {
       server.on(method, pattern, (request) => (pretty ? route(method, request.path.replace(/^\/wp-json/, ''), request) : pretty404));
     }
     server.on(method, '/', (request) => {
@@ -210,6 +261,9 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
     user,
     setPassword(value) {
       password = value;
+    },
+    revokePassword() {
+      inUse = false;
     },
     posts,
     media,

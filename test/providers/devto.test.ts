@@ -3,8 +3,8 @@
 // post analytics, and a lost create answer looked up instead of repeated.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import devto from '../../providers/devto.js';
-import { PostSchema } from '../../src/db/entities.js';
-import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, loseBeforeArrival, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -99,14 +99,46 @@ describe('publishing on DEV', () => {
     expect((await notifications(herald, 'post_failed'))[0]).toContain('Body markdown has already been taken');
   });
 
-  it('looks up an article whose create answer was lost instead of creating it twice', async () => {
+  it('links the article whose create answer was lost instead of creating it twice', async () => {
     const lost = await createPost(herald, channelId, ['<p>Lost answer</p>'], { settings: settings({ title: 'Lost answer' }) });
-    fake.articles.push({ id: 777, article: { title: 'Lost answer', body_markdown: 'Lost answer', published: true }, url: `${fake.url}/heraldwriter/lost-answer`, page_views_count: 0, public_reactions_count: 0, comments_count: 0 });
-    await herald.services.orm.em.fork().nativeUpdate(PostSchema, { id: lost }, { publishProgress: { steps: { article: { state: 'started' } } }, attemptStartedAt: new Date() });
     const creates = fake.server.requestsTo('POST', '/api/articles').length;
-    expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
-    expect(fake.server.requestsTo('POST', '/api/articles')).toHaveLength(creates);
-    expect((await chainOf(herald, lost))[0].releaseId).toBe('777');
+    const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/articles'));
+    try {
+      expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(fake.server.requestsTo('POST', '/api/articles')).toHaveLength(creates + 1);
+    expect((await chainOf(herald, lost))[0].releaseId).toBe(String(fake.articles.at(-1)!.id));
+  });
+
+  it('never takes an older article of the same title and text for the new one: a create lost before it arrived is sent again (issue 21)', async () => {
+    // Last week's "Weekly digest" has this title; this week's text differs, and its create dies before DEV receives it.
+    fake.articles.push({ id: 778, article: { title: 'Weekly digest', body_markdown: 'This week', published: true }, url: `${fake.url}/heraldwriter/weekly-digest-old`, page_views_count: 0, public_reactions_count: 0, comments_count: 0, published_at: new Date(Date.now() - 7 * 86_400_000).toISOString() });
+    const creates = fake.server.requestsTo('POST', '/api/articles').length;
+    const digest = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ title: 'Weekly digest' }), allowDuplicate: true });
+    const restore = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/articles'));
+    let outcome;
+    try {
+      outcome = (await publishUntilSettled(herald, digest)).outcome;
+    } finally {
+      restore();
+    }
+    // The older article is not taken for it: the create is sent again, and DEV's own rule (the same title and body twice)
+    // is what answers, as it would for any repeat.
+    expect(outcome).toEqual({ kind: 'failed', error: 'DEV refused the post: Body markdown has already been taken (HTTP 422)' });
+    expect(fake.server.requestsTo('POST', '/api/articles')).toHaveLength(creates + 1);
+    expect((await chainOf(herald, digest))[0].releaseId).toBeNull();
+    // With this week's own text the lost create is made again, once.
+    const fresh = await createPost(herald, channelId, ['<p>This week, again</p>'], { settings: settings({ title: 'Weekly digest' }), allowDuplicate: true });
+    const restoreAgain = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/articles'));
+    try {
+      expect((await publishUntilSettled(herald, fresh)).outcome.kind).toBe('published');
+    } finally {
+      restoreAgain();
+    }
+    expect(fake.articles.filter((article) => article.article.title === 'Weekly digest')).toHaveLength(2);
+    expect((await chainOf(herald, fresh))[0].releaseId).toBe(String(fake.articles.at(-1)!.id));
   });
 });
 

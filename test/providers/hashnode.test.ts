@@ -3,8 +3,8 @@
 // ERROR, the publications and tagsList helpers, views and reactions as post analytics, and a lost publish looked up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import hashnode from '../../providers/hashnode.js';
-import { PostSchema } from '../../src/db/entities.js';
-import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures, loseBeforeArrival } from '../fakes/articles.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -116,14 +116,35 @@ describe('publishing on Hashnode', () => {
     expect((await notifications(herald, 'post_failed'))[0]).toContain('active Pro plan');
   });
 
-  it('looks up a post whose publish answer was lost instead of publishing it twice', async () => {
+  it('links the post whose publish answer was lost instead of publishing it twice', async () => {
     const lost = await createPost(herald, channelId, ['<p>Lost answer</p>'], { settings: settings({ title: 'Lost answer' }) });
-    fake.posts.push({ id: 'abc123abc123abc123abc123', slug: 'lost-answer', url: 'https://blog.herald.example/lost-answer', title: 'Lost answer', publicationId: publication(), input: {}, views: 0, reactionCount: 0, responseCount: 0 });
-    await herald.services.orm.em.fork().nativeUpdate(PostSchema, { id: lost }, { publishProgress: { steps: { publish: { state: 'started' } } }, attemptStartedAt: new Date() });
     const published = fake.posts.length;
-    expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
-    expect(fake.posts).toHaveLength(published);
-    expect((await chainOf(herald, lost))[0]).toMatchObject({ releaseId: 'abc123abc123abc123abc123', releaseUrl: 'https://blog.herald.example/lost-answer' });
+    const restore = loseAnswerOf(herald, (request) => JSON.stringify(request.json ?? '').includes('mutation PublishPost'));
+    try {
+      expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(fake.posts).toHaveLength(published + 1);
+    expect((await chainOf(herald, lost))[0]).toMatchObject({ releaseId: fake.posts.at(-1)!.id, releaseUrl: fake.posts.at(-1)!.url });
+  });
+
+  it('never takes an older post of the same title for the new one: a publish lost before it arrived is made again, once (issue 21)', async () => {
+    fake.posts.push({ id: 'abc123abc123abc123abc123', slug: 'weekly-digest', url: 'https://blog.herald.example/weekly-digest', title: 'Weekly digest', publicationId: publication(), input: {}, views: 0, reactionCount: 0, responseCount: 0, publishedAt: new Date(Date.now() - 7 * 86_400_000).toISOString() });
+    const digest = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ title: 'Weekly digest' }) });
+    const published = fake.posts.length;
+    const restore = loseBeforeArrival(herald, (request) => JSON.stringify(request.json ?? '').includes('mutation PublishPost'));
+    try {
+      const { outcome, runs } = await publishUntilSettled(herald, digest);
+      expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);
+      expect(outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(fake.posts).toHaveLength(published + 1);
+    const [item] = await chainOf(herald, digest);
+    expect(item.releaseId).toBe(fake.posts.at(-1)!.id);
+    expect(item.releaseId).not.toBe('abc123abc123abc123abc123');
   });
 });
 

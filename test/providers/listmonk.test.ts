@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import listmonk from '../../providers/listmonk.js';
 import { PostSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures, loseBeforeArrival } from '../fakes/articles.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { startListmonkFake, type ListmonkFake } from '../fakes/listmonk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -61,16 +62,20 @@ describe('sending a campaign', () => {
       messenger: 'email',
       body: `<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">What changed &amp; why</div>${figure(pictures.png.path)}${ARTICLE_HTML}${figure(pictures.jpeg.path)}`,
       template_id: 2,
+      tags: [`herald-${root.id}`],
     });
     expect(starts().map((request) => [request.path, request.json])).toEqual([[`/api/campaigns/${campaign.id}/status`, { status: 'running' }]]);
     expect(campaign.status).toBe('running');
     expect([root.releaseId, root.releaseUrl]).toEqual([String(campaign.id), `${fake.url}/admin/campaigns/${campaign.id}`]);
   });
 
-  it('sends tagless text as paragraphs, without a preheader when there is no preview', async () => {
-    const plain = await createPost(herald, channelId, ['Hello {{ .Subscriber.FirstName }},\nnew issue & more'], { settings: settings({ subject: 'Plain' }) });
+  it('sends text as Markdown made HTML, without a preheader when there is no preview; {{ }} stays text, never a template', async () => {
+    const plain = await createPost(herald, channelId, ['Hello {{ .Subscriber.FirstName }},\nnew issue & *more*'], { settings: settings({ subject: 'Plain {{ .Subscriber.Email }}' }) });
     expect((await publishUntilSettled(herald, plain)).outcome.kind).toBe('published');
-    expect(fake.campaigns.at(-1)!.body.body).toBe('<p>Hello {{ .Subscriber.FirstName }},</p><p>new issue &amp; more</p>');
+    const sent = fake.campaigns.at(-1)!.body;
+    expect(sent.body).toBe('<p>Hello &#123;&#123; .Subscriber.FirstName }},<br />new issue &amp; <em>more</em></p>');
+    expect(sent.subject).toBe('Plain {{"{{"}} .Subscriber.Email }}');
+    expect(sent.name).toBe('Plain {{ .Subscriber.Email }}');
   });
 
   it('refuses a campaign without a subject or with a list that is not an id when it is created', async () => {
@@ -100,23 +105,43 @@ describe('sending a campaign', () => {
     expect(fake.campaigns.at(-1)!.status).toBe('running');
   });
 
-  it('looks up the draft of a campaign whose create answer was lost, and starts it', async () => {
+  it('finds the draft of a campaign whose create answer was lost by its marker, and starts it', async () => {
     const lost = await createPost(herald, channelId, ['<p>Lost create</p>'], { settings: settings({ subject: 'Lost create' }) });
-    // The lost attempt created the draft but did not record it.
-    const draft = { id: fake.campaigns.length + 1, body: { name: 'Lost create', subject: 'Lost create', lists: [3] }, status: 'draft', sent: 0, to_send: 0, views: 0, clicks: 0, bounces: 0 };
-    fake.campaigns.push(draft);
-    await herald.services.orm.em.fork().nativeUpdate(PostSchema, { id: lost }, { publishProgress: { steps: { campaign: { state: 'started' } } }, attemptStartedAt: new Date() });
     const created = creates().length;
-    expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
-    expect(creates()).toHaveLength(created);
-    expect(draft.status).toBe('running');
-    expect((await chainOf(herald, lost))[0].releaseId).toBe(String(draft.id));
+    const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/campaigns'));
+    try {
+      expect((await publishUntilSettled(herald, lost)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(creates()).toHaveLength(created + 1);
+    const campaign = fake.campaigns.at(-1)!;
+    expect(campaign.body.tags).toEqual([`herald-${lost}`]);
+    expect(campaign.status).toBe('running');
+    expect((await chainOf(herald, lost))[0].releaseId).toBe(String(campaign.id));
     expect(Object.fromEntries(fake.server.requestsTo('GET', '/api/campaigns').at(-1)!.query)).toEqual({ query: 'Lost create', order_by: 'created_at', order: 'desc', per_page: '20', no_body: 'true' });
+  });
+
+  it('never takes an older campaign of the same subject for the new one: a create lost before it arrived is made again, once (issue 21)', async () => {
+    const older = { id: fake.campaigns.length + 1, body: { name: 'Weekly digest', subject: 'Weekly digest', lists: [3] }, status: 'draft', sent: 0, to_send: 0, views: 0, clicks: 0, bounces: 0, created_at: new Date(Date.now() - 7 * 86_400_000).toISOString() };
+    fake.campaigns.push(older);
+    const digest = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ subject: 'Weekly digest' }) });
+    const created = creates().length;
+    const restore = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/campaigns'));
+    try {
+      expect((await publishUntilSettled(herald, digest)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(creates()).toHaveLength(created + 1);
+    expect(older.status).toBe('draft');
+    const made = fake.campaigns.at(-1)!;
+    expect([made.status, (await chainOf(herald, digest))[0].releaseId]).toEqual(['running', String(made.id)]);
   });
 
   it('does not start a campaign again when the lost start had gone through', async () => {
     const lost = await createPost(herald, channelId, ['<p>Lost start</p>'], { settings: settings({ subject: 'Lost start' }) });
-    const running = { id: fake.campaigns.length + 1, body: { name: 'Lost start', subject: 'Lost start', lists: [3] }, status: 'running', sent: 0, to_send: 0, views: 0, clicks: 0, bounces: 0 };
+    const running = { id: fake.campaigns.length + 1, body: { name: 'Lost start', subject: 'Lost start', lists: [3] }, status: 'running', sent: 0, to_send: 0, views: 0, clicks: 0, bounces: 0, created_at: new Date().toISOString() };
     fake.campaigns.push(running);
     const steps = { campaign: { state: 'done', result: running.id }, start: { state: 'started' } };
     await herald.services.orm.em.fork().nativeUpdate(PostSchema, { id: lost }, { publishProgress: { steps }, attemptStartedAt: new Date() });

@@ -1,12 +1,14 @@
 // WordPress against its fake site: application-password connect (WordPress's refusals named), an HTML article whose
 // pictures go to the media library (featured image + inline figure), pages and custom post types, categories and tags,
-// helpers, retries that upload nothing twice, a lost create answer looked up, and a revoked password.
+// helpers, retries that upload nothing twice, a lost create found again (never an older post of the same title), pictures
+// attached to their post, reconnecting the same user, and a revoked password.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import wordpress from '../../providers/wordpress.js';
-import { IntegrationSchema, PostSchema } from '../../src/db/entities.js';
-import { PlatformHttpError, createPlatformFetch } from '../../src/lib/platform-http.js';
+import { IntegrationSchema } from '../../src/db/entities.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { ARTICLE_HTML, connect, loseBeforeArrival, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { startWordPressFake, type WordPressFake } from '../fakes/wordpress.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -32,7 +34,7 @@ const connectContext = () => providerContext({ endpoints: {} });
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 const settings = (extra: Record<string, unknown> = {}) => ({ __type: 'wordpress', title: 'Why we moved to Herald', type: 'post', ...extra });
 const figure = (url: string) => `<figure class="wp-block-image"><img src="${url}" alt=""/></figure>`;
-const postsCreated = () => fake.server.requestsTo('POST', '/wp-json/wp/v2/*').filter((request) => request.path !== '/wp-json/wp/v2/media');
+const postsCreated = () => fake.server.requestsTo('POST', '/wp-json/wp/v2/*').filter((request) => !request.path.startsWith('/wp-json/wp/v2/media'));
 
 describe('connecting a WordPress site', () => {
   it("refuses a wrong application password and an unknown user with WordPress's reason, then connects", async () => {
@@ -66,14 +68,34 @@ describe('connecting a WordPress site', () => {
     }
   });
 
-  it('says when the server strips the Authorization header, and when the role may not create the post type', async () => {
-    const platformFetch = createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' });
-    // A web server that drops the Authorization header before PHP sees it.
-    const stripping: typeof platformFetch = (request) => platformFetch({ ...request, headers: Object.fromEntries(Object.entries(request.headers ?? {}).filter(([name]) => name !== 'authorization')) });
-    const stripped = await wordpress.connect!({ fetch: stripping, endpoints: {} }, fake.fields()).catch((error: unknown) => error);
-    expect((stripped as PlatformHttpError).message).toBe(
-      'WordPress did not receive the credentials: the web server or a security plugin strips the Authorization header; let it through (on Apache, pass HTTP_AUTHORIZATION to PHP), then reconnect (rest_not_logged_in)',
-    );
+  it('explains rest_not_logged_in as a wrong user or application password, and says when the role may not create the post type', async () => {
+    // Stock WordPress answers a visitor's request so when the password is not taken for an application password (a login
+    // password, none in use on the site); a server dropping the Authorization header looks the same from outside, so the
+    // message names the credentials and claims nothing about the server.
+    const revokedSite = await startWordPressFake();
+    try {
+      revokedSite.revokePassword();
+      const refused = await wordpress.connect!(connectContext(), revokedSite.fields()).catch((error: unknown) => error);
+      expect((refused as PlatformHttpError).status).toBe(401);
+      expect((refused as PlatformHttpError).message).toBe(
+        'WordPress did not accept the user name and application password: use an application password of this user, created in Users, Profile, Application Passwords (the login password does not work here), and reconnect (rest_not_logged_in)',
+      );
+      expect((refused as PlatformHttpError).message).not.toMatch(/Authorization header/);
+    } finally {
+      await revokedSite.close();
+    }
+    // A site whose REST index lists no application passwords (WordPress offers them only over HTTPS) says so.
+    const plainHttp = await startWordPressFake({ applicationPasswords: false });
+    try {
+      const refused = (await wordpress.connect!(connectContext(), plainHttp.fields()).catch((error: unknown) => error)) as PlatformHttpError;
+      expect([refused.status, refused.message]).toEqual([
+        401,
+        'this site does not offer application passwords (its REST API index lists no application-passwords authentication): WordPress offers them only on sites served over HTTPS (or set up as a local environment), and a plugin can turn them off; serve the site over HTTPS or turn them on, then create one in Users, Profile, Application Passwords',
+      ]);
+      expect(plainHttp.server.requestsTo('GET', '/wp-json/')).toHaveLength(1);
+    } finally {
+      await plainHttp.close();
+    }
     const authorSite = await startWordPressFake({ role: 'author' });
     try {
       const account = await wordpress.connect!(connectContext(), authorSite.fields());
@@ -102,6 +124,7 @@ describe('connecting a WordPress site', () => {
         '/wp/v2/types',
         '/wp/v2/media',
         '/wp/v2/posts',
+        `/wp/v2/media/${plain.media[0].id}`,
       ]);
     } finally {
       await plain.close();
@@ -136,7 +159,7 @@ describe('publishing on WordPress', () => {
   it('publishes a page, a custom post type named by its slug, and one in a plugin\'s REST namespace', async () => {
     const page = await createPost(herald, channelId, [{ content: 'A page\nwith two lines & more' }], { settings: settings({ type: 'page', title: 'About' }) });
     expect((await publishUntilSettled(herald, page)).outcome.kind).toBe('published');
-    expect(fake.posts.at(-1)).toMatchObject({ type: 'page', body: { title: 'About', content: '<p>A page</p><p>with two lines &amp; more</p>', status: 'publish' } });
+    expect(fake.posts.at(-1)).toMatchObject({ type: 'page', body: { title: 'About', content: '<p>A page<br />with two lines &amp; more</p>', status: 'publish' } });
     const book = await createPost(herald, channelId, ['<p>Chapter one</p>'], { settings: settings({ type: 'book', title: 'A book', categories: [{ value: '5', label: 'Guides' }] }) });
     expect((await publishUntilSettled(herald, book)).outcome.kind).toBe('published');
     expect(fake.posts.at(-1)).toMatchObject({ type: 'book', body: { title: 'A book', categories: [5] } });
@@ -183,20 +206,54 @@ describe('publishing on WordPress', () => {
     expect(fake.posts.at(-1)!.body).toMatchObject({ title: 'Throttled', featured_media: fake.media[uploads].id });
   });
 
-  it('looks up a post whose create answer was lost instead of creating it twice', async () => {
-    const rootId = await createPost(herald, channelId, ['<p>Lost answer</p>'], { settings: settings({ title: 'Lost answer' }) });
-    // The attempt that created the post died before recording its answer.
-    fake.posts.push({ id: 999, type: 'post', body: { title: 'Lost answer', content: '<p>Lost answer</p>', status: 'publish' }, link: `${fake.url}/lost-answer/`, author: 7 });
-    const em = herald.services.orm.em.fork();
-    const [root] = await chainOf(herald, rootId);
-    await em.nativeUpdate(PostSchema, { id: root.id }, { publishProgress: { steps: { post: { state: 'started' } } }, attemptStartedAt: new Date() });
+  it('links the post whose create answer was lost instead of creating it twice', async () => {
     const created = postsCreated().length;
-    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
-    expect(postsCreated()).toHaveLength(created);
-    const [published] = await chainOf(herald, rootId);
-    expect([published.releaseId, published.releaseUrl]).toEqual(['999', `${fake.url}/lost-answer/`]);
+    const rootId = await createPost(herald, channelId, ['<p>Lost answer</p>'], { settings: settings({ title: 'Lost answer' }) });
+    const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/wp-json/wp/v2/posts'));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(postsCreated()).toHaveLength(created + 1);
+    const made = fake.posts.at(-1)!;
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(String(made.id));
     const lookup = fake.server.requestsTo('GET', '/wp-json/wp/v2/posts').at(-1)!;
-    expect(Object.fromEntries(lookup.query)).toEqual({ author: '7', search: 'Lost answer', context: 'edit', per_page: '10', orderby: 'date', order: 'desc' });
+    expect(Object.fromEntries(lookup.query)).toMatchObject({ author: '7', search: 'Lost answer', dates_are_gmt: 'true', status: 'any', context: 'edit' });
+  });
+
+  it('never takes an older post of the same title for the new one: a create lost before it arrived is made again, once (issue 21)', async () => {
+    // "Weekly digest" went out last week; this week's create dies before WordPress receives it.
+    const older = { id: 555, type: 'post', body: { title: 'Weekly digest', content: '<p>Last week</p>', status: 'publish' }, link: `${fake.url}/weekly-digest/`, author: 7, date_gmt: new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 19) };
+    fake.posts.push(older);
+    const created = postsCreated().length;
+    const rootId = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ title: 'Weekly digest' }) });
+    const restore = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/wp-json/wp/v2/posts'));
+    try {
+      const { outcome, runs } = await publishUntilSettled(herald, rootId);
+      expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);
+      expect(outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(postsCreated()).toHaveLength(created + 1);
+    const made = fake.posts.at(-1)!;
+    expect(made.body).toMatchObject({ title: 'Weekly digest', content: '<p>This week</p>' });
+    const [published] = await chainOf(herald, rootId);
+    expect(published.releaseId).toBe(String(made.id));
+    expect(published.releaseId).not.toBe('555');
+    const lookup = fake.server.requestsTo('GET', '/wp-json/wp/v2/posts').at(-1)!;
+    expect(Date.parse(`${lookup.query.get('after')}`)).toBeGreaterThan(Date.parse(`${older.date_gmt}Z`));
+  });
+
+  it('attaches the uploaded pictures to their post, with their alt text', async () => {
+    const rootId = await createPost(herald, channelId, [{ content: '<p>With pictures</p>', image: [{ ...pictures.png, alt: 'A red dot' } as never, pictures.jpeg] }], { settings: settings({ title: 'With pictures' }) });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const post = fake.posts.at(-1)!;
+    const [cover, inline] = fake.media.slice(-2);
+    expect([cover.post, inline.post]).toEqual([post.id, post.id]);
+    expect(cover.alt_text).toBe('A red dot');
+    expect(fake.server.requestsTo('POST', `/wp-json/wp/v2/media/${cover.id}`)[0].json).toEqual({ post: post.id, alt_text: 'A red dot' });
   });
 });
 
@@ -214,16 +271,58 @@ describe('WordPress helpers', () => {
   });
 });
 
+describe('connecting the same WordPress user again', () => {
+  it('updates the existing channel and says so, instead of making a second one', async () => {
+    const again = await connect(herald, 'wordpress', fake.fields());
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ id: channelId, updated: true });
+    expect(again.body.message).toBe('This WordPress account was connected already: its channel "Eddie Editor" now uses the new credentials (no second channel was made).');
+    const other = await startWordPressFake();
+    try {
+      const fresh = await connect(herald, 'wordpress', other.fields());
+      expect(fresh.body).toMatchObject({ updated: false, message: 'Connected the WordPress account "Eddie Editor" as a new channel.' });
+      expect(fresh.body.id).not.toBe(channelId);
+      await herald.rest('DELETE', `/integrations/${fresh.body.id}`);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('a revoked application password', () => {
-  it('fails the post, flags the channel for reconnection, and the helpers answer 401', async () => {
-    fake.setPassword('a new one entirely');
-    const rootId = await createPost(herald, channelId, ['<p>After revocation</p>'], { settings: settings({ title: 'After revocation' }) });
+  it('puts the channel in "needs reconnecting" with a message saying the password is no longer accepted', async () => {
+    // Stock WordPress: with the only application password revoked, requests are a visitor's (401 rest_cannot_create).
+    fake.revokePassword();
+    const rootId = await createPost(herald, channelId, [{ content: '<p>After revocation</p>', image: [pictures.png] }], { settings: settings({ title: 'After revocation' }) });
     const { outcome } = await publishUntilSettled(herald, rootId);
     expect(outcome.kind).toBe('failed');
-    expect((await chainOf(herald, rootId))[0].error).toMatch(/disconnected because its token expired or was revoked/);
+    const [failed] = await chainOf(herald, rootId);
+    expect(failed.error).toMatch(/disconnected because its token expired or was revoked/);
+    expect(failed.error).not.toMatch(/role/);
     expect((await herald.services.orm.em.fork().findOneOrFail(IntegrationSchema, { id: channelId })).refreshNeeded).toBe(true);
     expect((await notifications(herald, 'channel_reconnect'))[0]).toContain('WordPress');
     const trigger = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'postTypes' });
     expect(trigger.status).toBe(401);
+  });
+
+  it('tells a replaced password (incorrect_password) and a revoked one (a visitor\'s 401) as credentials to reconnect, not a role', async () => {
+    const site = await startWordPressFake();
+    try {
+      const account = await wordpress.connect!(connectContext(), site.fields());
+      site.setPassword('a new one entirely');
+      const context = providerContext({ auth: { accessToken: account.accessToken, internalId: account.internalId, data: account.data }, settings: settings() });
+      const refused = (await wordpress.publish!(context, { postId: 'p', text: '<p>x</p>', media: [] }).catch((error: unknown) => error)) as PlatformHttpError;
+      expect([refused.status, refused.retryable]).toEqual([401, false]);
+      expect(refused.message).toMatch(/^the application password was refused/);
+      // Once no application password is in use, WordPress answers as to a visitor: 401 rest_cannot_create, not a role problem.
+      site.revokePassword();
+      const visitor = (await wordpress.publish!(context, { postId: 'p', text: '<p>x</p>', media: [] }).catch((error: unknown) => error)) as PlatformHttpError;
+      expect([visitor.status, visitor.retryable]).toEqual([401, false]);
+      expect(visitor.message).toBe(
+        'WordPress no longer accepts the application password (Sorry, you are not allowed to create posts as this user. (HTTP 401), rest_cannot_create): it was revoked or changed; create a new one in Users, Profile, Application Passwords and reconnect the channel',
+      );
+    } finally {
+      await site.close();
+    }
   });
 });

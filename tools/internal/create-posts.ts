@@ -119,8 +119,8 @@ export interface PlanOptions {
 }
 
 /** An item's content as the platform will receive it, before conversion: sanitized, links in their short form when asked. */
-export function contentAsSent(entry: Pick<PlanEntry, 'shortLink'>, content: string, options: PlanOptions): string {
-  const sanitized = sanitizeContent(content);
+export function contentAsSent(provider: Provider, entry: Pick<PlanEntry, 'shortLink'>, content: string, options: PlanOptions): string {
+  const sanitized = sanitizeContent(content, provider);
   return entry.shortLink && options.shortForm ? options.shortForm(sanitized) : sanitized;
 }
 
@@ -147,10 +147,10 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
   const texts: string[] = [];
   for (const [index, item] of entry.items.entries()) {
     const where = entry.items.length > 1 ? `item ${index + 1}: ` : '';
-    const rule = checkContentRules(item.content);
+    const rule = checkContentRules(item.content, provider);
     if (rule) return `${where}${rule}`;
     if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
-    const { text, length } = measure(provider, contentAsSent(entry, item.content, options));
+    const { text, length } = measure(provider, contentAsSent(provider, entry, item.content, options));
     if (length > maxLength) return `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
     texts.push(text);
@@ -282,7 +282,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           parentPostId,
           rootPostId: rootId,
           position,
-          content: sanitizeContent(item.content),
+          content: sanitizeContent(item.content, providerOf(integration)),
           settings,
           media: item.media,
           tags: entry.tags ?? [],

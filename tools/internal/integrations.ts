@@ -294,6 +294,11 @@ export function providerFailure(provider: Provider, error: unknown): DomainError
   throw error;
 }
 
+/** The channel of this platform account in the organization, if it is connected already (connecting it again updates it). */
+export function connectedChannel(em: EntityManager, organizationId: string, provider: Provider, internalId: string): Promise<Integration | null> {
+  return em.findOne(IntegrationSchema, { organizationId, providerIdentifier: provider.identifier, internalId, deletedAt: null });
+}
+
 /**
  * Creates the channel of a connected account, or updates it when the organization already has this account (or when
  * `refresh` names the channel being reconnected).
@@ -306,9 +311,7 @@ export async function saveConnectedAccount(
   account: ConnectedAccount,
   options: { refresh?: string; inBetweenSteps?: boolean } = {},
 ): Promise<Integration> {
-  const existing = options.refresh
-    ? await findIntegration(em, organizationId, options.refresh)
-    : await em.findOne(IntegrationSchema, { organizationId, providerIdentifier: provider.identifier, internalId: account.internalId, deletedAt: null });
+  const existing = options.refresh ? await findIntegration(em, organizationId, options.refresh) : await connectedChannel(em, organizationId, provider, account.internalId);
   const now = services.now();
   const fields = {
     internalId: account.internalId,

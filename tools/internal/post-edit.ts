@@ -14,6 +14,7 @@ import { agentVia, approvalRequest } from './approval.js';
 import { announcePostChange } from './announce.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { postView, type PostView } from './post-view.js';
+import { providerOf } from './integrations.js';
 
 export interface PostEdit {
   date?: Date;
@@ -108,7 +109,7 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
         });
       // Recorded platform steps (an uploaded file, a container) belong to the old content: a new run starts afresh.
       Object.assign(row, {
-        content: sanitizeContent(item.content),
+        content: sanitizeContent(item.content, providerOf(integration)),
         media,
         settings,
         delay: position === 0 ? 0 : item.delay,

@@ -122,7 +122,7 @@ export async function previewPlan(services: Services, em: EntityManager, organiz
     const parsedSettings = provider.settings?.safeParse(entry.settings);
     const settingsIssue = parsedSettings && !parsedSettings.success ? parsedSettings.error.issues[0] : undefined;
     const items = entry.items.map((item, position) => {
-      const { text, length, visible } = measure(provider, contentAsSent(entry, item.content, options));
+      const { text, length, visible } = measure(provider, contentAsSent(provider, entry, item.content, options));
       return { position, text, visibleText: visible, length, withinLimit: length <= maxLength, media: mediaPreview(provider, integration.additionalSettings, entry, position, text, check.facts, problem?.message) };
     });
     const warnings = entryWarnings(services, provider, integration, entry, date);
