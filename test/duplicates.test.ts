@@ -162,10 +162,11 @@ describe('the duplicate guard', () => {
     expect(edit.body.details[0].duplicateOf.postId).not.toBe(id);
     expect(edit.body.details[0].duplicateOf.state).toBe('QUEUE');
     // A new date is checked too: the first post moved next to intended repetitions of it is refused unless allowDuplicate.
-    const moved = await herald.rest('PUT', `/posts/${first}`, { date: at(2.5) });
+    const later = new Date(Date.parse(at(2)) + 3600_000).toISOString();
+    const moved = await herald.rest('PUT', `/posts/${first}`, { date: later });
     expect(moved.status).toBe(400);
     expect(moved.body.details[0].duplicateOf.postId).not.toBe(first);
-    expect((await herald.rest('PUT', `/posts/${first}`, { date: at(2.5), allowDuplicate: true })).status).toBe(200);
+    expect((await herald.rest('PUT', `/posts/${first}`, { date: later, allowDuplicate: true })).status).toBe(200);
     expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: original, image: [] }], allowDuplicate: true })).status).toBe(200);
   });
 
