@@ -139,7 +139,8 @@ export function messageParams(chatId: string, html: string, replyTo?: number) {
 
 /** One item of an album: the file attached as `field`, the caption on the first; Telegram streams a video as it plays. */
 export function inputMedia(kind: 'photo' | 'video', field: string, caption?: string) {
-  return { type: kind, media: `attach://${field}`, ...(caption ? { caption, parse_mode: 'HTML' as const } : {}), ...(kind === 'video' ? { supports_streaming: true } : {}) };
+  const common = { media: `attach://${field}`, ...(caption ? { caption, parse_mode: 'HTML' as const } : {}) };
+  return kind === 'video' ? { type: 'video' as const, ...common, supports_streaming: true } : { type: 'photo' as const, ...common };
 }
 
 async function send(context: ProviderContext, item: PublishItem, replyTo?: number): Promise<PublishedRef> {

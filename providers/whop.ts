@@ -79,11 +79,14 @@ async function token(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, body
 
 const filesHeaders = (context: ProviderContext) => ({ 'Api-Version-Date': context.endpoints.apiVersion });
 
+/** The Create File body: the file's name; the bytes follow by the presigned URL it answers. */
+export const fileBody = (filename: string) => ({ filename });
+
 /** One attachment: the file record (a recorded step), its bytes PUT to the presigned URL, then Whop's processing awaited by re-scheduled runs. */
 async function uploadFile(context: ProviderContext, file: MediaFile, index: number): Promise<string> {
   const record = await context.step(`file:${index}`, async () => {
     const name = file.url.split(/[?#]/)[0].split('/').pop() || `attachment-${index + 1}`;
-    const created = await api(context, 'api/v1/files', fileSchema, { json: { filename: decodeURIComponent(name) }, headers: filesHeaders(context) });
+    const created = await api(context, 'api/v1/files', fileSchema, { json: fileBody(decodeURIComponent(name)), headers: filesHeaders(context) });
     if (!created.upload_url) throw new PlatformHttpError({ status: 200, retryable: false, bodyExcerpt: created.id, message: `Whop created file ${created.id} without an upload URL` });
     return { id: created.id, uploadUrl: created.upload_url, headers: created.upload_headers ?? {} };
   });

@@ -56,6 +56,9 @@ export function snowflakeAt(time: number): string {
   return String((BigInt(Math.max(0, Math.floor(time))) - DISCORD_EPOCH) << 22n);
 }
 
+/** Get Channel Messages from a snowflake on, a page at a time. */
+export const messagesQuery = (after: string) => ({ after, limit: PAGE });
+
 const listedSchema = z.array(
   z.looseObject({ id: z.string(), content: z.string(), author: z.looseObject({ id: z.string() }), attachments: z.array(z.unknown()).default([]) }),
 );
@@ -71,7 +74,7 @@ export async function findMessage(context: ProviderContext, channelId: string, i
   const me = (await discord(context, 'users/@me', { schema: z.object({ id: z.string() }) })).data.id;
   let after = snowflakeAt(earliestCreation(attempt.startedAt));
   for (let page = 0; page < 10; page++) {
-    const { data } = await discord(context, `channels/${encodeURIComponent(channelId)}/messages`, { query: { after, limit: PAGE }, schema: listedSchema });
+    const { data } = await discord(context, `channels/${encodeURIComponent(channelId)}/messages`, { query: messagesQuery(after), schema: listedSchema });
     const ours = data.filter((message) => message.author.id === me && message.content === content && message.attachments.length === item.media.length);
     if (ours.length > 0) return ours.reduce((first, message) => (BigInt(message.id) < BigInt(first.id) ? message : first)).id;
     if (data.length < PAGE) return undefined;
