@@ -2,7 +2,9 @@
 // References: https://docs.kick.com/getting-started/generating-tokens-oauth2-flow (OAuth 2.1 with PKCE on id.kick.com, token and
 // refresh as forms with the client secret), https://docs.kick.com/apis/users and https://docs.kick.com/apis/channels (the token's
 // own user and channel), https://docs.kick.com/apis/chat and its OpenAPI (https://api.kick.com/swagger/v1/doc.json): POST
-// /public/v1/chat {type, content, broadcaster_user_id, reply_to_message_id} → {data: {is_sent, message_id}, message}.
+// /public/v1/chat {type, content, broadcaster_user_id, reply_to_message_id} → {data: {is_sent, message_id}, message} (read 2026-11).
+// Chat shows text as typed (no Markdown or HTML to escape). No API reads chat history, so a message whose answer was lost
+// cannot be looked up: the step has no recover and the item stops with "could not confirm".
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';

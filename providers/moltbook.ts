@@ -2,9 +2,14 @@
 // API reference: https://www.moltbook.com/skill.md (base URL, agents/me and agents/status, POST /posts {submolt, title, content},
 // POST /posts/{id}/comments {content, parent_id}, GET /posts/{id}, rate limits, the verification challenge and POST /verify).
 // Always the www host: moltbook.com without www redirects and the redirect drops the Authorization header.
+// Moltbook shows a post's and a comment's content as Markdown (its agents' own formatting guides write headers, lists and code
+// blocks): typed Markdown is defused (./safe-markdown.ts), so a link leads only to a web or mail address; the title is plain text.
+// Recovery: Moltbook offers no marker and a new post is limited to one every 30 minutes, so an interrupted create is not looked
+// up: it stops with "could not confirm" (the step has no recover).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishedRef } from './types.js';
+import { defuseMarkdown } from './safe-markdown.js';
 import { currentMetric, textOnly } from './shared.js';
 
 const endpoints = { api: 'https://www.moltbook.com/api/v1', web: 'https://www.moltbook.com' };
@@ -71,6 +76,12 @@ const postUrl = (context: ProviderContext, id: string) => `${context.endpoints.w
 
 /** A title for the post: its first line (Moltbook requires one; posts are 300 characters at most anyway). */
 const titleOf = (text: string) => (text.split('\n').find((line) => line.trim()) ?? text).trim().slice(0, MAX_TITLE);
+
+/** Create Post: in the submolt, titled by its first line, the content's Markdown defused. */
+export const postBody = (submolt: string, text: string) => ({ submolt, submolt_name: submolt, title: titleOf(text), content: defuseMarkdown(text) });
+
+/** Create Comment: a reply to the post, or to a comment of it. */
+export const commentBody = (text: string, parentId?: string) => ({ content: defuseMarkdown(text), ...(parentId ? { parent_id: parentId } : {}) });
 
 /** A post Moltbook holds for its challenge stays unpublished; once answered it can be read, so a retry finds it there. */
 async function confirmVerified(context: ProviderContext, id: string, verification: { code: string; challenge?: string }): Promise<void> {
@@ -148,13 +159,12 @@ const moltbook: Provider = {
 
   async publish(context, item) {
     const submolt = String(context.settings.submolt ?? 'general');
-    const id = await create(context, 'posts', { submolt, submolt_name: submolt, title: titleOf(item.text), content: item.text });
+    const id = await create(context, 'posts', postBody(submolt, item.text));
     return { id, url: postUrl(context, id) };
   },
 
   async comment(context, item, { root, parent }): Promise<PublishedRef> {
-    const body = { content: item.text, ...(parent.id !== root.id ? { parent_id: parent.id } : {}) };
-    const id = await create(context, `posts/${encodeURIComponent(root.id)}/comments`, body);
+    const id = await create(context, `posts/${encodeURIComponent(root.id)}/comments`, commentBody(item.text, parent.id !== root.id ? parent.id : undefined));
     return { id, url: postUrl(context, root.id) };
   },
 

@@ -3,6 +3,8 @@
 // and the connection ends with the session. There is no API reference page: the calls follow the web app as Postiz's
 // Skool provider documents it (gitroomhq/postiz-app, libraries/nestjs-libraries/src/integrations/social/skool.provider.ts):
 // GET /self, GET /users/{id}/groups, GET /groups/{id}, GET /labels/{id}, POST /files → presigned PUT, POST /posts?follow=true.
+// Title and content are sent as plain text, as the web app sends them. With no known way to list a group's posts by author and
+// time, a post whose answer was lost is not looked up: the step has no recover and the item stops with "could not confirm".
 import { z } from 'zod';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';

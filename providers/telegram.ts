@@ -1,6 +1,12 @@
 // Telegram: a bot posts to a channel or group through the Bot API (`/bot<token>/<method>`), text in HTML parse mode.
 // Reference: https://core.telegram.org/bots/api (sendMessage, sendPhoto, sendVideo, sendMediaGroup, InputMediaPhoto,
 // InputMediaVideo, "Sending files": multipart uploads up to 10 MB for photos and 50 MB for other files).
+// What the text may do: HTML parse mode as https://core.telegram.org/bots/api#html-style has it (read 2026-11): only Telegram's
+// tags, every other <, > and & escaped (src/lib/content.ts's toTelegramHtml), links only to web addresses (Telegram refuses
+// other URL schemes, and shows mailto: as a web address, so a mail link is written out as text). The bodies are checked at
+// type level against @grammyjs/types (test/contracts/chat-bodies.ts).
+// Recovery: the Bot API has no idempotency key and a bot cannot read a channel's history, so a send whose answer was lost cannot
+// be looked up: the provider records no steps and the core stops such an item with "could not confirm".
 // Stored credentials: accessToken = the bot token, data.chatId = the numeric chat id, data.username = the public @name if any.
 // The token lives in every URL, so no error message built here or in platform-http ever carries the URL or the token.
 import { z } from 'zod';
@@ -118,9 +124,28 @@ async function filePart(file: MediaFile): Promise<{ blob: Blob; name: string }> 
 const mediaType = (file: MediaFile) => (file.kind === 'video' ? 'video' : 'photo');
 const videoFields = (file: MediaFile): Record<string, string> => (file.kind === 'video' ? { supports_streaming: 'true' } : {});
 
+/** A mail link as the text it shows, with the address after it when the text is not the address. */
+const MAIL_LINK = /<a href="mailto:([^"]*)">([\s\S]*?)<\/a>/g;
+
+/** The post as Telegram HTML: its own tags only, every other character escaped, links only to web addresses. */
+export function telegramHtml(html: string): string {
+  return toTelegramHtml(html).replace(MAIL_LINK, (_link, address: string, text: string) => (text === address || !text ? address : `${text} (${address})`));
+}
+
+/** sendMessage: the text in HTML parse mode, a reply to `replyTo` when given. */
+export function messageParams(chatId: string, html: string, replyTo?: number) {
+  return { chat_id: chatId, text: html, parse_mode: 'HTML' as const, ...(replyTo === undefined ? {} : { reply_parameters: { message_id: replyTo } }) };
+}
+
+/** One item of an album: the file attached as `field`, the caption on the first; Telegram streams a video as it plays. */
+export function inputMedia(kind: 'photo' | 'video', field: string, caption?: string) {
+  const common = { media: `attach://${field}`, ...(caption ? { caption, parse_mode: 'HTML' as const } : {}) };
+  return kind === 'video' ? { type: 'video' as const, ...common, supports_streaming: true } : { type: 'photo' as const, ...common };
+}
+
 async function send(context: ProviderContext, item: PublishItem, replyTo?: number): Promise<PublishedRef> {
   // The core hands trimmed HTML; Telegram's HTML mode accepts only its own small tag set.
-  const text = toTelegramHtml(item.text);
+  const text = telegramHtml(item.text);
   const token = botToken(context.auth.accessToken);
   const chatId = context.auth.data.chatId ?? context.auth.internalId;
   if (item.media.length > ALBUM_LIMIT) {
@@ -130,9 +155,7 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
   const caption = text ? { caption: text, parse_mode: 'HTML' } : {};
   let messageId: number;
   if (item.media.length === 0) {
-    const message = await call(context, token, 'sendMessage', messageSchema, {
-      json: { chat_id: chatId, text: text, parse_mode: 'HTML', reply_parameters: reply },
-    });
+    const message = await call(context, token, 'sendMessage', messageSchema, { json: messageParams(chatId, text, replyTo) });
     messageId = message.message_id;
   } else {
     const form = new FormData();
@@ -151,7 +174,7 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
       for (const [index, file] of item.media.entries()) {
         const { blob, name } = await filePart(file);
         form.append(`file${index}`, blob, name);
-        media.push({ type: mediaType(file), media: `attach://file${index}`, ...(index === 0 ? caption : {}), ...(file.kind === 'video' ? { supports_streaming: true } : {}) });
+        media.push(inputMedia(mediaType(file), `file${index}`, index === 0 ? text : undefined));
       }
       form.append('media', JSON.stringify(media));
       const messages = await call(context, token, 'sendMediaGroup', z.array(messageSchema).min(1), { multipart: form });

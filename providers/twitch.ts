@@ -3,7 +3,9 @@
 // .../refresh-tokens (id.twitch.tv, form bodies with the client secret), https://dev.twitch.tv/docs/api/reference/#get-users,
 // https://dev.twitch.tv/docs/api/reference/#send-chat-message (POST /helix/chat/messages → data[0] {message_id, is_sent,
 // drop_reason}), .../#send-chat-announcement (POST /helix/chat/announcements?broadcaster_id&moderator_id → 204, no id),
-// .../#get-channel-followers (`total`), and https://dev.twitch.tv/docs/api/guide/#twitch-rate-limits (429 with Ratelimit-Reset).
+// .../#get-channel-followers (`total`), and https://dev.twitch.tv/docs/api/guide/#twitch-rate-limits (429 with Ratelimit-Reset),
+// read 2026-11. Chat shows text as typed (no markup to escape). Helix cannot read chat history, so a message or announcement
+// whose answer was lost cannot be looked up: the step has no recover and the item stops with "could not confirm".
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';

@@ -3,22 +3,29 @@
 // tokens, userinfo), https://docs.whop.com/api-reference/forum-posts/create-forum-post (experience_id, content, title,
 // attachments, parent_id), https://docs.whop.com/api-reference/forum-posts/retrieve-forum-post, https://docs.whop.com/api-reference/files/create-file
 // and https://docs.whop.com/developer/guides/direct-file-uploads (presigned PUT with upload_headers, upload_status pending →
-// processing → ready | failed, the Api-Version-Date header the /files endpoints need), companies and forums lists.
+// processing → ready | failed, the Api-Version-Date header the /files endpoints need), companies and forums lists; the forum
+// post list (https://docs.whop.com/api-reference/forum-posts/list-forumpost: experience_id, parent_id, first/after) and the
+// post's created_at and user, as the official SDK @whop/sdk 0.0.42 types them (read 2026-11). Whop renders `content` as
+// Markdown: typed Markdown is defused (../safe-markdown.ts); the bodies are checked at type level (test/contracts/chat-bodies.ts).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ChannelAuth, type ConnectContext, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';
+import { couldNotConfirm, earliestCreation } from './recovery.js';
+import { defuseMarkdown } from './safe-markdown.js';
 import { currentMetric, oauth2AuthorizeUrl, pickedId, putPresigned, storedTokens, tool } from './shared.js';
 
 const scopes = ['openid', 'profile', 'email', 'forum:post:create', 'forum:read', 'company:basic:read'];
 
 const tokenSchema = z.object({ access_token: z.string().min(1), refresh_token: z.string().optional(), expires_in: z.number().int().positive().optional() });
 const userInfoSchema = z.looseObject({ sub: z.string(), name: z.string().nullish(), preferred_username: z.string().nullish(), picture: z.string().nullish() });
-const listOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item).default([]) });
+const listOf = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item).default([]), page_info: z.object({ has_next_page: z.boolean().nullish(), end_cursor: z.string().nullish() }).nullish() });
 const forumPostSchema = z.looseObject({
   id: z.string(),
   content: z.string().nullish(),
   parent_id: z.string().nullish(),
   user: z.looseObject({ id: z.string() }).nullish(),
+  created_at: z.union([z.string(), z.number()]).nullish(),
   view_count: z.number().nullish(),
   like_count: z.number().nullish(),
   comment_count: z.number().nullish(),
@@ -72,11 +79,14 @@ async function token(context: Pick<ProviderContext, 'fetch' | 'endpoints'>, body
 
 const filesHeaders = (context: ProviderContext) => ({ 'Api-Version-Date': context.endpoints.apiVersion });
 
+/** The Create File body: the file's name; the bytes follow by the presigned URL it answers. */
+export const fileBody = (filename: string) => ({ filename });
+
 /** One attachment: the file record (a recorded step), its bytes PUT to the presigned URL, then Whop's processing awaited by re-scheduled runs. */
 async function uploadFile(context: ProviderContext, file: MediaFile, index: number): Promise<string> {
   const record = await context.step(`file:${index}`, async () => {
     const name = file.url.split(/[?#]/)[0].split('/').pop() || `attachment-${index + 1}`;
-    const created = await api(context, 'api/v1/files', fileSchema, { json: { filename: decodeURIComponent(name) }, headers: filesHeaders(context) });
+    const created = await api(context, 'api/v1/files', fileSchema, { json: fileBody(decodeURIComponent(name)), headers: filesHeaders(context) });
     if (!created.upload_url) throw new PlatformHttpError({ status: 200, retryable: false, bodyExcerpt: created.id, message: `Whop created file ${created.id} without an upload URL` });
     return { id: created.id, uploadUrl: created.upload_url, headers: created.upload_headers ?? {} };
   });
@@ -91,21 +101,51 @@ async function uploadFile(context: ProviderContext, file: MediaFile, index: numb
   return record.id;
 }
 
-/** A forum post whose answer was lost is found among the experience's latest posts: same author, parent and text. */
-async function findPost(context: ProviderContext, body: { content: string; parent_id?: string }): Promise<{ id: string } | undefined> {
-  const { data } = await api(context, 'api/v1/forum_posts', listOf(forumPostSchema), { query: { experience_id: String(context.settings.experience), first: 20 } });
-  const found = data.find((post) => post.content === body.content && (post.parent_id ?? undefined) === body.parent_id && post.user?.id === context.auth.internalId);
-  return found ? { id: found.id } : undefined;
+/** Whop's created_at: a Unix timestamp (seconds, or milliseconds) or an ISO date; NaN when absent. */
+function createdMs(value: string | number | null | undefined): number {
+  if (value === null || value === undefined || value === '') return NaN;
+  const number = Number(value);
+  if (Number.isFinite(number)) return number < 1e11 ? number * 1000 : number;
+  return Date.parse(String(value));
+}
+
+const LOOKUP_PAGES = 20;
+
+/**
+ * A forum post (or comment) whose answer was lost: the account's post with this content, under the same parent, created since
+ * the attempt began (less the clock skew). An older post of the same text is never taken for it; a post without a creation
+ * time cannot be told apart, so it stops the item. Read to the end of the list without a match, nothing was created.
+ */
+async function findPost(context: ProviderContext, body: { content: string; parent_id?: string }, startedAt: Date): Promise<{ id: string } | undefined> {
+  const since = earliestCreation(startedAt);
+  let after: string | undefined;
+  for (let page = 0; page < LOOKUP_PAGES; page++) {
+    const query = { experience_id: String(context.settings.experience), parent_id: body.parent_id, first: 50, after };
+    const { data, page_info: pageInfo } = await api(context, 'api/v1/forum_posts', listOf(forumPostSchema), { query });
+    const same = data.filter((post) => post.content === body.content && (post.parent_id ?? undefined) === body.parent_id && post.user?.id === context.auth.internalId);
+    const undated = same.find((post) => Number.isNaN(createdMs(post.created_at)));
+    if (undated) throw couldNotConfirm('Whop', `a post of the same text (${undated.id}) has no creation time to tell it from an older one`, 'the forum');
+    const found = same.filter((post) => createdMs(post.created_at) >= since).sort((a, b) => createdMs(a.created_at) - createdMs(b.created_at))[0];
+    if (found) return { id: found.id };
+    after = pageInfo?.end_cursor ?? undefined;
+    if (!pageInfo?.has_next_page || !after) return undefined;
+  }
+  throw couldNotConfirm('Whop', `the forum has more than ${LOOKUP_PAGES * 50} posts to read through`, 'the forum');
+}
+
+/** The Create Forum Post body: the Markdown defused, in the experience, with the title or parent and the ready attachments. */
+export function forumPostBody(experienceId: string, text: string, extra: { title?: string; parent_id?: string }, attachments: { id: string }[]) {
+  return { experience_id: experienceId, content: defuseMarkdown(text), ...extra, ...(attachments.length > 0 ? { attachments } : {}) };
 }
 
 async function createForumPost(context: ProviderContext, item: PublishItem, extra: { title?: string; parent_id?: string }): Promise<string> {
   const attachments = [];
   for (const [index, file] of item.media.entries()) attachments.push({ id: await uploadFile(context, file, index) });
-  const body = { experience_id: String(context.settings.experience), content: item.text, ...extra, ...(attachments.length > 0 ? { attachments } : {}) };
+  const body = forumPostBody(String(context.settings.experience), item.text, extra, attachments);
   const created = await context.step(
     'post',
     async () => ({ id: (await api(context, 'api/v1/forum_posts', forumPostSchema, { json: body })).id }),
-    () => findPost(context, { content: item.text, parent_id: extra.parent_id }),
+    (attempt) => findPost(context, { content: body.content, parent_id: extra.parent_id }, attempt.startedAt),
   );
   return created.id;
 }

@@ -46,8 +46,9 @@ const expectedSettings: Record<string, Record<string, KeySpec> | null> = {
   },
   reddit: { 'subreddit*': 'array' },
   lemmy: { 'subreddit*': 'array' },
-  discord: { 'channel*': 'string' },
-  slack: { 'channel*': 'string' },
+  // Not in the spec's table: whether @everyone/@here (Slack: <!here>, <!channel>) may notify everyone (issue 21), off by default.
+  discord: { 'channel*': 'string', notifyEveryone: 'boolean' },
+  slack: { 'channel*': 'string', notifyEveryone: 'boolean' },
   twitch: { messageType: ['string', ['message', 'announcement']], announcementColor: ['string', ['primary', 'blue', 'green', 'orange', 'purple']] },
   kick: null,
   nostr: null,

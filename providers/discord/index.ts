@@ -4,13 +4,15 @@
 // authorization code grant: the token response carries the chosen `guild`), https://discord.com/developers/docs/resources/message#create-message
 // (content up to 2000 characters, `nonce` + `enforce_nonce`, files as multipart `payload_json` + `files[n]`, up to 10),
 // https://discord.com/developers/docs/resources/channel#start-thread-from-message (the thread's id is the message's id),
-// https://discord.com/developers/docs/reference#message-formatting (mentions `<@id>`, `<@&role>`, `<#channel>` pass as typed).
+// https://discord.com/developers/docs/reference#message-formatting (mentions `<@id>`, `<@&role>`, `<#channel>` pass as typed;
+// only those notify, @everyone and @here only with notifyEveryone: see ./message.ts, which also builds the bodies).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 import type { Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
 import { basicAuth, blobOf, firstProblem, mediaFilename, oauth2AuthorizeUrl, permanent, pickedId } from '../shared.js';
 import { DISCORD_CODES, discord, discordError } from './api.js';
 import { listChannels } from './channels.js';
+import { findMessage, messageBody, threadBody, withAttachments } from './message.js';
 
 const scopes = ['bot', 'identify', 'guilds'];
 const MAX_ATTACHMENTS = 10;
@@ -51,9 +53,11 @@ function threadName(text: string): string {
 
 const messageUrl = (context: ProviderContext, channelId: string, messageId: string) => `${context.endpoints.web}/channels/${context.auth.internalId}/${channelId}/${messageId}`;
 
+const notifiesEveryone = (context: ProviderContext) => context.settings.notifyEveryone === true;
+
 /** Posts the message; with media, as multipart. The post id is the nonce Discord deduplicates on for a few minutes. */
 async function createMessage(context: ProviderContext, channelId: string, item: PublishItem): Promise<string> {
-  const payload = { content: item.text, nonce: item.postId.slice(0, 25), enforce_nonce: true };
+  const payload = messageBody(item, notifiesEveryone(context));
   const path = `channels/${encodeURIComponent(channelId)}/messages`;
   if (item.media.length === 0) return (await discord(context, path, { method: 'POST', json: payload, schema: messageSchema })).data.id;
   const form = new FormData();
@@ -62,10 +66,10 @@ async function createMessage(context: ProviderContext, channelId: string, item: 
   for (const [index, file] of item.media.entries()) {
     const { bytes, mimeType } = await file.load();
     const filename = mediaFilename(file, mimeType, index);
-    attachments.push({ id: index, filename, ...(file.alt ? { description: file.alt.slice(0, 1024) } : {}) });
+    attachments.push({ id: index, filename, description: file.alt });
     files.push([`files[${index}]`, blobOf(bytes, mimeType), filename]);
   }
-  form.append('payload_json', JSON.stringify({ ...payload, attachments }));
+  form.append('payload_json', JSON.stringify(withAttachments(payload, attachments)));
   for (const [name, blob, filename] of files) form.append(name, blob, filename);
   return (await discord(context, path, { method: 'POST', multipart: form, schema: messageSchema, timeoutMs: 120_000 })).data.id;
 }
@@ -76,7 +80,7 @@ async function startThread(context: ProviderContext, root: PublishedRef): Promis
   try {
     const { data } = await discord(context, `channels/${encodeURIComponent(channelId)}/messages/${encodeURIComponent(root.id)}/threads`, {
       method: 'POST',
-      json: { name: root.meta?.threadName || 'Comments', auto_archive_duration: 10080 },
+      json: threadBody(root.meta?.threadName || 'Comments'),
       schema: threadSchema,
     });
     return data.id;
@@ -107,9 +111,11 @@ const discordProvider: Provider = {
   rules:
     'A message of up to 2000 characters in Discord Markdown, posted by the bot in the chosen channel (channel: an id from listChannels, a text or ' +
     'announcement channel the bot can post in), with up to 10 attachments (pictures or videos, 10 MiB each unless the server is boosted). ' +
-    'Mentions written in Discord syntax (<@userId>, <@&roleId>, <#channelId>) are kept. Later items are posted in a thread started on the first message.',
+    'Mentions written in Discord syntax (<@userId>, <@&roleId>, <#channelId>) are kept and notify those named; @everyone and @here notify the whole server ' +
+    'only with notifyEveryone: true (otherwise they show as text). Links lead only to http(s) and mailto addresses. Later items are posted in a thread started on the first message.',
   settings: z.object({
     channel: pickedId('Channel id from listChannels'),
+    notifyEveryone: z.boolean().optional().describe('Let @everyone and @here in the text notify the whole server (off by default: they show as text)'),
   }),
   chain: 'comments',
   recordsSteps: true,
@@ -149,14 +155,14 @@ const discordProvider: Provider = {
 
   async publish(context, item) {
     const channelId = String(context.settings.channel);
-    const id = await context.step('message', () => createMessage(context, channelId, item));
+    const id = await context.step('message', () => createMessage(context, channelId, item), (attempt) => findMessage(context, channelId, item, attempt));
     return { id, url: messageUrl(context, channelId, id), meta: { channelId, threadName: threadName(item.text) } };
   },
 
   // Every later item goes into the one thread: the first comment starts it, the next ones find its id on their parent.
   async comment(context, item, { root, parent }) {
     const threadId = parent.meta?.threadId ?? (await context.step('thread', () => startThread(context, root), () => existingThread(context, root.id)));
-    const id = await context.step('message', () => createMessage(context, threadId, item));
+    const id = await context.step('message', () => createMessage(context, threadId, item), (attempt) => findMessage(context, threadId, item, attempt));
     return { id, url: messageUrl(context, threadId, id), meta: { channelId: threadId, threadId } };
   },
 };

@@ -4,9 +4,12 @@
 // (bot token, `team`, token rotation's refresh_token/expires_in), .../methods/team.info, .../methods/conversations.list (cursor
 // paging), .../methods/conversations.join, .../methods/chat.postMessage (blocks, thread_ts, metadata), .../methods/chat.getPermalink,
 // .../methods/files.getUploadURLExternal and .../methods/files.completeUploadExternal (channel_id + thread_ts),
-// .../methods/conversations.history and .../methods/conversations.replies (include_all_metadata).
+// .../methods/conversations.history and .../methods/conversations.replies (include_all_metadata, oldest, inclusive, cursor,
+// has_more: read 2026-11). What the text may do (mentions, links) is ./blocks.ts's; the bodies are checked at type level against
+// @slack/web-api (test/contracts/chat-bodies.ts).
 import { z } from 'zod';
-import type { Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
+import type { Provider, ProviderContext, PublishItem, PublishedRef, StepAttempt } from '../types.js';
+import { couldNotConfirm, earliestCreation } from '../recovery.js';
 import { authorizationUrl, basicAuth, blobOf, firstProblem, mediaFilename, pickedId, storedTokens } from '../shared.js';
 import { slack, slackCode, type SlackContext } from './api.js';
 import { BLOCK_LIMIT, escapeMrkdwn, sectionBlocks, splitText } from './blocks.js';
@@ -27,7 +30,11 @@ const teamSchema = z.object({ team: z.object({ id: z.string(), name: z.string(),
 const postedSchema = z.object({ ts: z.string(), channel: z.string() });
 const historySchema = z.object({
   messages: z.array(z.object({ ts: z.string(), metadata: z.object({ event_type: z.string(), event_payload: z.record(z.string(), z.unknown()) }).optional() })),
+  has_more: z.boolean().optional(),
+  response_metadata: z.object({ next_cursor: z.string().optional() }).optional(),
 });
+/** Pages of 100 messages read when looking for an interrupted one; a busier channel stops the item with "could not confirm". */
+const LOOKUP_PAGES = 10;
 const channelsSchema = z.object({
   channels: z.array(z.object({ id: z.string(), name: z.string(), is_member: z.boolean().optional() })),
   response_metadata: z.object({ next_cursor: z.string().optional() }).optional(),
@@ -36,15 +43,38 @@ const uploadSchema = z.object({ upload_url: z.string(), file_id: z.string() });
 
 const basic = (clientId: string, clientSecret = '') => ({ authorization: basicAuth(clientId, clientSecret) });
 
-/** Posts the message; a channel the bot is not in yet is joined (public channels) and the post made once more. */
-async function postMessage(context: ProviderContext, channel: string, item: PublishItem, threadTs?: string): Promise<string> {
-  const json = {
+/**
+ * The chat.postMessage arguments: the text as sections (and as the notification text), the post id in the metadata, and
+ * neither `parse` nor `link_names`, so Slack finds no mention or link that the text does not spell in control syntax.
+ */
+export function postMessageArguments(channel: string, item: Pick<PublishItem, 'postId' | 'text'>, options: { threadTs?: string; notifyEveryone?: boolean } = {}) {
+  return {
     channel,
-    text: escapeMrkdwn(item.text),
-    blocks: sectionBlocks(item.text),
-    ...(threadTs ? { thread_ts: threadTs } : {}),
+    text: escapeMrkdwn(item.text, options),
+    blocks: sectionBlocks(item.text, options),
+    parse: 'none' as const,
+    link_names: false,
+    ...(options.threadTs ? { thread_ts: options.threadTs } : {}),
     metadata: { event_type: EVENT_TYPE, event_payload: { post_id: item.postId } },
   };
+}
+
+/** conversations.history (or .replies of a thread) from a moment on, with the messages' metadata. */
+export function historyArguments(channel: string, oldest: number, options: { threadTs?: string; cursor?: string } = {}) {
+  return {
+    channel,
+    oldest: (oldest / 1000).toFixed(6),
+    inclusive: true,
+    limit: 100,
+    include_all_metadata: true,
+    ...(options.threadTs ? { ts: options.threadTs } : {}),
+    ...(options.cursor ? { cursor: options.cursor } : {}),
+  };
+}
+
+/** Posts the message; a channel the bot is not in yet is joined (public channels) and the post made once more. */
+async function postMessage(context: ProviderContext, channel: string, item: PublishItem, threadTs?: string): Promise<string> {
+  const json = postMessageArguments(channel, item, { threadTs, notifyEveryone: context.settings.notifyEveryone === true });
   try {
     return (await slack(context, 'chat.postMessage', postedSchema, { json })).ts;
   } catch (error) {
@@ -57,11 +87,24 @@ async function postMessage(context: ProviderContext, channel: string, item: Publ
   }
 }
 
-/** After an interrupted post: the message carrying our post id in its metadata, among the channel's (or thread's) latest. */
-async function findMessage(context: ProviderContext, channel: string, postId: string, threadTs?: string): Promise<string | undefined> {
-  const form = { channel, limit: '100', include_all_metadata: 'true', ...(threadTs ? { ts: threadTs } : {}) };
-  const { messages } = await slack(context, threadTs ? 'conversations.replies' : 'conversations.history', historySchema, { form });
-  return messages.find((message) => message.metadata?.event_type === EVENT_TYPE && message.metadata.event_payload.post_id === postId)?.ts;
+/**
+ * After an interrupted post: the message carrying our post id in its metadata, among every message of the channel (or thread)
+ * since the attempt began (less the clock skew). Read to the end, no such message proves nothing was posted; a channel too busy
+ * to read to the end stops the item with "could not confirm".
+ */
+async function findMessage(context: ProviderContext, channel: string, postId: string, attempt: StepAttempt, threadTs?: string): Promise<string | undefined> {
+  let cursor: string | undefined;
+  for (let page = 0; page < LOOKUP_PAGES; page++) {
+    const args = historyArguments(channel, earliestCreation(attempt.startedAt), { threadTs, cursor });
+    // Reading methods take form arguments (the values as strings).
+    const form = Object.fromEntries(Object.entries(args).map(([key, value]) => [key, String(value)]));
+    const data = await slack(context, threadTs ? 'conversations.replies' : 'conversations.history', historySchema, { form });
+    const found = data.messages.find((message) => message.metadata?.event_type === EVENT_TYPE && message.metadata.event_payload.post_id === postId);
+    if (found) return found.ts;
+    cursor = data.response_metadata?.next_cursor || undefined;
+    if (!data.has_more || !cursor) return undefined;
+  }
+  throw couldNotConfirm('Slack', `more than ${LOOKUP_PAGES * 100} messages were posted in the channel since the attempt, and none of those read is this one`, 'the channel');
 }
 
 /** Uploads the item's files and shares them in the thread of `threadTs`, each upload and the share recorded. */
@@ -87,7 +130,7 @@ async function shareFiles(context: ProviderContext, channel: string, item: Publi
 }
 
 async function send(context: ProviderContext, item: PublishItem, channel: string, threadTs?: string): Promise<PublishedRef> {
-  const ts = await context.step('message', () => postMessage(context, channel, item, threadTs), () => findMessage(context, channel, item.postId, threadTs));
+  const ts = await context.step('message', () => postMessage(context, channel, item, threadTs), (attempt) => findMessage(context, channel, item.postId, attempt, threadTs));
   // Slack threads are one level deep: the files of a reply go to the first message's thread too.
   await shareFiles(context, channel, item, threadTs ?? ts);
   const { permalink } = await slack(context, 'chat.getPermalink', z.object({ permalink: z.string() }), { form: { channel, message_ts: ts } });
@@ -118,9 +161,11 @@ const slackProvider: Provider = {
     'A message posted by the app in a public channel (channel: an id from listChannels; the app joins it when needed). Up to 40000 characters: ' +
     'long text is split into several sections of at most 3000 characters between paragraphs, lines or words, never cut. Every item needs text. ' +
     "Pictures and videos (up to 10 an item) are uploaded to Slack and shared in the message's thread. Later items are replies in the first message's thread. " +
-    'Mentions in Slack syntax (<@U123>, <#C123>, <!here>) are kept.',
+    'Mentions in Slack syntax (<@U123>, <#C123>, <!subteam^S123>) are kept and notify; <!here>, <!channel> and <!everyone> notify only with ' +
+    'notifyEveryone: true (otherwise they show as @here). Links in Slack syntax (<url|text>) show as typed; web addresses are linked as they are.',
   settings: z.object({
     channel: pickedId('Channel id from listChannels'),
+    notifyEveryone: z.boolean().optional().describe('Let <!here>, <!channel> and <!everyone> in the text notify the channel (off by default: they show as @here)'),
   }),
   chain: 'comments',
   recordsSteps: true,

@@ -1,12 +1,17 @@
 // A fake Discord (the bot install through OAuth2, and the bot's REST API v10: users/@me, a guild's channels, roles and member,
 // channels, messages with multipart attachments, threads started on a message) on one real HTTP server. Shapes follow
-// discord.com/developers/docs: errors `{code, message, errors?}`, 429 `{message, retry_after, global}`, the token response of
-// the bot scope carries the chosen `guild`.
+// discord.com/developers/docs (read 2026-11): errors `{code, message, errors?}`, 429 `{message, retry_after, global}`, the token
+// response of the bot scope carries the chosen `guild` (topics/oauth2#advanced-bot-authorization); message ids are snowflakes of
+// their creation time (reference#snowflakes); Get Channel Messages answers newest first, `after` an id, `limit` 1-100
+// (resources/message#get-channel-messages); an enforced nonce returns the author's message of the same nonce from the past few
+// minutes (resources/message#create-message); mentions notify as allowed_mentions says (resources/message#allowed-mentions-object).
 //
 //   const fake = await startDiscordFake();
 //   DISCORD_CLIENT_ID/_SECRET = fake.authority.clientId/clientSecret, DISCORD_BOT_TOKEN = fake.botToken,
 //   SOCIAL_ENDPOINTS={"discord": fake.endpoints}
-//   fake.messages  -> every message: { id, channelId, content, nonce, attachments: [{ filename, contentType, description, bytes }] }
+//   fake.messages  -> every message: { id, channelId, content, nonce, authorId, createdAt, notified: {everyone, users, roles},
+//                     allowedMentions, attachments: [{ filename, contentType, description, bytes }] }
+//   fake.postAs(channelId, content, {authorId?, at?}) -> a message someone (by default the bot, earlier) posted
 //   fake.threads   -> threads started: { id, parentId, name, type, autoArchiveDuration }
 //   fake.channels  -> the guild's channels; `botCan` says what the bot may do there (the provider must work it out from roles
 //                     and overwrites); fake.removeBot() takes the bot off the server; fake.failNextThreadMessage(reply)
@@ -16,7 +21,9 @@
 // route once the bot is off the server (403 Missing Access); posting where the bot cannot see (403 50001) or send (403 50013);
 // an unknown channel (404 10003); content over 2000 characters or an empty message (400 50035); more than 10 files, files[n]
 // without a matching `attachments` entry in payload_json, a file over 10 MiB (413 40005); a second thread on a message
-// (400 160004); a thread name outside 1-100 characters or an auto_archive_duration Discord does not offer.
+// (400 160004); a thread name outside 1-100 characters or an auto_archive_duration Discord does not offer; an allowed_mentions
+// with an unknown parse type, `parse: ["users"]` with a `users` list (or roles with roles), more than 100 ids (400 50035); a
+// messages list with a limit outside 1-100.
 import { createOAuthAuthority, OAuthRefusal, basicCredentials, refusalReply } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
@@ -35,7 +42,42 @@ export interface FakeDiscordMessage {
   channelId: string;
   content: string;
   nonce?: string;
+  authorId: string;
+  createdAt: number;
+  allowedMentions?: unknown;
+  /** Who Discord would notify: @everyone/@here, and the users and roles mentioned, as allowed_mentions lets them. */
+  notified: { everyone: boolean; users: string[]; roles: string[] };
   attachments: { filename: string; contentType: string; description?: string; bytes: Buffer }[];
+}
+
+const DISCORD_EPOCH = 1_420_070_400_000n;
+const NONCE_WINDOW_MS = 5 * 60_000;
+
+/** Whom a message notifies: Discord parses every mention unless allowed_mentions says otherwise. */
+function notifiedBy(content: string, allowed: { parse?: string[]; users?: string[]; roles?: string[] } | undefined): FakeDiscordMessage['notified'] {
+  const users = [...content.matchAll(/<@!?(\d+)>/g)].map((match) => match[1]);
+  const roles = [...content.matchAll(/<@&(\d+)>/g)].map((match) => match[1]);
+  const everyone = /@(everyone|here)\b/.test(content);
+  if (!allowed) return { everyone, users: [...new Set(users)], roles: [...new Set(roles)] };
+  const parse = allowed.parse ?? [];
+  return {
+    everyone: everyone && parse.includes('everyone'),
+    users: [...new Set(users.filter((id) => parse.includes('users') || (allowed.users ?? []).includes(id)))],
+    roles: [...new Set(roles.filter((id) => parse.includes('roles') || (allowed.roles ?? []).includes(id)))],
+  };
+}
+
+/** Discord's checks of an allowed_mentions object: the answer to send back when it is refused. */
+function allowedMentionsProblem(allowed: unknown): string | undefined {
+  if (allowed === undefined) return undefined;
+  if (!allowed || typeof allowed !== 'object') return 'allowed_mentions must be an object';
+  const { parse = [], users, roles, ...rest } = allowed as { parse?: unknown[]; users?: unknown[]; roles?: unknown[] } & Record<string, unknown>;
+  if (Object.keys(rest).some((key) => key !== 'replied_user')) return `allowed_mentions has unknown fields ${Object.keys(rest).join(', ')}`;
+  if (!Array.isArray(parse) || parse.some((type) => !['users', 'roles', 'everyone'].includes(String(type)))) return 'parse: Value must be one of {"roles", "users", "everyone"}';
+  if (users && parse.includes('users')) return 'parse: parse:["users"] and users: [ids] are mutually exclusive.';
+  if (roles && parse.includes('roles')) return 'parse: parse:["roles"] and roles: [ids] are mutually exclusive.';
+  if ((users?.length ?? 0) > 100 || (roles?.length ?? 0) > 100) return 'users: Must be 100 or fewer in length.';
+  return undefined;
 }
 
 const MiB = 1024 * 1024;
@@ -50,8 +92,8 @@ export async function startDiscordFake() {
   const { url } = server;
   const authority = createOAuthAuthority({ clientId: '1199000000000000001', clientSecret: 'discord-secret', expiresIn: 604_800 });
   const botToken = 'MTE5OTAwMDAwMDAwMDAwMDAwMQ.GfakeX.bot-token';
-  let snowflake = 1_250_000_000_000_000_000n;
-  const nextId = () => String(++snowflake);
+  let sequence = 0n;
+  const nextId = (at = Date.now()) => String(((BigInt(at) - DISCORD_EPOCH) << 22n) + (++sequence % 4096n));
   const guild = { id: '1100000000000000001', name: 'Herald Community', icon: 'a1b2c3d4e5f6' };
   const bot = { id: '1199000000000000001', username: 'Herald', discriminator: '0', bot: true };
   const botRole = '1100000000000000002';
@@ -94,10 +136,13 @@ export async function startDiscordFake() {
     channel_id: message.channelId,
     type: 0,
     content: message.content,
-    author: bot,
+    author: message.authorId === bot.id ? bot : { id: message.authorId, username: 'someone', discriminator: '0' },
     nonce: message.nonce,
+    mention_everyone: message.notified.everyone,
+    mentions: message.notified.users.map((id) => ({ id, username: 'someone', discriminator: '0' })),
+    mention_roles: message.notified.roles,
     attachments: message.attachments.map((file, index) => ({ id: `${message.id}${index}`, filename: file.filename, size: file.bytes.length, content_type: file.contentType, url: `${url}/attachments/${message.channelId}/${message.id}/${file.filename}` })),
-    timestamp: new Date().toISOString(),
+    timestamp: new Date(message.createdAt).toISOString(),
   });
 
   server.on('GET', '/oauth2/authorize', (request) => {
@@ -210,11 +255,34 @@ export async function startDiscordFake() {
       }
       const nonce = payload.nonce === undefined ? undefined : String(payload.nonce);
       if (nonce && nonce.length > 25) return tooLong('nonce', 25);
-      const seen = payload.enforce_nonce && nonce ? messages.find((message) => message.nonce === nonce) : undefined;
+      const refused = allowedMentionsProblem(payload.allowed_mentions);
+      if (refused) return error(400, 50035, 'Invalid Form Body', { allowed_mentions: { _errors: [{ code: 'ALLOWED_MENTIONS_INVALID', message: refused }] } });
+      const seen = payload.enforce_nonce && nonce ? messages.find((message) => message.nonce === nonce && message.authorId === bot.id && Date.now() - message.createdAt < NONCE_WINDOW_MS) : undefined;
       if (seen) return { json: messageObject(seen) };
-      const message: FakeDiscordMessage = { id: nextId(), channelId, content, nonce, attachments };
+      const createdAt = Date.now();
+      const message: FakeDiscordMessage = { id: nextId(createdAt), channelId, content, nonce, authorId: bot.id, createdAt, allowedMentions: payload.allowed_mentions, notified: notifiedBy(content, payload.allowed_mentions), attachments };
       messages.push(message);
       return { json: messageObject(message) };
+    }),
+  );
+
+  server.on(
+    'GET',
+    '/api/v10/channels/*/messages',
+    asBot((request) => {
+      const channelId = request.path.split('/')[4];
+      const where = postable(channelId);
+      if (!('ok' in where) && where.status !== 403) return where;
+      const limit = Number(request.query.get('limit') ?? 50);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) return error(400, 50035, 'Invalid Form Body', { limit: { _errors: [{ code: 'NUMBER_TYPE_MAX', message: 'int value should be less than or equal to 100.' }] } });
+      const after = request.query.get('after');
+      const before = request.query.get('before');
+      const listed = messages
+        .filter((message) => message.channelId === channelId && (!after || BigInt(message.id) > BigInt(after)) && (!before || BigInt(message.id) < BigInt(before)))
+        .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+      // `after` reads forward from that id; otherwise the newest. Either way the page is answered newest first.
+      const page = after ? listed.slice(0, limit) : listed.slice(-limit);
+      return { json: page.reverse().map(messageObject) };
     }),
   );
 
@@ -247,6 +315,13 @@ export async function startDiscordFake() {
     threads,
     endpoints: { api: url, web: 'https://discord.com', cdn: 'https://cdn.discordapp.com' },
     channel: (name: string) => channels.find((channel) => channel.name === name)!,
+    /** A message someone posted in a channel (by default the bot itself, `at` ms since the epoch: earlier). */
+    postAs(channelId: string, content: string, options: { authorId?: string; at?: number } = {}) {
+      const createdAt = options.at ?? Date.now();
+      const message: FakeDiscordMessage = { id: nextId(createdAt), channelId, content, authorId: options.authorId ?? bot.id, createdAt, notified: notifiedBy(content, undefined), attachments: [] };
+      messages.push(message);
+      return message;
+    },
     removeBot() {
       state.botInGuild = false;
     },

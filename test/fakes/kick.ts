@@ -1,5 +1,7 @@
 // A fake Kick (id.kick.com OAuth 2.1 with PKCE, and the public API's users, channels and chat) on one real HTTP server.
-// Shapes follow docs.kick.com: token answers `{access_token, token_type, refresh_token, expires_in, scope}`, API answers the
+// Shapes follow docs.kick.com (read 2026-11: getting-started/generating-tokens-oauth2-flow, apis/users, apis/channels, apis/chat
+// and its OpenAPI at api.kick.com/swagger/v1/doc.json, which cannot be fetched here, so it is not vendored; no SDK types
+// exist): token answers `{access_token, token_type, refresh_token, expires_in, scope}`, API answers the
 // `{data, message}` envelope, errors `{message}` (API) or `{error, error_description}` (OAuth).
 //
 //   const fake = await startKickFake();

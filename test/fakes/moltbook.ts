@@ -1,4 +1,5 @@
-// A fake Moltbook API (https://www.moltbook.com/api/v1) on one real HTTP server, from moltbook.com/skill.md.
+// A fake Moltbook API (https://www.moltbook.com/api/v1) on one real HTTP server, from moltbook.com/skill.md (read 2026-11; the
+// only reference Moltbook publishes: no OpenAPI or SDK types to check bodies against).
 //
 //   const fake = await startMoltbookFake();
 //   SOCIAL_ENDPOINTS={"moltbook": fake.endpoints}; connect fields { apiKey: fake.apiKey }

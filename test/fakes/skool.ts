@@ -1,5 +1,6 @@
 // A fake Skool web API (api2.skool.com: unofficial, the calls the skool.com web app makes) and its presigned file storage,
-// on one real HTTP server. The shapes follow what Postiz's Skool provider reads and sends.
+// on one real HTTP server. The shapes follow what Postiz's Skool provider reads and sends (read 2026-11): Skool publishes
+// neither documentation nor a contract, so nothing here is checked against one.
 //
 //   const fake = await startSkoolFake();
 //   SOCIAL_ENDPOINTS={"skool": fake.endpoints}; connect fields { authToken: fake.authToken, clientId: fake.clientId }

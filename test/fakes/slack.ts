@@ -1,11 +1,17 @@
 // A fake Slack (OAuth v2 install, and the Web API methods Herald calls: team.info, conversations.list/join/history/replies,
 // chat.postMessage, chat.getPermalink, files.getUploadURLExternal + the upload URL + files.completeUploadExternal) on one real
-// HTTP server. Shapes follow docs.slack.dev: every method answers HTTP 200 `{ok: true, ...}` or `{ok: false, error}`, bodies
-// are forms or JSON, the token is a Bearer header.
+// HTTP server. Shapes follow docs.slack.dev (read 2026-11): every method answers HTTP 200 `{ok: true, ...}` or `{ok: false, error}`,
+// bodies are forms or JSON, the token is a Bearer header; a message's ts is its creation time (seconds.micro);
+// conversations.history answers newest first from `oldest` to `latest` (`inclusive`), `limit` a page, `has_more` and
+// `response_metadata.next_cursor` for the next (reference/methods/conversations.history), conversations.replies the parent
+// then the replies (reference/methods/conversations.replies); metadata is `{event_type, event_payload}` (messaging/message-metadata);
+// mentions notify only in control syntax, <!here>/<!channel>/<!everyone> the whole channel (messaging/formatting-message-text).
 //
 //   const fake = await startSlackFake();
 //   SLACK_CLIENT_ID/_SECRET = fake.authority.clientId/clientSecret, SOCIAL_ENDPOINTS={"slack": fake.endpoints}
-//   fake.messages  -> every message: { ts, channel, text, blocks, threadTs, metadata }
+//   fake.messages  -> every message: { ts, channel, user, text, blocks, threadTs, metadata, parse, linkNames,
+//                     notified: {channel (here/channel/everyone), users} }
+//   fake.postAs(channel, text, {user?, at?, threadTs?}) -> a message someone else (or the bot, earlier) posted
 //   fake.uploads   -> every upload URL handed out: { id, filename, length, altText, bytes }
 //   fake.shares    -> every files.completeUploadExternal: { files, channelId, threadTs }
 //   fake.channels  -> the workspace's channels (members: whether the bot is in); fake.setRotation(true) makes the next
@@ -15,7 +21,8 @@
 // client credentials, with a used code or another redirect URI, a used refresh token; a method without a valid token
 // (invalid_auth); posting to an unknown (channel_not_found), archived (is_archived) or not joined (not_in_channel) channel;
 // joining a private channel (method_not_supported_for_channel_type); more than 50 blocks, a section without text or over 3000
-// characters (invalid_blocks); a thread_ts that is not a top-level message of the channel (thread_not_found); an upload URL
+// characters or a text object whose verbatim is not a boolean (invalid_blocks); metadata without an event_type or an object
+// event_payload (invalid_metadata_format); a thread_ts that is not a top-level message of the channel (thread_not_found); an upload URL
 // asked without filename or length, bytes of another length than announced, completing an upload whose bytes never came
 // (file_not_found).
 import { randomBytes } from 'node:crypto';
@@ -36,7 +43,18 @@ export interface FakeSlackMessage {
   text?: string;
   blocks?: { type: string; text?: { type: string; text: string } }[];
   threadTs?: string;
+  user: string;
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
+  parse?: string;
+  linkNames?: unknown;
+  /** Who Slack would notify: the whole channel (<!here>, <!channel>, <!everyone>) and the users mentioned (<@U…>). */
+  notified: { channel: boolean; users: string[] };
+}
+
+/** Mentions Slack acts on: control sequences only (the request's text and its sections). */
+function notifiedBy(texts: string[]): FakeSlackMessage['notified'] {
+  const all = texts.join('\n');
+  return { channel: /<!(here|channel|everyone)(\|[^>]*)?>/.test(all), users: [...new Set([...all.matchAll(/<@([UW][A-Z0-9]+)(\|[^>]*)?>/g)].map((match) => match[1]))] };
 }
 
 const fail = (error: string, extra: Record<string, unknown> = {}): FakeReply => ({ json: { ok: false, error, ...extra } });
@@ -67,9 +85,15 @@ export async function startSlackFake() {
   const messages: FakeSlackMessage[] = [];
   const uploads: { id: string; key: string; filename: string; length: number; altText?: string; bytes?: Buffer }[] = [];
   const shares: { files: { id: string; title?: string }[]; channelId?: string; threadTs?: string }[] = [];
-  const state = { rotation: false, pageSize: 2, clock: 1_767_000_000 };
-  let counter = 0;
-  const nextTs = () => `${state.clock + Math.floor(counter / 1000)}.${String(++counter % 1_000_000).padStart(6, '0')}`;
+  const state = { rotation: false, pageSize: 2 };
+  let lastTs = 0;
+  // A ts is the creation time to the microsecond, unique in the channel: the next microsecond when two fall in the same one.
+  const nextTs = (at?: number) => {
+    let micros = (at ?? Date.now()) * 1000;
+    if (at === undefined) micros = lastTs = Math.max(micros, lastTs + 1);
+    return `${Math.floor(micros / 1e6)}.${String(micros % 1e6).padStart(6, '0')}`;
+  };
+  const tsValue = (ts: string) => Number(ts);
   const channelById = (id: unknown) => channels.find((channel) => channel.id === id);
   const topLevel = (channel: string, ts: unknown) => messages.find((message) => message.channel === channel && message.ts === ts && !message.threadTs);
 
@@ -167,8 +191,23 @@ export async function startSlackFake() {
       if (blocks.length > 50) return fail('invalid_blocks', { response_metadata: { messages: ['[ERROR] no more than 50 items allowed [json-pointer:/blocks]'] } });
       const bad = blocks.findIndex((block) => block.type === 'section' && (!block.text?.text || block.text.text.length > 3000));
       if (bad >= 0) return fail('invalid_blocks', { response_metadata: { messages: [`[ERROR] must be between 1 and 3000 characters [json-pointer:/blocks/${bad}/text/text]`] } });
+      const verbatim = blocks.findIndex((block) => block.text && 'verbatim' in block.text && typeof (block.text as { verbatim?: unknown }).verbatim !== 'boolean');
+      if (verbatim >= 0) return fail('invalid_blocks', { response_metadata: { messages: [`[ERROR] expected boolean [json-pointer:/blocks/${verbatim}/text/verbatim]`] } });
     }
-    const message: FakeSlackMessage = { ts: nextTs(), channel: args.channel, text: args.text, blocks, threadTs: args.thread_ts, metadata: args.metadata };
+    const metadata = args.metadata;
+    if (metadata !== undefined && (typeof metadata?.event_type !== 'string' || !metadata.event_type || typeof metadata.event_payload !== 'object' || Array.isArray(metadata.event_payload))) return fail('invalid_metadata_format');
+    const message: FakeSlackMessage = {
+      ts: nextTs(),
+      channel: args.channel,
+      user: botUserId,
+      text: args.text,
+      blocks,
+      threadTs: args.thread_ts,
+      metadata,
+      parse: args.parse,
+      linkNames: args.link_names,
+      notified: notifiedBy([args.text ?? '', ...(blocks ?? []).map((block) => block.text?.text ?? '')]),
+    };
     messages.push(message);
     return ok({ channel: message.channel, ts: message.ts, message: { type: 'message', text: message.text, user: botUserId, ts: message.ts, blocks, thread_ts: message.threadTs } });
   });
@@ -180,18 +219,37 @@ export async function startSlackFake() {
     return ok({ channel: message.channel, permalink: `https://${team.domain}.slack.com/archives/${message.channel}/p${message.ts.replace('.', '')}${thread}` });
   });
 
-  const listed = (items: FakeSlackMessage[], args: Record<string, any>) =>
-    items.slice(0, Number(args.limit ?? 100)).map((message) => ({ type: 'message', ts: message.ts, text: message.text, user: botUserId, ...(args.include_all_metadata === 'true' && message.metadata ? { metadata: message.metadata } : {}) }));
+  /** One page of `items` (already in the method's order) between oldest and latest, from the cursor on. */
+  const page = (items: FakeSlackMessage[], args: Record<string, any>) => {
+    const inclusive = args.inclusive === 'true' || args.inclusive === true;
+    const inRange = (ts: string) => {
+      const value = tsValue(ts);
+      const oldest = args.oldest === undefined ? -Infinity : Number(args.oldest);
+      const latest = args.latest === undefined ? Infinity : Number(args.latest);
+      return (inclusive ? value >= oldest : value > oldest) && (inclusive ? value <= latest : value < latest);
+    };
+    const range = items.filter((message) => inRange(message.ts));
+    const start = args.cursor ? Number(Buffer.from(String(args.cursor), 'base64').toString().replace('next_ts:', '')) : 0;
+    const limit = Math.min(Number(args.limit ?? 100), 999);
+    const slice = range.slice(start, start + limit);
+    const more = start + limit < range.length;
+    return ok({
+      messages: slice.map((message) => ({ type: 'message', ts: message.ts, text: message.text, user: message.user, ...(message.threadTs ? { thread_ts: message.threadTs } : {}), ...(String(args.include_all_metadata) === 'true' && message.metadata ? { metadata: message.metadata } : {}) })),
+      has_more: more,
+      ...(more ? { response_metadata: { next_cursor: Buffer.from(`next_ts:${start + limit}`).toString('base64') } } : {}),
+    });
+  };
   method('conversations.history', (args) => {
     const channel = channelById(args.channel);
     if (!channel) return fail('channel_not_found');
     if (!channel.botIsMember) return fail('not_in_channel');
-    return ok({ messages: listed(messages.filter((message) => message.channel === channel.id && !message.threadTs).reverse(), args), has_more: false });
+    return page(messages.filter((message) => message.channel === channel.id && !message.threadTs).sort((a, b) => tsValue(b.ts) - tsValue(a.ts)), args);
   });
   method('conversations.replies', (args) => {
     const parent = topLevel(args.channel, args.ts);
     if (!parent) return fail('thread_not_found');
-    return ok({ messages: listed([parent, ...messages.filter((message) => message.channel === parent.channel && message.threadTs === parent.ts)], args), has_more: false });
+    const replies = messages.filter((message) => message.channel === parent.channel && message.threadTs === parent.ts).sort((a, b) => tsValue(a.ts) - tsValue(b.ts));
+    return page([parent, ...replies], args);
   });
 
   method('files.getUploadURLExternal', (args) => {
@@ -244,6 +302,12 @@ export async function startSlackFake() {
     state,
     endpoints: { api: url },
     channel: (name: string) => channels.find((channel) => channel.name === name)!,
+    /** A message someone posted (another member by default; `at`: when, ms since the epoch), outside Herald. */
+    postAs(channel: string, text: string, options: { user?: string; at?: number; threadTs?: string; metadata?: FakeSlackMessage['metadata'] } = {}) {
+      const message: FakeSlackMessage = { ts: nextTs(options.at ?? Date.now()), channel, user: options.user ?? 'U0MEMBER01', text, threadTs: options.threadTs, metadata: options.metadata, notified: notifiedBy([text]) };
+      messages.push(message);
+      return message;
+    },
     setRotation(on: boolean) {
       state.rotation = on;
     },

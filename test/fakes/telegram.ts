@@ -13,7 +13,11 @@
 // JSON strings, as in real multipart calls). Answers use the real envelopes: `{ok:true, result}` and
 // `{ok:false, error_code, description, parameters?: {retry_after}}` with the HTTP status equal to error_code.
 // Checked like the real API: the token (401 "Unauthorized"), the chat (400 "Bad Request: chat not found"; accepts the numeric id
-// or "@username"), HTML parse mode tags (400 "can't parse entities: Unsupported start tag"), text ≤ 4096 and caption ≤ 1024
+// or "@username"), HTML parse mode as https://core.telegram.org/bots/api#html-style says (read 2026-11): only Telegram's tags
+// (400 "can't parse entities: Unsupported start tag"), only their attributes (href on a, class on span and code, emoji-id on
+// tg-emoji, expandable on blockquote), tags closed in order, every <, > and & outside a tag or entity escaped, only the named
+// entities &lt; &gt; &amp; &quot; (numeric ones all), links only to http(s) and tg:// addresses ("Unsupported URL protocol";
+// Telegram shows mailto: as a web address); text ≤ 4096 and caption ≤ 1024
 // visible characters, the replied-to message existing in the chat, uploads being files (`attach://<field>` in albums), 2–10 album items,
 // albums mixing only photos and videos (a document or audio only with its own kind), photos up to 10 MB and other files up to 50 MB.
 // `tg.messages` records what was SENT (text/caption as raw HTML, parse_mode, photo or video bytes); the `result` answered carries the
@@ -67,7 +71,6 @@ export function telegramError(errorCode: number, description: string, retryAfter
   };
 }
 
-const TELEGRAM_TAGS = new Set(['b', 'strong', 'i', 'em', 'u', 'ins', 's', 'strike', 'del', 'span', 'tg-spoiler', 'a', 'code', 'pre', 'blockquote', 'tg-emoji']);
 const JSON_FIELDS = ['reply_parameters', 'media', 'link_preview_options'];
 
 class BotError extends Error {
@@ -80,27 +83,64 @@ class BotError extends Error {
 }
 const badRequest = (what: string) => new BotError(400, `Bad Request: ${what}`);
 
-function decodeEntities(text: string): string {
-  return text
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#(\d+);/g, (_, code) => String.fromCodePoint(Number(code)))
-    .replace(/&#x([\da-f]+);/gi, (_, code) => String.fromCodePoint(parseInt(code, 16)))
-    .replace(/&amp;/g, '&');
+/** Telegram's HTML tags and the attributes each may carry. */
+const TELEGRAM_ATTRIBUTES: Record<string, string[]> = {
+  b: [], strong: [], i: [], em: [], u: [], ins: [], s: [], strike: [], del: [], 'tg-spoiler': [], pre: [],
+  span: ['class'], a: ['href'], code: ['class'], 'tg-emoji': ['emoji-id'], blockquote: ['expandable'],
+};
+const ENTITY = /^&(?:(lt|gt|amp|quot)|#(\d+)|#x([\da-f]+));/i;
+const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
+
+function decodeAttribute(value: string, offset: number): string {
+  return value.replace(/&[^;]*;?/g, (entity) => {
+    const match = ENTITY.exec(entity);
+    if (!match) throw badRequest(`can't parse entities: unsupported HTML entity at byte offset ${offset}`);
+    return match[1] ? NAMED[match[1].toLowerCase()] : String.fromCodePoint(match[2] ? Number(match[2]) : parseInt(match[3], 16));
+  });
 }
 
-/** What Telegram would display: HTML tags checked and removed when parse_mode is HTML. */
+/** What Telegram would display, HTML checked as the Bot API parses it; the text as is without parse mode. */
 function visibleText(text: string, parseMode: unknown): string {
   if (parseMode !== 'HTML') return text;
-  for (const match of text.matchAll(/<\/?([a-zA-Z][\w-]*)[^>]*>/g)) {
-    const tag = match[1].toLowerCase();
-    if (!TELEGRAM_TAGS.has(tag)) {
-      const offset = Buffer.byteLength(text.slice(0, match.index));
-      throw badRequest(`can't parse entities: Unsupported start tag "${tag}" at byte offset ${offset}`);
+  let visible = '';
+  const open: string[] = [];
+  const offset = (index: number) => Buffer.byteLength(text.slice(0, index));
+  for (let index = 0; index < text.length; ) {
+    const character = text[index];
+    if (character === '&') {
+      const entity = ENTITY.exec(text.slice(index));
+      if (!entity) throw badRequest(`can't parse entities: character '&' at byte offset ${offset(index)} must be escaped as &amp;`);
+      visible += entity[1] ? NAMED[entity[1].toLowerCase()] : String.fromCodePoint(entity[2] ? Number(entity[2]) : parseInt(entity[3], 16));
+      index += entity[0].length;
+      continue;
     }
+    if (character === '>') throw badRequest(`can't parse entities: character '>' at byte offset ${offset(index)} must be escaped as &gt;`);
+    if (character !== '<') {
+      visible += character;
+      index += 1;
+      continue;
+    }
+    const tag = /^<(\/?)([a-zA-Z][\w-]*)((?:\s+[\w-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)*)\s*>/.exec(text.slice(index));
+    if (!tag) throw badRequest(`can't parse entities: unsupported start tag at byte offset ${offset(index)}: escape < as &lt;`);
+    const [whole, closing, rawName, attributes] = tag;
+    const name = rawName.toLowerCase();
+    const allowed = TELEGRAM_ATTRIBUTES[name];
+    if (!allowed) throw badRequest(`can't parse entities: Unsupported start tag "${name}" at byte offset ${offset(index)}`);
+    if (closing) {
+      if (open.pop() !== name) throw badRequest(`can't parse entities: Unexpected end tag at byte offset ${offset(index)}`);
+    } else {
+      for (const attribute of attributes.matchAll(/([\w-]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+)))?/g)) {
+        const key = attribute[1].toLowerCase();
+        if (!allowed.includes(key)) throw badRequest(`can't parse entities: unsupported attribute "${key}" of tag "${name}" at byte offset ${offset(index)}`);
+        const value = decodeAttribute(attribute[2] ?? attribute[3] ?? attribute[4] ?? '', offset(index));
+        if (name === 'a' && key === 'href' && !/^(https?:\/\/[^\s/?#]+|tg:\/\/)/i.test(value)) throw badRequest('Unsupported URL protocol');
+      }
+      open.push(name);
+    }
+    index += whole.length;
   }
-  return decodeEntities(text.replace(/<[^>]*>/g, ''));
+  if (open.length > 0) throw badRequest(`can't parse entities: Can't find end tag corresponding to start tag "${open.at(-1)}"`);
+  return visible;
 }
 
 async function readParams(request: RecordedRequest): Promise<Record<string, unknown>> {

@@ -1,5 +1,6 @@
 // A fake Twitch (id.twitch.tv OAuth, and Helix: users, chat messages, chat announcements, channel followers) on one real HTTP
-// server. Shapes follow dev.twitch.tv: tokens `{access_token, expires_in, refresh_token, scope: [], token_type}`, Helix
+// server. Shapes follow dev.twitch.tv (read 2026-11: authentication/getting-tokens-oauth, api/reference#get-users,
+// #send-chat-message, #send-chat-announcement, #get-channel-followers; Twitch publishes no machine-readable contract): tokens `{access_token, expires_in, refresh_token, scope: [], token_type}`, Helix
 // `{data: [...]}`, errors `{error, status, message}` (Helix) or `{status, message}` (OAuth).
 //
 //   const fake = await startTwitchFake();

@@ -1,9 +1,12 @@
 // A fake Whop (OAuth 2.1 + PKCE + OIDC endpoints, API v1 forums, forum posts and files, and the presigned file storage) on
-// one real HTTP server, from docs.whop.com (OAuth guide, forum posts, files, direct file uploads).
+// one real HTTP server, from docs.whop.com (OAuth guide, forum posts, files, direct file uploads; read 2026-11) and the shapes of
+// the official SDK @whop/sdk 0.0.42 (ForumPost: created_at, user, parent_id; list: experience_id, parent_id for a post's comments,
+// first/after cursor paging with page_info.end_cursor/has_next_page).
 //
 //   const fake = await startWhopFake();
 //   SOCIAL_ENDPOINTS={"whop": fake.endpoints}; WHOP_CLIENT_ID = fake.authority.clientId (a public client: no secret)
 //   fake.posts, fake.files; fake.setProcessingChecks(n): a file answers `processing` to n status reads after its bytes arrive
+//   fake.postAs(content, {userId?, at?, parentId?}) -> a post someone (by default the connected user, earlier) made
 //
 // Refuses what Whop refuses: a token request that is not JSON, without PKCE's code_verifier (or with a wrong one), a client
 // secret that is not the app's; a used (rotated) refresh token (400 invalid_grant); an authorize without nonce, PKCE or the
@@ -25,6 +28,7 @@ export interface FakeWhopPost {
   viewCount: number;
   likeCount: number;
   commentCount: number;
+  createdAt: number;
 }
 
 export interface FakeWhopFile {
@@ -129,7 +133,7 @@ export async function startWhopFake() {
     return { json: fileView(file) };
   })));
 
-  const postView = (post: FakeWhopPost) => ({ id: post.id, title: post.title, content: post.content, parent_id: post.parentId, is_edited: false, is_pinned: false, is_poster_admin: true, user: { id: post.userId, username: 'heraldlabs', name: 'Herald Labs Owner' }, view_count: post.viewCount, like_count: post.likeCount, comment_count: post.commentCount, created_at: new Date().toISOString() });
+  const postView = (post: FakeWhopPost) => ({ id: post.id, title: post.title, content: post.content, parent_id: post.parentId, is_edited: false, is_pinned: false, is_poster_admin: true, user: { id: post.userId, username: 'heraldlabs', name: 'Herald Labs Owner' }, view_count: post.viewCount, like_count: post.likeCount, comment_count: post.commentCount, created_at: String(Math.floor(post.createdAt / 1000)) });
   server.on('POST', '/api/v1/forum_posts', authed((request, user) => {
     const body = (request.json ?? {}) as { experience_id?: string; content?: string; title?: string; parent_id?: string; attachments?: { id: string }[] };
     if (!experiences.some((item) => item.id === body.experience_id)) return whopError(404, 'Experience not found', 'not_found');
@@ -138,14 +142,19 @@ export async function startWhopFake() {
     if (attachments.some((fileId) => files.find((file) => file.id === fileId)?.status !== 'ready')) return whopError(422, 'An attachment is not ready yet');
     const parent = body.parent_id ? posts.find((item) => item.id === body.parent_id) : undefined;
     if (body.parent_id && parent?.experienceId !== body.experience_id) return whopError(404, 'Parent post not found', 'not_found');
-    const post: FakeWhopPost = { id: id('post'), experienceId: body.experience_id!, title: body.title ?? null, content: body.content, parentId: body.parent_id ?? null, attachments, userId: user, viewCount: 0, likeCount: 0, commentCount: 0 };
+    const post: FakeWhopPost = { id: id('post'), experienceId: body.experience_id!, title: body.title ?? null, content: body.content, parentId: body.parent_id ?? null, attachments, userId: user, viewCount: 0, likeCount: 0, commentCount: 0, createdAt: Date.now() };
     posts.push(post);
     if (parent) parent.commentCount += 1;
     return { json: postView(post) };
   }));
   server.on('GET', '/api/v1/forum_posts', authed((request) => {
-    const list = [...posts].reverse().filter((post) => post.experienceId === request.query.get('experience_id')).slice(0, Number(request.query.get('first') ?? 20));
-    return { json: { data: list.map(postView), page_info: { has_next_page: false } } };
+    const parentId = request.query.get('parent_id');
+    const list = [...posts].sort((a, b) => b.createdAt - a.createdAt).filter((post) => post.experienceId === request.query.get('experience_id') && post.parentId === (parentId || null));
+    const first = Number(request.query.get('first') ?? 20);
+    const start = request.query.get('after') ? Number(Buffer.from(request.query.get('after')!, 'base64').toString()) : 0;
+    const page = list.slice(start, start + first);
+    const more = start + first < list.length;
+    return { json: { data: page.map(postView), page_info: { has_next_page: more, end_cursor: more ? Buffer.from(String(start + first)).toString('base64') : null, has_previous_page: start > 0, start_cursor: null } } };
   }));
   server.on('GET', '/api/v1/forum_posts/*', authed((request) => {
     const post = posts.find((item) => item.id === request.path.split('/')[4]);
@@ -159,6 +168,11 @@ export async function startWhopFake() {
     posts,
     files,
     endpoints: { api: url, web: url },
+    postAs(content: string, options: { userId?: string; at?: number; parentId?: string } = {}) {
+      const post: FakeWhopPost = { id: id('post'), experienceId: 'exp_announce', title: null, content, parentId: options.parentId ?? null, attachments: [], userId: options.userId ?? 'user_herald', viewCount: 0, likeCount: 0, commentCount: 0, createdAt: options.at ?? Date.now() };
+      posts.push(post);
+      return post;
+    },
     setProcessingChecks(n: number) {
       processingChecks = n;
     },

@@ -1,14 +1,16 @@
 // Discord end to end against the fake: the bot install through OAuth (the server chosen on Discord's page), listChannels from
 // the bot's real permissions, messages with attachments as multipart, every later item in one thread on the first message,
-// mentions kept, the nonce, a 429 retried after retry_after, refusals in ERROR, an interrupted thread start looked up, and the
-// bot taken off the server.
+// mentions kept and only those meant notifying, links to other schemes defused, the nonce, a 429 retried after retry_after,
+// refusals in ERROR, interrupted messages and thread starts looked up (never an older message of the same text), and the bot
+// taken off the server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import discord from '../../providers/discord/index.js';
 import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
-import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startDiscordFake, type DiscordFake } from '../fakes/discord.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
 import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
@@ -19,7 +21,9 @@ let herald: Herald;
 let channelId: string;
 let media: Record<'png' | 'jpeg' | 'mp4', { id: string; path: string }>;
 
-const post = (items: Parameters<typeof createPost>[2], channel = fake.channel('general').id) => createPost(herald, channelId, items, { settings: { __type: 'discord', channel } });
+const post = (items: Parameters<typeof createPost>[2], channel = fake.channel('general').id, extra: Record<string, unknown> = {}) =>
+  createPost(herald, channelId, items, { settings: { __type: 'discord', channel, ...extra }, allowDuplicate: true });
+const isCreate = (request: PlatformRequest<unknown>) => request.method === 'POST' && /\/channels\/\d+\/messages$/.test(request.url);
 const messagesIn = (id: string) => fake.messages.filter((message) => message.channelId === id);
 
 beforeAll(async () => {
@@ -155,6 +159,70 @@ describe('publishing', () => {
     expect(fake.messages.filter((message) => message.nonce === 'nonce-post-000001')).toHaveLength(1);
     const requests = fake.server.requestsTo('POST', `/api/v10/channels/${fake.channel('general').id}/messages`);
     expect(String(requests.at(-1)?.headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
+  });
+});
+
+describe('what the text may do', () => {
+  it('notifies only the users and roles written in Discord syntax: @everyone and @here show as text unless notifyEveryone is set', async () => {
+    const text = '@everyone and @here, ping <@123456789012345678> and <@&1100000000000000003>';
+    const quiet = await post([text]);
+    expect((await publishUntilSettled(herald, quiet)).outcome.kind).toBe('published');
+    const [quietRoot] = await chainOf(herald, quiet);
+    const sent = fake.messages.find((message) => message.id === quietRoot.releaseId)!;
+    expect(sent.content).toBe(text);
+    expect(sent.allowedMentions).toEqual({ parse: [], users: ['123456789012345678'], roles: ['1100000000000000003'] });
+    expect(sent.notified).toEqual({ everyone: false, users: ['123456789012345678'], roles: ['1100000000000000003'] });
+    const loud = await post([`${text}!`], fake.channel('general').id, { notifyEveryone: true });
+    expect((await publishUntilSettled(herald, loud)).outcome.kind).toBe('published');
+    const [loudRoot] = await chainOf(herald, loud);
+    expect(fake.messages.find((message) => message.id === loudRoot.releaseId)?.notified).toEqual({ everyone: true, users: ['123456789012345678'], roles: ['1100000000000000003'] });
+  });
+
+  it('leaves a masked link to another scheme, an autolink and raw HTML as the text typed, and keeps web links', async () => {
+    const rootId = await post(['[free nitro](javascript:alert(1)) <javascript:alert(2)> <img/src=x onerror=alert(3)> [docs](https://discord.com/developers)']);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(fake.messages.at(-1)!.content).toBe('[free nitro\\](javascript:alert(1)) \\<javascript:alert(2)> \\<img/src=x onerror=alert(3)> [docs](https://discord.com/developers)');
+  });
+});
+
+describe('an interrupted message', () => {
+  it('lost after Discord posted it: found among the messages since the attempt, not the older one of the same text, and not posted again', async () => {
+    const older = fake.postAs(fake.channel('general').id, 'Weekly update', { at: Date.now() - 10 * 60_000 });
+    const rootId = await post(['Weekly update']);
+    const restore = loseAnswerOf(herald, isCreate);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    const posted = fake.server.requestsTo('POST', '/api/v10/channels/*/messages').length;
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root] = await chainOf(herald, rootId);
+    const copies = fake.messages.filter((message) => message.content === 'Weekly update');
+    expect(copies).toHaveLength(2);
+    expect(root.releaseId).toBe(copies.find((message) => message.id !== older.id)!.id);
+    expect(fake.server.requestsTo('POST', '/api/v10/channels/*/messages')).toHaveLength(posted);
+    const lookup = fake.server.requestsTo('GET', '/api/v10/channels/*/messages').at(-1)!;
+    expect(BigInt(lookup.query.get('after')!)).toBeGreaterThan(BigInt(older.id));
+  });
+
+  it('lost before it reached Discord: nothing since the attempt, so it is posted, once, though an older message has the same text', async () => {
+    fake.postAs(fake.channel('general').id, 'Monthly digest', { at: Date.now() - 60 * 60_000 });
+    const rootId = await post(['Monthly digest']);
+    const first = await withPlatformFetch(
+      herald.services,
+      (real) => async (request) => {
+        if (isCreate(request as PlatformRequest<unknown>)) throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+        return real(request);
+      },
+      () => publishChain(herald.services, rootId),
+    );
+    expect(first.kind).toBe('waiting');
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root] = await chainOf(herald, rootId);
+    const copies = fake.messages.filter((message) => message.content === 'Monthly digest');
+    expect(copies).toHaveLength(2);
+    expect(root.releaseId).toBe(copies.at(-1)!.id);
   });
 });
 

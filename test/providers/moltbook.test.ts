@@ -6,6 +6,7 @@ import { NotificationSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startMoltbookFake, type MoltbookFake } from '../fakes/moltbook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { upload } from '../helpers/media-samples.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
@@ -116,6 +117,21 @@ describe('publishing', () => {
     } finally {
       fake.requireVerification = false;
     }
+  });
+});
+
+describe('an interrupted post', () => {
+  it('stops a post whose answer was lost after Moltbook made it with "could not confirm" (no marker to look it up by), and never posts it twice', async () => {
+    fake.resetRateLimits();
+    const rootId = await createPost(herald, channelId, ['Lost on the way back'], { settings: settings() });
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/v1/posts') || request.url.endsWith('/posts'));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    } finally {
+      restore();
+    }
+    expect((await chainOf(herald, rootId))[0].error).toMatch(/^Could not confirm whether Moltbook published this item/);
+    expect(fake.posts.filter((post) => post.content === 'Lost on the way back')).toHaveLength(1);
   });
 });
 

@@ -6,6 +6,7 @@ import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js'
 import { publishChain } from '../../tools/internal/publish.js';
 import { startSkoolFake, type SkoolFake } from '../fakes/skool.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { upload } from '../helpers/media-samples.js';
 import { chainOf, createPost, publishUntilSettled, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
@@ -92,6 +93,18 @@ describe('publishing', () => {
     expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     expect((await chainOf(herald, rootId))[0].nextAttemptAt!.getTime() - started).toBeGreaterThanOrEqual(89_000);
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+  });
+
+  it('stops a post whose answer was lost after Skool made it with "could not confirm" (no lookup exists), and never posts it twice', async () => {
+    const rootId = await createPost(herald, channelId, ['Lost answer'], { settings: settings({ title: 'Lost answer' }) });
+    const restore = loseAnswerOf(herald, (request) => /\/posts\?follow=true$/.test(request.url));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    } finally {
+      restore();
+    }
+    expect((await chainOf(herald, rootId))[0].error).toMatch(/^Could not confirm whether Skool published this item/);
+    expect(fake.posts.filter((post) => JSON.stringify(post).includes('Lost answer'))).toHaveLength(1);
   });
 
   it('puts a post in a group that requires a level in ERROR, with Skool\'s words, and notifies', async () => {

@@ -1,13 +1,16 @@
 // Slack end to end against the fake: OAuth v2 (bot token, team name and icon), listChannels across pages, a post with files and
 // replies through the worker (joining the channel on not_in_channel), long text split into sections, a 429 retried after
-// Retry-After, an archived channel in ERROR, an interrupted post found by its metadata, token rotation, a revoked token.
+// Retry-After, an archived channel in ERROR, an interrupted post found by its metadata among every message since the attempt
+// (never an older one), mentions and links only as Slack syntax allows them, token rotation, a revoked token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeMrkdwn, sectionBlocks, splitText } from '../../providers/slack/blocks.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
+import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
 import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished, reopenAsInterrupted } from '../helpers/posts.js';
@@ -18,7 +21,9 @@ let herald: Herald;
 let channelId: string;
 const media = {} as Record<'png' | 'jpeg' | 'mp4', { id: string; path: string; bytes: Buffer }>;
 
-const post = (items: Parameters<typeof createPost>[2], channel = fake.channel('random').id) => createPost(herald, channelId, items, { settings: { __type: 'slack', channel } });
+const post = (items: Parameters<typeof createPost>[2], channel = fake.channel('random').id, extra: Record<string, unknown> = {}) =>
+  createPost(herald, channelId, items, { settings: { __type: 'slack', channel, ...extra }, allowDuplicate: true });
+const isPost = (request: PlatformRequest<unknown>) => request.url.endsWith('/api/chat.postMessage');
 const integration = () => herald.services.orm.em.fork().findOneOrFail(IntegrationSchema, { id: channelId });
 const calls = (method: string) => fake.server.requestsTo('POST', `/api/${method}`);
 
@@ -86,7 +91,7 @@ describe('publishing', () => {
       expect(calls('conversations.join').map((request) => request.form?.get('channel'))).toEqual(['C0GENERAL1']);
       const [root, reply] = fake.messages.slice(-2);
       expect(root).toMatchObject({ channel: 'C0GENERAL1', threadTs: undefined, text: 'Release 𝟮.𝟬 &amp; friends, cc <@U0OWNER001>', metadata: { event_type: 'herald_post', event_payload: { post_id: rootId } } });
-      expect(root.blocks).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: 'Release 𝟮.𝟬 &amp; friends, cc <@U0OWNER001>' } }]);
+      expect(root.blocks).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: 'Release 𝟮.𝟬 &amp; friends, cc <@U0OWNER001>', verbatim: true } }]);
       expect(reply).toMatchObject({ channel: 'C0GENERAL1', threadTs: root.ts, text: 'The demo' });
       const uploads = fake.uploads.slice(-3);
       expect(uploads.map((file) => [file.filename, file.length])).toEqual([
@@ -128,6 +133,61 @@ describe('publishing', () => {
     expect(calls('chat.postMessage')).toHaveLength(posted);
     expect(calls('conversations.history').at(-1)?.form?.get('include_all_metadata')).toBe('true');
     expect(calls('conversations.replies').at(-1)?.form?.get('ts')).toBe(before[0].releaseId);
+  });
+
+  it('finds a message whose answer was lost among every message since the attempt, however many came after it', async () => {
+    const rootId = await post(['Busy day']);
+    const restore = loseAnswerOf(herald, isPost);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    for (let index = 0; index < 150; index++) fake.postAs(fake.channel('random').id, `chatter ${index}`);
+    const posted = calls('chat.postMessage').length;
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root] = await chainOf(herald, rootId);
+    const ours = fake.messages.filter((message) => message.text === 'Busy day');
+    expect(ours).toHaveLength(1);
+    expect(root.releaseId).toBe(ours[0].ts);
+    expect(calls('chat.postMessage')).toHaveLength(posted);
+    const lookups = calls('conversations.history').slice(-2);
+    expect(lookups[0].form?.get('cursor')).toBeFalsy();
+    expect(lookups[1].form?.get('cursor')).toBeTruthy();
+    expect(Number(lookups[0].form?.get('oldest'))).toBeGreaterThan(Date.now() / 1000 - 600);
+  });
+
+  it('posts once a message lost before it reached Slack, though an older message of the same text is in the channel', async () => {
+    fake.postAs(fake.channel('random').id, 'Same words', { user: fake.botUserId, at: Date.now() - 3600_000, metadata: { event_type: 'herald_post', event_payload: { post_id: 'an-older-post' } } });
+    const rootId = await post(['Same words']);
+    const first = await withPlatformFetch(
+      herald.services,
+      (real) => async (request) => {
+        if (isPost(request as PlatformRequest<unknown>)) throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+        return real(request);
+      },
+      () => publishChain(herald.services, rootId),
+    );
+    expect(first.kind).toBe('waiting');
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root] = await chainOf(herald, rootId);
+    const copies = fake.messages.filter((message) => message.text === 'Same words');
+    expect(copies).toHaveLength(2);
+    expect(root.releaseId).toBe(copies.at(-1)!.ts);
+    expect(copies.at(-1)!.metadata?.event_payload.post_id).toBe(rootId);
+  });
+
+  it('keeps mentions of users, shows links in Slack syntax and special mentions as typed, and notifies the channel only with notifyEveryone', async () => {
+    const text = '<!channel> <!here> read <http://evil.example|the docs> & thank <@U0OWNER001>, see https://herald.example/a?b=1&c=2.';
+    const quiet = await post([text]);
+    expect((await publishUntilSettled(herald, quiet)).outcome.kind).toBe('published');
+    const sent = fake.messages.at(-1)!;
+    const shown = '@channel @here read &lt;<http://evil.example%7Cthe> docs&gt; &amp; thank <@U0OWNER001>, see <https://herald.example/a?b=1&amp;c=2>.';
+    expect(sent.blocks).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: shown, verbatim: true } }]);
+    expect(sent).toMatchObject({ text: shown, parse: 'none', linkNames: false, notified: { channel: false, users: ['U0OWNER001'] } });
+    const loud = await post([text], fake.channel('random').id, { notifyEveryone: true });
+    expect((await publishUntilSettled(herald, loud)).outcome.kind).toBe('published');
+    expect(fake.messages.at(-1)!.notified).toEqual({ channel: true, users: ['U0OWNER001'] });
   });
 
   it('refuses an item without text, and more files than one message shares, at validation', async () => {
@@ -192,10 +252,13 @@ describe('errors and tokens', () => {
 
 describe('sections', () => {
   it('escapes &, < and > but keeps Slack mentions, and counts the escaped length', () => {
-    expect(escapeMrkdwn('a < b & <@U1> <#C2> <!here> <b>')).toBe('a &lt; b &amp; <@U1> <#C2> <!here> &lt;b&gt;');
+    expect(escapeMrkdwn('a < b & <@U0A1> <#C0B2> <!subteam^S0C3> <!here> <b> <@U1|label> <!date^1^{date}|x>')).toBe(
+      'a &lt; b &amp; <@U0A1> <#C0B2> <!subteam^S0C3> @here &lt;b&gt; &lt;@U1|label&gt; &lt;!date^1^{date}|x&gt;',
+    );
+    expect(escapeMrkdwn('<!here>', { notifyEveryone: true })).toBe('<!here>');
     const ampersands = '&'.repeat(1000);
     expect(splitText(ampersands).map((part) => escapeMrkdwn(part).length)).toEqual([3000, 2000]);
-    expect(sectionBlocks('short')).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: 'short' } }]);
+    expect(sectionBlocks('short')).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: 'short', verbatim: true } }]);
     expect(splitText(`${'x'.repeat(2999)}\n\n${'y'.repeat(10)}`)).toEqual(['x'.repeat(2999), 'y'.repeat(10)]);
   });
 });

@@ -7,6 +7,8 @@ import { chainOf, createPost, publishUntilSettled, waitForPublished } from '../h
 import telegram from '../../providers/telegram.js';
 import type { ProviderContext, PublishItem } from '../../providers/types.js';
 import { PlatformHttpError, createPlatformFetch } from '../../src/lib/platform-http.js';
+import { convertContent } from '../../src/lib/content.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 import { startTelegramFake, telegramError } from '../fakes/telegram.js';
 import type { TelegramFake } from '../fakes/telegram.js';
@@ -156,6 +158,30 @@ describe('telegram publish', () => {
     expect(tg.messages[1].video?.bytes.equals(mp4)).toBe(true);
     expect(new Set(tg.messages.map((message) => message.media_group_id)).size).toBe(1);
     expect(ref.id).toBe(String(tg.messages[0].message_id));
+  });
+});
+
+describe('telegram: what the text may do', () => {
+  // Content as a client sends it, and the HTML Telegram receives: the fake parses it as the Bot API does and refuses anything else.
+  const corpus: [string, string][] = [
+    ['<p>Hi<script>alert(1)</script></p>', 'Hi'],
+    ['<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>', '&lt;script&gt;alert(1)&lt;/script&gt;'],
+    ['<p><a href="javascript:alert(1)">tap</a> <a href="data:text/html,x">data</a></p>', 'tap data'],
+    ['<p><img src=x onerror=alert(1)>seen <strong onclick="steal()">bold</strong></p>', 'seen <strong>bold</strong>'],
+    ['<p><a href="https://example.com/?a=1&amp;b=&quot;2&quot;">safe</a></p>', '<a href="https://example.com/?a=1&amp;b=&quot;2&quot;">safe</a>'],
+    ['<p><a href="mailto:press@example.com">write us</a>, <a href="mailto:press@example.com">press@example.com</a></p>', 'write us (press@example.com), press@example.com'],
+    ['<p>&amp;lt;b&amp;gt; stays text</p>', '&amp;lt;b&amp;gt; stays text'],
+    ['a < b && c > d <3 &lt;b&gt;', 'a &lt; b &amp;&amp; c &gt; d &lt;3 &amp;lt;b&amp;gt;'],
+    ['<p>[prize](javascript:alert(1)) <tg-spoiler>x</tg-spoiler> <a href="tg://user?id=1">me</a></p>', '[prize](javascript:alert(1)) x me'],
+  ];
+  it.each(corpus)('%s reaches Telegram as %s', async (content, html) => {
+    await telegram.publish!(context(), item(convertContent(content, telegram.editor)));
+    expect(tg.messages.at(-1)?.text).toBe(html);
+  });
+
+  it('sends the same safe HTML as a caption', async () => {
+    await telegram.publish!(context(), item(convertContent('<p><a href="javascript:alert(1)">x</a> &lt;i&gt;</p>', telegram.editor), [mediaFile(tinyPng())]));
+    expect(tg.messages.at(-1)?.caption).toBe('x &lt;i&gt;');
   });
 });
 
@@ -321,6 +347,21 @@ describe('telegram through Herald', () => {
     expect(waiting.lastError).toContain('Too Many Requests: retry after 300');
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     expect(tg.messages.map((message) => message.text)).toEqual(['Later']);
+  });
+
+  it('stops a message whose answer was lost after Telegram sent it with "could not confirm", and never sends it twice', async () => {
+    pointAtFake();
+    const rootId = await createPost(herald, channelId, ['<p>Once only</p>'], { type: 'now' });
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/sendMessage'));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    } finally {
+      restore();
+    }
+    const [root] = await chainOf(herald, rootId);
+    expect(root.error).toMatch(/^Could not confirm whether Telegram published this item/);
+    expect((await publishChain(herald.services, rootId)).kind).not.toBe('published');
+    expect(tg.messages.map((message) => message.text)).toEqual(['Once only']);
   });
 
   it('puts the post in ERROR with Telegram\'s description when the bot was removed, and notifies', async () => {

@@ -1,13 +1,16 @@
 // Whop end to end against its fake: OAuth 2.1 with PKCE as a public client (JSON token requests, OpenID userinfo), rotating
 // refresh tokens, the companies and experiences helpers, forum posts with title and files by presigned upload (processing
 // awaited by re-scheduled runs), replies by parent_id, refusals, rate limits, analytics, and a create whose answer was lost
-// found among the forum's posts instead of repeated.
+// found among the forum's posts since the attempt instead of repeated (never an older post of the same text), and typed
+// Markdown links to other schemes defused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
+import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startWhopFake, type WhopFake } from '../fakes/whop.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, waitForPublished } from '../helpers/posts.js';
@@ -19,6 +22,7 @@ let channelId: string;
 let picture: { id: string; path: string };
 const settings = (extra: Record<string, string> = {}) => ({ __type: 'whop', company: 'biz_herald', experience: 'exp_announce', ...extra });
 const tokenCalls = () => fake.server.requestsTo('POST', '/oauth/token');
+const isCreate = (request: PlatformRequest<unknown>) => request.json !== undefined && request.url.endsWith('/api/v1/forum_posts');
 
 beforeAll(async () => {
   fake = await startWhopFake();
@@ -128,6 +132,49 @@ describe('publishing', () => {
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(fake.posts).toHaveLength(count);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(published.releaseId);
+  });
+});
+
+describe('an interrupted post, and what its text may do', () => {
+  it('lost after Whop made it: found among the posts since the attempt, not the older post of the same text, and not made again', async () => {
+    const older = fake.postAs('Office hours today', { at: Date.now() - 3 * 3600_000 });
+    const rootId = await createPost(herald, channelId, ['Office hours today'], { settings: settings(), allowDuplicate: true });
+    const restore = loseAnswerOf(herald, isCreate);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    const creates = fake.server.requestsTo('POST', '/api/v1/forum_posts').length;
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const copies = fake.posts.filter((post) => post.content === 'Office hours today');
+    expect(copies).toHaveLength(2);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(copies.find((post) => post.id !== older.id)!.id);
+    expect(fake.server.requestsTo('POST', '/api/v1/forum_posts')).toHaveLength(creates);
+  });
+
+  it('lost before it reached Whop: nothing since the attempt, so it is made, once, though an older post has the same text', async () => {
+    fake.postAs('Weekly recap', { at: Date.now() - 24 * 3600_000 });
+    const rootId = await createPost(herald, channelId, ['Weekly recap'], { settings: settings(), allowDuplicate: true });
+    const first = await withPlatformFetch(
+      herald.services,
+      (real) => async (request) => {
+        if (isCreate(request as PlatformRequest<unknown>)) throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+        return real(request);
+      },
+      () => publishChain(herald.services, rootId),
+    );
+    expect(first.kind).toBe('waiting');
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const copies = fake.posts.filter((post) => post.content === 'Weekly recap');
+    expect(copies).toHaveLength(2);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(copies.at(-1)!.id);
+  });
+
+  it('posts typed Markdown with links to other schemes and raw HTML as the text typed, web links kept', async () => {
+    const rootId = await createPost(herald, channelId, ['[claim](javascript:alert(1)) ![x](data:text/html,hi) <img/src=x onerror=alert(1)> [site](https://whop.com)'], { settings: settings() });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(fake.posts.at(-1)!.content).toBe('[claim\\](javascript:alert(1)) ![x\\](data:text/html,hi) \\<img/src=x onerror=alert(1)> [site](https://whop.com)');
   });
 });
 
