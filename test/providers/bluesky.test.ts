@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 import bluesky from '../../providers/bluesky/index.js';
 import { CheckAgainLater, type ChannelAuth, type ProviderContext, type PublishItem } from '../../providers/types.js';
@@ -529,6 +529,32 @@ describe('bluesky through Herald', () => {
     expect(recordsWith('Lost answer')).toHaveLength(1);
     expect(pds.server.requestsTo('GET', '/xrpc/com.atproto.repo.getRecord').at(-1)!.query.get('rkey')).toBe(recordsWith('Lost answer')[0].rkey);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(recordsWith('Lost answer')[0].uri);
+  });
+
+  it('posts once when the create was lost before it reached the PDS, never taking an older post of the same text for it', async () => {
+    const olderId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now' });
+    expect((await publishUntilSettled(herald, olderId)).outcome.kind).toBe('published');
+    const rootId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now', allowDuplicate: true });
+    const { outcome, runs } = await withPlatformFetch(herald.services, (real) => {
+      let lost = false;
+      return async (request) => {
+        if (!lost && request.url.endsWith(CREATE_RECORD)) {
+          lost = true;
+          throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+        }
+        return real(request);
+      };
+    }, () => publishUntilSettled(herald, rootId));
+    expect(outcome.kind).toBe('published');
+    expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);
+    const same = recordsWith('Same words');
+    expect(same).toHaveLength(2);
+    const [older] = await chainOf(herald, olderId);
+    const [newer] = await chainOf(herald, rootId);
+    expect(older.releaseId).toBe(same[0].uri);
+    expect(newer.releaseId).toBe(same[1].uri);
+    // The recovery asked the PDS for the record key Herald had chosen for this item: not there, so it was created.
+    expect(pds.server.requestsTo('GET', '/xrpc/com.atproto.repo.getRecord').at(-1)!.query.get('rkey')).toBe(same[1].rkey);
   });
 
   it('waits for the PDS\'s ratelimit-reset after a 429', async () => {

@@ -6,7 +6,7 @@ import * as nip19 from 'nostr-tools/nip19';
 import { finalizeEvent, generateSecretKey, getEventHash, getPublicKey, verifyEvent, type Event } from 'nostr-tools/pure';
 import nostr from '../../providers/nostr/index.js';
 import { relayTimeouts } from '../../providers/nostr/relays.js';
-import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
+import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { DomainError } from '../../src/errors.js';
 import { convertContent } from '../../src/lib/content.js';
@@ -15,7 +15,7 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { deadRelayUrl, startNostrRelay, type NostrRelayFake } from '../fakes/nostr.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitFor, waitForPublished } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, waitFor, waitForPublished } from '../helpers/posts.js';
 import { redeliveryTiming } from '../../src/jobs/nostr-redelivery.js';
 import { postView } from '../../tools/internal/post-view.js';
 import { previewMarkup } from '../../src/http/web/post-pages.js';
@@ -361,6 +361,40 @@ describe('nostr through Herald', () => {
     expect(record).toMatchObject({ publishStatus: 'retrying', attempts: 1, lastError: `Could not reach Nostr: no relay accepted the note: ${lone.url}: connection refused` });
     expect(Date.parse(record.nextAttemptAt)).toBeGreaterThan(Date.now());
     expect(record.items[0].nextAttemptAt).toBe(record.nextAttemptAt);
+  });
+
+  it('sends its own signed note after a crash before it reached the relays, never taking an older note of the same text for it', async () => {
+    for (const relay of relays) relay.mode = 'silent';
+    Object.assign(relayTimeouts, { connectMs: 300, answerMs: 200 });
+    const rootId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now', allowDuplicate: true });
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting'); // signed and recorded; no relay took it
+    } finally {
+      for (const relay of relays) relay.mode = 'accept';
+      Object.assign(relayTimeouts, saved);
+    }
+    const older = finalizeEvent({ kind: 1, created_at: Math.floor(Date.now() / 1000) - 3600, tags: [], content: 'Same words' }, secret);
+    for (const relay of relays) relay.seed(older);
+    await reopenAsInterrupted(herald, rootId, (item) => ({ event: item.publishProgress!.steps.event }));
+    const em = herald.services.orm.em.fork();
+    (await em.findOneOrFail(PostSchema, { id: rootId })).nextAttemptAt = null; // the crash came before the retry was planned
+    await em.flush();
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
+    const signed = ((await chainOf(herald, rootId))[0].publishProgress!.steps.event as { result: Event }).result;
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(signed.id);
+    expect(signed.id).not.toBe(older.id);
+    expect(relays[0].events.filter((event) => event.content === 'Same words').map((event) => event.id)).toEqual([older.id, signed.id]);
+  });
+
+  it('links the note that reached the relays before a crash, without a second copy', async () => {
+    const rootId = await createPost(herald, channelId, ['<p>Arrived before the crash</p>'], { type: 'now' });
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
+    const [first] = await chainOf(herald, rootId);
+    await reopenAsInterrupted(herald, rootId, (item) => ({ event: item.publishProgress!.steps.event }));
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(first.releaseId);
+    for (const relay of relays) expect(relay.events.filter((event) => event.id === first.releaseId)).toHaveLength(1);
+    expect(relays[0].answers.at(-1)).toEqual([first.releaseId, true, 'duplicate: already have this event']);
   });
 
   it('waits and retries while the relays rate-limit, then sends the same event', async () => {
