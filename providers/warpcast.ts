@@ -1,7 +1,8 @@
 // Farcaster through Neynar's API v2: casts with picture embeds, in the chosen channels; later items reply to the previous cast.
 // References: https://docs.neynar.com/reference/publish-cast (POST /v2/farcaster/cast, `idem`), …/lookup-signer (GET
 // /v2/farcaster/signer), …/fetch-bulk-users, …/lookup-cast-by-hash-or-url, …/fetch-casts-for-user, …/search-channels, and
-// Neynar's OpenAPI (github.com/neynarxyz/OAS src/api/spec.yaml). Text limits are Farcaster's (snapchain
+// Neynar's OpenAPI (github.com/neynarxyz/OAS src/api/spec.yaml), read 2026-11-26; the cast body and the answers read are
+// checked against @neynar/nodejs-sdk 3.177.0's types (test/types/neynar-contract.ts). Text limits are Farcaster's (snapchain
 // validate_cast_add_body): 320 bytes for a cast, 1024 for a long cast, 10,000 for Pro accounts only; 2 embeds (4 with Pro).
 //
 // Credentials: the deployment's Neynar app is the platform's app setting (WARPCAST_CLIENT_ID = Neynar client id for the
