@@ -1,7 +1,8 @@
 // Farcaster through Neynar's API v2: casts with picture embeds, in the chosen channels; later items reply to the previous cast.
 // References: https://docs.neynar.com/reference/publish-cast (POST /v2/farcaster/cast, `idem`), …/lookup-signer (GET
 // /v2/farcaster/signer), …/fetch-bulk-users, …/lookup-cast-by-hash-or-url, …/fetch-casts-for-user, …/search-channels, and
-// Neynar's OpenAPI (github.com/neynarxyz/OAS src/api/spec.yaml). Text limits are Farcaster's (snapchain
+// Neynar's OpenAPI (github.com/neynarxyz/OAS src/api/spec.yaml), read 2026-11-26; the cast body and the answers read are
+// checked against @neynar/nodejs-sdk 3.177.0's types (test/types/neynar-contract.ts). Text limits are Farcaster's (snapchain
 // validate_cast_add_body): 320 bytes for a cast, 1024 for a long cast, 10,000 for Pro accounts only; 2 embeds (4 with Pro).
 //
 // Credentials: the deployment's Neynar app is the platform's app setting (WARPCAST_CLIENT_ID = Neynar client id for the
@@ -38,6 +39,28 @@ const castSchema = z.object({
 });
 const postedSchema = z.object({ success: z.boolean(), cast: z.object({ hash: z.string(), author: z.object({ fid: z.number().int() }), text: z.string() }) });
 const channelSchema = z.object({ id: z.string(), name: z.string().optional(), description: z.string().optional(), image_url: z.string().optional(), follower_count: z.number().optional(), url: z.string() });
+
+/**
+ * The body of POST /v2/farcaster/cast/ as Herald sends it, and what Herald reads of Neynar's answers: both checked against
+ * the types of Neynar's SDK (@neynar/nodejs-sdk, generated from its OpenAPI) by the type check, in test/types/neynar-contract.ts.
+ */
+export interface CastBody {
+  signer_uuid: string;
+  text: string;
+  embeds?: { url: string }[];
+  parent?: string;
+  parent_author_fid?: number;
+  channel_id?: string;
+  idem: string;
+}
+export type NeynarReads = {
+  signer: z.infer<typeof signerSchema>;
+  user: z.infer<typeof userSchema>;
+  cast: z.infer<typeof castSchema>;
+  posted: z.infer<typeof postedSchema>;
+  channel: z.infer<typeof channelSchema>;
+  error: z.infer<typeof errorSchema>;
+};
 
 /** Neynar's error body `{message, code, property}`; a refused signer means reconnecting, a refused API key is the operator's to fix. */
 function classify(status: number, body: string): Partial<PlatformHttpErrorInit> | undefined {
@@ -99,15 +122,14 @@ async function cast(context: ProviderContext, item: PublishItem, targets: { chan
     const hash = await context.step(
       `${step}:${name}`,
       async () => {
-        const posted = await neynar(context, 'cast/', postedSchema, {
-          json: {
-            signer_uuid: context.auth.accessToken,
-            text: item.text,
-            ...(item.media.length > 0 ? { embeds: item.media.map((file) => ({ url: file.url })) } : {}),
-            ...(target.parent ? { parent: target.parent, parent_author_fid: Number(context.auth.internalId) } : target.channel ? { channel_id: target.channel } : {}),
-            idem: targets.length > 1 ? `${item.postId}:${name}` : item.postId,
-          },
-        });
+        const body: CastBody = {
+          signer_uuid: context.auth.accessToken,
+          text: item.text,
+          ...(item.media.length > 0 ? { embeds: item.media.map((file) => ({ url: file.url })) } : {}),
+          ...(target.parent ? { parent: target.parent, parent_author_fid: Number(context.auth.internalId) } : target.channel ? { channel_id: target.channel } : {}),
+          idem: targets.length > 1 ? `${item.postId}:${name}` : item.postId,
+        };
+        const posted = await neynar(context, 'cast/', postedSchema, { json: body });
         return posted.cast.hash;
       },
       async () => undefined, // an interrupted cast is sent again with the same idem: Neynar does not cast it twice

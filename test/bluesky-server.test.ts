@@ -1,17 +1,19 @@
-// What a real Bluesky server refused after Herald had accepted a post, now checked before creation or fitted at publish,
-// and connecting to a self-hosted PDS (the deployment's service, no AppView).
+// What a real Bluesky server refused after Herald had accepted a post, now checked before creation or fitted at publish;
+// connecting to a self-hosted PDS (the deployment's service, no AppView) and reading its analytics; an app password revoked
+// while Herald holds a live session (issue 22). Every request is checked against the lexicons (test/fakes/atproto-lexicon.ts).
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
-import { IntegrationSchema } from '../src/db/entities.js';
+import { IntegrationSchema, NotificationSchema } from '../src/db/entities.js';
 import { channelAuth } from '../tools/internal/integrations.js';
 
 let herald: Herald;
 let pds: BlueskyFake;
 let bare: BlueskyFake;
 let channelId: string;
+let bareChannelId: string;
 
 beforeAll(async () => {
   [pds, bare] = await Promise.all([startBlueskyFake(), startBlueskyFake({ handle: 'bob.pds.example', appView: false })]);
@@ -25,6 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await Promise.all([pds?.close(), bare?.close()]);
+  expect([...pds.contractViolations, ...bare.contractViolations]).toEqual([]);
 });
 
 describe('connecting', () => {
@@ -39,6 +42,43 @@ describe('connecting', () => {
     expect(connected.status, JSON.stringify(connected.body)).toBe(200);
     expect(connected.body).toMatchObject({ name: 'bob.pds.example', profile: 'bob.pds.example', picture: '' });
     expect(bare.server.requestsTo('GET', '/xrpc/app.bsky.actor.getProfile')).toHaveLength(1);
+    bareChannelId = connected.body.id;
+  });
+
+  it('says that a PDS with no AppView cannot give analytics, instead of a temporary failure', async () => {
+    const response = await herald.rest('GET', `/analytics/${bareChannelId}?date=7`);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'not_supported' });
+    expect(response.body.message).toBe(`The Bluesky server ${bare.url} has no AppView to answer app.bsky.actor.getProfile (it answered 502: {"error":"UpstreamFailure","message":"Upstream service unreachable"}), so Bluesky analytics and recent posts are not available for this channel.`);
+    expect(response.body.hint).toMatch(/PDS_BSKY_APP_VIEW_URL/);
+    // Publishing needs no AppView.
+    const rootId = await createPost(herald, bareChannelId, ['<p>From a bare PDS</p>'], { type: 'now' });
+    expect((await publishUntilSettled(herald, rootId)).outcome).toEqual({ kind: 'published' });
+  });
+});
+
+describe('an app password revoked while Herald holds a live session', () => {
+  it('asks to reconnect as soon as a publish is refused, not two hours later when the session expires', async () => {
+    const carol = await startBlueskyFake({ handle: 'carol.bsky.social' });
+    try {
+      const connected = await herald.rest('POST', '/integrations/bluesky/connect', { service: carol.url, identifier: carol.handle, appPassword: carol.password });
+      expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+      carol.revokeAppPassword();
+      carol.server.failNext('POST', '/xrpc/com.atproto.repo.createRecord', { status: 400, json: { error: 'InvalidRequest', message: 'Could not create the record' } });
+      const rootId = await createPost(herald, connected.body.id, ['<p>After the revocation</p>'], { type: 'now' });
+      const { outcome, runs } = await publishUntilSettled(herald, rootId);
+      expect(outcome.kind).toBe('failed');
+      expect(runs).toHaveLength(1);
+      expect((await chainOf(herald, rootId))[0].error).toMatch(/was disconnected because its token expired or was revoked/);
+      const em = herald.services.orm.em.fork();
+      expect((await em.findOneOrFail(IntegrationSchema, { id: connected.body.id })).refreshNeeded).toBe(true);
+      const notices = await em.find(NotificationSchema, { organizationId: herald.organizationId, type: 'channel_reconnect' });
+      expect(notices.map((notice) => notice.content)).toContain(`Your Bluesky channel "${connected.body.name}" needs to be reconnected.`);
+      expect(carol.records).toHaveLength(0);
+      expect(carol.contractViolations).toEqual([]);
+    } finally {
+      await carol.close();
+    }
   });
 });
 

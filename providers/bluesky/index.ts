@@ -1,7 +1,8 @@
 // Bluesky (AT Protocol): an app-password session on the user's PDS, raw XRPC calls through context.fetch.
 // References: https://docs.bsky.app/docs/api/com-atproto-repo-create-record, …-repo-upload-blob, …-repo-get-record,
 // app-bsky-feed-get-posts, app-bsky-feed-get-author-feed, app-bsky-actor-get-profile; lexicons app.bsky.feed.post,
-// app.bsky.embed.images, app.bsky.embed.video; the video flow in ./video.ts.
+// app.bsky.embed.images, app.bsky.embed.video (read 2026-11-26; the lexicons of @atproto/api 0.19.19 are what the tests check
+// every request against); facets in ./facets.ts, the video flow in ./video.ts.
 // Sessions are stored and refreshed with refreshSession; createSession runs again only when the refresh token is dead.
 // Exactly once: each post's record key (a TID) and createdAt are chosen and recorded before createRecord, so a create whose
 // answer was lost is looked up with getRecord instead of being made twice.
@@ -12,7 +13,8 @@ import { imageSize } from '../../src/lib/media-probe.js';
 import type { JsonValue, PublishItem, PublishedRef, Provider, ProviderContext } from '../types.js';
 import { currentMetric, engagementByDay, itemName, pagesSince, permanent } from '../shared.js';
 import { MAX_VIDEO_BYTES, videoEmbed } from './video.js';
-import { call, createSession, endpoints, serviceOf, sessionSchema, tokensOf, trimSlashes, xrpc } from './xrpc.js';
+import { appViewRead, call, checkedWrite, createSession, endpoints, serviceOf, sessionSchema, tokensOf, trimSlashes, xrpc } from './xrpc.js';
+import { facetsOf } from './facets.js';
 
 const MAX_IMAGES = 4;
 /** app.bsky.feed.post: text is at most 300 graphemes and 3000 bytes of UTF-8. */
@@ -47,29 +49,6 @@ function newTid(): string {
   return tid;
 }
 
-// Rich-text facets: indexes are UTF-8 byte offsets into the text.
-type Facet = { index: { byteStart: number; byteEnd: number }; features: Record<string, string>[] };
-const byteOffset = (text: string, index: number) => Buffer.byteLength(text.slice(0, index), 'utf8');
-const facetAt = (text: string, start: number, length: number, feature: Record<string, string>): Facet => ({
-  index: { byteStart: byteOffset(text, start), byteEnd: byteOffset(text, start + length) },
-  features: [feature],
-});
-
-function facetsOf(text: string): Facet[] {
-  const facets: Facet[] = [];
-  for (const match of text.matchAll(/https?:\/\/[^\s<>"]+/g)) {
-    let uri = match[0].replace(/[.,;:!?'"]+$/, '');
-    while (uri.endsWith(')') && uri.split(')').length > uri.split('(').length) uri = uri.slice(0, -1).replace(/[.,;:!?'"]+$/, '');
-    if (/^https?:\/\/[^/]/.test(uri)) facets.push(facetAt(text, match.index, uri.length, { $type: 'app.bsky.richtext.facet#link', uri }));
-  }
-  for (const match of text.matchAll(/(^|\s)[#＃]([^\s#＃]+)/gu)) {
-    const tag = match[2].replace(/\p{P}+$/u, '');
-    if (tag.length === 0 || tag.length > 64 || /^\d+$/.test(tag)) continue;
-    facets.push(facetAt(text, match.index + match[1].length, tag.length + 1, { $type: 'app.bsky.richtext.facet#tag', tag }));
-  }
-  return facets.sort((a, b) => a.index.byteStart - b.index.byteStart);
-}
-
 /**
  * A picture over the blob limit is re-encoded as JPEG (quality, then size, stepped down) until it fits; one that fits is
  * sent as it is.
@@ -100,18 +79,24 @@ function refOf(context: ProviderContext, uri: string, cid: string): PublishedRef
 
 type StrongRef = { uri: string; cid: string };
 
+/** The post's uri and cid; a ref stored without its cid is read from the PDS (getRecord needs no AppView). */
 async function strongRef(context: ProviderContext, ref: PublishedRef): Promise<StrongRef> {
   if (ref.meta?.cid) return { uri: ref.id, cid: ref.meta.cid };
-  const { posts } = await call(context, 'app.bsky.feed.getPosts', postsSchema, { query: { uris: ref.id } });
-  if (!posts[0]) throw new Error(`The Bluesky post ${ref.id} to reply to no longer exists.`);
-  return { uri: posts[0].uri, cid: posts[0].cid };
+  const [, , repo, collection, rkey] = ref.id.split('/'); // at://did/collection/rkey
+  try {
+    const found = await call(context, 'com.atproto.repo.getRecord', createdSchema.extend({ cid: z.string() }), { query: { repo, collection, rkey } });
+    return { uri: found.uri, cid: found.cid };
+  } catch (error) {
+    if (error instanceof PlatformHttpError && error.status === 400 && /RecordNotFound/.test(error.bodyExcerpt)) throw permanent(`The Bluesky post ${ref.id} to reply to no longer exists.`);
+    throw error;
+  }
 }
 
 async function imagesEmbed(context: ProviderContext, item: PublishItem) {
   const images = [];
   for (const media of item.media) {
     const { bytes, mimeType } = await fitImage(await media.load());
-    const { blob } = await call(context, 'com.atproto.repo.uploadBlob', uploadSchema, { method: 'POST', body: bytes, headers: { 'content-type': mimeType } });
+    const { blob } = await checkedWrite(context, () => call(context, 'com.atproto.repo.uploadBlob', uploadSchema, { method: 'POST', body: bytes, headers: { 'content-type': mimeType } }));
     const aspectRatio = imageSize(bytes);
     images.push({ alt: media.alt ?? '', image: blob, ...(aspectRatio ? { aspectRatio } : {}) });
   }
@@ -124,19 +109,19 @@ async function createPost(context: ProviderContext, item: PublishItem, reply?: {
   if (item.media.length > MAX_IMAGES) throw permanent(TOO_MANY_IMAGES);
   const embed = video ? await videoEmbed(context, video) : item.media.length > 0 ? await imagesEmbed(context, item) : undefined;
   const { rkey, createdAt } = (await context.step('record', async () => ({ rkey: newTid(), createdAt: new Date().toISOString() }))) as { rkey: string; createdAt: string };
-  const facets = facetsOf(item.text);
+  const facets = await facetsOf(context, item.text);
   const record = {
     $type: 'app.bsky.feed.post',
     text: item.text,
     createdAt,
-    ...(facets.length > 0 ? { facets } : {}),
+    ...(facets ? { facets } : {}),
     ...(embed ? { embed } : {}),
     ...(reply ? { reply } : {}),
   };
   const repo = context.auth.internalId;
   const created = await context.step(
     'post',
-    async () => (await call(context, 'com.atproto.repo.createRecord', createdSchema, { method: 'POST', json: { repo, collection: 'app.bsky.feed.post', rkey, record } })) as JsonValue,
+    async () => (await checkedWrite(context, () => call(context, 'com.atproto.repo.createRecord', createdSchema, { method: 'POST', json: { repo, collection: 'app.bsky.feed.post', rkey, record } }))) as JsonValue,
     // A create whose answer was lost: the record key is ours, so the PDS says whether the post exists.
     async () => {
       try {
@@ -156,7 +141,7 @@ async function createPost(context: ProviderContext, item: PublishItem, reply?: {
 async function postsOfPeriod(context: ProviderContext, days: number) {
   const did = context.auth.internalId;
   const posts = await pagesSince(3, new Date(Date.now() - days * 86_400_000), async (cursor) => {
-    const feed = await call(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: did, limit: 100, filter: 'posts_with_replies', ...(cursor ? { cursor } : {}) } });
+    const feed = await appViewRead(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: did, limit: 100, filter: 'posts_with_replies', ...(cursor ? { cursor } : {}) } });
     return { items: feed.feed.map(({ post }) => post), next: feed.cursor };
   }, (post) => post.indexedAt);
   return posts.filter((post) => post.author.did === did);
@@ -171,7 +156,7 @@ const bluesky: Provider = {
   rules:
     'Bluesky posts are plain text of at most 300 graphemes and 3000 bytes. A post carries up to 4 pictures, or 1 video, or no media, never pictures and a video together. ' +
     'Pictures over 1 MB are re-encoded as JPEG to fit. A video is an MP4 of up to 100 MB and 3 minutes, processed by Bluesky\'s video service before the post goes out ' +
-    '(the account needs a verified email, and Bluesky limits videos per day). Links and #hashtags become clickable by themselves. Extra items form a thread, each replying to the previous one.',
+    '(the account needs a verified email, and Bluesky limits videos per day). Links (bare domains too, e.g. bsky.app), @handle mentions and #hashtags become clickable by themselves, as in Bluesky\'s app; a handle that does not exist stays plain text. Extra items form a thread, each replying to the previous one.',
   settings: null,
   chain: 'thread',
   tools: [],
@@ -242,14 +227,14 @@ const bluesky: Provider = {
   },
 
   async postAnalytics(context, post) {
-    const { posts } = await call(context, 'app.bsky.feed.getPosts', postsSchema, { query: { uris: post.id } });
+    const { posts } = await appViewRead(context, 'app.bsky.feed.getPosts', postsSchema, { query: { uris: post.id } });
     const view = posts[0];
     if (!view) return [];
     return [currentMetric('Likes', view.likeCount), currentMetric('Reposts', view.repostCount), currentMetric('Replies', view.replyCount), currentMetric('Quotes', view.quoteCount)];
   },
 
   async analytics(context, days) {
-    const profile = await call(context, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: context.auth.internalId } });
+    const profile = await appViewRead(context, 'app.bsky.actor.getProfile', profileSchema, { query: { actor: context.auth.internalId } });
     const posts = (await postsOfPeriod(context, days)).map((post) => ({
       publishedAt: post.indexedAt,
       counts: { Likes: post.likeCount, Reposts: post.repostCount, Replies: post.replyCount, Quotes: post.quoteCount },
@@ -264,7 +249,7 @@ const bluesky: Provider = {
 
   async recent(context) {
     const did = context.auth.internalId;
-    const { feed } = await call(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: did, limit: 20 } });
+    const { feed } = await appViewRead(context, 'app.bsky.feed.getAuthorFeed', feedSchema, { query: { actor: did, limit: 20 } });
     return feed
       .filter(({ post }) => post.author.did === did) // reposts of others' posts are not this account's content
       .map(({ post }) => {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { probeMp4 } from '../../src/lib/media-probe.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type JsonValue, type MediaFile, type ProviderContext } from '../types.js';
 import { didWeb, endpoints, pdsOf, serviceAuth, trimSlashes, xrpc } from './xrpc.js';
 import { permanent } from '../shared.js';
@@ -34,6 +35,26 @@ type VideoEmbed = { $type: 'app.bsky.embed.video'; video: Blob; alt?: string; as
 
 const videoService = (context: ProviderContext) => trimSlashes(context.endpoints.video || endpoints.video);
 
+/**
+ * A call to the video service. Its 401 is about the short-lived service token the PDS signed for it (audience, method,
+ * expiry), never about the channel's login: it must not make the core refresh the session and then flag the channel for
+ * reconnection (which also stopped later text posts). It becomes a refusal that says so; an expired service token is
+ * retried (a new one is asked for), anything else fails this post alone.
+ */
+async function videoCall<T>(context: ProviderContext, nsid: string, schema: z.ZodType<T>, request: Parameters<typeof xrpc<T>>[4] = {}): Promise<T> {
+  try {
+    return await xrpc(context.fetch, videoService(context), nsid, schema, request);
+  } catch (error) {
+    if (!(error instanceof PlatformHttpError) || error.status !== 401) throw error;
+    throw new PlatformHttpError({
+      status: 403,
+      retryable: /JwtExpired/i.test(error.bodyExcerpt),
+      bodyExcerpt: error.bodyExcerpt,
+      message: `Bluesky's video service refused the token your PDS signed for it (${error.bodyExcerpt.slice(0, 200)}); the channel's login is not affected`,
+    });
+  }
+}
+
 /** Width, height and duration of the MP4, read from its header (undefined when it cannot be read: the service will say). */
 async function measure(bytes: Buffer) {
   const directory = await fs.mkdtemp(path.join(os.tmpdir(), 'herald-bluesky-'));
@@ -51,7 +72,7 @@ async function measure(bytes: Buffer) {
 async function upload(context: ProviderContext, file: MediaFile) {
   const service = videoService(context);
   const limitsToken = await serviceAuth(context, didWeb(service), 'app.bsky.video.getUploadLimits');
-  const limits = await xrpc(context.fetch, service, 'app.bsky.video.getUploadLimits', limitsSchema, { token: limitsToken });
+  const limits = await videoCall(context, 'app.bsky.video.getUploadLimits', limitsSchema, { token: limitsToken });
   if (!limits.canUpload) throw permanent(`the account may not upload a video now: ${limits.message ?? limits.error ?? 'its daily video limit is reached'}`);
   const { bytes } = await file.load();
   if (bytes.length > MAX_VIDEO_BYTES) throw permanent(`the video is ${bytes.length} bytes; Bluesky takes videos up to ${MAX_VIDEO_BYTES} bytes`);
@@ -61,7 +82,7 @@ async function upload(context: ProviderContext, file: MediaFile) {
   // The service stores the processed video on the user's PDS with this token: its audience is the PDS, 30 minutes as advised.
   const uploadToken = await serviceAuth(context, didWeb(await pdsOf(context)), 'com.atproto.repo.uploadBlob', 30 * 60);
   const name = path.basename(new URL(file.url).pathname) || 'video.mp4';
-  const job = await xrpc(context.fetch, service, 'app.bsky.video.uploadVideo', jobAnswerSchema, {
+  const job = await videoCall(context, 'app.bsky.video.uploadVideo', jobAnswerSchema, {
     method: 'POST',
     query: { did: context.auth.internalId, name },
     headers: { 'content-type': 'video/mp4' },
@@ -80,7 +101,7 @@ async function upload(context: ProviderContext, file: MediaFile) {
 export async function videoEmbed(context: ProviderContext, file: MediaFile): Promise<VideoEmbed> {
   // An upload cut off half way is sent again: the service recognises the same bytes and answers their job (already_exists).
   const uploaded = (await context.step('video:upload', async () => (await upload(context, file)) as JsonValue, async () => undefined)) as unknown as Awaited<ReturnType<typeof upload>>;
-  const job = await xrpc(context.fetch, videoService(context), 'app.bsky.video.getJobStatus', jobAnswerSchema, { query: { jobId: uploaded.jobId } });
+  const job = await videoCall(context, 'app.bsky.video.getJobStatus', jobAnswerSchema, { query: { jobId: uploaded.jobId } });
   // A job for bytes processed before answers already_exists with the earlier blob: a blob means done, whatever the state says.
   if (job.blob) return { $type: 'app.bsky.embed.video', video: job.blob, ...(file.alt ? { alt: file.alt } : {}), ...(uploaded.aspectRatio ? { aspectRatio: uploaded.aspectRatio } : {}) };
   if (job.state === 'JOB_STATE_FAILED') throw permanent(`Bluesky could not process the video: ${job.message ?? job.error ?? 'no reason given'}`);

@@ -2,7 +2,8 @@
 // References: https://docs.bsky.app/docs/api/com-atproto-server-create-session, …-refresh-session, …-get-session,
 // …-get-service-auth.
 import { z } from 'zod';
-import type { PlatformFetch, PlatformHttpErrorInit, PlatformRequest } from '../../src/lib/platform-http.js';
+import { notSupported } from '../../src/errors.js';
+import { PlatformHttpError, type PlatformFetch, type PlatformHttpErrorInit, type PlatformRequest } from '../../src/lib/platform-http.js';
 import type { ChannelAuth, ProviderContext } from '../types.js';
 import { jwtExpiry } from '../shared.js';
 
@@ -55,6 +56,47 @@ export const call = <T>(context: ProviderContext, nsid: string, schema: z.ZodTyp
 
 export const createSession = (fetch: PlatformFetch, service: string, identifier: string, password: string) =>
   xrpc(fetch, service, 'com.atproto.server.createSession', sessionSchema, { method: 'POST', json: { identifier, password } });
+
+/**
+ * A write to the PDS (a blob, the post). When the PDS refuses it (a 4xx other than 401 and 429), the login is checked: an app
+ * password revoked since the session began leaves the access JWT valid until it expires, about two hours, so a refusal may
+ * hide a login that is gone. The stored app password is tried once (createSession); when the PDS refuses it, the error is
+ * a 401, so the core's refresh fails at once and the channel asks to be reconnected. Otherwise the refusal stands.
+ */
+export async function checkedWrite<T>(context: ProviderContext, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const refused = error instanceof PlatformHttpError && error.status >= 400 && error.status < 500 && error.status !== 401 && error.status !== 429 && error.bodyExcerpt !== '';
+    const { identifier, appPassword } = context.auth.data;
+    if (!refused || !identifier || !appPassword) throw error;
+    const login = await createSession(context.fetch, serviceOf(context), identifier, appPassword).catch((failure: unknown) => failure);
+    if (login instanceof PlatformHttpError && login.status === 401) {
+      throw new PlatformHttpError({
+        status: 401,
+        retryable: false,
+        bodyExcerpt: login.bodyExcerpt,
+        message: `Bluesky refused the post (${error.message}) and no longer accepts this channel's app password (${login.message}): it was revoked or changed. Reconnect the channel with a new app password.`,
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * A read of Bluesky's AppView (profiles, feeds, post counts) through the PDS, which proxies app.bsky.* methods. A PDS with no
+ * AppView behind it (a self-hosted one) answers 501 or 502 to them: that is said as such, not as a temporary failure.
+ */
+export async function appViewRead<T>(context: ProviderContext, nsid: string, schema: z.ZodType<T>, request: XrpcRequest<T> = {}): Promise<T> {
+  try {
+    return await call(context, nsid, schema, request);
+  } catch (error) {
+    if (!(error instanceof PlatformHttpError) || (error.status !== 501 && error.status !== 502)) throw error;
+    throw notSupported(`The Bluesky server ${serviceOf(context)} has no AppView to answer ${nsid} (it answered ${error.status}: ${error.bodyExcerpt.slice(0, 200)}), so Bluesky analytics and recent posts are not available for this channel.`, {
+      hint: 'Analytics need a PDS connected to an AppView (such as bsky.social, or a self-hosted PDS with PDS_BSKY_APP_VIEW_URL set). Publishing works without one.',
+    });
+  }
+}
 
 
 export const tokensOf = (session: Session): Required<Pick<ChannelAuth, 'accessToken' | 'refreshToken'>> & Pick<ChannelAuth, 'expiresAt'> => ({ accessToken: session.accessJwt, refreshToken: session.refreshJwt, expiresAt: jwtExpiry(session.accessJwt) });

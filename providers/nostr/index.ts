@@ -3,21 +3,22 @@
 // NIP-10 (replies: e tags with root/reply markers, p tags) …/10.md, NIP-19 (nsec/npub/nevent) …/19.md,
 // NIP-92 (imeta tags for media URLs in the content) …/92.md, NIP-25 (reactions) …/25.md.
 // The signed event is built once and recorded as a step before it is sent, so a later run sends the very same event (same
-// id: relays keep one copy per id) instead of a new one. The note is published when at least one relay answers OK true.
+// id: relays keep one copy per id) instead of a new one. The note is published when at least one relay answers OK true;
+// a relay that missed it gets the same event later (./delivery.ts, src/jobs/nostr-redelivery.ts), and the item says so.
 import { createHash } from 'node:crypto';
 import * as nip19 from 'nostr-tools/nip19';
 import { finalizeEvent, getPublicKey, type Event } from 'nostr-tools/pure';
 import { invalidInput } from '../../src/errors.js';
 import { imageSize } from '../../src/lib/media-probe.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { isLocalHost } from '../../src/lib/ssrf.js';
 import type { ConnectContext, JsonValue, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
 import { currentMetric } from '../shared.js';
 import { publishToRelays, queryRelays, type RelayAnswer } from './relays.js';
+import { deliveryMeta, deliveryOf, deliveryWarnings, FINAL_REFUSALS } from './delivery.js';
 
 const endpoints = { relays: 'wss://relay.damus.io,wss://nos.lol,wss://relay.primal.net,wss://nostr.mom', web: 'https://njump.me' };
 const MAX_RELAYS = 20;
-/** OK false prefixes (NIP-01) that another attempt would not change. */
-const FINAL_REFUSALS = ['invalid:', 'blocked:', 'restricted:', 'pow:', 'auth-required:', 'duplicate:'];
 
 /** The 32-byte secret key from 64 hex characters or an `nsec1…` (NIP-19); anything else is refused with what to paste. */
 function secretKeyOf(input: string): Uint8Array {
@@ -130,8 +131,21 @@ async function sendNote(context: ProviderContext, item: PublishItem, thread?: Th
   const accepted = answers.filter((answer) => answer.accepted);
   if (accepted.length === 0) throw noRelayAccepted(answers);
   const nevent = nip19.neventEncode({ id: event.id, relays: accepted.slice(0, 2).map((answer) => answer.relay), author: event.pubkey, kind: 1 });
-  const record = Object.fromEntries(answers.map((answer) => [answer.relay, answer.accepted ? `OK${answer.message ? ` ${answer.message}` : ''}` : `refused: ${answer.message}`]));
-  return { id: event.id, url: `${webOf(context)}/${nevent}`, meta: { pubkey: event.pubkey, relays: JSON.stringify(record) } };
+  const delivery = deliveryOf(answers);
+  const warnings = [...privateMediaWarnings(item), ...deliveryWarnings(delivery)];
+  return { id: event.id, url: `${webOf(context)}/${nevent}`, meta: deliveryMeta({ pubkey: event.pubkey }, delivery), ...(warnings.length > 0 ? { warnings } : {}) };
+}
+
+/**
+ * Readers' apps load a note's media from the links in its text: a link that is not public https (PUBLIC_URL on localhost,
+ * plain http) goes out in the note all the same, so the item says that nobody can open it.
+ */
+function privateMediaWarnings(item: PublishItem): string[] {
+  return item.media.flatMap((file) => {
+    const url = new URL(file.url);
+    if (url.protocol === 'https:' && !isLocalHost(url.hostname)) return [];
+    return [`The note links its media at ${url.origin}, which readers on the internet cannot open: set PUBLIC_URL (or S3_PUBLIC_URL) to this Herald's public https address.`];
+  }).filter((warning, index, all) => all.indexOf(warning) === index);
 }
 
 const shortNpub = (npub: string) => `${npub.slice(0, 12)}…${npub.slice(-6)}`;

@@ -16,6 +16,7 @@ import { exclusiveTask } from './exclusive.js';
 import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
 import { warnExpiringTokens } from '../../tools/internal/channel-health.js';
 import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
+import { NOSTR_REDELIVERY_TASK, nostrRedeliveryTask, scheduleRelayRedeliveries } from './nostr-redelivery.js';
 
 export function publishPostTask(services: Services): Task {
   return exclusiveTask({
@@ -25,6 +26,8 @@ export function publishPostTask(services: Services): Task {
     maxAttempts: 8,
     run: async ({ postId }) => {
       const outcome = await publishChain(services, postId);
+      // A Nostr note that some relays missed is sent to them again later.
+      await scheduleRelayRedeliveries(services.orm.em.fork(), postId, services.now());
       return outcome.kind === 'waiting' ? outcome.runAt : undefined;
     },
   });
@@ -33,6 +36,7 @@ export function publishPostTask(services: Services): Task {
 export const taskList = (services: Services) => ({
   [PUBLISH_TASK]: publishPostTask(services),
   [GENERATE_TASK]: generateMediaTask(services),
+  [NOSTR_REDELIVERY_TASK]: nostrRedeliveryTask(services),
   sweep_due_posts: (async () => {
     await sweepDuePosts(services.orm.em.fork(), services.now());
   }) as Task,

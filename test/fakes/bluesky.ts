@@ -1,4 +1,8 @@
 // A fake Bluesky PDS (AT Protocol XRPC over HTTP on 127.0.0.1) for provider and end-to-end tests.
+// Its contract: the lexicons of @atproto/api 0.19.19 (2026-06-04), checked on every request and answer by
+// ./atproto-lexicon.ts (fake.contractViolations); behaviour beyond the lexicons from docs.bsky.app (API reference pages of
+// each method below, the video tutorial https://docs.bsky.app/docs/tutorials/video, read 2026-11-26) and from what a real
+// PDS answered (issue 22: a PDS without AppView answers app.bsky.* reads 502; a revoked app password keeps its access JWTs).
 //
 //   const fake = await startBlueskyFake();              // one account: fake.handle / fake.password / fake.did
 //   endpoints: { service: fake.url }                    // or auth.data.service = fake.url
@@ -23,6 +27,8 @@
 //   GET  /xrpc/com.atproto.server.getServiceAuth?aud=&lxm=&exp=   → {token}: a JWT {iss: did, aud, lxm, exp} the video fake
 //                                                  checks (exp more than an hour ahead → 400 BadExpiration); fake.serviceTokens
 //   GET  /xrpc/com.atproto.repo.getRecord?repo=&collection=&rkey=  → {uri, cid, value}; 400 RecordNotFound
+//   GET  /xrpc/com.atproto.identity.resolveHandle?handle=   (public) → {did} for the account or fake.handles; else 400 InvalidRequest
+//   fake.revokeAppPassword()                        // the password stops logging in, refresh JWTs die, access JWTs keep working
 // Every route but createSession needs `Authorization: Bearer <accessJwt>` of a live session: missing → 401 AuthenticationRequired,
 // unknown → 400 InvalidToken, expired/revoked → 400 ExpiredToken "Token has expired", wrong kind of JWT → 400 InvalidToken "Bad token scope".
 // createRecord checks the record like the PDS's lexicon validation: text ≤ 300 graphemes and ≤ 3000 bytes, createdAt, facet byte ranges
@@ -35,6 +41,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 import { bearerOf } from './oauth-authority.js';
+import { lexiconRoutes } from './atproto-lexicon.js';
 import type { ChannelAuth } from '../../providers/types.js';
 
 export interface BlueskyFakeSession {
@@ -86,6 +93,15 @@ export interface BlueskyFake {
   serviceTokens: { token: string; aud: string; lxm: string; exp: number; iss: string }[];
   /** The account's PDS as its DID document names it (this fake's own URL). */
   pdsEndpoint: string;
+  /** Requests (or answers of the fake) that do not match the AT Protocol lexicons (./atproto-lexicon.ts): tests assert it empty. */
+  contractViolations: string[];
+  /** Other accounts' handles that com.atproto.identity.resolveHandle resolves (handle → DID); the account's own always does. */
+  handles: Map<string, string>;
+  /**
+   * The app password is revoked, as in Settings → App passwords: it no longer logs in and its refresh JWTs are revoked, while
+   * the access JWTs already issued stay valid until they expire (they are not checked against the database).
+   */
+  revokeAppPassword(): void;
   /** Issues a live session without an HTTP call. */
   issueSession(via?: BlueskyFakeSession['via']): BlueskyFakeSession;
   /** Credentials of a connected channel for this account, with a fresh live session (what Herald stores after connect). */
@@ -154,6 +170,12 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
   const engagement = new Map<string, Partial<BlueskyEngagement>>();
   const profile = { displayName: 'Alice', description: 'Testing Herald', avatar: `${server.url}/img/avatar/plain/${did}/avatar@jpeg`, followersCount: 42, followsCount: 7, postsCount: 0 };
   const createdAt = '2024-01-15T10:00:00.000Z';
+  const contractViolations: string[] = [];
+  const xrpc = lexiconRoutes(server, contractViolations);
+  const handles = new Map<string, string>();
+  let currentPassword = password;
+  /** A PDS with no AppView: its proxy of app.bsky.* reads fails (what a self-hosted PDS answered, issue 22). */
+  const noAppView = () => xrpcError(502, 'UpstreamFailure', 'Upstream service unreachable');
 
   const jwt = (scope: string, lifetimeSeconds: number) => {
     const now = Math.floor(Date.now() / 1000);
@@ -259,22 +281,22 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return undefined;
   };
 
-  server.on('POST', '/xrpc/com.atproto.server.createSession', (request) => {
+  xrpc('com.atproto.server.createSession', (request) => {
     const identifier = String(request.json?.identifier ?? '').toLowerCase();
     if (typeof request.json?.password !== 'string' || !identifier) return xrpcError(400, 'InvalidRequest', 'Input must have the property "identifier"');
-    if (![handle, email, did].includes(identifier) || request.json.password !== password) return xrpcError(401, 'AuthenticationRequired', 'Invalid identifier or password');
+    if (![handle, email, did].includes(identifier) || request.json.password !== currentPassword) return xrpcError(401, 'AuthenticationRequired', 'Invalid identifier or password');
     return { json: sessionBody(issueSession('createSession')) };
   });
 
-  server.on('POST', '/xrpc/com.atproto.server.refreshSession', (request) => {
+  xrpc('com.atproto.server.refreshSession', (request) => {
     const session = authorize(request, 'refresh');
     if (!('accessJwt' in session)) return session;
     session.refreshValid = false;
     return { json: sessionBody(issueSession('refreshSession')) };
   });
 
-  server.on('GET', '/xrpc/app.bsky.actor.getProfile', authorized((request) => {
-    if (options.appView === false) return xrpcError(501, 'MethodNotImplemented', 'Method Not Implemented');
+  xrpc('app.bsky.actor.getProfile', authorized((request) => {
+    if (options.appView === false) return noAppView();
     const actor = request.query.get('actor');
     if (!actor) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the property "actor"');
     if (actor !== did && actor !== handle) return xrpcError(400, 'InvalidRequest', 'Profile not found');
@@ -291,7 +313,7 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     };
   }));
 
-  server.on('POST', '/xrpc/com.atproto.repo.uploadBlob', authorized((request) => {
+  xrpc('com.atproto.repo.uploadBlob', authorized((request) => {
     const mimeType = String(request.headers['content-type'] ?? '*/*').split(';')[0].trim();
     if (request.body.length === 0) return xrpcError(400, 'InvalidRequest', 'Request body is empty');
     if (request.body.length > 100_000_000) return xrpcError(413, 'PayloadTooLarge', 'request entity too large');
@@ -300,7 +322,7 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return { json: { blob: { $type: 'blob', ref: { $link: blob.cid }, mimeType, size: blob.size } } };
   }));
 
-  server.on('POST', '/xrpc/com.atproto.repo.createRecord', authorized((request) => {
+  xrpc('com.atproto.repo.createRecord', authorized((request) => {
     const { repo, collection, record, rkey: wanted } = request.json ?? {};
     if (repo !== did && repo !== handle) return xrpcError(400, 'InvalidRequest', `Could not find repo: ${repo}`);
     if (collection !== 'app.bsky.feed.post') return xrpcError(400, 'InvalidRequest', `This fake only stores app.bsky.feed.post, not ${collection}`);
@@ -321,19 +343,27 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return { json: { uri, cid, commit: { cid: cidOf(Buffer.from(`commit:${uri}`), 0x71), rev: nextTid() }, validationStatus: 'valid' } };
   }));
 
-  server.on('GET', '/xrpc/app.bsky.feed.getPosts', authorized((request) => {
+  xrpc('app.bsky.feed.getPosts', authorized((request) => {
+    if (options.appView === false) return noAppView();
     const uris = request.query.getAll('uris');
     if (uris.length === 0) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the property "uris"');
     if (uris.length > 25) return xrpcError(400, 'InvalidRequest', 'Error: uris must not have more than 25 elements');
     return { json: { posts: uris.flatMap((uri) => records.filter((entry) => entry.uri === uri).map(postView)) } };
   }));
 
-  server.on('GET', '/xrpc/com.atproto.server.getSession', authorized(() => {
+  // Public, as on a real PDS: the account's own handle, or one of `handles`; anything else does not resolve.
+  xrpc('com.atproto.identity.resolveHandle', (request) => {
+    const wanted = String(request.query.get('handle')).toLowerCase();
+    const found = wanted === handle ? did : handles.get(wanted);
+    return found ? { json: { did: found } } : xrpcError(400, 'InvalidRequest', 'Unable to resolve handle');
+  });
+
+  xrpc('com.atproto.server.getSession', authorized(() => {
     const { accessJwt: _access, refreshJwt: _refresh, ...session } = sessionBody(sessions[0] ?? issueSession());
     return { json: session };
   }));
 
-  server.on('GET', '/xrpc/com.atproto.server.getServiceAuth', authorized((request) => {
+  xrpc('com.atproto.server.getServiceAuth', authorized((request) => {
     const aud = request.query.get('aud') ?? '';
     const lxm = request.query.get('lxm') ?? '';
     if (!aud.startsWith('did:')) return xrpcError(400, 'InvalidRequest', 'Error: Params must have the property "aud"');
@@ -346,13 +376,14 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return { json: { token } };
   }));
 
-  server.on('GET', '/xrpc/com.atproto.repo.getRecord', authorized((request) => {
+  xrpc('com.atproto.repo.getRecord', authorized((request) => {
     const uri = `at://${request.query.get('repo')}/${request.query.get('collection')}/${request.query.get('rkey')}`;
     const found = records.find((entry) => entry.uri === uri || entry.uri === uri.replace(`at://${handle}/`, `at://${did}/`));
     return found ? { json: { uri: found.uri, cid: found.cid, value: found.record } } : xrpcError(400, 'RecordNotFound', `Could not locate record: ${uri}`);
   }));
 
-  server.on('GET', '/xrpc/app.bsky.feed.getAuthorFeed', authorized((request) => {
+  xrpc('app.bsky.feed.getAuthorFeed', authorized((request) => {
+    if (options.appView === false) return noAppView();
     const filter = request.query.get('filter');
     if (filter !== null && !['posts_with_replies', 'posts_no_replies', 'posts_with_media', 'posts_and_author_threads', 'posts_with_video'].includes(filter)) {
       return xrpcError(400, 'InvalidRequest', 'Error: filter must be one of the known values');
@@ -381,6 +412,12 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     sessions,
     serviceTokens,
     pdsEndpoint: server.url,
+    contractViolations,
+    handles,
+    revokeAppPassword() {
+      currentPassword = randomBytes(12).toString('hex');
+      for (const session of sessions) session.refreshValid = false;
+    },
     issueSession,
     channelAuth() {
       const session = issueSession('channelAuth');
@@ -416,6 +453,8 @@ export interface BlueskyVideoFake {
 
 export async function startBlueskyVideoFake(pds: BlueskyFake): Promise<BlueskyVideoFake> {
   const server = await startFakeServer();
+  // The video service's requests are checked against the lexicons too, into the PDS fake's list.
+  const xrpc = lexiconRoutes(server, pds.contractViolations);
   const didWebOf = (url: string) => `did:web:${new URL(url).host.replace(':', '%3A')}`;
   const fake: BlueskyVideoFake = {
     server,
@@ -451,12 +490,12 @@ export async function startBlueskyVideoFake(pds: BlueskyFake): Promise<BlueskyVi
     };
   };
 
-  server.on('GET', '/xrpc/app.bsky.video.getUploadLimits', (request) => {
+  xrpc('app.bsky.video.getUploadLimits', (request) => {
     const auth = serviceToken(request, fake.did, 'app.bsky.video.getUploadLimits');
     return 'iss' in auth ? { json: fake.limits } : auth;
   });
 
-  server.on('POST', '/xrpc/app.bsky.video.uploadVideo', (request) => {
+  xrpc('app.bsky.video.uploadVideo', (request) => {
     const auth = serviceToken(request, didWebOf(pds.pdsEndpoint), 'com.atproto.repo.uploadBlob');
     if (!('iss' in auth)) return auth;
     const owner = request.query.get('did');
@@ -472,9 +511,9 @@ export async function startBlueskyVideoFake(pds: BlueskyFake): Promise<BlueskyVi
     fake.failNextJob = undefined;
     fake.jobs.push(job);
     return { json: status(job) };
-  });
+  }, { outputDiffers: 'video.bsky.app answers the job status itself, not {jobStatus} as the lexicon says (the tutorial reads jobId from the answer\'s top level)' });
 
-  server.on('GET', '/xrpc/app.bsky.video.getJobStatus', (request) => {
+  xrpc('app.bsky.video.getJobStatus', (request) => {
     const job = fake.jobs.find((item) => item.jobId === request.query.get('jobId'));
     if (!job) return xrpcError(404, 'NotFound', 'Job not found');
     job.checks += 1;

@@ -1,4 +1,6 @@
-// A fake Nostr relay (NIP-01 over WebSocket on 127.0.0.1) for provider and end-to-end tests.
+// A fake Nostr relay (NIP-01 over WebSocket on 127.0.0.1) for provider and end-to-end tests. Its rules come from NIP-01
+// (https://github.com/nostr-protocol/nips/blob/master/01.md: EVENT/OK/REQ/EOSE/CLOSED/NOTICE and the OK prefixes
+// duplicate:, blocked:, rate-limited:, invalid:), read 2026-11-26, and events are checked with nostr-tools' verifyEvent.
 //
 //   const relay = await startNostrRelay();          // relay.url = ws://127.0.0.1:<port>
 //   relay.events                                     // every event stored, oldest first (exactly as received)
@@ -7,6 +9,7 @@
 //   relay.mode = 'refuse' | 'rate-limited' | 'silent' | 'accept'    // how the next EVENTs are answered
 //   await relay.close()
 //   await deadRelayUrl()                             // a ws:// URL where nothing listens (connection refused)
+//   await startNostrRelay({ url: dead })             // the relay at that address comes back
 //
 // Like a real relay it answers ["OK", id, false, "invalid: …"] to an event whose id is not the hash of its content or whose
 // signature does not verify (nostr-tools verifyEvent), ["OK", id, true, "duplicate: …"] to an event it already holds, and
@@ -47,7 +50,8 @@ function invalidReason(event: any): string | undefined {
   return undefined;
 }
 
-export async function startNostrRelay(): Promise<NostrRelayFake> {
+/** `url`: a relay that comes back at an address that was down (a deadRelayUrl), to test re-delivery. */
+export async function startNostrRelay(options: { url?: string } = {}): Promise<NostrRelayFake> {
   const server = http.createServer();
   const sockets = new WebSocketServer({ server });
   const events: Event[] = [];
@@ -117,7 +121,7 @@ export async function startNostrRelay(): Promise<NostrRelayFake> {
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.url ? Number(new URL(options.url).port) : 0, '127.0.0.1', resolve));
   fake.url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return fake;
 }

@@ -1,4 +1,7 @@
-// A fake Neynar API v2 (Farcaster) on 127.0.0.1, for the warpcast provider's tests.
+// A fake Neynar API v2 (Farcaster) on 127.0.0.1, for the warpcast provider's tests. Shapes from docs.neynar.com/reference
+// (publish-cast, lookup-signer, fetch-bulk-users, lookup-cast-by-hash-or-url, fetch-casts-for-user, search-channels; read
+// 2026-11-26) and Neynar's OpenAPI as typed by @neynar/nodejs-sdk 3.177.0, which Herald's bodies are checked against
+// (test/types/neynar-contract.ts).
 //
 //   const fake = await startWarpcastFake();       // fake.apiKey, fake.clientId; one approved signer: fake.signerUuid for fake.fid
 //   WARPCAST_CLIENT_ID=fake.clientId WARPCAST_CLIENT_SECRET=fake.apiKey SOCIAL_ENDPOINTS={"warpcast":{"api":fake.url,"web":...}}

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { NotificationSchema } from '../../src/db/entities.js';
+import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled, waitFor } from '../helpers/posts.js';
 import bluesky from '../../providers/bluesky/index.js';
 import { CheckAgainLater, type ChannelAuth, type ProviderContext, type PublishItem } from '../../providers/types.js';
@@ -20,6 +20,8 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await fake.close();
+  // Every XRPC request Herald made matched the official lexicons (test/fakes/atproto-lexicon.ts).
+  expect(fake.contractViolations).toEqual([]);
 });
 
 /** A context of a connected channel: the PDS URL comes from the channel's data, not the endpoints. */
@@ -51,6 +53,27 @@ describe('bluesky descriptor', () => {
     expect(validate([{ text: 'mixed', media: [video, image] }], {})).toMatch(/^A Bluesky post carries one video alone/);
     expect(validate([{ text: 'two videos', media: [video, video] }], {})).toMatch(/^A Bluesky post carries one video alone/);
     expect(validate([{ text: 'ok', media: [] }, { text: 'big', media: [{ ...video, size: 150_000_000 }] }], {})).toBe('Item 2 has a video of 150 MB; Bluesky takes videos up to 100 MB: shorten or compress it.');
+  });
+});
+
+describe('the fake\'s lexicon check', () => {
+  it('refuses a post record the lexicon refuses, as the PDS does, and records it so the test fails', async () => {
+    const auth = fake.channelAuth();
+    const response = await fetch(`${fake.url}/xrpc/com.atproto.repo.createRecord`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${auth.accessToken}`, 'content-type': 'application/json' },
+      // What RichText.detectFacets(agent) leaves for a handle that does not resolve: a mention with an empty did.
+      body: JSON.stringify({ repo: fake.did, collection: 'app.bsky.feed.post', record: { $type: 'app.bsky.feed.post', text: '@nobody.test', createdAt: new Date().toISOString(), facets: [{ index: { byteStart: 0, byteEnd: 12 }, features: [{ $type: 'app.bsky.richtext.facet#mention', did: '' }] }] } }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'InvalidRequest', message: 'Record/facets/0/features/0/did must be a valid did' });
+    const query = await fetch(`${fake.url}/xrpc/app.bsky.feed.getAuthorFeed?actor=${fake.did}&limit=500`, { headers: { authorization: `Bearer ${auth.accessToken}` } });
+    expect(query.status).toBe(400);
+    expect(fake.contractViolations).toEqual([
+      'com.atproto.repo.createRecord: Record/facets/0/features/0/did must be a valid did',
+      'app.bsky.feed.getAuthorFeed: limit can not be greater than 100',
+    ]);
+    fake.contractViolations.length = 0; // seen: the afterEach check is for Herald's own requests
   });
 });
 
@@ -117,6 +140,37 @@ describe('bluesky publish', () => {
     const stored = fake.records[0];
     expect(ref).toEqual({ id: stored.uri, url: `https://bsky.app/profile/${fake.did}/post/${stored.rkey}`, meta: { cid: stored.cid } });
     expect(stored.uri).toBe(`at://${fake.did}/app.bsky.feed.post/${stored.rkey}`);
+  });
+
+  it('makes mention facets for handles the PDS resolves and link facets for bare domains, as Bluesky\'s RichText does; an unknown handle stays text', async () => {
+    fake.handles.set('bob.example.com', 'did:plc:bobbobbobbobbobbobbobbob');
+    const text = 'Hé @bob.example.com, @nobody.bsky.social ✨ see example.org/page and bsky.app! cc @alice.bsky.social $HRLD';
+    await bluesky.publish!(channel(), item(text));
+
+    const { record } = fake.server.requestsTo('POST', CREATE_RECORD)[0].json;
+    const bytes = Buffer.from(text, 'utf8');
+    const spans = (record.facets as { index: { byteStart: number; byteEnd: number }; features: Record<string, string>[] }[]).map((facet) => [
+      bytes.subarray(facet.index.byteStart, facet.index.byteEnd).toString('utf8'),
+      facet.features.map(({ $type, ...value }) => `${$type.replace('app.bsky.richtext.facet#', '')} ${Object.values(value).join()}`).join(),
+    ]);
+    expect(spans).toEqual([
+      ['@bob.example.com', 'mention did:plc:bobbobbobbobbobbobbobbob'],
+      ['example.org/page', 'link https://example.org/page'],
+      ['bsky.app', 'link https://bsky.app'],
+      ['@alice.bsky.social', `mention ${fake.did}`],
+      ['$HRLD', 'tag $HRLD'],
+    ]);
+    // Each handle is resolved once, on the channel's PDS, without the session's token (resolveHandle is public).
+    const lookups = fake.server.requestsTo('GET', '/xrpc/com.atproto.identity.resolveHandle');
+    expect(lookups.map((request) => request.query.get('handle')).sort()).toEqual(['alice.bsky.social', 'bob.example.com', 'nobody.bsky.social']);
+    expect(lookups.every((request) => request.headers.authorization === undefined)).toBe(true);
+  });
+
+  it('retries later, not posting the mention as text, when the PDS cannot be asked about a handle', async () => {
+    fake.server.failNext('GET', '/xrpc/com.atproto.identity.resolveHandle', { status: 502, json: { error: 'UpstreamFailure', message: 'Upstream service unreachable' } });
+    const attempt = bluesky.publish!(channel(), item('Thanks @bob.example.com'));
+    await expect(attempt).rejects.toMatchObject({ status: 502, retryable: true });
+    expect(fake.records).toHaveLength(0);
   });
 
   it('sends no facets for plain text', async () => {
@@ -211,6 +265,21 @@ describe('bluesky video', () => {
     expect(fake.records.map((entry) => entry.record.embed.video.ref.$link)).toEqual([video.jobs[0].blobCid, video.jobs[0].blobCid]);
   });
 
+  it('turns a 401 of the video service into a refusal of this post, never a login problem of the channel', async () => {
+    // A video service whose DID is not the did:web of its address refuses every token the PDS signs for it.
+    video.did = 'did:web:video.elsewhere.example';
+    const error = await bluesky.publish!(withVideo(fake.channelAuth(), new Map()), item('x', [clip()])).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(PlatformHttpError);
+    expect(error).toMatchObject({ status: 403, retryable: false, isAuthError: false });
+    expect((error as Error).message).toMatch(/^Bluesky's video service refused the token your PDS signed for it \(.*BadJwtAudience.*\); the channel's login is not affected$/);
+
+    // An expired service token is worth another attempt: a new one is asked for.
+    video.did = `did:web:127.0.0.1%3A${video.server.port}`;
+    video.server.failNext('GET', '/xrpc/app.bsky.video.getUploadLimits', { status: 401, json: { error: 'JwtExpired', message: 'jwt expired' } });
+    const expired = await bluesky.publish!(withVideo(fake.channelAuth(), new Map()), item('x', [clip()])).catch((failure: unknown) => failure);
+    expect(expired).toMatchObject({ status: 403, retryable: true });
+  });
+
   it('refuses for good when the account may not upload, or when the service cannot process the video', async () => {
     video.limits = { canUpload: false, remainingDailyVideos: 0, remainingDailyBytes: 0, message: 'You have reached your daily upload limit' };
     const limited = await bluesky.publish!(withVideo(fake.channelAuth(), new Map()), item('x', [clip()])).catch((error: unknown) => error);
@@ -242,14 +311,16 @@ describe('bluesky comment', () => {
     expect(second.meta).toEqual({ cid: secondRecord.cid });
   });
 
-  it('looks up the cid with getPosts when a ref was stored without it', async () => {
+  it('reads the cid from the PDS with getRecord (no AppView needed) when a ref was stored without it', async () => {
     // Each item gets its own context, as each post row has its own recorded steps in the core.
     const auth = fake.channelAuth();
     const context = () => channel(auth);
     const root = await bluesky.publish!(context(), item('root'));
     await bluesky.comment!(context(), item('reply'), { root: { id: root.id }, parent: { id: root.id } });
 
-    expect(fake.server.requestsTo('GET', '/xrpc/app.bsky.feed.getPosts')[0].query.getAll('uris')).toEqual([fake.records[0].uri]);
+    const lookup = fake.server.requestsTo('GET', '/xrpc/com.atproto.repo.getRecord')[0];
+    expect([lookup.query.get('repo'), lookup.query.get('collection'), lookup.query.get('rkey')]).toEqual([fake.did, 'app.bsky.feed.post', fake.records[0].rkey]);
+    expect(fake.server.requestsTo('GET', '/xrpc/app.bsky.feed.getPosts')).toHaveLength(0);
     expect(fake.records[1].record.reply.parent).toEqual({ uri: fake.records[0].uri, cid: fake.records[0].cid });
   });
 });
@@ -379,6 +450,7 @@ describe('bluesky through Herald', () => {
   afterAll(async () => {
     await herald?.stop();
     await Promise.all([pds?.close(), video?.close()]);
+    expect(pds.contractViolations).toEqual([]);
   });
 
   const recordsWith = (text: string) => pds.records.filter((entry) => entry.record.text === text);
@@ -423,6 +495,27 @@ describe('bluesky through Herald', () => {
     }
   });
 
+  it('fails only the video post when the video service refuses its token (401): the channel stays connected and the next text post goes out', async () => {
+    const sessionsBefore = pds.sessions.length;
+    video.did = 'did:web:video.elsewhere.example';
+    try {
+      const rootId = await createPost(herald, channelId, [{ content: '<p>Refused video</p>', image: [media.mp4] }], { type: 'now' });
+      const { outcome } = await publishUntilSettled(herald, rootId);
+      expect(outcome.kind).toBe('failed');
+      expect((await chainOf(herald, rootId))[0].error).toMatch(/video service refused the token your PDS signed for it.*BadJwtAudience.*the channel's login is not affected/);
+    } finally {
+      video.did = `did:web:127.0.0.1%3A${video.server.port}`;
+    }
+    const em = herald.services.orm.em.fork();
+    expect((await em.findOneOrFail(IntegrationSchema, { id: channelId })).refreshNeeded).toBe(false);
+    expect(await em.count(NotificationSchema, { organizationId: herald.organizationId, type: 'channel_reconnect' })).toBe(0);
+    expect(pds.sessions.length).toBe(sessionsBefore); // no refresh of the PDS session either
+
+    const textId = await createPost(herald, channelId, ['<p>Text after the video</p>'], { type: 'now' });
+    expect((await publishUntilSettled(herald, textId)).outcome.kind).toBe('published');
+    expect(recordsWith('Text after the video')).toHaveLength(1);
+  });
+
   it('finds the post with getRecord after a create whose answer was lost, instead of posting twice', async () => {
     const rootId = await createPost(herald, channelId, ['<p>Lost answer</p>'], { type: 'now' });
     const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/xrpc/com.atproto.repo.createRecord'));
@@ -436,6 +529,32 @@ describe('bluesky through Herald', () => {
     expect(recordsWith('Lost answer')).toHaveLength(1);
     expect(pds.server.requestsTo('GET', '/xrpc/com.atproto.repo.getRecord').at(-1)!.query.get('rkey')).toBe(recordsWith('Lost answer')[0].rkey);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(recordsWith('Lost answer')[0].uri);
+  });
+
+  it('posts once when the create was lost before it reached the PDS, never taking an older post of the same text for it', async () => {
+    const olderId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now' });
+    expect((await publishUntilSettled(herald, olderId)).outcome.kind).toBe('published');
+    const rootId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now', allowDuplicate: true });
+    const { outcome, runs } = await withPlatformFetch(herald.services, (real) => {
+      let lost = false;
+      return async (request) => {
+        if (!lost && request.url.endsWith(CREATE_RECORD)) {
+          lost = true;
+          throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+        }
+        return real(request);
+      };
+    }, () => publishUntilSettled(herald, rootId));
+    expect(outcome.kind).toBe('published');
+    expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);
+    const same = recordsWith('Same words');
+    expect(same).toHaveLength(2);
+    const [older] = await chainOf(herald, olderId);
+    const [newer] = await chainOf(herald, rootId);
+    expect(older.releaseId).toBe(same[0].uri);
+    expect(newer.releaseId).toBe(same[1].uri);
+    // The recovery asked the PDS for the record key Herald had chosen for this item: not there, so it was created.
+    expect(pds.server.requestsTo('GET', '/xrpc/com.atproto.repo.getRecord').at(-1)!.query.get('rkey')).toBe(same[1].rkey);
   });
 
   it('waits for the PDS\'s ratelimit-reset after a 429', async () => {
@@ -458,5 +577,8 @@ describe('bluesky through Herald', () => {
     expect(root.error).toContain('Record/langs must not have more than 3 elements');
     const notifications = await herald.services.orm.em.fork().find(NotificationSchema, { organizationId: herald.organizationId, type: 'post_failed' });
     expect(notifications.some((notification) => notification.content.includes('Record/langs'))).toBe(true);
+    // The refusal made Herald check the login (the app password still works): the channel stays connected.
+    expect(pds.sessions.at(-1)!.via).toBe('createSession');
+    expect((await herald.services.orm.em.fork().findOneOrFail(IntegrationSchema, { id: channelId })).refreshNeeded).toBe(false);
   });
 });

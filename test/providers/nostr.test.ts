@@ -6,7 +6,7 @@ import * as nip19 from 'nostr-tools/nip19';
 import { finalizeEvent, generateSecretKey, getEventHash, getPublicKey, verifyEvent, type Event } from 'nostr-tools/pure';
 import nostr from '../../providers/nostr/index.js';
 import { relayTimeouts } from '../../providers/nostr/relays.js';
-import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
+import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { DomainError } from '../../src/errors.js';
 import { convertContent } from '../../src/lib/content.js';
@@ -15,7 +15,10 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { deadRelayUrl, startNostrRelay, type NostrRelayFake } from '../fakes/nostr.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
-import { chainOf, createPost, publishUntilSettled, waitForPublished } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, waitFor, waitForPublished } from '../helpers/posts.js';
+import { redeliveryTiming } from '../../src/jobs/nostr-redelivery.js';
+import { postView } from '../../tools/internal/post-view.js';
+import { previewMarkup } from '../../src/http/web/post-pages.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
 const secret = generateSecretKey();
@@ -115,10 +118,39 @@ describe('nostr publish', () => {
     }
     const answers = JSON.parse(ref.meta!.relays);
     expect(answers[first.url]).toBe('OK');
-    expect(answers[dead]).toMatch(/^refused: connection refused/);
+    expect(answers[dead]).toMatch(/^pending: connection refused/);
+    expect(ref.meta!.pendingRelays).toBe(dead);
+    expect(ref.warnings).toEqual([`Relay ${dead} did not accept the note yet (connection refused); Herald will send it again when the relay is back.`]);
     expect(ref.meta!.pubkey).toBe(pubkey);
     const nevent = ref.url!.replace('https://njump.me/', '');
     expect(nip19.decode(nevent)).toEqual({ type: 'nevent', data: { id: ref.id, relays: [first.url, second.url], author: pubkey, kind: 1 } });
+  });
+
+  it('says which relay refused the note for good (no retry) and which only missed it', async () => {
+    second.mode = 'refuse';
+    const ref = await nostr.publish!(context(), item('Some take it'));
+    expect(JSON.parse(ref.meta!.relays)).toEqual({ [first.url]: 'OK', [second.url]: 'refused: blocked: this relay only accepts notes from paying members', [dead]: 'pending: connection refused' });
+    expect(ref.meta!.pendingRelays).toBe(dead);
+    expect(ref.warnings).toEqual([
+      `Relay ${second.url} refused the note (blocked: this relay only accepts notes from paying members); other relays have it.`,
+      `Relay ${dead} did not accept the note yet (connection refused); Herald will send it again when the relay is back.`,
+    ]);
+    second.mode = 'accept';
+    const all = await nostr.publish!(context(undefined, `${first.url},${second.url}`), item('All take it'));
+    expect(all.warnings).toBeUndefined();
+    expect(all.meta!.pendingRelays).toBeUndefined();
+  });
+
+  it('warns that media linked from a private or plain-http address cannot be opened by readers', async () => {
+    const local = mediaFile(tinyPng(), { url: 'http://localhost:3000/uploads/dot.png' });
+    const lan = mediaFile(tinyPng(), { url: 'https://192.168.1.20/uploads/dot.png' });
+    const ref = await nostr.publish!(context(undefined, first.url), item('Look', [local, lan]));
+    expect(ref.warnings).toEqual([
+      "The note links its media at http://localhost:3000, which readers on the internet cannot open: set PUBLIC_URL (or S3_PUBLIC_URL) to this Herald's public https address.",
+      "The note links its media at https://192.168.1.20, which readers on the internet cannot open: set PUBLIC_URL (or S3_PUBLIC_URL) to this Herald's public https address.",
+    ]);
+    const fine = await nostr.publish!(context(undefined, first.url), item('Look', [mediaFile(tinyPng(), { url: 'https://herald.example/uploads/dot.png' })]));
+    expect(fine.warnings).toBeUndefined();
   });
 
   it('puts media URLs in the content with NIP-92 imeta tags (type, size, hash, alt)', async () => {
@@ -249,7 +281,7 @@ describe('nostr through Herald', () => {
       expect(note.tags[0].slice(0, 3)).toEqual(['imeta', `url ${picture.body.path}`, 'm image/png']);
       expect(reply.tags).toEqual([['e', note.id, relays[0].url, 'root', pubkey], ['p', pubkey]]);
       expect(items.map((post) => post.releaseId)).toEqual([note.id, reply.id]);
-      expect(JSON.parse(items[0].releaseMeta!.relays)[down]).toMatch(/^refused: connection refused/);
+      expect(JSON.parse(items[0].releaseMeta!.relays)[down]).toMatch(/^pending: connection refused/);
       const analytics = await herald.rest('GET', `/analytics/post/${rootId}`);
       expect(analytics.status).toBe(200);
       expect(analytics.body.map((metric: { label: string }) => metric.label)).toEqual(['Reactions', 'Reposts', 'Replies']);
@@ -257,6 +289,112 @@ describe('nostr through Herald', () => {
     } finally {
       await worker.stop();
     }
+  });
+
+  /** The post as GET /posts lists it (REST; MCP lists the same record). */
+  async function listed(rootId: string) {
+    const day = 86_400_000;
+    const response = await herald.rest('GET', `/posts?startDate=${new Date(Date.now() - day).toISOString()}&endDate=${new Date(Date.now() + day).toISOString()}`);
+    expect(response.status).toBe(200);
+    return response.body.posts.find((post: { id: string }) => post.id === rootId);
+  }
+  const missed = (relay: string) => `Relay ${relay} did not accept the note yet (connection refused); Herald will send it again when the relay is back.`;
+
+  it('shows that a relay missed the note (REST, console), sends it the same signed note once it is back, then clears the warning', async () => {
+    const timing = { ...redeliveryTiming };
+    Object.assign(redeliveryTiming, { firstSeconds: 1, maxSeconds: 1 });
+    const worker = await herald.startWorker();
+    let back: NostrRelayFake | undefined;
+    try {
+      const rootId = await createPost(herald, channelId, ['<p>Catch up</p>'], { type: 'now' });
+      const [published] = await waitForPublished(herald, rootId);
+      expect(published.releaseWarnings).toEqual([missed(down)]);
+      expect((await listed(rootId)).items[0].warnings).toEqual([missed(down)]);
+      const view = await postView(herald.services.orm.em.fork(), herald.organizationId, rootId);
+      expect(String(previewMarkup(view.preview))).toContain(`Relay ${down} did not accept the note yet`);
+
+      back = await startNostrRelay({ url: down });
+      const [note] = await waitFor(async () => (back!.events.length > 0 ? back!.events : undefined));
+      expect(note.id).toBe(published.releaseId);
+      expect(verifyEvent({ ...note })).toBe(true);
+      const after = await waitFor(async () => ((await chainOf(herald, rootId))[0].releaseWarnings === null ? (await chainOf(herald, rootId))[0] : undefined));
+      expect(JSON.parse(after.releaseMeta!.relays)[down]).toBe('OK');
+      expect(after.releaseMeta!.pendingRelays).toBeUndefined();
+      expect((await listed(rootId)).items[0].warnings).toEqual([]);
+      expect(relays[0].events.filter((event) => event.id === note.id)).toHaveLength(1);
+    } finally {
+      await worker.stop();
+      await back?.close();
+      Object.assign(redeliveryTiming, timing);
+    }
+  });
+
+  it('stops sending to a relay that never comes back after the bounded attempts, and says so', async () => {
+    const timing = { ...redeliveryTiming };
+    Object.assign(redeliveryTiming, { attempts: 2, firstSeconds: 1, maxSeconds: 1 });
+    const worker = await herald.startWorker();
+    try {
+      const rootId = await createPost(herald, channelId, ['<p>Never there</p>'], { type: 'now' });
+      await waitForPublished(herald, rootId);
+      const after = await waitFor(async () => {
+        const [item] = await chainOf(herald, rootId);
+        return item.releaseMeta?.redeliveries === '2' ? item : undefined;
+      });
+      expect(after.releaseMeta!.pendingRelays).toBeUndefined();
+      expect(after.releaseWarnings).toEqual([`Relay ${down} never received the note: Herald stopped after 3 attempts (the last: connection refused); other relays have it.`]);
+      const jobs = await herald.services.orm.em.fork().getConnection().execute(`select 1 from graphile_worker.jobs where key = 'nostr-redeliver:${after.id}'`);
+      expect(jobs).toHaveLength(0);
+    } finally {
+      await worker.stop();
+      Object.assign(redeliveryTiming, timing);
+    }
+  });
+
+  it('lists a post whose relays are all down as retrying, with the time of its next attempt', async () => {
+    const lone = await startNostrRelay();
+    const connected = await herald.rest('POST', '/integrations/nostr/connect', { privateKey: nip19.nsecEncode(generateSecretKey()), relays: lone.url });
+    expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+    await lone.close();
+    const rootId = await createPost(herald, connected.body.id, ['<p>Nobody home</p>'], { type: 'now' });
+    expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    const record = await listed(rootId);
+    expect(record).toMatchObject({ publishStatus: 'retrying', attempts: 1, lastError: `Could not reach Nostr: no relay accepted the note: ${lone.url}: connection refused` });
+    expect(Date.parse(record.nextAttemptAt)).toBeGreaterThan(Date.now());
+    expect(record.items[0].nextAttemptAt).toBe(record.nextAttemptAt);
+  });
+
+  it('sends its own signed note after a crash before it reached the relays, never taking an older note of the same text for it', async () => {
+    for (const relay of relays) relay.mode = 'silent';
+    Object.assign(relayTimeouts, { connectMs: 300, answerMs: 200 });
+    const rootId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now', allowDuplicate: true });
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting'); // signed and recorded; no relay took it
+    } finally {
+      for (const relay of relays) relay.mode = 'accept';
+      Object.assign(relayTimeouts, saved);
+    }
+    const older = finalizeEvent({ kind: 1, created_at: Math.floor(Date.now() / 1000) - 3600, tags: [], content: 'Same words' }, secret);
+    for (const relay of relays) relay.seed(older);
+    await reopenAsInterrupted(herald, rootId, (item) => ({ event: item.publishProgress!.steps.event }));
+    const em = herald.services.orm.em.fork();
+    (await em.findOneOrFail(PostSchema, { id: rootId })).nextAttemptAt = null; // the crash came before the retry was planned
+    await em.flush();
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
+    const signed = ((await chainOf(herald, rootId))[0].publishProgress!.steps.event as { result: Event }).result;
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(signed.id);
+    expect(signed.id).not.toBe(older.id);
+    expect(relays[0].events.filter((event) => event.content === 'Same words').map((event) => event.id)).toEqual([older.id, signed.id]);
+  });
+
+  it('links the note that reached the relays before a crash, without a second copy', async () => {
+    const rootId = await createPost(herald, channelId, ['<p>Arrived before the crash</p>'], { type: 'now' });
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
+    const [first] = await chainOf(herald, rootId);
+    await reopenAsInterrupted(herald, rootId, (item) => ({ event: item.publishProgress!.steps.event }));
+    expect((await publishChain(herald.services, rootId)).kind).toBe('published');
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(first.releaseId);
+    for (const relay of relays) expect(relay.events.filter((event) => event.id === first.releaseId)).toHaveLength(1);
+    expect(relays[0].answers.at(-1)).toEqual([first.releaseId, true, 'duplicate: already have this event']);
   });
 
   it('waits and retries while the relays rate-limit, then sends the same event', async () => {

@@ -8,7 +8,8 @@ import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js'
 import { publishChain } from '../../tools/internal/publish.js';
 import { startWarpcastFake, type WarpcastFake } from '../fakes/warpcast.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { goodMp4, upload } from '../helpers/media-samples.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, type ItemInput, waitForPublished } from '../helpers/posts.js';
 import { providerContext, tinyPng } from '../helpers/provider-context.js';
@@ -137,6 +138,31 @@ describe('casting', () => {
     expect(castRequests().slice(-2).map((request) => request.json.idem)).toEqual([rootId, rootId]);
     expect(fake.casts.filter((entry) => entry.text === 'Lost answer')).toHaveLength(1);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(fake.casts.find((entry) => entry.text === 'Lost answer')!.hash);
+  });
+
+  it('casts once when the create was lost before it reached Neynar, never taking an older cast of the same text for it', async () => {
+    const olderId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now' });
+    expect((await publishUntilSettled(herald, olderId)).outcome.kind).toBe('published');
+    const rootId = await createPost(herald, channelId, ['<p>Same words</p>'], { type: 'now', allowDuplicate: true });
+    const sent = castRequests().length;
+    // The connection drops before the request leaves: Herald cannot tell whether Neynar got it.
+    const { outcome, runs } = await withPlatformFetch(herald.services, (real) => {
+      let lost = false;
+      return async (request) => {
+        if (!lost && request.method === 'POST' && request.url.endsWith('/v2/farcaster/cast/')) {
+          lost = true;
+          throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+        }
+        return real(request);
+      };
+    }, () => publishUntilSettled(herald, rootId));
+    expect(outcome.kind).toBe('published');
+    expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);
+    expect(castRequests().slice(sent).map((request) => request.json.idem)).toEqual([rootId]);
+    const same = fake.casts.filter((entry) => entry.text === 'Same words');
+    expect(same).toHaveLength(2);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(same[1].hash);
+    expect((await chainOf(herald, olderId))[0].releaseId).toBe(same[0].hash);
   });
 
   it('retries a 429 after its Retry-After', async () => {

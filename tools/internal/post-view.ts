@@ -20,6 +20,8 @@ export type ItemPreview = {
   state: string;
   releaseURL: string | null;
   error: string | null;
+  /** What the platform did other than asked (PublishedRef.warnings). */
+  warnings: string[];
 };
 
 export type PostPreview = {
@@ -55,6 +57,7 @@ export function previewChain(integration: Integration, chain: Post[]): PostPrevi
         state: item.state,
         releaseURL: item.releaseUrl ?? null,
         error: item.error ?? null,
+        warnings: item.releaseWarnings ?? [],
       };
     }),
   };

@@ -93,6 +93,7 @@ export function previewMarkup(preview: PostPreview): Markup {
         : ''}
       ${safeUrl(item.releaseURL) ? html`<p><a href="${safeUrl(item.releaseURL)}" rel="noopener noreferrer">View on ${preview.platform.name}</a></p>` : ''}
       ${item.error ? html`<p class="flash error">${item.error}</p>` : ''}
+      ${item.warnings.map((warning) => html`<p class="hint warning">${warning}</p>`)}
     </li>`,
   )}</ol>`;
 }
