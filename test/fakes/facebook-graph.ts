@@ -140,7 +140,7 @@ export function createGraphModel(options: {
     reach: 200, follower_count: 3, views: 900, profile_views: 50, accounts_engaged: 30, total_interactions: 70,
     likes: 21, comments: 4, saved: 6, shares: 2, replies: 1,
   };
-  const state = { processingChecks: 0, quotaTotal: 100 };
+  const state = { processingChecks: 0, quotaTotal: 100, listingLag: 0 };
 
   const instagramAccounts = () => [...pages.flatMap((page) => (page.instagram ? [page.instagram] : [])), { id: solo.userId, username: solo.username, name: solo.name, profile_picture_url: solo.profile_picture_url, followers_count: solo.followers_count }];
   /** The Instagram accounts a token may act for: its own (Instagram Login), its Page's, or its user's Pages'. */
@@ -562,7 +562,12 @@ export function createGraphModel(options: {
         versioned((request, token) => {
           const owner = segment(request, 2);
           if (!instagramOf(token).includes(owner)) return notFound(owner);
-          const items = media.filter((item) => item.owner === owner && (item.productType === 'STORY') === story).reverse();
+          let items = media.filter((item) => item.owner === owner && (item.productType === 'STORY') === story).reverse();
+          // Instagram's media edges are eventually consistent: a post just published may be missing for a read or two.
+          if (state.listingLag > 0) {
+            state.listingLag -= 1;
+            items = items.filter((item) => Date.parse(item.timestamp) < Date.now() - 60_000);
+          }
           return listing(items.map(mediaObject), request, ['id']);
         }),
       );
@@ -631,6 +636,10 @@ export function createGraphModel(options: {
       /** Containers and videos created afterwards answer IN_PROGRESS (processing) on their first `n` status reads. */
       setProcessingChecks(n: number) {
         state.processingChecks = n;
+      },
+      /** The next `reads` listings of an account's media or stories leave out what was published in the last minute. */
+      setListingLag(reads: number) {
+        state.listingLag = reads;
       },
       /** API-published posts allowed in 24 hours (content_publishing_limit and media_publish). */
       setQuota(total: number) {
