@@ -6,7 +6,8 @@
 // refresh), which is stored. Pinterest has no comments API for pins: a post is one item.
 import { z } from 'zod';
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
-import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem } from '../types.js';
+import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem, StepAttempt } from '../types.js';
+import { createdSince, onlyCandidate } from '../recovery-window.js';
 import { analyticsPeriod, basicAuth, dailyMetric, everyPage, firstProblem, httpUrl, isoDay, oauth2AuthorizeUrl, versionedBase } from '../shared.js';
 import { accountSchema, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
 import { imagesSource, uploadedVideo, videoSource } from './media.js';
@@ -36,12 +37,17 @@ async function token(fetch: PlatformFetch, endpoints: Record<string, string>, cl
 
 const pinUrl = (context: ProviderContext, id: string) => `${context.endpoints.web.replace(/\/+$/, '')}/pin/${id}/`;
 
-/** The pin of an interrupted create, found among the account's newest pins by board, title and description. */
-async function findPin(context: ProviderContext, body: { board_id: string; title?: string; description?: string }): Promise<{ id: string } | undefined> {
+/**
+ * The pin of an interrupted create: among the account's newest pins, the one on the board with the same title and description
+ * created since the attempt began (Pinterest keeps no marker of ours on a pin), never an older pin with the same text.
+ */
+async function findPin(context: ProviderContext, attempt: StepAttempt, body: { board_id: string; title?: string; description?: string }): Promise<{ id: string } | undefined> {
   const { items } = await channelCall(context, { path: '/pins', query: { page_size: 25 }, schema: page(pinSchema) });
-  const found = items.find(
-    (pin) => pin.board_id === body.board_id && (pin.title ?? '') === (body.title ?? '') && (pin.description ?? '') === (body.description ?? ''),
+  const same = items.filter(
+    (pin) =>
+      pin.board_id === body.board_id && (pin.title ?? '') === (body.title ?? '') && (pin.description ?? '') === (body.description ?? '') && createdSince(attempt, pin.created_at),
   );
+  const found = onlyCandidate(same, 'Pinterest', 'pins');
   return found ? { id: found.id } : undefined;
 }
 
@@ -64,7 +70,7 @@ async function publishPin(context: ProviderContext, item: PublishItem) {
       const created = await channelCall(context, { method: 'POST', path: '/pins', json: { ...body, media_source: mediaSource }, schema: pinSchema });
       return { id: created.id };
     },
-    () => findPin(context, body),
+    (attempt) => findPin(context, attempt, body),
   );
   return { id: pin.id, url: pinUrl(context, pin.id) };
 }
