@@ -21,6 +21,7 @@ export interface DribbbleFakeShot {
   image: { bytes: Buffer; contentType: string; width: number; height: number };
   /** Listings of /user/shots still to go before the shot appears. */
   pendingListings: number;
+  publishedAt: string;
 }
 
 export interface DribbbleFake {
@@ -85,12 +86,14 @@ export async function startDribbbleFake(): Promise<DribbbleFake> {
   const shotEntity = (shot: DribbbleFakeShot) => ({
     id: shot.id,
     title: shot.title,
-    description: shot.description ?? null,
+    // Dribbble answers the description as HTML.
+    description: shot.description ? `<p>${shot.description}</p>` : null,
     width: shot.image.width,
     height: shot.image.height,
     images: { hidpi: null, normal: `${url}/img/shots/${shot.id}/normal.png`, teaser: `${url}/img/shots/${shot.id}/teaser.png` },
     html_url: `${url}/web/shots/${shot.id}`,
-    published_at: new Date().toISOString(),
+    published_at: shot.publishedAt,
+    updated_at: shot.publishedAt,
     tags: [],
   });
 
@@ -121,6 +124,7 @@ export async function startDribbbleFake(): Promise<DribbbleFake> {
       ...(typeof team === 'string' ? { team_id: team } : {}),
       image: { bytes, contentType: image.type, width: metadata.width!, height: metadata.height! },
       pendingListings: listingDelay,
+      publishedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
     };
     shots.push(shot);
     return { status: 202, headers: { location: `${url}/api/v2/shots/${shot.id}` } };
