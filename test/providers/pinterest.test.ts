@@ -8,6 +8,7 @@ import pinterest from '../../providers/pinterest/index.js';
 import { pinterestMedia } from '../../providers/pinterest/media.js';
 import { basicCredentials } from '../fakes/oauth-authority.js';
 import { startPinterestFake, type PinterestFake } from '../fakes/pinterest.js';
+import { contractProblems, pinterestContractSource } from '../contracts/pinterest/contract.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, uploaded } from '../helpers/media-samples.js';
 import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
@@ -47,6 +48,22 @@ afterAll(async () => {
 
 afterEach(() => {
   pinterestMedia.pullByUrl = pullByUrl;
+  // Every request Herald sent matched Pinterest's OpenAPI description (test/contracts/pinterest/openapi.json).
+  expect(fake.contractViolations).toEqual([]);
+});
+
+describe("Pinterest's OpenAPI contract", () => {
+  const request = (method: string, query: Record<string, string>, json?: unknown) => ({ method, query: new URLSearchParams(query), json, body: Buffer.from(json ? JSON.stringify(json) : '') });
+
+  it('is pinned to a dated release, and refuses what the description refuses', () => {
+    expect(pinterestContractSource).toMatchObject({ version: '5.23.0', retrieved: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
+    expect(contractProblems(request('POST', {}, { board_id: '900000', description: 'ok', media_source: { source_type: 'image_url', url: 'https://example.com/a.png' } }), '/pins')).toEqual([]);
+    expect(contractProblems(request('POST', {}, { board_id: '900000', title: 'x'.repeat(101), media_source: { source_type: 'image_url', url: 'https://example.com/a.png' } }), '/pins').join()).toMatch(/title must NOT have more than 100 characters/);
+    expect(contractProblems(request('POST', {}, { board_id: '900000', media_source: { source_type: 'image_link', url: 'https://example.com/a.png' } }), '/pins')).not.toEqual([]);
+    expect(contractProblems(request('GET', { page_size: '500' }), '/boards').join()).toMatch(/page_size must be <= 250/);
+    expect(contractProblems(request('GET', { pageSize: '5' }), '/boards')).toEqual(['query parameter pageSize is not in the contract']);
+    expect(contractProblems(request('DELETE', {}), '/user_account')).toEqual(['DELETE /user_account is not an operation of Pinterest API 5.23.0']);
+  });
 });
 
 describe('pinterest media by URL', () => {
