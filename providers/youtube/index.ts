@@ -5,6 +5,9 @@
 // Limits from the video resource (developers.google.com/youtube/v3/docs/videos, read 2026-11-27): snippet.title 100 characters,
 // snippet.description 5000 bytes, neither with < or >; snippet.tags 500 characters. Uploads from unverified API projects are
 // locked to private (videos.insert): the video's status is read after the upload and what YouTube set is reported.
+// The request bodies are typed with Google's own client types (`@googleapis/youtube`, youtube_v3.Schema$*; a devDependency read
+// only by tsc): a field YouTube does not have fails the type check.
+import type { youtube_v3 } from '@googleapis/youtube';
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, ConnectedAccount, Provider, ProviderContext, PublishItem, StepAttempt, ValidationItem } from '../types.js';
@@ -103,7 +106,7 @@ async function publish(context: ProviderContext, item: PublishItem) {
       privacyStatus: options.type,
       ...(options.selfDeclaredMadeForKids ? { selfDeclaredMadeForKids: options.selfDeclaredMadeForKids === 'yes' } : {}),
     },
-  };
+  } satisfies youtube_v3.Schema$Video;
   let fresh = false;
   // An interrupted session call may have opened a session: harmless, no video exists until its last byte.
   const session = await context.step<UploadSession>(
@@ -136,7 +139,7 @@ async function addToPlaylist(context: ProviderContext, playlistId: string, video
         method: 'POST',
         url: data(context, 'playlistItems'),
         query: { part: 'snippet' },
-        json: { snippet: { playlistId, resourceId: { kind: 'youtube#video', videoId } } },
+        json: { snippet: { playlistId, resourceId: { kind: 'youtube#video', videoId } } } satisfies youtube_v3.Schema$PlaylistItem,
         schema: z.object({ id: z.string() }),
       });
       return added.id;
@@ -161,7 +164,7 @@ async function comment(context: ProviderContext, item: PublishItem, videoId: str
         method: 'POST',
         url: data(context, 'commentThreads'),
         query: { part: 'snippet' },
-        json: { snippet: { videoId, topLevelComment: { snippet: { textOriginal: item.text } } } },
+        json: { snippet: { videoId, topLevelComment: { snippet: { textOriginal: item.text } } } } satisfies youtube_v3.Schema$CommentThread,
         schema: threadSchema,
       });
       return refOf(thread);
