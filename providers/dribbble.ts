@@ -1,7 +1,7 @@
 // Dribbble (API v2): a shot of exactly one picture with a title; the content is its description.
 // Reference: https://developer.dribbble.com/v2/ — oauth (https://developer.dribbble.com/v2/oauth/), user, shots
 // (https://developer.dribbble.com/v2/shots/: create is multipart, answers 202 Accepted with the shot in `Location`,
-// processed asynchronously), rate limits in X-RateLimit-* headers (reset in UTC epoch seconds). Tokens do not expire
+// processed asynchronously), rate limits in X-RateLimit-* headers (reset in UTC epoch seconds); read 2026-11-27. Tokens do not expire
 // (no refresh). The API has no analytics and no comments. A lost create is looked up among the user's shots with the same
 // title published since the attempt began (`published_at`; providers/recovery-window.ts; the description comes back as HTML,
 // so it is not compared). Dribbble lists a shot only once processed, so not finding it proves nothing: the item stops with

@@ -3,7 +3,7 @@
 // CallToAction, LocalPostEvent, LocalPostOffer; `event` is required for EVENT and OFFER, `callToAction` is ignored for
 // OFFER, a CALL button takes no url, GET_OFFER is deprecated in favour of topicType OFFER, ALERT posts are COVID-19 alerts
 // that can no longer be created; media: sourceUrl only), plus google.ts and locations.ts for OAuth, the picker and
-// performance. There is no comments API and no post-level metrics. A lost create is looked up among the location's newest
+// performance (read 2026-11-27). There is no comments API and no post-level metrics. A lost create is looked up among the location's newest
 // posts with the same text and topic created since the attempt began (LocalPost.createTime; providers/recovery-window.ts).
 import { z } from 'zod';
 import { notFound } from '../../src/errors.js';

@@ -1,7 +1,9 @@
 // Pinterest (API v5): pins of pictures or a video on a chosen board.
 // Reference: https://developers.pinterest.com/docs/api/v5/ (OpenAPI: github.com/pinterest/api-description, v5/openapi.yaml) —
 // oauth/token, user_account, user_account/analytics, boards/list, pins/create, pins/list, pins/analytics, media/create,
-// media/get; https://developers.pinterest.com/docs/api-features/creating-boards-and-pins/ (video pins).
+// media/get; https://developers.pinterest.com/docs/api-features/creating-boards-and-pins/ (video pins). Read 2026-11-27 against
+// release 5.23.0 of the OpenAPI description, vendored in test/contracts/pinterest/openapi.json: the fake checks every request
+// against it. A lost pin create is linked only to a pin made since the attempt began (created_at; providers/recovery-window.ts).
 // The token endpoint takes HTTP Basic client credentials and a form; refresh answers a new refresh token (continuous
 // refresh), which is stored. Pinterest has no comments API for pins: a post is one item.
 import { z } from 'zod';

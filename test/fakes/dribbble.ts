@@ -9,6 +9,9 @@
 //                                A shot is listed only after `listingDelay` listings (Dribbble processes asynchronously).
 //   GET  /img/*                  pictures the test put in `pictures` (for posts that use a client's URL)
 // API routes answer 401 {message: 'Bad credentials.'} without a live bearer token; every response carries X-RateLimit-*.
+// References (read 2026-11-27; Dribbble publishes no machine-readable contract): developer.dribbble.com/v2/ (rate limits),
+// /v2/oauth/, /v2/user/, /v2/shots/ (create: multipart, 202 + Location, processed asynchronously; a shot's description is HTML,
+// published_at is when it went up).
 import sharp from 'sharp';
 import { createOAuthAuthority, bearerOf, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';

@@ -22,6 +22,11 @@
 // characters, visibility/distribution/lifecycleState, and that media are uploaded, owned by the author and (videos)
 // AVAILABLE; documents need a title, multiImage 2–20 pictures. An identical post answers 422 DUPLICATE_POST. 201 + x-restli-id.
 // Video parts must have exactly the size given; finalize needs the upload token and every part's ETag in order.
+// References (read 2026-11-27; LinkedIn publishes no machine-readable contract): learn.microsoft.com/linkedin/shared/authentication/
+// authorization-code-flow (OAuth), .../marketing/versioning (LinkedIn-Version, sunset 426), .../community-management/shares/
+// posts-api (commentary, DUPLICATE_POST, x-restli-id), .../shares/little-text-format (reserved characters, also in comment
+// text), .../shares/comments-api (message.text, created.time), .../shares/images-api, videos-api, documents-api,
+// .../organizations/organization-access-control-by-role, .../shared/api-guide/concepts/error-handling.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, bearerOf, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';

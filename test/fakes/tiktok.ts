@@ -17,6 +17,10 @@
 // media transfer rules (5-64 MB chunks, whole file when under 5 MB, count = floor(size / chunk), last chunk at most 128 MB);
 // chunks out of order or of the wrong size, a Content-Range that skips bytes; photos that are not JPEG or WebP (the post
 // FAILS with file_format_check_failed, as TikTok pulls and checks them).
+// References (read 2026-11-27; TikTok publishes no machine-readable contract): developers.tiktok.com/doc/login-kit-web,
+// /doc/login-kit-desktop (PKCE: hex SHA-256 challenge), /doc/oauth-user-access-token-management, /doc/tiktok-api-v2-error-handling,
+// /doc/content-posting-api-reference-direct-post (title 2,200 runes), -upload-video, -photo-post (title 90, description 4,000),
+// -get-video-status, -query-creator-info, /doc/content-posting-api-media-transfer-guide (chunk rules), /doc/tiktok-api-v2-video-list.
 import { createHash, randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';

@@ -17,6 +17,9 @@
 // unverifiedProject = true: uploads are locked to private whatever privacyStatus asked, as Google does for unverified API
 // projects (videos.insert); rejectNext(reason): the next finished upload is rejected (uploadStatus rejected, rejectionReason).
 // GET /youtube/v3/videos?part=status&id= answers the video's status.
+// References (read 2026-11-27): developers.google.com/youtube/v3/docs/videos (resource, limits, status), /videos/insert (private
+// lock of unverified projects), /v3/guides/using_resumable_upload_protocol, /commentThreads, /playlistItems, /v3/docs/errors,
+// /youtube/analytics/reference/reports/query; the bodies Herald sends are also type-checked against @googleapis/youtube.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
