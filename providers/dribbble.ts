@@ -1,13 +1,17 @@
 // Dribbble (API v2): a shot of exactly one picture with a title; the content is its description.
 // Reference: https://developer.dribbble.com/v2/ — oauth (https://developer.dribbble.com/v2/oauth/), user, shots
 // (https://developer.dribbble.com/v2/shots/: create is multipart, answers 202 Accepted with the shot in `Location`,
-// processed asynchronously), rate limits in X-RateLimit-* headers (reset in UTC epoch seconds). Tokens do not expire
-// (no refresh). The API has no analytics and no comments.
+// processed asynchronously), rate limits in X-RateLimit-* headers (reset in UTC epoch seconds); read 2026-11-27. Tokens do not expire
+// (no refresh). The API has no analytics and no comments. A lost create is looked up among the user's shots with the same
+// title published since the attempt began (`published_at`; providers/recovery-window.ts; the description comes back as HTML,
+// so it is not compared). Dribbble lists a shot only once processed, so not finding it proves nothing: the item stops with
+// "could not confirm" after a while.
 import { z } from 'zod';
 import { MediaFetchError } from '../src/lib/media-fetch.js';
 import { imageSize } from '../src/lib/media-probe.js';
 import { parsedBody, PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
-import { CheckAgainLater, type ConnectContext, type Provider, type ProviderContext, type PublishItem, type ValidationItem } from './types.js';
+import { CheckAgainLater, type ConnectContext, type Provider, type ProviderContext, type PublishItem, type StepAttempt, type ValidationItem } from './types.js';
+import { createdSince, onlyCandidate } from './recovery-window.js';
 import { bearerFetch, blobOf, firstProblem, oauth2AuthorizeUrl, versionedBase } from './shared.js';
 
 const scopes = ['public', 'upload'];
@@ -62,14 +66,24 @@ async function call<T>(context: Pick<ConnectContext, 'fetch' | 'endpoints'>, tok
 
 const teamSchema = z.object({ id: z.number(), name: z.string(), login: z.string().optional() });
 const userSchema = z.object({ id: z.number(), name: z.string().nullish(), login: z.string(), avatar_url: z.string().nullish(), teams: z.array(teamSchema).default([]) });
-const shotSchema = z.object({ id: z.number(), title: z.string().nullish(), html_url: z.string().nullish(), images: z.record(z.string(), z.string().nullable()).default({}) });
+const shotSchema = z.object({
+  id: z.number(),
+  title: z.string().nullish(),
+  html_url: z.string().nullish(),
+  published_at: z.string().nullish(),
+  images: z.record(z.string(), z.string().nullable()).default({}),
+});
 
 const shotsOf = async (context: ProviderContext) =>
   (await call(context, context.auth.accessToken, { path: '/user/shots', query: { per_page: 30 }, schema: z.array(shotSchema) })).data;
 
-/** The shot of an interrupted create: Dribbble lists a shot only once it is processed, so the check is repeated a while. */
-async function findShot(context: ProviderContext, title: string): Promise<{ id: string }> {
-  const found = (await shotsOf(context)).find((shot) => shot.title === title);
+/**
+ * The shot of an interrupted create: the one with the same title published since the attempt began. Dribbble
+ * lists a shot only once it is processed, so the check is repeated a while.
+ */
+async function findShot(context: ProviderContext, attempt: StepAttempt, title: string): Promise<{ id: string }> {
+  const same = (await shotsOf(context)).filter((shot) => shot.title === title && createdSince(attempt, shot.published_at));
+  const found = onlyCandidate(same, 'Dribbble', 'shots');
   if (found) return { id: String(found.id) };
   throw new CheckAgainLater(
     60,
@@ -102,7 +116,7 @@ async function publishShot(context: ProviderContext, item: PublishItem) {
       }
       return { id };
     },
-    () => findShot(context, options.title),
+    (attempt) => findShot(context, attempt, options.title),
   );
   return { id: shot.id, url: `${context.endpoints.web.replace(/\/+$/, '')}/shots/${shot.id}` };
 }

@@ -6,9 +6,13 @@
 //   https://developers.facebook.com/docs/graph-api/reference/object/comments/ (message, attachment_url)
 //   https://developers.facebook.com/docs/platforminsights/page (and its deprecated-metrics page: impressions → media views,
 //   page_fans → page_follows since 15 November 2025)
+//   https://developers.facebook.com/docs/graph-api/reference/page/published_posts/ , /video/ and /comment/ (created_time, from)
+// (read 2026-11-27). An interrupted create is looked up among what the Page made since the attempt began
+// (providers/recovery-window.ts): an older post or comment with the same text is never taken for it.
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
-import { CheckAgainLater, type Provider, type ProviderContext } from './types.js';
+import { CheckAgainLater, type Provider, type ProviderContext, type StepAttempt } from './types.js';
+import { createdSince, onlyCandidate } from './recovery-window.js';
 import { currentMetric, facebookDialogUrl, firstProblem, httpUrl, META_GRAPH_VERSION, picturesOrOneVideo } from './shared.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, node } from './meta/graph.js';
 import { chosenPage, exchangeFacebookCode, managedPages, pictureOf } from './meta/login.js';
@@ -21,7 +25,15 @@ const POST_METRICS = { post_media_view: 'Views', post_total_media_view_unique: '
 const photoSchema = z.object({ id: z.string(), post_id: z.string().optional() });
 const listSchema = z.object({
   data: z.array(
-    z.object({ id: z.string(), message: z.string().optional(), description: z.string().optional(), permalink_url: z.string().optional(), full_picture: z.string().optional() }),
+    z.object({
+      id: z.string(),
+      message: z.string().optional(),
+      description: z.string().optional(),
+      permalink_url: z.string().optional(),
+      full_picture: z.string().optional(),
+      created_time: z.string().optional(),
+      from: z.object({ id: z.string() }).optional(),
+    }),
   ),
 });
 const videoStatusSchema = z.object({
@@ -43,11 +55,11 @@ function textWithLink(text: string, link: string | undefined, withMedia: boolean
   return text ? `${text}\n\n${link}` : link;
 }
 
-/** A create of unknown outcome: the Page's latest posts (or videos) are searched for the same text. */
-async function findRecent(context: ProviderContext, edge: 'published_posts' | 'videos', text: string) {
+/** A create of unknown outcome: the Page's latest posts (or videos) with the same text, created since the attempt began. */
+async function findRecent(context: ProviderContext, attempt: StepAttempt, edge: 'published_posts' | 'videos', text: string) {
   const field = edge === 'videos' ? 'description' : 'message';
-  const { data } = await graph(context, `${pageOf(context)}/${edge}`, { query: { fields: `id,${field}`, limit: 10 }, schema: listSchema });
-  const found = data.find((entry) => (entry[field] ?? '') === text);
+  const { data } = await graph(context, `${pageOf(context)}/${edge}`, { query: { fields: `id,${field},created_time`, limit: 10 }, schema: listSchema });
+  const found = onlyCandidate(data.filter((entry) => (entry[field] ?? '') === text && createdSince(attempt, entry.created_time)), 'Facebook', edge === 'videos' ? 'videos' : 'posts');
   return found && { id: found.id };
 }
 
@@ -126,7 +138,7 @@ const facebook: Provider = {
       created = await context.step(
         'video',
         () => graph(context, `${page}/videos`, { json: { file_url: video.url, description, published: true }, schema: idSchema }),
-        () => findRecent(context, 'videos', description),
+        (attempt) => findRecent(context, attempt, 'videos', description),
       );
       await awaitVideo(context, created.id);
     } else if (pictures.length === 1) {
@@ -137,7 +149,7 @@ const facebook: Provider = {
           const photo = await graph(context, `${page}/photos`, { json: { url: pictures[0].url, caption, published: true }, schema: photoSchema });
           return { id: photo.post_id ?? photo.id };
         },
-        () => findRecent(context, 'published_posts', caption),
+        (attempt) => findRecent(context, attempt, 'published_posts', caption),
       );
     } else {
       const message = textWithLink(item.text, link, pictures.length > 0);
@@ -158,7 +170,7 @@ const facebook: Provider = {
             json: { message, ...(attached.length > 0 ? { attached_media: attached } : { link }), published: true },
             schema: idSchema,
           }),
-        () => findRecent(context, 'published_posts', message),
+        (attempt) => findRecent(context, attempt, 'published_posts', message),
       );
     }
     return { id: created.id, url: await permalinkOf(context, created.id), meta: { kind: video ? 'video' : 'post' } };
@@ -168,9 +180,11 @@ const facebook: Provider = {
     const created = await context.step(
       'comment',
       () => graph(context, `${node(root.id)}/comments`, { json: { message: item.text || undefined, attachment_url: item.media[0]?.url }, schema: idSchema }),
-      async () => {
-        const { data } = await graph(context, `${node(root.id)}/comments`, { query: { fields: 'id,message', limit: 50 }, schema: listSchema });
-        const found = data.find((comment) => (comment.message ?? '') === item.text);
+      // The Page's comment with the same text, written since the attempt began.
+      async (attempt) => {
+        const { data } = await graph(context, `${node(root.id)}/comments`, { query: { fields: 'id,message,created_time,from', limit: 50, order: 'reverse_chronological' }, schema: listSchema });
+        const mine = data.filter((comment) => (comment.message ?? '') === item.text && comment.from?.id === context.auth.internalId && createdSince(attempt, comment.created_time));
+        const found = onlyCandidate(mine, 'Facebook', 'comments');
         return found && { id: found.id };
       },
     );

@@ -3,10 +3,12 @@
 // CallToAction, LocalPostEvent, LocalPostOffer; `event` is required for EVENT and OFFER, `callToAction` is ignored for
 // OFFER, a CALL button takes no url, GET_OFFER is deprecated in favour of topicType OFFER, ALERT posts are COVID-19 alerts
 // that can no longer be created; media: sourceUrl only), plus google.ts and locations.ts for OAuth, the picker and
-// performance. There is no comments API and no post-level metrics.
+// performance (read 2026-11-27). There is no comments API and no post-level metrics. A lost create is looked up among the location's newest
+// posts with the same text and topic created since the attempt began (LocalPost.createTime; providers/recovery-window.ts).
 import { z } from 'zod';
 import { notFound } from '../../src/errors.js';
 import type { Provider, ProviderContext, PublishItem } from '../types.js';
+import { createdSince, onlyCandidate } from '../recovery-window.js';
 import { firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, httpUrl, permanent, versionedBase } from '../shared.js';
 import { googleCall } from './google.js';
 import { exchangeGoogleCode, googleUserInfo, refreshGoogleToken } from '../google.js';
@@ -113,6 +115,7 @@ const postSchema = z.object({
   topicType: z.string().optional(),
   state: z.string().optional(),
   searchUrl: z.string().optional(),
+  createTime: z.string().optional(),
   media: z.array(z.object({ googleUrl: z.string().optional(), sourceUrl: z.string().optional() })).optional(),
 });
 
@@ -129,9 +132,13 @@ async function publishLocalPost(context: ProviderContext, item: PublishItem) {
   const post = await context.step(
     'localPost',
     async () => recorded(await googleCall(context, context.auth.accessToken, { method: 'POST', url: postsUrl(context), json: body, schema: postSchema })),
-    async () => {
-      // Google creates synchronously: a post of an interrupted create is among the newest, with the same text and topic.
-      const found = (await listPosts(context)).find((candidate) => (candidate.summary ?? '') === (item.text ?? '') && candidate.topicType === body.topicType);
+    async (attempt) => {
+      // Google creates synchronously: a post of an interrupted create is among the newest, with the same text and topic, and
+      // created since the attempt began (an older post with the same text is another post).
+      const same = (await listPosts(context)).filter(
+        (candidate) => (candidate.summary ?? '') === (item.text ?? '') && candidate.topicType === body.topicType && createdSince(attempt, candidate.createTime),
+      );
+      const found = onlyCandidate(same, 'Google Business Profile', 'posts');
       return found ? recorded(found) : undefined;
     },
   );

@@ -3,11 +3,16 @@
 // References:
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/posts-api
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/multiimage-post-api
-//   https://learn.microsoft.com/linkedin/marketing/community-management/shares/comments-api
+//   https://learn.microsoft.com/linkedin/marketing/community-management/shares/comments-api (message.text, created.time)
+//   https://learn.microsoft.com/linkedin/marketing/community-management/shares/little-text-format (commentary and comment text)
+// (read 2026-11-27). An interrupted create is looked up only where the channel may read its author's posts and comments, and
+// only what was created since the attempt began counts (providers/recovery-window.ts): an older post with the same text is
+// never taken for it.
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
-import type { JsonValue, ProviderContext, PublishItem, PublishedRef, ValidationItem } from '../types.js';
+import type { JsonValue, ProviderContext, PublishItem, PublishedRef, StepAttempt, ValidationItem } from '../types.js';
 import { firstProblem } from '../shared.js';
+import { createdSince, onlyCandidate } from '../recovery-window.js';
 import { authorOf, littleText, postUrl, rest, urnParam } from './api.js';
 import { carouselPdf, uploadDocument, uploadImage, uploadVideo, videoReady } from './media.js';
 
@@ -88,7 +93,9 @@ async function content(context: ProviderContext, item: PublishItem): Promise<Rec
 const unanswered = (what: string, status: number) =>
   new PlatformHttpError({ status, retryable: false, outcomeUnknown: true, bodyExcerpt: '', message: `LinkedIn created the ${what} without answering its id: check the account before retrying.` });
 
-const postsSchema = z.object({ elements: z.array(z.object({ id: z.string(), commentary: z.string().optional(), author: z.string().optional() })) });
+const postsSchema = z.object({
+  elements: z.array(z.object({ id: z.string(), commentary: z.string().optional(), author: z.string().optional(), createdAt: z.number().optional() })),
+});
 
 /** The author's recent posts (organizations: r_organization_social; members need r_member_social, which LinkedIn restricts). */
 export async function recentPosts(context: ProviderContext, count = 20) {
@@ -117,29 +124,41 @@ export async function publishPost(context: ProviderContext, item: PublishItem, o
     if (!urn) throw unanswered('post', created.status);
     return urn;
   };
-  const lookUp = async () => (await recentPosts(context)).find((post) => post.commentary === body.commentary)?.id;
+  // The same commentary created since the attempt began (LinkedIn keeps no marker of ours on a post).
+  const lookUp = async (attempt: StepAttempt) => {
+    const found = (await recentPosts(context)).filter((post) => post.commentary === body.commentary && createdSince(attempt, post.createdAt));
+    return onlyCandidate(found, 'LinkedIn', 'posts')?.id;
+  };
   const urn = await context.step('post', create, options.canRead ? lookUp : undefined);
   return { id: urn, url: postUrl(context, urn) };
 }
 
-const commentSchema = z.object({ id: z.string().optional(), $URN: z.string().optional(), actor: z.string().optional(), message: z.object({ text: z.string() }).optional() });
+const commentSchema = z.object({
+  id: z.string().optional(),
+  $URN: z.string().optional(),
+  actor: z.string().optional(),
+  message: z.object({ text: z.string() }).optional(),
+  created: z.object({ time: z.number() }).optional(),
+});
 
-/** A comment on the post (`root`), by the channel's member or organization. */
+/** A comment on the post (`root`), by the channel's member or organization; its text is little text, as a post's commentary. */
 export async function publishComment(context: ProviderContext, item: PublishItem, root: PublishedRef, options: { canRead: boolean }): Promise<PublishedRef> {
   const actor = authorOf(context);
   const path = `socialActions/${urnParam(root.id)}/comments`;
+  const text = littleText(item.text);
   const urnOf = (comment: z.infer<typeof commentSchema>, header?: string | null) =>
     comment.$URN ?? (comment.id ? `urn:li:comment:(${root.id},${comment.id})` : header ?? undefined);
   const create = async () => {
-    const created = await rest(context, { method: 'POST', path, json: { actor, object: root.id, message: { text: item.text } }, schema: commentSchema.optional() });
+    const created = await rest(context, { method: 'POST', path, json: { actor, object: root.id, message: { text } }, schema: commentSchema.optional() });
     const urn = urnOf(created.data ?? {}, created.headers.get('x-restli-id'));
     if (!urn) throw unanswered('comment', created.status);
     return urn;
   };
-  const lookUp = async () => {
+  const lookUp = async (attempt: StepAttempt) => {
     const { data } = await rest(context, { path, schema: z.object({ elements: z.array(commentSchema) }) });
-    const found = data.elements.find((comment) => comment.actor === actor && comment.message?.text === item.text);
-    return found ? urnOf(found) : undefined;
+    const found = data.elements.filter((comment) => comment.actor === actor && comment.message?.text === text && createdSince(attempt, comment.created?.time));
+    const only = onlyCandidate(found, 'LinkedIn', 'comments');
+    return only ? urnOf(only) : undefined;
   };
   const urn = await context.step('comment', create, options.canRead ? lookUp : undefined);
   return { id: urn, url: `${postUrl(context, root.id)}?commentUrn=${encodeURIComponent(urn)}` };

@@ -9,10 +9,24 @@
 //   https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-media/comments
 //   https://developers.facebook.com/docs/instagram-platform/api-reference/instagram-user/insights
 //   https://developers.facebook.com/docs/instagram-platform/reference/instagram-media/insights
+//   https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-media (timestamp) and
+//   .../ig-comment (timestamp, from); stories take one image_url or video_url (media_type STORIES) (read 2026-11-27).
+// A recovery takes only media or comments made since the interrupted call began (providers/recovery-window.ts).
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
-import { CheckAgainLater, type AnalyticsMetric, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef, type ValidationItem } from '../types.js';
+import {
+  CheckAgainLater,
+  type AnalyticsMetric,
+  type MediaFile,
+  type Provider,
+  type ProviderContext,
+  type PublishItem,
+  type PublishedRef,
+  type StepAttempt,
+  type ValidationItem,
+} from '../types.js';
 import { currentMetric, firstProblem, textOnlyComments } from '../shared.js';
+import { createdSince, onlyCandidate } from '../recovery-window.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, mediaProblem, node } from './graph.js';
 
 /** Settings keys shared by both Instagram providers (the business login adds `audio`). */
@@ -45,7 +59,7 @@ function instagramMediaRules(items: ValidationItem[], settings: Record<string, u
         if (picture) return `has a ${extensionOf(picture.url).slice(1).toUpperCase()} picture, but Instagram publishes JPEG only: convert it to JPEG and upload it again.`;
         const video = item.media.find((media) => media.kind === 'video' && NOT_MP4_OR_MOV.test(extensionOf(media.url)));
         if (video) return `has a ${extensionOf(video.url).slice(1).toUpperCase()} video, but Instagram takes MP4 or MOV only: convert it.`;
-        if (story && (total !== 1 || videos > 0)) return 'is a story, which takes exactly one picture.';
+        if (story && total !== 1) return 'is a story, which takes exactly one picture or one video.';
         if (total > 10) return `has ${total} attachments; an Instagram carousel takes at most 10.`;
         if (trialReel === true && (total !== 1 || images > 0 || story)) return 'is a trial reel, which takes a single video and post_type post.';
         if (audio && (total !== 1 || videos !== 1 || story)) return 'sets audio, which needs a single video and post_type post.';
@@ -60,7 +74,7 @@ function instagramMediaRules(items: ValidationItem[], settings: Record<string, u
 
 const instagramRules =
   'A post needs at least one picture or video: 2 to 10 make a carousel, a single video with post_type post is published as a Reel ' +
-  '(is_trial_reel shares it with non-followers first). A story takes exactly one picture and shows no text. Pictures must be JPEG ' +
+  '(is_trial_reel shares it with non-followers first). A story takes exactly one picture or video and shows no text. Pictures must be JPEG ' +
   '(PNG, WebP and GIF are refused before publishing: convert them), videos MP4 or MOV (H.264/HEVC, AAC, 3 s to 15 min); ' +
   'Instagram downloads them from the public media URL. Up to 3 collaborators (usernames). Later items are comments on the post and take text only.';
 
@@ -73,11 +87,14 @@ const mediaListSchema = z.object({
       permalink: z.string().optional(),
       media_url: z.string().optional(),
       thumbnail_url: z.string().optional(),
+      timestamp: z.string().optional(),
     }),
   ),
 });
 const limitSchema = z.object({ data: z.array(z.object({ quota_usage: z.number(), config: z.object({ quota_total: z.number() }).optional() })) });
-const commentsSchema = z.object({ data: z.array(z.object({ id: z.string(), text: z.string().optional() })) });
+const commentsSchema = z.object({
+  data: z.array(z.object({ id: z.string(), text: z.string().optional(), timestamp: z.string().optional(), from: z.object({ id: z.string() }).optional() })),
+});
 
 const userOf = (context: ProviderContext) => node(context.auth.internalId);
 
@@ -131,19 +148,23 @@ async function awaitContainers(context: ProviderContext, ids: string[], video: b
   }
 }
 
-/** media_publish had an unknown outcome: a PUBLISHED container means it went out, and the post is found among recent media. */
-async function recoverPublish(context: ProviderContext, creationId: string, story: boolean, caption: string | undefined) {
+/**
+ * media_publish had an unknown outcome: the container (ours alone) says whether it went out; if PUBLISHED, the post is the
+ * recent media with the same caption (any story) created since the attempt began, since a container does not name its media.
+ */
+async function recoverPublish(context: ProviderContext, attempt: StepAttempt, creationId: string, story: boolean, caption: string | undefined) {
   const state = await graph(context, node(creationId), { query: { fields: 'status_code' }, schema: statusSchema });
   if (state.status_code !== 'PUBLISHED') return undefined;
-  const { data } = await graph(context, `${userOf(context)}/${story ? 'stories' : 'media'}`, { query: { fields: 'id,caption', limit: 10 }, schema: mediaListSchema });
-  const found = story ? data[0] : data.find((media) => (media.caption ?? '') === (caption ?? ''));
+  const { data } = await graph(context, `${userOf(context)}/${story ? 'stories' : 'media'}`, { query: { fields: 'id,caption,timestamp', limit: 10 }, schema: mediaListSchema });
+  const since = data.filter((media) => createdSince(attempt, media.timestamp) && (story || (media.caption ?? '') === (caption ?? '')));
+  const found = onlyCandidate(since, 'Instagram', story ? 'stories' : 'posts');
+  // Instagram lists a new post a little later: look again for a while, then stop with "could not confirm".
   if (!found) {
-    throw new PlatformHttpError({
-      status: 409,
-      retryable: false,
-      bodyExcerpt: JSON.stringify(state),
-      message: 'Instagram published the container, but the post is not among the account\'s recent media: check the account before publishing again',
-    });
+    throw new CheckAgainLater(
+      30,
+      'Could not confirm the post: Instagram published the container, but the post is not among the account\'s recent media; check the account before publishing again',
+      900,
+    );
   }
   return { id: found.id };
 }
@@ -198,7 +219,7 @@ async function publishToInstagram(context: ProviderContext, item: PublishItem, o
   const published = await context.step(
     'publish',
     () => graph(context, `${userOf(context)}/media_publish`, { json: { creation_id: creationId }, schema: idSchema }),
-    () => recoverPublish(context, creationId, story, caption),
+    (attempt) => recoverPublish(context, attempt, creationId, story, caption),
   );
   return { id: published.id, url: await permalinkOf(context, published.id), meta: { kind } };
 }
@@ -208,9 +229,11 @@ async function commentOnInstagram(context: ProviderContext, item: PublishItem, r
   const created = await context.step(
     'comment',
     () => graph(context, `${node(root.id)}/comments`, { json: { message: item.text }, schema: idSchema }),
-    async () => {
-      const { data } = await graph(context, `${node(root.id)}/comments`, { query: { fields: 'id,text', limit: 50 }, schema: commentsSchema });
-      const found = data.find((comment) => comment.text === item.text);
+    // The account's own comment with the same text, written since the attempt began.
+    async (attempt) => {
+      const { data } = await graph(context, `${node(root.id)}/comments`, { query: { fields: 'id,text,timestamp,from', limit: 50 }, schema: commentsSchema });
+      const mine = data.filter((comment) => comment.text === item.text && comment.from?.id === context.auth.internalId && createdSince(attempt, comment.timestamp));
+      const found = onlyCandidate(mine, 'Instagram', 'comments');
       return found && { id: found.id };
     },
   );

@@ -1,12 +1,15 @@
 // Pinterest (API v5): pins of pictures or a video on a chosen board.
 // Reference: https://developers.pinterest.com/docs/api/v5/ (OpenAPI: github.com/pinterest/api-description, v5/openapi.yaml) —
 // oauth/token, user_account, user_account/analytics, boards/list, pins/create, pins/list, pins/analytics, media/create,
-// media/get; https://developers.pinterest.com/docs/api-features/creating-boards-and-pins/ (video pins).
+// media/get; https://developers.pinterest.com/docs/api-features/creating-boards-and-pins/ (video pins). Read 2026-11-27 against
+// release 5.23.0 of the OpenAPI description, vendored in test/contracts/pinterest/openapi.json: the fake checks every request
+// against it. A lost pin create is linked only to a pin made since the attempt began (created_at; providers/recovery-window.ts).
 // The token endpoint takes HTTP Basic client credentials and a form; refresh answers a new refresh token (continuous
 // refresh), which is stored. Pinterest has no comments API for pins: a post is one item.
 import { z } from 'zod';
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
-import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem } from '../types.js';
+import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem, StepAttempt } from '../types.js';
+import { createdSince, onlyCandidate } from '../recovery-window.js';
 import { analyticsPeriod, basicAuth, dailyMetric, everyPage, firstProblem, httpUrl, isoDay, oauth2AuthorizeUrl, versionedBase } from '../shared.js';
 import { accountSchema, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
 import { imagesSource, uploadedVideo, videoSource } from './media.js';
@@ -36,12 +39,17 @@ async function token(fetch: PlatformFetch, endpoints: Record<string, string>, cl
 
 const pinUrl = (context: ProviderContext, id: string) => `${context.endpoints.web.replace(/\/+$/, '')}/pin/${id}/`;
 
-/** The pin of an interrupted create, found among the account's newest pins by board, title and description. */
-async function findPin(context: ProviderContext, body: { board_id: string; title?: string; description?: string }): Promise<{ id: string } | undefined> {
+/**
+ * The pin of an interrupted create: among the account's newest pins, the one on the board with the same title and description
+ * created since the attempt began (Pinterest keeps no marker of ours on a pin), never an older pin with the same text.
+ */
+async function findPin(context: ProviderContext, attempt: StepAttempt, body: { board_id: string; title?: string; description?: string }): Promise<{ id: string } | undefined> {
   const { items } = await channelCall(context, { path: '/pins', query: { page_size: 25 }, schema: page(pinSchema) });
-  const found = items.find(
-    (pin) => pin.board_id === body.board_id && (pin.title ?? '') === (body.title ?? '') && (pin.description ?? '') === (body.description ?? ''),
+  const same = items.filter(
+    (pin) =>
+      pin.board_id === body.board_id && (pin.title ?? '') === (body.title ?? '') && (pin.description ?? '') === (body.description ?? '') && createdSince(attempt, pin.created_at),
   );
+  const found = onlyCandidate(same, 'Pinterest', 'pins');
   return found ? { id: found.id } : undefined;
 }
 
@@ -64,7 +72,7 @@ async function publishPin(context: ProviderContext, item: PublishItem) {
       const created = await channelCall(context, { method: 'POST', path: '/pins', json: { ...body, media_source: mediaSource }, schema: pinSchema });
       return { id: created.id };
     },
-    () => findPin(context, body),
+    (attempt) => findPin(context, attempt, body),
   );
   return { id: pin.id, url: pinUrl(context, pin.id) };
 }

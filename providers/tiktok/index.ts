@@ -1,6 +1,9 @@
 // TikTok (Content Posting API): one video or a photo post, posted directly or sent to the creator's inbox.
 // References: https://developers.tiktok.com/doc/login-kit-web and .../oauth-user-access-token-management (Login Kit v2:
-// client_key, PKCE, token and refresh), .../tiktok-api-v2-get-user-info, .../content-posting-api-reference-query-creator-info,
+// client_key, token and refresh), https://developers.tiktok.com/doc/login-kit-desktop (PKCE: "You must use hex encoding of
+// SHA256 to generate the code challenge", code_challenge_method S256; read 2026-11-27), .../tiktok-api-v2-get-user-info,
+// .../content-posting-api-reference-query-creator-info, .../content-posting-api-reference-direct-post (video title: 2,200 UTF-16
+// runes) and .../content-posting-api-reference-photo-post (photo title 90, description 4,000 UTF-16 runes),
 // .../tiktok-api-v2-video-list and .../tiktok-api-v2-video-query; posting in ./post.ts.
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
@@ -10,13 +13,22 @@ import { call, classify, creatorInfo, url } from './api.js';
 import { publish } from './post.js';
 
 const scopes = ['user.info.basic', 'user.info.profile', 'user.info.stats', 'video.list', 'video.publish', 'video.upload'];
+/** TikTok's caption limits in UTF-16 runes: a photo post's description, and a video's caption (its title). */
+export const PHOTO_DESCRIPTION_LIMIT = 4000;
+export const VIDEO_CAPTION_LIMIT = 2200;
+
+/**
+ * TikTok's PKCE challenge: the hex encoding of SHA-256(code_verifier), where RFC 7636 (and Herald's core) encode the same digest
+ * as base64url. Re-encoding the core's challenge gives TikTok's, without the verifier.
+ */
+export const tiktokCodeChallenge = (base64urlChallenge: string) => Buffer.from(base64urlChallenge, 'base64url').toString('hex');
 /** Without these nothing can be posted: a consent that left one out is refused at connection. */
 const required = ['user.info.basic', 'video.publish', 'video.upload'];
 
 function validate(items: ValidationItem[], settings: Record<string, unknown>): string | undefined {
   return firstProblem(
     items,
-    ({ images, videos, total }) => {
+    ({ images, videos, total }, item) => {
       if (total === 0) return 'has no media; TikTok needs one video or one or more pictures.';
       if (videos > 1 || (videos === 1 && images > 0)) return 'mixes media; TikTok takes one video alone, or pictures only.';
       if (images > 35) return `has ${images} pictures; a TikTok photo post takes at most 35.`;
@@ -25,6 +37,9 @@ function validate(items: ValidationItem[], settings: Record<string, unknown>): s
       const videoOnly = ['duet', 'stitch', 'video_made_with_ai'].find((key) => settings[key] === true);
       if (images > 0 && videoOnly) return `is a photo post, but ${videoOnly} applies to videos only: set it to false.`;
       if (videos > 0 && settings.autoAddMusic === 'yes') return 'is a video, but autoAddMusic applies to photo posts only: set it to no.';
+      if (videos > 0 && item.text.length > VIDEO_CAPTION_LIMIT) {
+        return `is a video whose caption has ${item.text.length} characters; TikTok takes ${VIDEO_CAPTION_LIMIT} for a video (${PHOTO_DESCRIPTION_LIMIT} for photos): shorten it.`;
+      }
       return undefined;
     },
     'first',
@@ -79,13 +94,15 @@ const tiktok: Provider = {
   lengthMethod: 'characters',
   auth: { kind: 'oauth2', scopes },
   endpoints: { authorize: 'https://www.tiktok.com', api: 'https://open.tiktokapis.com', web: 'https://www.tiktok.com', apiVersion: 'v2' },
-  maxLength: () => 2200,
+  // The longest text TikTok takes, a photo post's description; a video's caption is checked against its own limit in validate.
+  maxLength: () => PHOTO_DESCRIPTION_LIMIT,
   rules:
     'A post is one video, or one or more pictures (at most 35; never empty, never both). Videos are uploaded to TikTok; pictures are fetched by TikTok ' +
     'from PUBLIC_URL, which must be a public https domain verified for the TikTok app (pictures other than JPEG or WebP are converted to JPEG first). ' +
     'content_posting_method DIRECT_POST publishes with the settings: privacy_level must be one the account allows, and comment, duet and stitch ' +
     'cannot be turned on when the account turned them off (call creatorInfo; a video longer than its limit is refused too). With UPLOAD the media goes ' +
     "to the account's TikTok inbox, the owner must finish it within 24 hours, and every setting except the text is discarded (a video goes without its text). " +
+    `The text is a photo post's description (up to ${PHOTO_DESCRIPTION_LIMIT} characters) or a video's caption (up to ${VIDEO_CAPTION_LIMIT}). ` +
     'duet, stitch and video_made_with_ai apply to videos only, autoAddMusic to photo posts only. Until this Herald\'s TikTok app is audited ' +
     '(TIKTOK_APP_AUDITED), posts are forced to SELF_ONLY. Posts TikTok gives no public id (inbox drafts, private videos) get releaseId "missing": ' +
     'link them with GET /posts/{id}/missing and PUT /posts/{id}/release-id. No comments.',
@@ -133,7 +150,7 @@ const tiktok: Provider = {
       response_type: 'code',
       redirect_uri: redirectUri,
       state,
-      ...pkce(codeChallenge),
+      ...pkce(tiktokCodeChallenge(codeChallenge)),
     }),
 
   async exchangeCode(context, options) {

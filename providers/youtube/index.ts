@@ -2,12 +2,23 @@
 // References: https://developers.google.com/youtube/v3/docs (videos.insert, channels.list, playlists.list, playlistItems.insert
 // and .list, commentThreads.insert and .list), https://developers.google.com/youtube/v3/docs/errors,
 // https://developers.google.com/youtube/analytics/reference/reports/query and .../analytics/metrics (YouTube Analytics API v2).
+// Limits from the video resource (developers.google.com/youtube/v3/docs/videos, read 2026-11-27): snippet.title 100 characters,
+// snippet.description 5000 bytes, neither with < or >; snippet.tags 500 characters. Uploads from unverified API projects are
+// locked to private (videos.insert): the video's status is read after the upload and what YouTube set is reported.
+// The request bodies are typed with Google's own client types (`@googleapis/youtube`, youtube_v3.Schema$*; a devDependency read
+// only by tsc): a field YouTube does not have fails the type check.
+import type { youtube_v3 } from '@googleapis/youtube';
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
-import type { AnalyticsMetric, ConnectedAccount, Provider, ProviderContext, PublishItem, ValidationItem } from '../types.js';
+import type { AnalyticsMetric, ConnectedAccount, Provider, ProviderContext, PublishItem, StepAttempt, ValidationItem } from '../types.js';
+import { createdSince, onlyCandidate } from '../recovery-window.js';
 import { bearerFetch, dailyMetric, firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, permanent, tagsSchema } from '../shared.js';
 import { exchangeGoogleCode, googleUserInfo, refreshGoogleToken } from '../google.js';
 import { classify, probe, startSession, uploadRest, type UploadSession } from './upload.js';
+import { videoOutcome } from './status.js';
+
+/** YouTube counts a description in UTF-8 bytes. */
+export const DESCRIPTION_BYTES = 5000;
 
 const scopes = ['userinfo.profile', 'youtube.upload', 'youtube.force-ssl', 'yt-analytics.readonly'].map(googleScope);
 
@@ -29,7 +40,10 @@ const playlistSchema = z.object({ id: z.string(), snippet: z.object({ title: z.s
 const threadSchema = z.object({
   id: z.string(),
   snippet: z.object({
-    topLevelComment: z.object({ id: z.string(), snippet: z.object({ textOriginal: z.string().optional(), authorChannelId: z.object({ value: z.string() }).optional() }) }),
+    topLevelComment: z.object({
+      id: z.string(),
+      snippet: z.object({ textOriginal: z.string().optional(), authorChannelId: z.object({ value: z.string() }).optional(), publishedAt: z.string().optional() }),
+    }),
   }),
 });
 const reportSchema = z.object({
@@ -70,7 +84,12 @@ function validate(items: ValidationItem[], raw: Record<string, unknown>): string
   const comments = firstProblem(items, ({ total }, item) => (total > 0 ? 'is a comment: YouTube comments take text only, remove the media.' : !item.text.trim() ? 'is an empty comment: write its text.' : undefined), 'rest');
   if (comments) return comments;
   if (/[<>]/.test(options.title ?? '')) return 'The title cannot contain < or >: YouTube refuses them.';
-  if (/[<>]/.test(convertContent(items[0]?.text ?? '', 'plain'))) return 'The description cannot contain < or >: YouTube refuses them; write them as words.';
+  const description = convertContent(items[0]?.text ?? '', 'plain');
+  if (/[<>]/.test(description)) return 'The description cannot contain < or >: YouTube refuses them; write them as words.';
+  const bytes = Buffer.byteLength(description, 'utf8');
+  if (bytes > DESCRIPTION_BYTES) {
+    return `The description takes ${bytes} bytes; YouTube allows ${DESCRIPTION_BYTES} bytes (UTF-8: a character beyond ASCII takes 2 to 4): shorten it.`;
+  }
   const tags = (options.tags ?? []).map((tag) => tag.value);
   if (tagsLength(tags) > 500) return `The tags take ${tagsLength(tags)} characters; YouTube allows 500 in total: remove some.`;
   return undefined;
@@ -87,7 +106,7 @@ async function publish(context: ProviderContext, item: PublishItem) {
       privacyStatus: options.type,
       ...(options.selfDeclaredMadeForKids ? { selfDeclaredMadeForKids: options.selfDeclaredMadeForKids === 'yes' } : {}),
     },
-  };
+  } satisfies youtube_v3.Schema$Video;
   let fresh = false;
   // An interrupted session call may have opened a session: harmless, no video exists until its last byte.
   const session = await context.step<UploadSession>(
@@ -106,8 +125,10 @@ async function publish(context: ProviderContext, item: PublishItem) {
       return 'video' in progress ? { id: progress.video.id } : undefined;
     },
   );
+  // What YouTube made of it: a rejected or failed upload stops here; a privacy other than asked is said on the post.
+  const outcome = await videoOutcome(context, video.id, options.type);
   if (options.playlist) await addToPlaylist(context, options.playlist, video.id);
-  return { id: video.id, url: watchUrl(context, video.id) };
+  return { id: video.id, url: watchUrl(context, video.id), ...outcome };
 }
 
 async function addToPlaylist(context: ProviderContext, playlistId: string, videoId: string) {
@@ -118,7 +139,7 @@ async function addToPlaylist(context: ProviderContext, playlistId: string, video
         method: 'POST',
         url: data(context, 'playlistItems'),
         query: { part: 'snippet' },
-        json: { snippet: { playlistId, resourceId: { kind: 'youtube#video', videoId } } },
+        json: { snippet: { playlistId, resourceId: { kind: 'youtube#video', videoId } } } satisfies youtube_v3.Schema$PlaylistItem,
         schema: z.object({ id: z.string() }),
       });
       return added.id;
@@ -143,19 +164,23 @@ async function comment(context: ProviderContext, item: PublishItem, videoId: str
         method: 'POST',
         url: data(context, 'commentThreads'),
         query: { part: 'snippet' },
-        json: { snippet: { videoId, topLevelComment: { snippet: { textOriginal: item.text } } } },
+        json: { snippet: { videoId, topLevelComment: { snippet: { textOriginal: item.text } } } } satisfies youtube_v3.Schema$CommentThread,
         schema: threadSchema,
       });
       return refOf(thread);
     },
-    // An interrupted insert is looked up among the video's newest comments by this channel with the same text.
-    async () => {
+    // An interrupted insert is looked up among the video's newest comments by this channel with the same text, written since
+    // the attempt began (an older comment with the same words is another comment).
+    async (attempt: StepAttempt) => {
       const { data: list } = await bearerFetch(context, context.auth.accessToken, classify, {
         url: data(context, 'commentThreads'),
         query: { part: 'snippet', videoId, order: 'time', maxResults: 50, textFormat: 'plainText' },
         schema: listSchema(threadSchema),
       });
-      const found = list.items.find(({ snippet: { topLevelComment: top } }) => top.snippet.textOriginal === item.text && top.snippet.authorChannelId?.value === context.auth.internalId);
+      const same = list.items.filter(({ snippet: { topLevelComment: top } }) =>
+        top.snippet.textOriginal === item.text && top.snippet.authorChannelId?.value === context.auth.internalId && createdSince(attempt, top.snippet.publishedAt),
+      );
+      const found = onlyCandidate(same, 'YouTube', 'comments');
       return found ? refOf(found) : undefined;
     },
   );

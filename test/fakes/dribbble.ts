@@ -9,6 +9,9 @@
 //                                A shot is listed only after `listingDelay` listings (Dribbble processes asynchronously).
 //   GET  /img/*                  pictures the test put in `pictures` (for posts that use a client's URL)
 // API routes answer 401 {message: 'Bad credentials.'} without a live bearer token; every response carries X-RateLimit-*.
+// References (read 2026-11-27; Dribbble publishes no machine-readable contract): developer.dribbble.com/v2/ (rate limits),
+// /v2/oauth/, /v2/user/, /v2/shots/ (create: multipart, 202 + Location, processed asynchronously; a shot's description is HTML,
+// published_at is when it went up).
 import sharp from 'sharp';
 import { createOAuthAuthority, bearerOf, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
@@ -21,6 +24,7 @@ export interface DribbbleFakeShot {
   image: { bytes: Buffer; contentType: string; width: number; height: number };
   /** Listings of /user/shots still to go before the shot appears. */
   pendingListings: number;
+  publishedAt: string;
 }
 
 export interface DribbbleFake {
@@ -85,12 +89,14 @@ export async function startDribbbleFake(): Promise<DribbbleFake> {
   const shotEntity = (shot: DribbbleFakeShot) => ({
     id: shot.id,
     title: shot.title,
-    description: shot.description ?? null,
+    // Dribbble answers the description as HTML.
+    description: shot.description ? `<p>${shot.description}</p>` : null,
     width: shot.image.width,
     height: shot.image.height,
     images: { hidpi: null, normal: `${url}/img/shots/${shot.id}/normal.png`, teaser: `${url}/img/shots/${shot.id}/teaser.png` },
     html_url: `${url}/web/shots/${shot.id}`,
-    published_at: new Date().toISOString(),
+    published_at: shot.publishedAt,
+    updated_at: shot.publishedAt,
     tags: [],
   });
 
@@ -121,6 +127,7 @@ export async function startDribbbleFake(): Promise<DribbbleFake> {
       ...(typeof team === 'string' ? { team_id: team } : {}),
       image: { bytes, contentType: image.type, width: metadata.width!, height: metadata.height! },
       pendingListings: listingDelay,
+      publishedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
     };
     shots.push(shot);
     return { status: 202, headers: { location: `${url}/api/v2/shots/${shot.id}` } };

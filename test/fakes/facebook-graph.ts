@@ -28,7 +28,8 @@ export interface FakeFacebookPost {
 }
 export interface FakePhoto { id: string; pageId: string; url: string; caption?: string; published: boolean; bytes: number; postId?: string; attached: boolean }
 export interface FakeVideo { id: string; pageId: string; fileUrl: string; description?: string; pendingChecks: number; failed: boolean; bytes: number; createdTime: string }
-export interface FakeComment { id: string; parentId: string; message?: string; attachmentUrl?: string; createdTime: string }
+/** `authorId`: the Page, or the Instagram account, that wrote it. */
+export interface FakeComment { id: string; parentId: string; authorId: string; message?: string; attachmentUrl?: string; createdTime: string }
 export interface FakeContainer {
   id: string;
   owner: string;
@@ -63,6 +64,8 @@ const PICTURE = (bytes: Buffer) =>
   JPEG(bytes) || bytes.subarray(0, 4).toString('latin1') === '\x89PNG' || bytes.subarray(0, 4).toString('latin1') === 'GIF8' || bytes.subarray(0, 2).toString('latin1') === 'BM';
 const MP4 = (bytes: Buffer) => bytes.subarray(4, 8).toString('latin1') === 'ftyp';
 const DAY = 86_400_000;
+/** Graph writes times as ISO 8601 with a "+0000" offset ("2026-11-27T10:00:00+0000"). */
+const graphTime = (iso: string) => iso.replace(/\.\d{3}Z$/, '+0000');
 
 type Projection = { value: Record<string, unknown>; refusal?: undefined } | { refusal: FakeReply; value?: undefined };
 
@@ -137,7 +140,7 @@ export function createGraphModel(options: {
     reach: 200, follower_count: 3, views: 900, profile_views: 50, accounts_engaged: 30, total_interactions: 70,
     likes: 21, comments: 4, saved: 6, shares: 2, replies: 1,
   };
-  const state = { processingChecks: 0, quotaTotal: 100 };
+  const state = { processingChecks: 0, quotaTotal: 100, listingLag: 0 };
 
   const instagramAccounts = () => [...pages.flatMap((page) => (page.instagram ? [page.instagram] : [])), { id: solo.userId, username: solo.username, name: solo.name, profile_picture_url: solo.profile_picture_url, followers_count: solo.followers_count }];
   /** The Instagram accounts a token may act for: its own (Instagram Login), its Page's, or its user's Pages'. */
@@ -191,7 +194,7 @@ export function createGraphModel(options: {
   const postObject = (post: FakeFacebookPost) => ({
     id: post.id,
     message: post.message,
-    created_time: post.createdTime,
+    created_time: graphTime(post.createdTime),
     permalink_url: `https://www.facebook.com/${pageUsername(post.pageId)}/posts/${post.id.split('_')[1]}`,
     full_picture: post.photoIds[0] ? photos.find((photo) => photo.id === post.photoIds[0])?.url : undefined,
     reactions: summary(post.reactions),
@@ -203,7 +206,7 @@ export function createGraphModel(options: {
     return {
       id: video.id,
       description: video.description,
-      created_time: video.createdTime,
+      created_time: graphTime(video.createdTime),
       permalink_url: `/${pageUsername(video.pageId)}/videos/${video.id}/`,
       status: {
         video_status: processing ? 'processing' : video.failed ? 'error' : 'ready',
@@ -225,7 +228,7 @@ export function createGraphModel(options: {
     media_type: item.mediaType,
     media_product_type: item.productType,
     permalink: item.permalink,
-    timestamp: item.timestamp,
+    timestamp: graphTime(item.timestamp),
     media_url: `${url}/cdn/${item.id}.jpg`,
     thumbnail_url: item.mediaType === 'VIDEO' ? `${url}/cdn/${item.id}-thumb.jpg` : undefined,
     like_count: 0,
@@ -479,7 +482,7 @@ export function createGraphModel(options: {
         if (item) {
           if (!instagramOf(token).includes(item.owner)) return notFound(id);
           if (!message) return metaError(100, '(#100) The parameter message is required');
-          const comment: FakeComment = { id: `1780${next()}`, parentId: id, message, createdTime: new Date().toISOString() };
+          const comment: FakeComment = { id: `1780${next()}`, parentId: id, authorId: item.owner, message, createdTime: new Date().toISOString() };
           comments.push(comment);
           return { json: { id: comment.id } };
         }
@@ -491,7 +494,7 @@ export function createGraphModel(options: {
           const bytes = await pull(attachmentUrl);
           if (!bytes || !PICTURE(bytes)) return metaError(100, '(#100) The attachment_url could not be downloaded as a picture');
         }
-        const comment: FakeComment = { id: `${id.split('_').at(-1)}_${next()}`, parentId: id, message, attachmentUrl, createdTime: new Date().toISOString() };
+        const comment: FakeComment = { id: `${id.split('_').at(-1)}_${next()}`, parentId: id, authorId: owner, message, attachmentUrl, createdTime: new Date().toISOString() };
         comments.push(comment);
         return { json: { id: comment.id } };
       }),
@@ -539,8 +542,12 @@ export function createGraphModel(options: {
       versioned((request) => {
         const id = segment(request, 2);
         const instagram = media.some((item) => item.id === id);
-        const items = commentsOn(id).map((comment) =>
-          instagram ? { id: comment.id, text: comment.message, timestamp: comment.createdTime } : { id: comment.id, message: comment.message, created_time: comment.createdTime },
+        const authorOf = (comment: FakeComment) => instagramAccounts().find((account) => account.id === comment.authorId) ?? pages.find((page) => page.id === comment.authorId);
+        const ordered = request.query.get('order') === 'reverse_chronological' ? commentsOn(id).reverse() : commentsOn(id);
+        const items = ordered.map((comment) =>
+          instagram
+            ? { id: comment.id, text: comment.message, timestamp: graphTime(comment.createdTime), from: { id: comment.authorId, username: (authorOf(comment) as { username?: string })?.username } }
+            : { id: comment.id, message: comment.message, created_time: graphTime(comment.createdTime), from: { id: comment.authorId, name: authorOf(comment)?.name } },
         );
         return listing(items, request, instagram ? ['id', 'text', 'timestamp'] : ['id', 'message', 'created_time']);
       }),
@@ -555,7 +562,12 @@ export function createGraphModel(options: {
         versioned((request, token) => {
           const owner = segment(request, 2);
           if (!instagramOf(token).includes(owner)) return notFound(owner);
-          const items = media.filter((item) => item.owner === owner && (item.productType === 'STORY') === story).reverse();
+          let items = media.filter((item) => item.owner === owner && (item.productType === 'STORY') === story).reverse();
+          // Instagram's media edges are eventually consistent: a post just published may be missing for a read or two.
+          if (state.listingLag > 0) {
+            state.listingLag -= 1;
+            items = items.filter((item) => Date.parse(item.timestamp) < Date.now() - 60_000);
+          }
           return listing(items.map(mediaObject), request, ['id']);
         }),
       );
@@ -603,7 +615,7 @@ export function createGraphModel(options: {
           return projected;
         }
         const comment = comments.find((candidate) => candidate.id === id);
-        if (comment) return answer(project({ id, message: comment.message, created_time: comment.createdTime, permalink_url: `https://www.facebook.com/${comment.parentId}?comment_id=${id}` }, request, ['id']));
+        if (comment) return answer(project({ id, message: comment.message, created_time: graphTime(comment.createdTime), permalink_url: `https://www.facebook.com/${comment.parentId}?comment_id=${id}` }, request, ['id']));
         return notFound(id);
       }),
     );
@@ -624,6 +636,10 @@ export function createGraphModel(options: {
       /** Containers and videos created afterwards answer IN_PROGRESS (processing) on their first `n` status reads. */
       setProcessingChecks(n: number) {
         state.processingChecks = n;
+      },
+      /** The next `reads` listings of an account's media or stories leave out what was published in the last minute. */
+      setListingLag(reads: number) {
+        state.listingLag = reads;
       },
       /** API-published posts allowed in 24 hours (content_publishing_limit and media_publish). */
       setQuota(total: number) {

@@ -18,6 +18,11 @@
 // published, over the daily limit (9/2207042); deprecated insight metrics (page_impressions, page_fans, impressions, plays),
 // account metrics without metric_type=total_value where Meta needs it, a range over 30 days for account insights; refresh of an
 // Instagram token younger than 24 hours.
+// References (read 2026-11-27; Meta publishes no machine-readable contract for these): developers.facebook.com/docs/graph-api/
+// guides/error-handling, /docs/facebook-login/guides/access-tokens, /docs/pages-api/posts, /docs/graph-api/reference/page/feed/,
+// /page/photos/, /page/videos/, /object/comments/ (order, created_time, from), /docs/instagram-platform/content-publishing,
+// .../ig-user/media (STORIES with image_url or video_url), .../ig-container (status_code), .../ig-media (timestamp),
+// .../ig-comment (timestamp, from), .../ig-user/content_publishing_limit, /docs/platforminsights/page.
 import { randomBytes } from 'node:crypto';
 import type { ChannelAuth } from '../../providers/types.js';
 import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';

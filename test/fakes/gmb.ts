@@ -15,6 +15,9 @@
 //   GET  /mybusiness/v4/accounts/{a}/locations/{l}/localPosts   newest first
 //   GET  /performance/v1/locations/{l}:fetchMultiDailyMetricsTimeSeries   dailyMetrics (repeated) and dailyRange.*
 // API routes answer 401 UNAUTHENTICATED without a live bearer token, 403 PERMISSION_DENIED for a location of no account.
+// References (read 2026-11-27; the v4 localPosts API has a discovery document but no maintained typed client): developers.google.com/
+// my-business/reference/rest/v4/accounts.locations.localPosts (LocalPost, createTime, summary 1,500), the Account Management and
+// Business Information v1 references (accounts, locations readMask), businessprofileperformance v1 fetchMultiDailyMetricsTimeSeries.
 import { createOAuthAuthority, basicCredentials, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 

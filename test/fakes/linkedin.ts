@@ -22,6 +22,11 @@
 // characters, visibility/distribution/lifecycleState, and that media are uploaded, owned by the author and (videos)
 // AVAILABLE; documents need a title, multiImage 2–20 pictures. An identical post answers 422 DUPLICATE_POST. 201 + x-restli-id.
 // Video parts must have exactly the size given; finalize needs the upload token and every part's ETag in order.
+// References (read 2026-11-27; LinkedIn publishes no machine-readable contract): learn.microsoft.com/linkedin/shared/authentication/
+// authorization-code-flow (OAuth), .../marketing/versioning (LinkedIn-Version, sunset 426), .../community-management/shares/
+// posts-api (commentary, DUPLICATE_POST, x-restli-id), .../shares/little-text-format (reserved characters, also in comment
+// text), .../shares/comments-api (message.text, created.time), .../shares/images-api, videos-api, documents-api,
+// .../organizations/organization-access-control-by-role, .../shared/api-guide/concepts/error-handling.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, bearerOf, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
@@ -47,7 +52,10 @@ export interface FakeComment {
   id: string;
   object: string;
   actor: string;
+  /** The message as sent (little text) and as readers see it. */
+  message: string;
   text: string;
+  createdAt: number;
 }
 
 interface Upload {
@@ -367,7 +375,10 @@ export async function startLinkedinFake(options: { partSize?: number; appScopes?
     if (text.length > 3000) return restError(422, 'UNPROCESSABLE_ENTITY', `/commentary :: length ${text.length} exceeds 3000`);
     const problem = contentProblem(body.author, body.content);
     if (problem) return restError(422, 'UNPROCESSABLE_ENTITY', problem);
-    const same = posts.find((post) => post.author === body.author && post.commentary === body.commentary && JSON.stringify(post.content) === JSON.stringify(body.content));
+    // LinkedIn documents no window for its duplicate check; reports put it at a day or two, so older posts do not count here.
+    const same = posts.find(
+      (post) => post.author === body.author && post.commentary === body.commentary && JSON.stringify(post.content) === JSON.stringify(body.content) && post.createdAt > Date.now() - 2 * DAY_MS,
+    );
     if (same) return restError(422, 'DUPLICATE_POST', `Content is a duplicate of ${same.urn}`);
     const id = newId();
     posts.push({ urn: `urn:li:share:${id}`, activity: `urn:li:activity:${id}`, author: body.author, commentary: body.commentary, text, content: body.content, createdAt: Date.now() });
@@ -383,7 +394,15 @@ export async function startLinkedinFake(options: { partSize?: number; appScopes?
     return { json: { paging: { start: 0, count }, elements: elements.map((post) => ({ id: post.urn, author: post.author, commentary: post.commentary, content: post.content, createdAt: post.createdAt, lastModifiedAt: post.createdAt, lifecycleState: 'PUBLISHED', visibility: 'PUBLIC' })) } };
   }));
 
-  const commentEntity = (comment: FakeComment) => ({ id: comment.id, $URN: comment.urn, actor: comment.actor, object: comment.object, message: { text: comment.text, attributes: [] }, created: { actor: comment.actor, time: Date.now() } });
+  const commentEntity = (comment: FakeComment) => ({
+    id: comment.id,
+    $URN: comment.urn,
+    actor: comment.actor,
+    object: comment.object,
+    message: { text: comment.message, attributes: [] },
+    created: { actor: comment.actor, time: comment.createdAt },
+    lastModified: { actor: comment.actor, time: comment.createdAt },
+  });
 
   server.on('POST', '/rest/socialActions/*/comments', authed((request, scopes) => {
     const object = urnSegment(request, 3);
@@ -392,9 +411,11 @@ export async function startLinkedinFake(options: { partSize?: number; appScopes?
     const { actor, message } = request.json ?? {};
     if (request.json?.object !== object) return restError(422, 'UNPROCESSABLE_ENTITY', '/object :: must be the URN of the path');
     if (typeof actor !== 'string' || !canWriteAs(actor, scopes)) return denied('socialActions.comments.CREATE');
-    if (typeof message?.text !== 'string' || !message.text.trim() || message.text.length > 1250) return restError(422, 'UNPROCESSABLE_ENTITY', '/message/text :: 1 to 1250 characters');
+    const text = typeof message?.text === 'string' ? unescapeLittleText(message.text) : '';
+    if (text === undefined) return restError(422, 'UNPROCESSABLE_ENTITY', '/message/text :: reserved characters must be escaped (little text format)');
+    if (!text.trim() || text.length > 1250) return restError(422, 'UNPROCESSABLE_ENTITY', '/message/text :: 1 to 1250 characters');
     const id = newId();
-    const comment = { id, urn: `urn:li:comment:(${post.activity},${id})`, object, actor, text: message.text };
+    const comment = { id, urn: `urn:li:comment:(${post.activity},${id})`, object, actor, message: message.text, text, createdAt: Date.now() };
     comments.push(comment);
     return { status: 201, headers: { 'x-restli-id': id }, json: commentEntity(comment) };
   }));

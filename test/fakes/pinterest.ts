@@ -1,5 +1,7 @@
 // A fake Pinterest (API v5) on 127.0.0.1, answering the documented shapes (github.com/pinterest/api-description) and
-// refusing what Pinterest refuses. One server plays both hosts: `endpoints.web` (www.pinterest.com) under /web and
+// refusing what Pinterest refuses. Every request to the API is first checked against Pinterest's OpenAPI description, vendored
+// in test/contracts/pinterest/openapi.json (release 5.23.0, commit c05b189, retrieved 2026-11-27): a request outside the
+// contract is answered 400 and recorded in `contractViolations`, which the tests require to stay empty. One server plays both hosts: `endpoints.web` (www.pinterest.com) under /web and
 // `endpoints.api` (api.pinterest.com) under /api, so a call sent to the wrong host gets a 404.
 //
 //   GET  /web/oauth/                      consent, approved at once: 302 to redirect_uri with code and state
@@ -17,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, basicCredentials, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { contractProblems } from '../contracts/pinterest/contract.js';
 
 export interface PinterestFakePin {
   id: string;
@@ -51,6 +54,8 @@ export interface PinterestFake {
   media: PinterestFakeMedia[];
   /** Every media URL the fake fetched, with the status our server answered. */
   fetched: { url: string; status: number }[];
+  /** Requests the OpenAPI contract refused, as "METHOD path: problem". */
+  contractViolations: string[];
   /** Media registered afterwards stay "processing" for this many GETs after their upload. */
   setProcessingPolls(n: number): void;
   close(): Promise<void>;
@@ -63,6 +68,16 @@ const isImage = (bytes: Buffer) =>
 export async function startPinterestFake(options: { boardCount?: number } = {}): Promise<PinterestFake> {
   const server = await startFakeServer();
   const { url } = server;
+  const contractViolations: string[] = [];
+  // Routes of the API host are registered behind the contract check.
+  const register = server.on.bind(server);
+  server.on = (method, path, handler) =>
+    register(method, path, !path.startsWith('/api/v5/') ? handler : (request) => {
+      const problems = contractProblems(request, request.path.slice('/api/v5'.length));
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      return error(400, 1, `Invalid request: ${problems.join('; ')}`);
+    });
   const authority = createOAuthAuthority({ rotateRefreshTokens: true, expiresIn: 2_592_000 });
   const account = { id: '549755885175', username: 'heraldpins', business_name: 'Herald Pins', profile_image: `${url}/img/avatar.jpg`, account_type: 'BUSINESS' };
   const boards = Array.from({ length: options.boardCount ?? 3 }, (_, index) => ({ id: String(900_000 + index), name: `Board ${index + 1}`, privacy: 'PUBLIC' }));
@@ -289,6 +304,7 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
     pins,
     media,
     fetched,
+    contractViolations,
     setProcessingPolls(n) {
       processingPolls = n;
     },

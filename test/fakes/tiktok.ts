@@ -8,13 +8,20 @@
 //   fake.videos     -> the account's videos (video/list, video/query); posts land here once complete
 //   fake.creator, fake.user (mutable); fake.setProcessingChecks(n); fake.authority (expire, revoke, rotation)
 //
-// Refuses what TikTok refuses: `client_id` instead of `client_key`, a wrong PKCE verifier, a used (rotated) refresh token;
+// Refuses what TikTok refuses: `client_id` instead of `client_key`; an authorization without code_challenge (S256) or whose
+// challenge is not what TikTok computes, the hex SHA-256 of the verifier (Login Kit for Desktop: "You must use hex encoding of
+// SHA256"), so a base64url challenge fails the exchange with TikTok's "Code verifier or code challenge is invalid.";
+// a used (rotated) refresh token;
 // an invalid bearer token (401 access_token_invalid); a privacy level the creator does not allow
 // (privacy_level_option_mismatch); branded content set private; post_info on an inbox upload; a chunk plan against the
 // media transfer rules (5-64 MB chunks, whole file when under 5 MB, count = floor(size / chunk), last chunk at most 128 MB);
 // chunks out of order or of the wrong size, a Content-Range that skips bytes; photos that are not JPEG or WebP (the post
 // FAILS with file_format_check_failed, as TikTok pulls and checks them).
-import { randomBytes } from 'node:crypto';
+// References (read 2026-11-27; TikTok publishes no machine-readable contract): developers.tiktok.com/doc/login-kit-web,
+// /doc/login-kit-desktop (PKCE: hex SHA-256 challenge), /doc/oauth-user-access-token-management, /doc/tiktok-api-v2-error-handling,
+// /doc/content-posting-api-reference-direct-post (title 2,200 runes), -upload-video, -photo-post (title 90, description 4,000),
+// -get-video-status, -query-creator-info, /doc/content-posting-api-media-transfer-guide (chunk rules), /doc/tiktok-api-v2-video-list.
+import { createHash, randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
@@ -69,7 +76,9 @@ function chunkPlanProblem(source: any): string | undefined {
 export async function startTikTokFake() {
   const server = await startFakeServer();
   const { url } = server;
-  const authority = createOAuthAuthority({ clientId: 'tiktok-client-key', clientSecret: 'tiktok-secret', requirePkce: true, rotateRefreshTokens: true, expiresIn: 86_400 });
+  // PKCE is checked here, the TikTok way (hex), not by the authority (base64url, RFC 7636).
+  const authority = createOAuthAuthority({ clientId: 'tiktok-client-key', clientSecret: 'tiktok-secret', rotateRefreshTokens: true, expiresIn: 86_400 });
+  const challenges = new Map<string, string>();
   const creator = {
     creator_avatar_url: `${url}/avatar.jpeg`,
     creator_username: 'heraldtok',
@@ -102,15 +111,11 @@ export async function startTikTokFake() {
     if (query.has('client_id') || !query.get('client_key')) return { status: 400, body: 'client_key is required (TikTok does not read client_id)' };
     if (query.get('response_type') !== 'code') return { status: 400, body: 'response_type must be code' };
     if (!(query.get('scope') ?? '').split(',').includes('video.publish')) return { status: 400, body: 'scope is a comma-separated list and must include video.publish' };
+    const challenge = query.get('code_challenge');
+    if (!challenge || query.get('code_challenge_method') !== 'S256') return { status: 400, body: 'code_challenge' };
     try {
-      const location = authority.approvalRedirect({
-        clientId: query.get('client_key')!,
-        redirectUri: query.get('redirect_uri') ?? '',
-        state: query.get('state') ?? '',
-        scope: query.get('scope')!,
-        codeChallenge: query.get('code_challenge') ?? undefined,
-        codeChallengeMethod: query.get('code_challenge_method') ?? undefined,
-      });
+      const location = authority.approvalRedirect({ clientId: query.get('client_key')!, redirectUri: query.get('redirect_uri') ?? '', state: query.get('state') ?? '', scope: query.get('scope')! });
+      challenges.set(new URL(location).searchParams.get('code')!, challenge);
       return { status: 302, headers: { location } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return { status: 400, body: `${error.error}: ${error.description}` };
@@ -124,6 +129,11 @@ export async function startTikTokFake() {
     try {
       authority.checkClient(form.get('client_key') ?? undefined, form.get('client_secret') ?? undefined);
       const grant = form.get('grant_type');
+      if (grant === 'authorization_code') {
+        const challenge = challenges.get(form.get('code') ?? '');
+        const computed = createHash('sha256').update(form.get('code_verifier') ?? '').digest('hex');
+        if (challenge !== undefined && challenge !== computed) return oauthError('invalid_request', 'Code verifier or code challenge is invalid.');
+      }
       const issued =
         grant === 'authorization_code'
           ? authority.redeemCode({ code: form.get('code') ?? undefined, redirectUri: form.get('redirect_uri') ?? undefined, codeVerifier: form.get('code_verifier') ?? undefined, clientId: form.get('client_key') ?? undefined })

@@ -10,9 +10,16 @@
 // Refuses what Google refuses: an authorization request without offline access, consent prompt, PKCE S256 or the upload scope;
 // a code exchange with the wrong verifier, redirect URI or client (credentials in the form body, as Google's web flow sends
 // them); API calls without a valid bearer token (401 authError); a session without X-Upload-Content-Length/-Type or with a
-// title that is missing, over 100 characters or contains < or >; a chunk whose length is not a multiple of 256 KiB (except
+// title that is missing, over 100 characters or contains < or >, a description over 5000 bytes (UTF-8) or with < or >
+// (developers.google.com/youtube/v3/docs/videos: snippet.title, snippet.description; read 2026-11-27); a chunk whose length is not a multiple of 256 KiB (except
 // the last), a Content-Range that skips or repeats bytes or disagrees with the body, and an unknown session (404).
 // cutChunk(start, keep): the chunk starting at byte `start` is cut to its first `keep` bytes (a server that lost the rest).
+// unverifiedProject = true: uploads are locked to private whatever privacyStatus asked, as Google does for unverified API
+// projects (videos.insert); rejectNext(reason): the next finished upload is rejected (uploadStatus rejected, rejectionReason).
+// GET /youtube/v3/videos?part=status&id= answers the video's status.
+// References (read 2026-11-27): developers.google.com/youtube/v3/docs/videos (resource, limits, status), /videos/insert (private
+// lock of unverified projects), /v3/guides/using_resumable_upload_protocol, /commentThreads, /playlistItems, /v3/docs/errors,
+// /youtube/analytics/reference/reports/query; the bodies Herald sends are also type-checked against @googleapis/youtube.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
@@ -67,7 +74,8 @@ export async function startYouTubeFake() {
   ];
   const sessions: FakeSession[] = [];
   const videos: FakeVideo[] = [];
-  const comments: { id: string; commentId: string; videoId: string; text: string; channelId: string }[] = [];
+  const comments: { id: string; commentId: string; videoId: string; text: string; channelId: string; publishedAt: string }[] = [];
+  const project = { unverified: false, reject: undefined as string | undefined };
   const playlistItems: { id: string; playlistId: string; videoId: string }[] = [];
   let cut: { start: number; keep: number } | undefined;
   /** The channel the token acts as (the one chosen on Google's consent screen, or the first). */
@@ -158,7 +166,7 @@ export async function startYouTubeFake() {
   const threadResource = (comment: (typeof comments)[number]) => ({
     kind: 'youtube#commentThread',
     id: comment.id,
-    snippet: { videoId: comment.videoId, topLevelComment: { kind: 'youtube#comment', id: comment.commentId, snippet: { textOriginal: comment.text, textDisplay: comment.text, authorChannelId: { value: comment.channelId } } } },
+    snippet: { videoId: comment.videoId, topLevelComment: { kind: 'youtube#comment', id: comment.commentId, snippet: { textOriginal: comment.text, textDisplay: comment.text, authorChannelId: { value: comment.channelId }, publishedAt: comment.publishedAt } } },
   });
 
   server.on('POST', '/youtube/v3/commentThreads', authed((request) => {
@@ -166,7 +174,7 @@ export async function startYouTubeFake() {
     const text = snippet?.topLevelComment?.snippet?.textOriginal;
     if (request.query.get('part') !== 'snippet' || typeof text !== 'string' || text.trim() === '') return googleError(400, 'commentTextRequired', 'The comment resource must contain a snippet.topLevelComment.snippet.textOriginal property.');
     if (!videos.some((video) => video.id === snippet.videoId)) return googleError(404, 'videoNotFound', 'The video identified by the videoId parameter could not be found.');
-    const comment = { id: id('Ug', 24), commentId: id('Ug', 24), videoId: snippet.videoId, text, channelId: actingChannel().id };
+    const comment = { id: id('Ug', 24), commentId: id('Ug', 24), videoId: snippet.videoId, text, channelId: actingChannel().id, publishedAt: new Date().toISOString() };
     comments.push(comment);
     return { json: threadResource(comment) };
   }));
@@ -188,7 +196,8 @@ export async function startYouTubeFake() {
     const title = metadata?.snippet?.title;
     if (typeof title !== 'string' || title.trim() === '') return googleError(400, 'invalidTitle', 'The request metadata specifies an invalid or empty video title.');
     if (title.length > 100 || /[<>]/.test(title)) return googleError(400, 'invalidTitle', 'The request metadata specifies an invalid video title.');
-    if (/[<>]/.test(metadata?.snippet?.description ?? '')) return googleError(400, 'invalidDescription', 'The request metadata specifies an invalid video description.');
+    const description = String(metadata?.snippet?.description ?? '');
+    if (/[<>]/.test(description) || Buffer.byteLength(description, 'utf8') > 5000) return googleError(400, 'invalidDescription', 'The request metadata specifies an invalid video description.');
     if (!['public', 'private', 'unlisted'].includes(metadata?.status?.privacyStatus)) return googleError(400, 'invalidVideoMetadata', 'The request metadata is invalid.');
     const session: FakeSession = { id: id('ABPtcP', 30), metadata, size, mimeType, received: [], held: 0 };
     sessions.push(session);
@@ -223,11 +232,25 @@ export async function startYouTubeFake() {
     session.received.push(body);
     session.held += body.length;
     if (session.held < session.size) return resumeIncomplete(session);
-    const video: FakeVideo = { id: id('', 11), snippet: session.metadata.snippet, status: session.metadata.status ?? {}, bytes: Buffer.concat(session.received), sessionId: session.id };
+    const asked = session.metadata.status ?? {};
+    const status = {
+      ...asked,
+      uploadStatus: project.reject ? 'rejected' : 'uploaded',
+      ...(project.reject ? { rejectionReason: project.reject } : {}),
+      ...(project.unverified ? { privacyStatus: 'private' } : {}),
+    };
+    project.reject = undefined;
+    const video: FakeVideo = { id: id('', 11), snippet: session.metadata.snippet, status, bytes: Buffer.concat(session.received), sessionId: session.id };
     videos.push(video);
     session.videoId = video.id;
     return { status: 201, json: videoResource(video) };
   });
+
+  server.on('GET', '/youtube/v3/videos', authed((request) => {
+    const ids = (request.query.get('id') ?? '').split(',').filter(Boolean);
+    if (ids.length === 0 || !request.query.get('part')) return googleError(400, 'missingRequiredParameter', 'No filter selected. Expected one of: id, myRated, chart.');
+    return { json: list(videos.filter((video) => ids.includes(video.id)).map(videoResource), 'youtube#videoListResponse') };
+  }));
 
   /** Daily rows: views 10, 11, 12...; the other metrics derived from the day index; `filters=video==ID` scales them down. */
   server.on('GET', '/v2/reports', authed((request) => {
@@ -261,6 +284,7 @@ export async function startYouTubeFake() {
     playlistItems,
     /** The SOCIAL_ENDPOINTS entry pointing the youtube provider here. */
     endpoints: { authorize: url, token: url, api: url, analytics: url },
+    project,
     cutChunk(start: number, keep: number) {
       cut = { start, keep };
     },

@@ -10,6 +10,7 @@ import { startDribbbleFake, type DribbbleFake } from '../fakes/dribbble.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, uploaded } from '../helpers/media-samples.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost, type ItemInput } from '../helpers/posts.js';
 
@@ -161,11 +162,18 @@ describe('dribbble failures', () => {
     expect(notifications.some((notification) => notification.content.includes('title has already been taken'))).toBe(true);
   });
 
-  it('looks the shot up after a create whose answer was lost, waiting while Dribbble processes it', async () => {
+  /** A shot of the user published earlier with the same title. */
+  const olderShot = (title: string) => {
+    fake.shots.push({ id: 400_000 + fake.shots.length, title, image: { bytes: Buffer.alloc(0), contentType: 'image/png', width: 400, height: 300 }, pendingListings: 0, publishedAt: hoursAgo(72).toISOString() });
+    return fake.shots.at(-1)!.id;
+  };
+
+  it('looks the shot up after a create whose answer was lost, waiting while Dribbble processes it, passing over an older shot of that title', async () => {
     const media = await uploaded(herald, await picture(1600, 1200), 'lost.png');
     const rootId = await createPost(herald, channel, [{ content: 'x', image: [media] }], { settings: { title: 'Lost answer' } });
     fake.setListingDelay(1);
-    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/v2/shots'));
+    // An older shot with the same title, listed first (the listing is newest first; it was edited since).
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/v2/shots') && Boolean(olderShot('Lost answer')));
     try {
       const { outcome, runs } = await publishUntilSettled(herald, rootId);
       expect(outcome.kind).toBe('published');
@@ -174,9 +182,26 @@ describe('dribbble failures', () => {
       restore();
       fake.setListingDelay(0);
     }
-    const created = fake.shots.filter((shot) => shot.title === 'Lost answer');
+    const created = fake.shots.filter((shot) => shot.title === 'Lost answer' && shot.image.bytes.length > 0);
     expect(created).toHaveLength(1);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(String(created[0].id));
+  });
+
+  it('never takes an older shot of the same title for a create that never reached Dribbble: the post stops with "could not confirm"', async () => {
+    const old = olderShot('Never sent');
+    const media = await uploaded(herald, await picture(400, 300), 'never.png');
+    const rootId = await createPost(herald, channel, [{ content: 'x', image: [media] }], { settings: { title: 'Never sent' } });
+    const restore = loseRequestOf(herald, (request) => request.url.endsWith('/api/v2/shots'));
+    try {
+      // Dribbble lists a shot only once processed, so not finding one proves nothing: Herald looks for 15 minutes, then stops.
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    } finally {
+      restore();
+    }
+    const [root] = await chainOf(herald, rootId);
+    expect(root.releaseId).toBeNull();
+    expect(root.error).toContain('Could not confirm whether Dribbble created the shot');
+    expect(fake.shots.filter((shot) => shot.title === 'Never sent').map((shot) => shot.id)).toEqual([old]);
   });
 
   it('flags the channel for reconnection when its token is revoked (Dribbble tokens do not refresh), and helpers answer 401', async () => {

@@ -11,6 +11,7 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { metaError, rateLimited, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
+import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
 import { acceptedSamples, goodMp4, uploaded } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, type ItemInput, waitForPublished } from '../helpers/posts.js';
@@ -217,16 +218,18 @@ describe('failures, retries and recovery', () => {
       () => publishChain(herald.services, rootId),
     );
     expect(first.kind).toBe('waiting');
-    // Run 2: the feed post reaches Facebook, but the answer is lost (unknown outcome): the step stays open.
-    herald.setNow(new Date(Date.now() + 3600_000));
+    // Run 2, at its retry time: the feed post reaches Facebook, but the answer is lost (unknown outcome): the step stays open.
+    herald.setNow(new Date((first as { runAt: Date }).runAt.getTime() + 1000));
     const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/101/feed'));
+    let second;
     try {
-      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+      second = await publishChain(herald.services, rootId);
+      expect(second.kind).toBe('waiting');
     } finally {
       restore();
     }
-    // Run 3: the open step is looked up among the Page's posts; nothing is sent again.
-    herald.setNow(new Date(Date.now() + 7200_000));
+    // Run 3: the open step is looked up among the Page's posts made since it began; nothing is sent again.
+    herald.setNow(new Date((second as { runAt: Date }).runAt.getTime() + 1000));
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     } finally {
@@ -237,6 +240,61 @@ describe('failures, retries and recovery', () => {
     expect(posts).toHaveLength(1);
     expect(posts[0].photoIds).toEqual(fake.photos.slice(-2).map((photo) => photo.id));
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(posts[0].id);
+  });
+});
+
+describe('recovery takes only what the interrupted call made', () => {
+  const olderPost = (message: string) => {
+    fake.posts.push({ id: `101_9${fake.posts.length}`, pageId: '101', message, photoIds: [], createdTime: hoursAgo(72).toISOString(), reactions: 0, shares: 0 });
+    return fake.posts.at(-1)!.id;
+  };
+  const comment = (parentId: string, message: string, authorId: string, createdTime: Date) =>
+    fake.comments.push({ id: `${parentId.split('_')[1]}_8${fake.comments.length}`, parentId, authorId, message, createdTime: createdTime.toISOString() });
+  const isCreate = (suffix: string) => (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith(suffix);
+
+  it('publishes once when the post and comment never reached Facebook, never taking older ones with the same text', async () => {
+    const old = olderPost('Same words as last week');
+    const rootId = await createPost(herald, page, ['<p>Same words as last week</p>', '<p>Ask us anything</p>'], settings());
+    const restorePost = loseRequestOf(herald, isCreate('/101/feed'));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restorePost();
+    }
+    // The comment's request is lost too, while a comment of the Page with the same text, dated before the attempt, is on the post.
+    const restoreComment = loseRequestOf(herald, (request) => isCreate('/comments')(request) && Boolean(comment(fake.posts.at(-1)!.id, 'Ask us anything', '101', hoursAgo(20))));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restoreComment();
+    }
+    const [root, reply] = await chainOf(herald, rootId);
+    expect(fake.posts.filter((post) => post.message === 'Same words as last week').map((post) => post.id)).toEqual([old, root.releaseId]);
+    expect(fake.comments.filter((entry) => entry.message === 'Ask us anything')).toHaveLength(2);
+    expect(reply.releaseId).toBe(fake.comments.at(-1)!.id);
+  });
+
+  it('links a post and comment whose answers were lost, passing over an older post listed first and a visitor\'s identical comment', async () => {
+    const rootId = await createPost(herald, page, ['<p>Open on Sunday</p>', '<p>From 9 to 5</p>'], settings());
+    let old = '';
+    const restorePost = loseAnswerOf(herald, (request) => isCreate('/101/feed')(request) && Boolean((old = olderPost('Open on Sunday'))));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restorePost();
+    }
+    const restoreComment = loseAnswerOf(herald, (request) => isCreate('/comments')(request) && Boolean(comment(fake.posts.at(-2)!.id, 'From 9 to 5', 'visitor-7', new Date())));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restoreComment();
+    }
+    const [root, reply] = await chainOf(herald, rootId);
+    const made = fake.posts.filter((post) => post.message === 'Open on Sunday');
+    expect(made).toHaveLength(2);
+    expect(root.releaseId).toBe(made.find((post) => post.id !== old)!.id);
+    const pages = fake.comments.filter((entry) => entry.message === 'From 9 to 5' && entry.authorId === '101');
+    expect(pages.map((entry) => entry.id)).toEqual([reply.releaseId]);
   });
 });
 

@@ -11,6 +11,7 @@ import { startGmbFake, type GmbFake } from '../fakes/gmb.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, uploaded } from '../helpers/media-samples.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 
@@ -212,17 +213,39 @@ describe('gmb failures', () => {
     expect(notifications.some((notification) => notification.content.includes('Phone numbers are not allowed'))).toBe(true);
   });
 
-  it('finds the post of a create whose answer was lost instead of creating it twice', async () => {
+  /** An update of the location made earlier with the same text. */
+  const olderPost = (summary: string) => {
+    fake.posts.push({ name: `accounts/111/locations/1001/localPosts/old${fake.posts.length}`, body: { summary, topicType: 'STANDARD', languageCode: 'en' }, createTime: hoursAgo(72).toISOString() });
+    return fake.posts.at(-1)!.name;
+  };
+  const isCreate = (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith('/localPosts');
+
+  it('finds the post of a create whose answer was lost instead of creating it twice, passing over an older identical post listed first', async () => {
     const rootId = await createPost(herald, channel, ['Lost answer']);
-    const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/localPosts'));
+    let old = '';
+    const restore = loseAnswerOf(herald, (request) => isCreate(request) && Boolean((old = olderPost('Lost answer'))));
     try {
       expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     } finally {
       restore();
     }
-    const created = fake.posts.filter((post) => post.body.summary === 'Lost answer');
+    const created = fake.posts.filter((post) => post.body.summary === 'Lost answer' && post.name !== old);
     expect(created).toHaveLength(1);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(created[0].name);
+  });
+
+  it('creates the post once when the create never reached Google, never taking an older post with the same text for it', async () => {
+    const old = olderPost('Closed on Monday');
+    const rootId = await createPost(herald, channel, ['Closed on Monday']);
+    const restore = loseRequestOf(herald, isCreate);
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    const names = fake.posts.filter((post) => post.body.summary === 'Closed on Monday').map((post) => post.name);
+    expect(names).toHaveLength(2);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(names.find((name) => name !== old));
   });
 });
 

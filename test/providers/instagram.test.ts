@@ -9,6 +9,7 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { metaError, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
+import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
 import { acceptedSamples, goodMp4, uploaded } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, type ItemInput, waitForPublished } from '../helpers/posts.js';
@@ -129,6 +130,15 @@ describe('publishing with containers', () => {
     expect((await chainOf(herald, rootId))[0].releaseMeta).toEqual({ kind: 'story' });
   });
 
+  it('publishes a story of one video, which the API takes as media_type STORIES with video_url', async () => {
+    const video = await uploaded(herald, goodMp4(), 'story.mp4', 'video/mp4');
+    const rootId = await createPost(herald, business, [{ content: '<p>Behind the counter</p>', image: [video] }], post({ post_type: 'story' }));
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(fake.server.requestsTo('POST', graphPath(`${igId}/media`)).at(-1)!.json).toEqual({ media_type: 'STORIES', video_url: video.path });
+    expect(fake.media.at(-1)).toMatchObject({ productType: 'STORY', mediaType: 'VIDEO' });
+    expect((await chainOf(herald, rootId))[0]).toMatchObject({ releaseId: fake.media.at(-1)!.id, releaseMeta: { kind: 'story' } });
+  });
+
   it('refuses at validation what Instagram would refuse, naming the fix', async () => {
     const image = await picture();
     const png = await uploaded(herald, sample('image/png'), 'flat.png', 'image/png');
@@ -141,7 +151,7 @@ describe('publishing with containers', () => {
     const item = (...media: { id: string; path: string }[]) => [{ content: 'x', image: media }];
     expect(await attempt(business, item(png), {})).toContain('has a PNG picture, but Instagram publishes JPEG only: convert it to JPEG');
     expect(await attempt(business, item(), {})).toContain('needs at least one picture or video');
-    expect(await attempt(business, item(image, image), { post_type: 'story' })).toContain('is a story, which takes exactly one picture');
+    expect(await attempt(business, item(image, video), { post_type: 'story' })).toContain('is a story, which takes exactly one picture or one video');
     expect(await attempt(business, item(...Array(11).fill(image)), {})).toContain('an Instagram carousel takes at most 10');
     expect(await attempt(business, item(image), { is_trial_reel: true })).toContain('trial reel, which takes a single video');
     expect(await attempt(business, item(video, image), { audio: { id: 'aud-1' } })).toContain('sets audio, which needs a single video');
@@ -213,20 +223,71 @@ describe('failures, retries and recovery', () => {
     );
     expect(first.kind).toBe('waiting');
     expect(fake.containers.length - containersBefore).toBe(1);
-    // Run 2: media_publish reaches Instagram but its answer is lost: the step stays open.
+    // Run 2, at its retry time: media_publish reaches Instagram but its answer is lost: the step stays open.
     const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/media_publish'));
+    let second;
     try {
-      expect((await runAt(new Date(Date.now() + 3600_000), () => publishChain(herald.services, rootId))).kind).toBe('waiting');
+      second = await runAt(new Date((first as { runAt: Date }).runAt.getTime() + 1000), () => publishChain(herald.services, rootId));
+      expect(second.kind).toBe('waiting');
     } finally {
       restore();
     }
     // Run 3: the container answers PUBLISHED; the post is found among recent media. Nothing is created again.
-    expect((await runAt(new Date(Date.now() + 7200_000), () => publishChain(herald.services, rootId))).kind).toBe('published');
+    expect((await runAt(new Date((second as { runAt: Date }).runAt.getTime() + 1000), () => publishChain(herald.services, rootId))).kind).toBe('published');
     expect(fake.containers.length - containersBefore).toBe(1);
     expect(publishCalls() - publishesBefore).toBe(1);
     const published = fake.media.filter((media) => media.caption === 'Crash test');
     expect(published).toHaveLength(1);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(published[0].id);
+  });
+
+  const olderMedia = (caption: string) => {
+    fake.media.push({ id: `1791${fake.media.length}`, owner: igId, containerId: 'old', caption, mediaType: 'IMAGE', productType: 'FEED', permalink: 'https://www.instagram.com/p/older/', timestamp: hoursAgo(72).toISOString() });
+    return fake.media.at(-1)!.id;
+  };
+  const isPublish = (request: { url: string }) => request.url.endsWith('/media_publish');
+
+  it('publishes once when media_publish never reached Instagram, and never takes an older comment of the account for a lost one', async () => {
+    const old = olderMedia('Fresh loaves');
+    const rootId = await createPost(herald, business, [{ content: '<p>Fresh loaves</p>', image: [await picture()] }, '<p>Order by noon</p>'], post());
+    const restorePublish = loseRequestOf(herald, isPublish);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restorePublish();
+    }
+    // The comment's request is lost too, while a comment of the account with the same text, older than the attempt, is there.
+    const isComment = (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith('/comments');
+    const restoreComment = loseRequestOf(herald, (request) => {
+      if (!isComment(request)) return false;
+      fake.comments.push({ id: '17800001', parentId: fake.media.at(-1)!.id, authorId: igId, message: 'Order by noon', createdTime: hoursAgo(3).toISOString() });
+      return true;
+    });
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restoreComment();
+    }
+    const [root, reply] = await chainOf(herald, rootId);
+    expect(fake.media.filter((media) => media.caption === 'Fresh loaves').map((media) => media.id)).toEqual([old, root.releaseId]);
+    expect(fake.comments.filter((comment) => comment.message === 'Order by noon')).toHaveLength(2);
+    expect(reply.releaseId).toBe(fake.comments.at(-1)!.id);
+  });
+
+  it('links a lost media_publish to the new post even while Instagram still lists only an older one with the same caption', async () => {
+    const old = olderMedia('Sourdough Saturday');
+    const rootId = await createPost(herald, business, [{ content: '<p>Sourdough Saturday</p>', image: [await picture()] }], post());
+    const restore = loseAnswerOf(herald, isPublish);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    fake.setListingLag(1);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const made = fake.media.filter((media) => media.caption === 'Sourdough Saturday');
+    expect(made).toHaveLength(2);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(made.find((media) => media.id !== old)!.id);
   });
 
   it('waits an hour, creating nothing, when the account used its publishing limit', async () => {

@@ -14,6 +14,8 @@ import { goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitForPublished, reopenAsInterrupted } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
 
 const ORGANIZATION = 'urn:li:organization:101';
 const DAY_MS = 86_400_000;
@@ -195,6 +197,67 @@ describe('linkedin-page through Herald', () => {
     const after = await chainOf(herald, rootId);
     expect(after.map((item) => item.releaseId)).toEqual(before.map((item) => item.releaseId));
     expect([fake.posts.length, fake.comments.length]).toEqual([posts, comments]);
+  });
+
+  const olderPost = (text: string, hours: number) => {
+    const id = String(10_000 + fake.posts.length);
+    fake.posts.push({ urn: `urn:li:share:${id}`, activity: `urn:li:activity:${id}`, author: ORGANIZATION, commentary: text, text, createdAt: hoursAgo(hours).getTime() });
+    return `urn:li:share:${id}`;
+  };
+  const olderComment = (object: string, text: string) => {
+    const id = String(20_000 + fake.comments.length);
+    fake.comments.push({ id, urn: `urn:li:comment:(${object},${id})`, object, actor: ORGANIZATION, message: text, text, createdAt: hoursAgo(5).getTime() });
+  };
+  const isCreate = (path: string) => (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith(path);
+  const isComment = (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith('/comments');
+
+  it('publishes once when the create never reached LinkedIn, never taking an older post or comment with the same text for it', async () => {
+    const old = olderPost('Weekly notes', 72);
+    const rootId = await createPost(herald, channelId, ['<p>Weekly notes</p>', '<p>See you Monday</p>']);
+    const restorePost = loseRequestOf(herald, isCreate('/rest/posts'));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restorePost();
+    }
+    // The comment's request is lost too, while an older comment of the page with the same text sits on the post.
+    const restoreComment = loseRequestOf(herald, (request) => {
+      if (!isComment(request)) return false;
+      olderComment(fake.posts.at(-1)!.urn, 'See you Monday');
+      return true;
+    });
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restoreComment();
+    }
+    const [root, comment] = await chainOf(herald, rootId);
+    expect(fake.posts.filter((post) => post.text === 'Weekly notes').map((post) => post.urn)).toEqual([old, root.releaseId]);
+    expect(fake.comments.filter((entry) => entry.text === 'See you Monday')).toHaveLength(2);
+    expect(comment.releaseId).toBe(fake.comments.at(-1)!.urn);
+  });
+
+  it('links the post and comment whose answers were lost after LinkedIn made them, even with an older identical post listed first', async () => {
+    const rootId = await createPost(herald, channelId, ['<p>Monthly notes</p>', '<p>More soon</p>']);
+    // LinkedIn lists by last modification: an older post with the same text, edited since, comes first.
+    let old = '';
+    const restorePost = loseAnswerOf(herald, (request) => isCreate('/rest/posts')(request) && Boolean((old = olderPost('Monthly notes', 48))));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restorePost();
+    }
+    const restoreComment = loseAnswerOf(herald, isComment);
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restoreComment();
+    }
+    const [root, comment] = await chainOf(herald, rootId);
+    const made = fake.posts.filter((post) => post.text === 'Monthly notes').map((post) => post.urn);
+    expect(made).toHaveLength(2);
+    expect(root.releaseId).toBe(made.find((urn) => urn !== old));
+    expect(fake.comments.filter((entry) => entry.text === 'More soon').map((entry) => entry.urn)).toEqual([comment.releaseId]);
   });
 
   it('answers page and post analytics over REST', async () => {

@@ -130,12 +130,18 @@ describe('linkedin provider against the fake', () => {
     expect(fake.posts[0].content).toEqual({ media: { id: document.urn, title: 'Our quarter in pictures' } });
   });
 
-  it('comments on the post as the member, with the text as it is', async () => {
+  it('comments on the post as the member, its text escaped as little text like a post\'s commentary', async () => {
     const root = await linkedin.publish!(context(), item('Root'));
-    const ref = await linkedin.comment!(context(), item('First comment (plain)'), { root, parent: root });
+    const ref = await linkedin.comment!(context(), item('First comment (plain) for #launch_day, 2*3 <ok> @you'), { root, parent: root });
     const [request] = fake.server.requestsTo('POST', '/rest/socialActions/*/comments');
     expect(request.path).toBe(`/rest/socialActions/${encodeURIComponent(root.id)}/comments`);
-    expect(request.json).toEqual({ actor: fake.personUrn, object: root.id, message: { text: 'First comment (plain)' } });
+    expect(request.json).toEqual({
+      actor: fake.personUrn,
+      object: root.id,
+      message: { text: 'First comment \\(plain\\) for {hashtag|\\#|launch\\_day}, 2\\*3 \\<ok\\> \\@you' },
+    });
+    // What readers see: the text as written.
+    expect(fake.comments[0].text).toBe('First comment (plain) for #launch_day, 2*3 <ok> @you');
     expect(ref.id).toBe(fake.comments[0].urn);
     expect(ref.url).toContain(`commentUrn=${encodeURIComponent(fake.comments[0].urn)}`);
   });

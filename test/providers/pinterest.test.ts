@@ -8,9 +8,11 @@ import pinterest from '../../providers/pinterest/index.js';
 import { pinterestMedia } from '../../providers/pinterest/media.js';
 import { basicCredentials } from '../fakes/oauth-authority.js';
 import { startPinterestFake, type PinterestFake } from '../fakes/pinterest.js';
+import { contractProblems, pinterestContractSource } from '../contracts/pinterest/contract.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, uploaded } from '../helpers/media-samples.js';
 import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
+import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 
@@ -46,6 +48,22 @@ afterAll(async () => {
 
 afterEach(() => {
   pinterestMedia.pullByUrl = pullByUrl;
+  // Every request Herald sent matched Pinterest's OpenAPI description (test/contracts/pinterest/openapi.json).
+  expect(fake.contractViolations).toEqual([]);
+});
+
+describe("Pinterest's OpenAPI contract", () => {
+  const request = (method: string, query: Record<string, string>, json?: unknown) => ({ method, query: new URLSearchParams(query), json, body: Buffer.from(json ? JSON.stringify(json) : '') });
+
+  it('is pinned to a dated release, and refuses what the description refuses', () => {
+    expect(pinterestContractSource).toMatchObject({ version: '5.23.0', retrieved: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) });
+    expect(contractProblems(request('POST', {}, { board_id: '900000', description: 'ok', media_source: { source_type: 'image_url', url: 'https://example.com/a.png' } }), '/pins')).toEqual([]);
+    expect(contractProblems(request('POST', {}, { board_id: '900000', title: 'x'.repeat(101), media_source: { source_type: 'image_url', url: 'https://example.com/a.png' } }), '/pins').join()).toMatch(/title must NOT have more than 100 characters/);
+    expect(contractProblems(request('POST', {}, { board_id: '900000', media_source: { source_type: 'image_link', url: 'https://example.com/a.png' } }), '/pins')).not.toEqual([]);
+    expect(contractProblems(request('GET', { page_size: '500' }), '/boards').join()).toMatch(/page_size must be <= 250/);
+    expect(contractProblems(request('GET', { pageSize: '5' }), '/boards')).toEqual(['query parameter pageSize is not in the contract']);
+    expect(contractProblems(request('DELETE', {}), '/user_account')).toEqual(['DELETE /user_account is not an operation of Pinterest API 5.23.0']);
+  });
 });
 
 describe('pinterest media by URL', () => {
@@ -259,25 +277,48 @@ describe('pinterest exactly once', () => {
     } finally {
       restore();
     }
-    expect((await chainOf(herald, rootId))[0].publishProgress?.steps['media:upload']).toEqual({ state: 'started' });
+    expect((await chainOf(herald, rootId))[0].publishProgress?.steps['media:upload']).toMatchObject({ state: 'started' });
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     expect(fake.server.requestsTo('POST', '/s3/pinterest-media-upload').length - uploads).toBe(1);
     expect(fake.pins.filter((pin) => pin.description === 'Once')).toHaveLength(1);
   });
 
-  it('finds the pin of a create whose answer was lost instead of creating it again', async () => {
+  /** A pin of the account made earlier with the same board, title and description. */
+  const olderPin = (description: string, title: string) => {
+    fake.pins.push({ id: `9${fake.pins.length}`, board_id: board(), title, description, media_source: { source_type: 'image_url', url: 'https://example.com/a.png' }, images: [], created_at: hoursAgo(72).toISOString() });
+    return fake.pins.at(-1)!.id;
+  };
+
+  it('finds the pin of a create whose answer was lost instead of creating it again, passing over an older identical pin listed first', async () => {
     const image = await uploaded(herald, await picture(300, 300), 'lost.png');
     const rootId = await createPost(herald, channel, [{ content: 'Lost answer', image: [image] }], { settings: { board: board(), title: 'Lost' } });
-    const restore = loseAnswerOfPost('/api/v5/pins');
+    let old = '';
+    const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/v5/pins') && Boolean((old = olderPin('Lost answer', 'Lost'))));
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
     } finally {
       restore();
     }
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
-    const created = fake.pins.filter((pin) => pin.description === 'Lost answer');
+    const created = fake.pins.filter((pin) => pin.description === 'Lost answer' && pin.id !== old);
     expect(created).toHaveLength(1);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(created[0].id);
+  });
+
+  it('creates the pin once when the create never reached Pinterest, never taking an older identical pin for it', async () => {
+    const old = olderPin('Spring collection', 'Spring');
+    const image = await uploaded(herald, await picture(300, 300), 'spring.png');
+    const rootId = await createPost(herald, channel, [{ content: 'Spring collection', image: [image] }], { settings: { board: board(), title: 'Spring' } });
+    const restore = loseRequestOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/v5/pins'));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const pins = fake.pins.filter((pin) => pin.description === 'Spring collection').map((pin) => pin.id);
+    expect(pins).toHaveLength(2);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(pins.find((id) => id !== old));
   });
 });
 

@@ -1,5 +1,6 @@
 // TikTok end to end against the fake: Login Kit v2 with PKCE, creator_info checks, DIRECT_POST and inbox uploads, chunked
 // FILE_UPLOAD, photos pulled by URL (PNG converted to JPEG), status checks re-scheduled, missing → release-id → analytics.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import tiktok from '../../providers/tiktok/index.js';
 import { CHUNK_LIMITS, chunkPlan, tiktokUpload } from '../../providers/tiktok/post.js';
@@ -10,6 +11,8 @@ import { startTikTokFake, tiktokError, type TikTokFake } from '../fakes/tiktok.j
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, goodMp4, mediumMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
+import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { loseRequestOf } from '../helpers/lost-request.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 
@@ -79,6 +82,8 @@ describe('connecting a TikTok account', () => {
     const [exchange] = fake.server.requestsTo('POST', '/v2/oauth/token/');
     expect(Object.fromEntries(exchange.form!)).toMatchObject({ client_key: fake.authority.clientId, client_secret: fake.authority.clientSecret, grant_type: 'authorization_code' });
     expect(exchange.form?.get('code_verifier')).toMatch(/^[\w-]{43,}$/);
+    // TikTok computes the challenge as the hex SHA-256 of the verifier, not RFC 7636's base64url.
+    expect(query.get('code_challenge')).toBe(createHash('sha256').update(exchange.form!.get('code_verifier')!).digest('hex'));
     const list = (await herald.rest('GET', '/integrations')).body as { id: string; name: string; profile: string; picture: string }[];
     expect(list.find((item) => item.id === channelId)).toMatchObject({ name: 'Herald on TikTok', profile: 'heraldtok', picture: `${fake.url}/avatar.jpeg` });
   });
@@ -213,6 +218,71 @@ describe("the creator's limits and the settings rules", () => {
     expect((await attempt([media.video, media.jpeg], {})).body.message).toMatch(/mixes media/);
     expect((await attempt([], {})).body.message).toMatch(/no media/);
     expect((await attempt([media.jpeg], { content_posting_method: 'UPLOAD', duet: true })).status).toBe(200);
+  });
+
+  it('takes a photo description of up to 4,000 characters, and refuses a video caption over 2,200 before anything is created', async () => {
+    const long = (length: number) => 'a'.repeat(length);
+    const attempt = (content: string, image: { id: string; path: string }[], extra: Record<string, unknown> = {}) =>
+      submitPost(herald, channelId, [{ content, image }], { settings: settings(extra) });
+    expect((await attempt(long(4001), [media.jpeg], { stitch: false })).body.message).toMatch(/4000/);
+    expect((await attempt(long(2201), [media.video])).body.message).toMatch(/is a video whose caption has 2201 characters; TikTok takes 2200 for a video/);
+    // An inbox upload sends no text at all.
+    expect((await attempt(long(2201), [media.video], { content_posting_method: 'UPLOAD' })).status).toBe(200);
+    const rootId = await post([{ content: long(3000), image: [media.jpeg] }], { stitch: false });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(fake.posts.at(-1)!.postInfo.description).toHaveLength(3000);
+  });
+});
+
+describe('exactly once', () => {
+  const isInit = (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith('/v2/post/publish/video/init/');
+  const since = (count: number) => fake.posts.slice(count);
+
+  it('starts the video again when its init never reached TikTok: one post, and an older video with that caption is never looked at', async () => {
+    fake.videos.push({ id: '7100000000000000002', title: 'Same caption', cover_image_url: `${fake.url}/covers/same.jpeg`, like_count: 0, comment_count: 0, share_count: 0, view_count: 0 });
+    const before = fake.posts.length;
+    const rootId = await post([{ content: 'Same caption', image: [media.video] }]);
+    const restore = loseRequestOf(herald, isInit);
+    try {
+      expect((await audited(() => publishChain(herald.services, rootId))).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    expect((await audited(() => publishUntilSettled(herald, rootId))).outcome.kind).toBe('published');
+    expect(since(before)).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(since(before)[0].publicId);
+  });
+
+  it('after an init whose answer was lost, uploads to a new one: the first never gets a byte, and one post is published', async () => {
+    const before = fake.posts.length;
+    const rootId = await post([{ content: 'Init answer lost', image: [media.video] }]);
+    const restore = loseAnswerOf(herald, isInit);
+    try {
+      expect((await audited(() => publishChain(herald.services, rootId))).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    expect((await audited(() => publishUntilSettled(herald, rootId))).outcome.kind).toBe('published');
+    const [orphan, used] = since(before);
+    expect([orphan.uploaded, orphan.done]).toEqual([0, false]);
+    expect(used.done).toBe(true);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(used.publicId);
+  });
+
+  it('recognizes a chunk whose answer was lost by the bytes TikTok counts, and does not send it again', async () => {
+    const before = fake.posts.length;
+    const rootId = await post([{ content: 'Chunk answer lost', image: [media.video] }]);
+    const restore = loseAnswerOf(herald, (request) => request.method === 'PUT' && request.url.includes('/video/upload/'));
+    try {
+      expect((await audited(() => publishChain(herald.services, rootId))).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    expect((await audited(() => publishUntilSettled(herald, rootId))).outcome.kind).toBe('published');
+    const [posted] = since(before);
+    expect(since(before)).toHaveLength(1);
+    expect(posted.received).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(posted.publicId);
   });
 });
 

@@ -10,6 +10,7 @@ import { googleError, QUANTUM, startYouTubeFake, type YouTubeFake } from '../fak
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { providerContext } from '../helpers/provider-context.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
 import { mediumMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
@@ -142,7 +143,7 @@ describe('publishing a video', () => {
       Object.assign(youtubeUpload, { bytesPerRun: QUANTUM });
     }
     const [interrupted] = await chainOf(herald, rootId);
-    expect(interrupted.publishProgress?.steps.video).toEqual({ state: 'started' });
+    expect(interrupted.publishProgress?.steps.video).toMatchObject({ state: 'started' });
     expect(fake.sessions[before.sessions].held).toBe(QUANTUM + 100_000);
 
     const { outcome } = await publishUntilSettled(herald, rootId);
@@ -205,6 +206,81 @@ describe('publishing a video', () => {
   });
 });
 
+describe('what YouTube made of the upload', () => {
+  const healthOf = async () => ((await herald.rest('GET', '/integrations')).body as { id: string; health: { notice?: string } }[]).find((item) => item.id === channelId)!.health;
+
+  it('reports a video YouTube locked to private (unverified API project) on the post and in the channel\'s health, until a video goes out as asked', async () => {
+    // Earlier tests moved Herald's clock ahead to their retries: these posts are published later than all of them.
+    const later = (hours: number) => herald.setNow(new Date(Date.now() + hours * 3_600_000));
+    fake.project.unverified = true;
+    let rootId;
+    try {
+      rootId = await createPost(herald, channelId, [{ content: 'Locked', image: [video] }], { settings: settings() });
+      later(2);
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      fake.project.unverified = false;
+    }
+    const [root] = await chainOf(herald, rootId);
+    expect(fake.server.requestsTo('GET', '/youtube/v3/videos').at(-1)!.query.get('id')).toBe(root.releaseId);
+    expect(root.releaseMeta).toMatchObject({ privacyStatus: 'private', uploadStatus: 'uploaded' });
+    expect(root.releaseWarnings).toEqual([expect.stringMatching(/^YouTube kept the video private: uploads from unverified API projects are locked to private/)]);
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString();
+    const listed = await herald.rest('GET', `/posts?startDate=${day(-1)}&endDate=${day(1)}`);
+    expect(JSON.stringify(listed.body)).toContain('YouTube kept the video private');
+    expect((await healthOf()).notice).toMatch(/^YouTube kept the video private/);
+
+    const next = await createPost(herald, channelId, [{ content: 'Public at last', image: [video] }], { settings: settings() });
+    later(3);
+    expect((await publishUntilSettled(herald, next)).outcome.kind).toBe('published');
+    const [published] = await chainOf(herald, next);
+    expect([published.releaseMeta?.privacyStatus, published.releaseWarnings]).toEqual(['public', null]);
+    expect((await healthOf()).notice).toBeUndefined();
+  });
+
+  it('fails a video YouTube rejected, with its reason', async () => {
+    fake.project.reject = 'duplicate';
+    const rootId = await createPost(herald, channelId, [{ content: 'Rejected', image: [video] }], { settings: settings() });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    expect((await chainOf(herald, rootId))[0].error).toContain('YouTube rejected the video (duplicate)');
+  });
+});
+
+describe('comments published exactly once', () => {
+  // The token acts as the channel chosen at connection (Herald Brand).
+  beforeAll(() => fake.actAs(fake.channels[1].id));
+  const isComment = (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith('/youtube/v3/commentThreads');
+  const olderComment = (videoId: string, text: string) =>
+    fake.comments.push({ id: `UgOld${fake.comments.length}`, commentId: `UgOldC${fake.comments.length}`, videoId, text, channelId: fake.channels[1].id, publishedAt: hoursAgo(30).toISOString() });
+
+  it('posts the comment once when its insert never reached YouTube, never taking an older comment of the channel with the same text', async () => {
+    const rootId = await createPost(herald, channelId, [{ content: 'With a comment', image: [video] }, 'First!'], { settings: settings() });
+    const restore = loseRequestOf(herald, (request) => isComment(request) && Boolean(olderComment(fake.videos.at(-1)!.id, 'First!')));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    const [, reply] = await chainOf(herald, rootId);
+    const same = fake.comments.filter((comment) => comment.text === 'First!' && comment.videoId === fake.videos.at(-1)!.id);
+    expect(same).toHaveLength(2);
+    expect(reply.releaseId).toBe(same.find((comment) => !comment.id.startsWith('UgOld'))!.id);
+  });
+
+  it('links the comment whose answer was lost after YouTube made it', async () => {
+    const rootId = await createPost(herald, channelId, [{ content: 'Lost comment answer', image: [video] }, 'Second!'], { settings: settings() });
+    const restore = loseAnswerOf(herald, isComment);
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    const made = fake.comments.filter((comment) => comment.text === 'Second!');
+    expect(made).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[1].releaseId).toBe(made[0].id);
+  });
+});
+
 describe('settings and media rules', () => {
   const attempt = (items: { content: string; image: { id: string; path: string }[] }[], extra: Record<string, unknown>) =>
     submitPost(herald, channelId, items, { settings: { __type: 'youtube', ...extra } });
@@ -221,6 +297,14 @@ describe('settings and media rules', () => {
     const response = await attempt(items, extra);
     expect(response.status).toBe(400);
     expect(response.body.message).toMatch(expected);
+  });
+
+  it('counts the description in bytes, as YouTube does: 3,000 Japanese characters (9,000 bytes) are refused, 1,600 (4,800 bytes) pass', async () => {
+    const japanese = (count: number) => '日'.repeat(count);
+    const refused = await attempt([{ content: japanese(3000), image: [video] }], { title: 'Title', type: 'public' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/The description takes 9000 bytes; YouTube allows 5000 bytes/);
+    expect((await attempt([{ content: japanese(1600), image: [video] }], { title: 'Title', type: 'public' })).status).toBe(200);
   });
 
   it('refuses a description with < or >, and a comment with media', async () => {

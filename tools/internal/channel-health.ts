@@ -15,6 +15,7 @@ export const channelHealthSchema = z.object({
   reason: z.string().optional().describe('Why the channel needs reconnecting, or what to do before its token expires'),
   tokenExpiresAt: z.string().optional().describe('When the channel\'s token expires (token_expiring, or an expired token)'),
   since: z.string().optional().describe('When the channel was found to need reconnecting'),
+  notice: z.string().optional().describe("What the platform did with the channel's latest post other than asked (e.g. YouTube keeps its uploads private), and what to do"),
 });
 export type ChannelHealthRecord = z.infer<typeof channelHealthSchema>;
 
@@ -75,7 +76,29 @@ export async function healthByChannel(services: Services, em: EntityManager, int
   const rows = broken.length ? await em.find(ChannelHealthSchema, { integrationId: { $in: broken.map((item) => item.id) } }) : [];
   const byId = new Map(rows.map((row) => [row.integrationId, row]));
   const now = services.now();
-  return new Map(integrations.map((integration) => [integration.id, healthOf(services, integration, byId.get(integration.id), now)]));
+  const notices = await latestNotices(em, integrations);
+  return new Map(
+    integrations.map((integration) => {
+      const health = healthOf(services, integration, byId.get(integration.id), now);
+      const notice = notices.get(integration.id);
+      return [integration.id, notice ? { ...health, notice } : health];
+    }),
+  );
+}
+
+/**
+ * The `channelNotice` a provider put in the meta of each channel's latest published post: a fact about the channel the platform
+ * showed on that post (YouTube locking an unverified project's uploads to private), gone once a later post is published normally.
+ */
+async function latestNotices(em: EntityManager, integrations: Integration[]): Promise<Map<string, string>> {
+  if (integrations.length === 0) return new Map();
+  const rows: { integration_id: string; notice: string | null }[] = await em.getConnection().execute(
+    `select distinct on (integration_id) integration_id, release_meta->>'channelNotice' as notice from post
+     where integration_id in (${integrations.map(() => '?').join(',')}) and position = 0 and published_at is not null and deleted_at is null
+     order by integration_id, published_at desc`,
+    integrations.map((integration) => integration.id),
+  );
+  return new Map(rows.filter((row) => row.notice).map((row) => [row.integration_id, row.notice!]));
 }
 
 /** Adds `health` to the records of these channels (integrationList, GET /integrations). */
