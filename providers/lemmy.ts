@@ -16,7 +16,8 @@ const personSchema = z.looseObject({ id: z.number(), name: z.string(), display_n
 const communitySchema = z.looseObject({ id: z.number(), name: z.string(), title: z.string().nullish(), local: z.boolean().optional(), actor_id: z.string().optional(), ap_id: z.string().optional() });
 const counts = { score: z.number().optional(), comments: z.number().optional(), upvotes: z.number().optional(), downvotes: z.number().optional() };
 const postViewSchema = z.looseObject({
-  post: z.looseObject({ id: z.number(), name: z.string(), community_id: z.number(), creator_id: z.number(), url: z.string().nullish(), ap_id: z.string().optional(), ...counts }),
+  // `published` in API v3 (Lemmy 0.19), `published_at` in v4 (Lemmy 1.0).
+  post: z.looseObject({ id: z.number(), name: z.string(), community_id: z.number(), creator_id: z.number(), url: z.string().nullish(), ap_id: z.string().optional(), published: z.string().optional(), published_at: z.string().optional(), ...counts }),
   counts: z.looseObject(counts).optional(),
 });
 const versionSchema = z.enum(['v3', 'v4']);
@@ -131,11 +132,25 @@ interface CommunityEntry {
 
 const entriesOf = (context: ProviderContext) => ((context.settings.subreddit ?? []) as { value: CommunityEntry }[]).map(({ value }) => value);
 
-/** A post whose answer was lost is looked for among the community's newest posts: same author, title and link. */
-async function findPost(context: ProviderContext, community: number, body: { name: string; url?: string }): Promise<number | undefined> {
+/** How far Herald's clock and the instance's may disagree when a post's publication time is compared with an attempt's start. */
+const CLOCK_SKEW_MS = 2 * 60_000;
+
+/**
+ * A post whose answer was lost is looked for among the community's newest posts: same author, title and link, published since
+ * the attempt began (Lemmy keeps no marker of ours), so an older post with the same title is never taken for it. An answer
+ * without publication times stops the item with "could not confirm" instead of guessing.
+ */
+async function findPost(context: ProviderContext, community: number, body: { name: string; url?: string }, startedAt: Date): Promise<number | undefined> {
   const list = await api(context, 'post/list', z.looseObject({ posts: z.array(postViewSchema).optional(), items: z.array(postViewSchema).optional() }), { query: { community_id: community, sort: 'New', limit: 20 } });
-  const found = (list.posts ?? list.items ?? []).find(({ post }) => String(post.creator_id) === context.auth.internalId && post.name === body.name && (post.url ?? undefined) === body.url);
-  return found?.post.id;
+  const since = startedAt.getTime() - CLOCK_SKEW_MS;
+  const found = (list.posts ?? list.items ?? []).filter(({ post }) => {
+    if (String(post.creator_id) !== context.auth.internalId || post.name !== body.name || (post.url ?? undefined) !== body.url) return false;
+    const published = post.published ?? post.published_at;
+    if (!published) throw permanent('could not confirm whether the instance made this post before the connection was lost (its answer has no publication times); check the community before retrying, to avoid a duplicate');
+    // Lemmy 0.19 writes times without a zone: they are UTC.
+    return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(published) ? published : `${published}Z`) >= since;
+  });
+  return found[0]?.post.id;
 }
 
 const postUrl = (context: ProviderContext, id: string) => `${instanceOf(context)}/post/${id}`;
@@ -233,7 +248,7 @@ const lemmy: Provider = {
         await context.step(
           `post:${index}`,
           async () => (await api(context, 'post', z.object({ post_view: postViewSchema }), { json: body })).post_view.post.id,
-          () => findPost(context, community, { name: entry.title, url }),
+          ({ startedAt }) => findPost(context, community, { name: entry.title, url }, startedAt),
         ),
       );
     }

@@ -1,12 +1,17 @@
 // Mastodon: any instance, connected with an access token the user creates on it (credentials form).
 // Media go to POST /api/v2/media (202 = still processing, polled on GET /api/v1/media/:id until 200), then
-// POST /api/v1/statuses carries an Idempotency-Key (our post id), so a create of unknown outcome can be repeated.
-// Reference: https://docs.joinmastodon.org/methods/statuses/, …/methods/media/, …/methods/accounts/ (verify_credentials,
-// statuses with max_id paging and the Link header), …/entities/Status/.
+// POST /api/v1/statuses carries an Idempotency-Key (our post id). Mastodon keeps that key one hour (PostStatusService:
+// redis setex 3600), so a create of unknown outcome is repeated with it only within the hour; later, the status is looked up
+// among the account's statuses made since the attempt, compared by its source text (GET /api/v1/statuses/:id/source).
+// The instance's own limits (GET /api/v2/instance `configuration`) are read at connect and used instead of fixed ones.
+// Reference (2026-08): https://docs.joinmastodon.org/methods/statuses/ (create with Idempotency-Key, source),
+// …/methods/media/, …/methods/accounts/ (verify_credentials, statuses with max_id paging and the Link header),
+// …/methods/instance/#v2 and …/entities/Instance/ (configuration.statuses, configuration.media_attachments),
+// …/entities/Status/. Bodies checked against masto 7.7.1's types (test/contracts/mastodon-masto.test.ts).
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
-import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
-import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince } from './shared.js';
+import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
+import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince, permanent } from './shared.js';
 
 /** What the calls below need of a context: connect has no stored channel yet, only a token. */
 type PlatformFetchContext = Pick<ProviderContext, 'fetch'> & { auth: Pick<ProviderContext['auth'], 'accessToken'> };
@@ -14,7 +19,29 @@ type PlatformFetchContext = Pick<ProviderContext, 'fetch'> & { auth: Pick<Provid
 /** How media processing is awaited. Mutable so tests (and end-to-end tests using the fake) can make it fast. */
 export const mastodonPolling = { attempts: 30, delayMs: 1000 };
 
-const MAX_IMAGES = 4;
+/** Mastodon's defaults, for an instance that does not say (docs.joinmastodon.org/entities/Instance, mastodon.social's values). */
+const DEFAULTS = { max_characters: 500, max_media_attachments: 4, characters_reserved_per_url: 23, image_size_limit: 16_777_216, video_size_limit: 103_809_024, description_limit: 1500 };
+type InstanceLimits = typeof DEFAULTS;
+
+/** The instance's configured limits the channel keeps (its `channelSettings`): only what Mastodon reported. */
+const instanceSchema = z.looseObject({
+  configuration: z.looseObject({
+    statuses: z.looseObject({ max_characters: z.number().int().positive().optional(), max_media_attachments: z.number().int().positive().optional(), characters_reserved_per_url: z.number().int().nonnegative().optional() }).optional(),
+    media_attachments: z.looseObject({ image_size_limit: z.number().int().positive().optional(), video_size_limit: z.number().int().positive().optional(), description_limit: z.number().int().positive().optional() }).optional(),
+  }).optional(),
+});
+export type InstanceAnswer = z.infer<typeof instanceSchema>;
+
+/** A limit of the channel: what the instance reported at connect, else Mastodon's default. */
+function limitOf(channel: Record<string, unknown> | undefined, key: keyof InstanceLimits): number {
+  const value = channel?.[key];
+  return typeof value === 'number' && value > 0 ? value : DEFAULTS[key];
+}
+
+/** Mastodon keeps an Idempotency-Key for an hour; a repeat is trusted to find the first status only well within it. */
+const IDEMPOTENCY_WINDOW_MS = 50 * 60_000;
+/** How far Herald's clock and the instance's may disagree when created_at is compared with an attempt's start. */
+const CLOCK_SKEW_MS = 2 * 60_000;
 
 const accountSchema = z.object({
   id: z.string(),
@@ -36,6 +63,7 @@ const attachmentSchema = z.object({
 
 const statusSchema = z.object({
   id: z.string(),
+  in_reply_to_id: z.string().nullish(),
   url: z.string().nullish(),
   uri: z.string(),
   media_attachments: z.array(attachmentSchema).default([]),
@@ -86,18 +114,91 @@ async function uploadMedia(context: PlatformFetchContext, instance: string, file
   });
 }
 
+/** The parameters of POST /api/v1/statuses as Herald sends them (masto's CreateStatusParams, in the API's snake_case). */
+export type StatusBody = { status: string; visibility: 'public'; in_reply_to_id?: string } & ({ media_ids?: undefined } | { media_ids: string[] });
+
+export function statusBody(text: string, inReplyToId: string | undefined, mediaIds: string[]): StatusBody {
+  return { status: text, visibility: 'public', ...(inReplyToId ? { in_reply_to_id: inReplyToId } : {}), ...(mediaIds.length > 0 ? { media_ids: mediaIds } : {}) };
+}
+
+/** A status as the step records it. */
+type StatusRef = { id: string; url: string };
+
+const unconfirmed = (why: string) =>
+  permanent(`could not confirm whether Mastodon created this status before the connection was lost (${why}); check the account before retrying, to avoid a duplicate`);
+
+/**
+ * The status an interrupted create made after its idempotency key expired: among the account's statuses created since the
+ * attempt began (newest first, a few pages), one replying to the same status whose source text is ours. None found while the
+ * pages reach back before the attempt: nothing was made. An older status with the same text is never taken for it.
+ */
+async function findStatus(context: ProviderContext, instance: string, text: string, inReplyToId: string | undefined, startedAt: Date): Promise<StatusRef | undefined> {
+  const since = startedAt.getTime() - CLOCK_SKEW_MS;
+  const headers = bearer(context.auth.accessToken);
+  let maxId: string | undefined;
+  for (let page = 0; page < 5; page++) {
+    const { data, headers: answer } = await context.fetch({
+      url: `${instance}/api/v1/accounts/${encodeURIComponent(context.auth.internalId)}/statuses`,
+      query: { exclude_reblogs: true, limit: 40, max_id: maxId },
+      headers,
+      schema: z.array(statusSchema),
+    });
+    for (const status of data) {
+      if (Date.parse(status.created_at) < since || (status.in_reply_to_id ?? undefined) !== inReplyToId) continue;
+      const { data: source } = await context.fetch({ url: `${instance}/api/v1/statuses/${encodeURIComponent(status.id)}/source`, headers, schema: z.looseObject({ text: z.string() }) });
+      if (source.text.trim() === text.trim()) return { id: status.id, url: status.url ?? status.uri };
+    }
+    const oldest = data.at(-1);
+    if (!oldest || Date.parse(oldest.created_at) < since || !/rel="next"/.test(answer.get('link') ?? '')) return undefined;
+    maxId = oldest.id;
+  }
+  throw unconfirmed('the account posted more since the attempt than the lookup reads');
+}
+
 async function createStatus(context: ProviderContext, item: PublishItem, inReplyToId?: string): Promise<PublishedRef> {
   const instance = instanceOf(context);
   const mediaIds: string[] = [];
-  for (const [index, file] of item.media.entries()) mediaIds.push(await uploadMedia(context, instance, file, index));
-  const { data } = await context.fetch({
-    method: 'POST',
-    url: `${instance}/api/v1/statuses`,
-    headers: { ...bearer(context.auth.accessToken), 'Idempotency-Key': item.postId },
-    form: { status: item.text, visibility: 'public', in_reply_to_id: inReplyToId, 'media_ids[]': mediaIds.length > 0 ? mediaIds : undefined },
-    schema: statusSchema,
-  });
-  return { id: data.id, url: data.url ?? data.uri };
+  // An upload of unknown outcome is made again: an unattached upload is harmless, and the instance removes it after a day.
+  for (const [index, file] of item.media.entries()) mediaIds.push(await context.step(`media:${index}`, () => uploadMedia(context, instance, file, index), async () => undefined));
+  const { media_ids: ids, ...fields } = statusBody(item.text, inReplyToId, mediaIds);
+  const create = async (): Promise<StatusRef> => {
+    const { data } = await context.fetch({
+      method: 'POST',
+      url: `${instance}/api/v1/statuses`,
+      headers: { ...bearer(context.auth.accessToken), 'Idempotency-Key': item.postId },
+      form: { ...fields, 'media_ids[]': ids },
+      schema: statusSchema,
+    });
+    return { id: data.id, url: data.url ?? data.uri };
+  };
+  const ref = await context.step('status', create, async ({ startedAt }) =>
+    // Within the key's hour the same call answers the status the lost one made, or makes it once.
+    Date.now() - startedAt.getTime() < IDEMPOTENCY_WINDOW_MS ? create() : findStatus(context, instance, item.text, inReplyToId, startedAt),
+  );
+  return { id: ref.id, url: ref.url };
+}
+
+/** The instance's configured limits (v2 instance, Mastodon 4.0+); an instance that does not answer keeps the defaults. */
+async function instanceLimits(context: Pick<ConnectContext, 'fetch'>, instance: string): Promise<Record<string, number>> {
+  const answer = await context.fetch({ url: `${instance}/api/v2/instance`, schema: instanceSchema }).catch(() => undefined);
+  const configuration = answer?.data.configuration;
+  const reported = { ...configuration?.statuses, ...configuration?.media_attachments } as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(DEFAULTS).flatMap((key) => (typeof reported[key] === 'number' ? [[key, reported[key] as number]] : [])));
+}
+
+/** The first problem of an item against the instance's limits, or undefined. */
+function itemProblem(item: ValidationItem, channel: Record<string, unknown> | undefined, where: string): string | undefined {
+  const maxMedia = limitOf(channel, 'max_media_attachments');
+  const videos = item.media.filter((media) => media.kind === 'video').length;
+  if (item.media.length > maxMedia) return `This Mastodon instance allows at most ${maxMedia} attachments per post${where}; this one has ${item.media.length}.`;
+  if (videos > 0 && item.media.length > 1) return `Mastodon allows a video only on its own: remove the other media or move them to another post${where}.`;
+  for (const media of item.media) {
+    const limit = limitOf(channel, media.kind === 'video' ? 'video_size_limit' : 'image_size_limit');
+    if (media.size !== undefined && media.size > limit) {
+      return `A ${media.kind === 'video' ? 'video' : 'picture'}${where} is ${(media.size / 1_048_576).toFixed(1)} MB; this Mastodon instance takes up to ${(limit / 1_048_576).toFixed(1)} MB: make it smaller.`;
+    }
+  }
+  return undefined;
 }
 
 async function verifyCredentials(context: PlatformFetchContext, instance: string) {
@@ -124,14 +225,19 @@ const mastodon: Provider = {
   name: 'Mastodon',
   editor: 'plain',
   lengthMethod: 'characters',
-  maxLength: () => 500,
+  // The instance's configured max_characters (read at connect), else Mastodon's default 500.
+  maxLength: ({ channel }) => limitOf(channel, 'max_characters'),
   rules:
-    'Mastodon: plain text up to 500 characters per post (links count as typed). Each post may carry up to 4 images, or exactly 1 video ' +
-    '(a video cannot be mixed with images). Add alt text to media: it is sent as the image description. Thread items are published as replies to the previous post.',
+    "Mastodon: plain text up to the instance's configured limit per post (500 characters on a default instance; Herald reads the " +
+    "instance's own limits when the channel connects; links count as typed). Each post may carry up to 4 images (or the instance's " +
+    'configured number), or exactly 1 video (a video cannot be mixed with images), within the instance\'s file size limits. Add alt ' +
+    'text to media: it is sent as the image description. Thread items are published as replies to the previous post.',
   settings: null,
   chain: 'thread',
   tools: [],
+  // The create carries an Idempotency-Key, but Mastodon keeps it an hour: the status step recovers beyond that by looking up.
   idempotentCreate: true,
+  recordsSteps: true,
   endpoints: { instance: 'https://mastodon.social' },
   auth: {
     kind: 'credentials',
@@ -147,12 +253,10 @@ const mastodon: Provider = {
     ],
   },
 
-  validate(items) {
+  validate(items, _settings, channel) {
     for (const [index, item] of items.entries()) {
-      const where = items.length > 1 ? ` (item ${index + 1})` : '';
-      const videos = item.media.filter((media) => media.kind === 'video').length;
-      if (item.media.length > MAX_IMAGES) return `Mastodon allows at most ${MAX_IMAGES} attachments per post${where}; this one has ${item.media.length}.`;
-      if (videos > 0 && item.media.length > 1) return `Mastodon allows a video only on its own: remove the other media or move them to another post${where}.`;
+      const problem = itemProblem(item, channel, items.length > 1 ? ` (item ${index + 1})` : '');
+      if (problem) return problem;
     }
     return undefined;
   },
@@ -161,6 +265,7 @@ const mastodon: Provider = {
     const instance = normalizeInstance(fields.instance || context.endpoints.instance || '');
     const accessToken = (fields.accessToken ?? '').trim();
     const account = await verifyCredentials({ fetch: context.fetch, auth: { accessToken } }, instance);
+    const channelSettings = await instanceLimits(context, instance);
     const host = new URL(instance).host;
     return {
       internalId: account.id,
@@ -169,6 +274,7 @@ const mastodon: Provider = {
       picture: account.avatar ?? undefined,
       accessToken,
       data: { instance },
+      channelSettings,
     };
   },
 

@@ -5,6 +5,9 @@
 // https://dev.vk.com/ru/api/upload/wall-photo (photos.getWallUploadServer → multipart `photo` → photos.saveWallPhoto),
 // https://dev.vk.com/ru/api/upload/video (video.save → multipart `video_file`), https://dev.vk.com/ru/reference/errors,
 // https://dev.vk.com/ru/method/wall.getById and wall.get. Method calls answer errors as HTTP 200 `{error: {error_code, error_msg}}`.
+// `guid` prevents a repeated post "for one hour" (dev.vk.com wall.post, as VK's SDKs quote it): within that hour a create of
+// unknown outcome is repeated with it; later, the post is looked up on the wall (our text, dated since the attempt began), and
+// a comment, which has no such lookup here, stops with "could not confirm".
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
@@ -104,7 +107,35 @@ async function attachments(context: ProviderContext, item: PublishItem): Promise
   return list.length > 0 ? list.join(',') : undefined;
 }
 
+/** VK honours a guid for an hour; a repeat is trusted to find the first post only well within it. */
+const GUID_WINDOW_MS = 50 * 60_000;
+/** How far Herald's clock and VK's may disagree when a post's date is compared with the start of an attempt. */
+const CLOCK_SKEW_SECONDS = 120;
+
+const unconfirmed = (why: string) =>
+  permanent(`could not confirm whether VK created this ${why}; check the wall before retrying, to avoid a duplicate`);
+
+/**
+ * The wall post an interrupted create made after its guid expired: by the owner, with our text, dated since the attempt began
+ * (an older post with the same text is never taken for it). Nothing found while the page reaches back before the attempt:
+ * nothing was made.
+ */
+async function findWallPost(context: ProviderContext, text: string, startedAt: Date): Promise<number | undefined> {
+  const since = Math.floor(startedAt.getTime() / 1000) - CLOCK_SKEW_SECONDS;
+  const { items } = await method(context, 'wall.get', { owner_id: ownerOf(context), count: '100', filter: 'owner' }, z.looseObject({ items: z.array(z.looseObject({ id: z.number(), date: z.number().optional(), text: z.string().optional() })) }));
+  const found = items.filter((post) => {
+    if (post.date === undefined) throw unconfirmed('post (the wall answered without dates)');
+    return post.date >= since && (post.text ?? '').trim() === text.trim();
+  });
+  if (found.length > 1) throw unconfirmed(`post (${found.length} posts with this text were made since the attempt)`);
+  if (found.length === 1) return found[0].id;
+  const oldest = items.at(-1);
+  if (items.length === 100 && oldest?.date !== undefined && oldest.date >= since) throw unconfirmed('post (the wall had more posts since the attempt than one page)');
+  return undefined;
+}
+
 const ownerOf = (context: ProviderContext) => context.auth.internalId;
+const withinGuidHour = (startedAt: Date) => Date.now() - startedAt.getTime() < GUID_WINDOW_MS;
 const wallUrl = (context: ProviderContext, postId: string) => `${context.endpoints.web}/wall${ownerOf(context)}_${postId}`;
 
 const vk: Provider = {
@@ -121,7 +152,7 @@ const vk: Provider = {
   settings: null,
   chain: 'comments',
   recordsSteps: true,
-  // wall.post and wall.createComment take a `guid` (our post id): VK refuses to create the same post or comment twice.
+  // wall.post and wall.createComment take a `guid` (our post id): for an hour VK refuses to create the same post or comment twice.
   idempotentCreate: true,
   validate: (items) => firstProblem(items, ({ total }) => (total > MAX_ATTACHMENTS ? `has ${total} attachments; VK takes at most ${MAX_ATTACHMENTS}.` : undefined)),
   tools: [],
@@ -157,9 +188,9 @@ const vk: Provider = {
 
   async publish(context, item) {
     const attached = await attachments(context, item);
-    // Repeating the call with the same guid answers the post already made, so it also recovers an interrupted attempt.
+    // Within the guid's hour, repeating the call answers the post already made (or makes it once); later it is looked up.
     const post = () => method(context, 'wall.post', { owner_id: ownerOf(context), message: item.text, attachments: attached, guid: item.postId }, z.object({ post_id: z.number() })).then((answer) => answer.post_id);
-    const postId = await context.step('post', post, post);
+    const postId = await context.step('post', post, ({ startedAt }) => (withinGuidHour(startedAt) ? post() : findWallPost(context, item.text, startedAt)));
     return { id: String(postId), url: wallUrl(context, String(postId)) };
   },
 
@@ -172,7 +203,10 @@ const vk: Provider = {
         { owner_id: ownerOf(context), post_id: root.id, message: item.text, attachments: attached, reply_to_comment: parent.id === root.id ? undefined : parent.id, guid: item.postId },
         z.object({ comment_id: z.number() }),
       ).then((answer) => answer.comment_id);
-    const commentId = await context.step('comment', create, create);
+    const commentId = await context.step('comment', create, async ({ startedAt }) => {
+      if (withinGuidHour(startedAt)) return create();
+      throw unconfirmed('comment (its guid expired after an hour)');
+    });
     return { id: String(commentId), url: `${wallUrl(context, root.id)}?reply=${commentId}` };
   },
 

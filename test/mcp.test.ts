@@ -229,7 +229,7 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
 
     const xPremium: any = await client.callTool({ name: 'integrationSchema', arguments: { isPremium: true, platform: 'x' } });
     expect(xPremium.isError).toBeFalsy();
-    expect(xPremium.structuredContent.output.maxLength).toBe(4000);
+    expect(xPremium.structuredContent.output.maxLength).toBe(25_000);
     const xPlain: any = await client.callTool({ name: 'integrationSchema', arguments: { isPremium: false, platform: 'x' } });
     expect(xPlain.structuredContent.output.maxLength).toBe(280);
 

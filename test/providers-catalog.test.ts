@@ -242,10 +242,12 @@ describe('provider catalog', () => {
 });
 
 describe('lengths', () => {
-  it('x: 280, 4000 for premium accounts, 100000 for articles', () => {
+  it('x: 280, 25,000 for premium accounts (isPremium or the subscription read from X), 100000 for articles', () => {
     const x = load('x');
     expect(x.maxLength({})).toBe(280);
-    expect(x.maxLength({ isPremium: true })).toBe(4000);
+    expect(x.maxLength({ isPremium: true })).toBe(25_000);
+    expect(x.maxLength({ channel: { subscription_type: 'Basic', premium: true } })).toBe(25_000);
+    expect(x.maxLength({ channel: { subscription_type: 'None', premium: false } })).toBe(280);
     expect(x.maxLength({ settings: { post_type: 'article' } })).toBe(100000);
     expect(x.lengthMethod).toBe('twitter');
   });

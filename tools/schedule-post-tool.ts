@@ -9,7 +9,7 @@ import { idempotencyKeyField } from './internal/idempotency.js';
 
 const socialPostSchema = z.object({
   integrationId: z.string().min(1).describe('Channel id from integrationList'),
-  isPremium: z.boolean().describe('true for X premium accounts (4000 characters); false otherwise'),
+  isPremium: z.boolean().describe('true for X premium accounts (25,000 characters); false otherwise'),
   date: utcDateTime.describe('Publication date, UTC ISO 8601 (ignored for type "now")'),
   shortLink: z.boolean().describe('Shorten the links of the post when it is published (the length rules count the short form); their clicks appear as the "clicks" metric of postAnalyticsTool'),
   type: z.enum(['draft', 'schedule', 'now']).describe('"schedule" publishes at `date`, "now" at once, "draft" keeps it unpublished'),

@@ -13,6 +13,8 @@ import { publishComments, publishSubmissions, subredditName, type SubredditEntry
 
 const scopes = ['read', 'identity', 'submit', 'flair', 'history'];
 const MAX_TITLE = 300;
+/** Reddit's limit for a comment's text (a self post's body takes 40,000). */
+const MAX_COMMENT = 10_000;
 
 const subredditEntry = z.object({
   value: z.object({
@@ -53,12 +55,14 @@ const reddit: Provider = {
   lengthMethod: 'characters',
   auth: { kind: 'oauth2', scopes },
   endpoints: { www: 'https://www.reddit.com', oauth: 'https://oauth.reddit.com' },
-  maxLength: () => 10000,
+  // A self post's body takes 40,000 characters (Reddit's limit for text posts; comments take 10,000).
+  maxLength: () => 40_000,
   rules:
     'The post is submitted once to each chosen subreddit, each with its own title (300 characters at most) and type: a text post (self), a link ' +
     '(url required, the text goes with it) or exactly one picture (image); in a post to several subreddits the picture goes to the image ' +
     'submissions and the text and link ones go without it. Herald does not post Reddit videos yet. Some subreddits require a flair ' +
-    '(see getFlairs). Later items are comments in every subreddit, each replying to the one before, and take text only.',
+    '(see getFlairs). The text takes up to 40,000 characters in a post, 10,000 in a comment. Later items are comments in every subreddit, ' +
+    'each replying to the one before, and take text only.',
   settings: z.object({
     subreddit: z.array(subredditEntry).min(1).describe('The subreddits to post to, at least one'),
   }),
@@ -71,6 +75,8 @@ const reddit: Provider = {
       const problem = entryProblem(value, items[0] ?? { text: '', media: [] }, pictureUsed);
       if (problem) return problem;
     }
+    const long = items.findIndex((item, index) => index > 0 && [...item.text].length > MAX_COMMENT);
+    if (long > 0) return `Item ${long + 1} is a Reddit comment of ${[...items[long].text].length} characters; a comment takes at most ${MAX_COMMENT}: shorten it or split it.`;
     return textOnlyComments(items, 'Reddit');
   },
   tools: [

@@ -1,7 +1,9 @@
 // Publishing on Reddit: one submission per chosen subreddit (each a recorded step), a picture sent once through Reddit's
 // media lease, later items as comments replying to the one before in every subreddit. Reddit answers an image submission
 // without its id (it finishes asynchronously), and a lost answer leaves no id at all: both are found in the user's
-// `submitted` listing (same subreddit and title, created since the attempt) instead of being submitted twice.
+// `submitted` listing (same subreddit and title, created since the attempt began) instead of being submitted twice; a lost
+// comment is found in the user's `comments` listing (same parent and text, created since the attempt began). Reddit keeps
+// no marker of ours, so the attempt's start is what tells our item from an older one with the same title or text.
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishItem, type PublishedRef } from '../types.js';
@@ -21,7 +23,7 @@ export interface SubredditEntry {
 export const subredditName = (value: string) => value.trim().replace(/^\/?r\//i, '').replace(/\/+$/, '');
 
 const submissionSchema = z.looseObject({ id: z.string(), title: z.string(), subreddit: z.string(), created_utc: z.number(), permalink: z.string() });
-const commentSchema = z.looseObject({ id: z.string(), parent_id: z.string(), body: z.string(), permalink: z.string().optional() });
+const commentSchema = z.looseObject({ id: z.string(), parent_id: z.string(), body: z.string(), created_utc: z.number(), permalink: z.string().optional() });
 const leaseSchema = z.object({ args: z.object({ action: z.string(), fields: z.array(z.object({ name: z.string(), value: z.string() })) }) });
 const submittedSchema = z.object({ json: z.object({ data: z.looseObject({ id: z.string().optional(), url: z.string().optional() }).optional() }) });
 const commentedSchema = z.object({ json: z.object({ data: z.object({ things: z.array(z.object({ data: commentSchema })).min(1) }) }) });
@@ -57,20 +59,24 @@ async function findSubmission(context: ProviderContext, subreddit: string, title
   const listing = await redditCall(context, { path: `user/${username(context)}/submitted`, query: { limit: 25, sort: 'new' }, schema: listingOf(submissionSchema) });
   const found = listing.data.children
     .map((child) => child.data)
-    .find((post) => post.subreddit.toLowerCase() === subreddit.toLowerCase() && post.title === title && post.created_utc >= since - 60);
+    .find((post) => post.subreddit.toLowerCase() === subreddit.toLowerCase() && post.title === title && post.created_utc >= since - CLOCK_SKEW_SECONDS);
   return found ? { id: found.id, url: webUrl(context, found.permalink) } : undefined;
 }
 
 /** Seconds Reddit may take before a new submission shows in the listing: until then an unseen one is waited for, not repeated. */
 const LISTING_LAG_SECONDS = 120;
+/** How far Herald's clock and Reddit's may disagree when created_utc is compared with the start of an attempt. */
+const CLOCK_SKEW_SECONDS = 60;
+const secondsOf = (date: Date) => Math.floor(date.getTime() / 1000);
 
 async function submitOne(context: ProviderContext, item: PublishItem, entry: SubredditEntry, index: number, picture?: string) {
   const subreddit = subredditName(entry.subreddit);
   const kind = entry.type === 'text' ? 'self' : entry.type;
+  // When the submission was first attempted: an image submission's id is looked up in the listing from then on.
   const since = await context.step(`submit:${index}:at`, async () => now());
-  const lookUp = async () => {
-    const found = await findSubmission(context, subreddit, entry.title, since);
-    if (found || now() - since > LISTING_LAG_SECONDS) return found;
+  const lookUp = async ({ startedAt }: { startedAt: Date }) => {
+    const found = await findSubmission(context, subreddit, entry.title, secondsOf(startedAt));
+    if (found || now() - secondsOf(startedAt) > LISTING_LAG_SECONDS) return found;
     throw new CheckAgainLater(30, `Checking whether Reddit received the submission to r/${subreddit}`, 600);
   };
   const sent = await context.step(
@@ -116,10 +122,11 @@ export async function publishSubmissions(context: ProviderContext, item: Publish
   return { id: first.id, url: first.url, ...othersMeta(others.map((post) => post.id)) };
 }
 
-/** A comment whose answer was lost is found among the user's newest comments: same parent, same text. */
-async function findComment(context: ProviderContext, thingId: string, text: string): Promise<{ id: string; url: string } | undefined> {
+/** A comment whose answer was lost is found among the user's newest comments: same parent, same text, made since the attempt. */
+async function findComment(context: ProviderContext, thingId: string, text: string, startedAt: Date): Promise<{ id: string; url: string } | undefined> {
   const listing = await redditCall(context, { path: `user/${username(context)}/comments`, query: { limit: 25, sort: 'new' }, schema: listingOf(commentSchema) });
-  const found = listing.data.children.map((child) => child.data).find((comment) => comment.parent_id === thingId && comment.body === text);
+  const since = secondsOf(startedAt) - CLOCK_SKEW_SECONDS;
+  const found = listing.data.children.map((child) => child.data).find((comment) => comment.parent_id === thingId && comment.body === text && comment.created_utc >= since);
   return found ? { id: found.id, url: found.permalink ? webUrl(context, found.permalink) : '' } : undefined;
 }
 
@@ -136,7 +143,7 @@ export async function publishComments(context: ProviderContext, item: PublishIte
           const comment = answer.json.data.things[0].data;
           return { id: comment.id, url: comment.permalink ? webUrl(context, comment.permalink) : '' };
         },
-        () => findComment(context, thingId, item.text),
+        ({ startedAt }) => findComment(context, thingId, item.text, startedAt),
       ),
     );
   }

@@ -1,6 +1,7 @@
 // Publishing on Threads: a media container (TEXT, IMAGE, VIDEO, or CAROUSEL of item containers) created from our public
 // media URL, its status checked until FINISHED (re-scheduling the job meanwhile), then `threads_publish`. Each container
-// and the publish are recorded steps; a publish of unknown outcome is looked up (container PUBLISHED → the post itself).
+// and the publish are recorded steps; a publish of unknown outcome is looked up: the container (our own marker) says whether
+// it was published, and the post it became is the one with our text made since the attempt began (never an older one).
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishItem, type PublishedRef } from '../types.js';
@@ -8,7 +9,9 @@ import { graph } from './api.js';
 
 const idSchema = z.object({ id: z.string() });
 const statusSchema = z.object({ id: z.string(), status: z.string(), error_message: z.string().optional() });
-const postsSchema = z.object({ data: z.array(z.looseObject({ id: z.string(), text: z.string().optional(), replied_to: z.object({ id: z.string() }).optional() })) });
+const postsSchema = z.object({ data: z.array(z.looseObject({ id: z.string(), text: z.string().optional(), timestamp: z.string().optional(), replied_to: z.object({ id: z.string() }).optional() })) });
+/** How far Herald's clock and Meta's may disagree when a post's timestamp is compared with the start of an attempt. */
+const CLOCK_SKEW_MS = 2 * 60_000;
 
 /** Threads' container error codes, in words a user can act on. */
 const CONTAINER_ERRORS: Record<string, string> = {
@@ -52,23 +55,33 @@ async function whenFinished(context: ProviderContext, ids: string[], hasVideo: b
   if (waiting) throw new CheckAgainLater(hasVideo ? 30 : 10, hasVideo ? 'Threads is still processing the video' : 'Threads is still preparing the media', 1800);
 }
 
-/** Our post among the account's latest posts or replies: same text, replying to the same post. */
-async function findPublished(context: ProviderContext, text: string, replyTo?: string): Promise<string | undefined> {
+const unconfirmed = (why: string) =>
+  new PlatformHttpError({ status: 409, retryable: false, bodyExcerpt: '', message: `could not confirm which Threads post this item became (${why}); check the account before retrying, to avoid a duplicate` });
+
+/** Our post among the account's latest posts or replies: same text, replying to the same post, made since the attempt began. */
+async function findPublished(context: ProviderContext, text: string, replyTo: string | undefined, startedAt: Date): Promise<string | undefined> {
   const { data } = await graph(context, {
     path: `${encodeURIComponent(context.auth.internalId)}/${replyTo ? 'replies' : 'threads'}`,
-    params: { fields: replyTo ? 'id,text,replied_to' : 'id,text', limit: 25 },
+    params: { fields: replyTo ? 'id,text,timestamp,replied_to' : 'id,text,timestamp', limit: 25 },
     schema: postsSchema,
   });
-  return data.find((post) => (post.text ?? '').trim() === text.trim() && (!replyTo || post.replied_to?.id === replyTo))?.id;
+  const since = startedAt.getTime() - CLOCK_SKEW_MS;
+  const found = data.filter((post) => {
+    if ((post.text ?? '').trim() !== text.trim() || (replyTo && post.replied_to?.id !== replyTo)) return false;
+    if (!post.timestamp) throw unconfirmed('Threads answered the lookup without timestamps, so a new post cannot be told from an older one');
+    return Date.parse(post.timestamp) >= since;
+  });
+  if (found.length > 1) throw unconfirmed(`${found.length} posts with this text were made since the attempt`);
+  return found[0]?.id;
 }
 
 /** After an interrupted publish: not published (so publish again), or published (find the post it became). */
-async function recoverPublish(context: ProviderContext, container: string, text: string, replyTo?: string): Promise<string | undefined> {
+async function recoverPublish(context: ProviderContext, container: string, text: string, replyTo: string | undefined, startedAt: Date): Promise<string | undefined> {
   const status = await containerStatus(context, container);
   if (status.status !== 'PUBLISHED') return undefined;
-  const found = await findPublished(context, text, replyTo);
+  const found = await findPublished(context, text, replyTo, startedAt);
   if (found) return found;
-  throw new PlatformHttpError({ status: 409, retryable: false, bodyExcerpt: JSON.stringify(status), message: 'Threads published this item but Herald could not find the post among the latest ones; check the account before retrying, to avoid a duplicate' });
+  throw unconfirmed('Threads says the container was published, but no post with its text made since the attempt is among the latest ones');
 }
 
 export async function publishThread(context: ProviderContext, item: PublishItem, replyTo?: string): Promise<PublishedRef> {
@@ -98,7 +111,7 @@ export async function publishThread(context: ProviderContext, item: PublishItem,
       const published = await graph(context, { method: 'POST', path: `${encodeURIComponent(context.auth.internalId)}/threads_publish`, params: { creation_id: container }, schema: idSchema });
       return published.id;
     },
-    () => recoverPublish(context, container, item.text, replyTo),
+    ({ startedAt }) => recoverPublish(context, container, item.text, replyTo, startedAt),
   );
   const { permalink } = await graph(context, { path: encodeURIComponent(id), params: { fields: 'id,permalink' }, schema: z.object({ permalink: z.string().optional() }) });
   return { id, url: permalink };

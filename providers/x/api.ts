@@ -92,10 +92,24 @@ export const userSchema = z.object({
     username: z.string(),
     profile_image_url: z.string().optional(),
     public_metrics: metricsSchema.optional(),
+    // None, Basic, Premium or PremiumPlus for the authenticated user (https://docs.x.com/x-api/fundamentals/data-dictionary).
+    subscription_type: z.string().optional(),
   }),
 });
 
-export const USER_FIELDS = 'profile_image_url,public_metrics';
+export const USER_FIELDS = 'profile_image_url,public_metrics,subscription_type';
+
+/** X Premium tiers: each lets the account post up to 25,000 weighted characters ("Longer posts"). */
+const SUBSCRIBER_TYPES = new Set(['basic', 'premium', 'premiumplus']);
+
+/**
+ * What the channel keeps about the account: its subscription type as X reports it, and `premium` (the key the console and
+ * `integrationSettings` read) when it lets the account post long posts.
+ */
+export function accountFacts(user: z.infer<typeof userSchema>['data']): Record<string, unknown> {
+  const type = user.subscription_type;
+  return type === undefined ? {} : { subscription_type: type, premium: SUBSCRIBER_TYPES.has(type.toLowerCase()) };
+}
 
 /** X serves `_normal` (48 px) avatars by default; the 400 px variant has the same path with another suffix. */
 export const largeAvatar = (url: string | undefined) => url?.replace(/_normal(\.[a-z]+)$/i, '_400x400$1');

@@ -2,13 +2,16 @@
 // API reference: https://docs.x.com/x-api/posts/create-post (POST /2/tweets),
 // https://docs.x.com/x-api/media/quickstart/media-upload-chunked and https://docs.x.com/x-api/media/upload-media (media),
 // https://docs.x.com/fundamentals/authentication/oauth-2-0/user-access-token (authorize, token, refresh),
-// https://docs.x.com/x-api/users/get-my-user, https://docs.x.com/x-api/users/get-posts, https://docs.x.com/x-api/posts/get-post-by-id;
-// request and response shapes checked against X's OpenAPI description 2.167 (github.com/xdevplatform/xdk, specs/openapi.json).
+// https://docs.x.com/x-api/users/get-my-user, https://docs.x.com/x-api/users/get-posts, https://docs.x.com/x-api/posts/get-post-by-id,
+// https://docs.x.com/x-api/fundamentals/data-dictionary (2026-07-24: tweet.fields, referenced_tweets, subscription_type);
+// requests checked by the fake against X's OpenAPI document 2.167 (https://api.x.com/2/openapi.json, retrieved 2026-08-22,
+// test/contracts/x-openapi.json). Where that document says post.fields / referenced_posts, Herald keeps the documented
+// tweet.fields / referenced_tweets, and the recovery lookup fails closed when the answer lacks what it needs.
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { currentMetric, firstProblem, oauth2AuthorizeUrl, picturesOrOneVideo } from '../shared.js';
-import { largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
+import { currentMetric, firstProblem, oauth2AuthorizeUrl, permanent, picturesOrOneVideo } from '../shared.js';
+import { accountFacts, largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
 import { uploadMedia } from './media.js';
 
 const scopes = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'];
@@ -55,14 +58,46 @@ const timeline = (context: ProviderContext, query: Record<string, string | numbe
 const comparable = (text: string) =>
   text.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/https?:\/\/\S+/g, '').replace(/\s+/g, ' ').trim();
 
-/** A post of ours an interrupted create may have made: same words, replying to the same post (or to none). */
-async function findPosted(context: ProviderContext, text: string, inReplyTo?: string): Promise<string | undefined> {
-  const { data } = await timeline(context, { max_results: 20, 'tweet.fields': 'created_at,referenced_tweets', exclude: inReplyTo ? 'retweets' : 'retweets,replies' });
+/** How far Herald's clock and X's may disagree when a post's created_at is compared with the start of an attempt. */
+const CLOCK_SKEW_MS = 2 * 60_000;
+
+// Fields left optional on purpose: the lookup decides what their absence means (it never guesses).
+const lookupSchema = z.object({
+  data: z.array(z.looseObject({ id: z.string(), text: z.string().optional(), created_at: z.string().optional(), referenced_tweets: z.array(z.looseObject({ type: z.string(), id: z.string() })).optional() })).default([]),
+  meta: z.looseObject({ next_token: z.string().optional() }).optional(),
+});
+
+const unconfirmed = (why: string) =>
+  permanent(`could not confirm whether X created this post before the connection was lost (${why}); check the account before retrying, to avoid a duplicate`);
+
+/**
+ * The post an interrupted create made, if any: X keeps no marker of ours, so it is the post with the same words, replying to
+ * the same post (or to none), created since the attempt began. An older post with the same text is never taken for it. When
+ * X's answer lacks what tells them apart (created_at, the documented referenced_tweets), or does not cover the whole period,
+ * the item stops with "could not confirm" rather than being posted again.
+ */
+async function findPosted(context: ProviderContext, text: string, inReplyTo: string | undefined, startedAt: Date): Promise<string | undefined> {
+  const since = new Date(startedAt.getTime() - CLOCK_SKEW_MS);
+  const answer = await xCall(context, {
+    path: `2/users/${encodeURIComponent(context.auth.internalId)}/tweets`,
+    query: { max_results: 100, start_time: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), 'tweet.fields': 'created_at,referenced_tweets', exclude: inReplyTo ? 'retweets' : 'retweets,replies' },
+    schema: lookupSchema,
+  });
   const wanted = comparable(text);
-  return data.find((post) => {
+  const found: string[] = [];
+  for (const post of answer.data) {
+    if (post.text === undefined) throw unconfirmed('X answered the lookup without the posts\' text');
+    if (comparable(post.text) !== wanted) continue;
+    if (!post.created_at) throw unconfirmed('X answered the lookup without created_at, so a new post cannot be told from an older one');
+    if (Date.parse(post.created_at) < since.getTime()) continue;
     const parent = post.referenced_tweets?.find((reference) => reference.type === 'replied_to')?.id;
-    return comparable(post.text) === wanted && parent === inReplyTo;
-  })?.id;
+    if (inReplyTo && !post.referenced_tweets) throw unconfirmed('X answered the lookup without referenced_tweets, so the reply cannot be told from another post');
+    if (parent === inReplyTo) found.push(post.id);
+  }
+  if (found.length > 1) throw unconfirmed(`${found.length} posts with this text were made since the attempt`);
+  if (found.length === 1) return found[0];
+  if (answer.meta?.next_token) throw unconfirmed('the account posted more since the attempt than one page of the lookup holds');
+  return undefined;
 }
 
 function refOf(context: ProviderContext, id: string): PublishedRef {
@@ -86,7 +121,7 @@ async function createPost(context: ProviderContext, item: PublishItem, inReplyTo
   const id = await context.step(
     'post',
     async () => (await xCall(context, { method: 'POST', path: '2/tweets', json: body, schema: z.object({ data: z.object({ id: z.string() }) }) })).data.id,
-    () => findPosted(context, text, inReplyTo),
+    ({ startedAt }) => findPosted(context, text, inReplyTo, startedAt),
   );
   return refOf(context, id);
 }
@@ -129,10 +164,12 @@ const x: Provider = {
   lengthMethod: 'twitter',
   auth: { kind: 'oauth2', scopes },
   endpoints: { web: 'https://x.com', api: 'https://api.x.com' },
-  maxLength: ({ isPremium, settings: chosen }) => (chosen?.post_type === 'article' ? 100_000 : isPremium ? 4000 : 280),
+  // A subscriber (read from users/me subscription_type at connect and refresh) or an MCP caller saying isPremium: 25,000.
+  maxLength: ({ isPremium, settings: chosen, channel }) => (chosen?.post_type === 'article' ? 100_000 : isPremium || channel?.premium === true ? 25_000 : 280),
   rules:
     'X: each item of the thread is a post replying to the previous one. A post carries up to 4 pictures, or 1 GIF or 1 video alone, or no media. ' +
-    "Length is X's weighted length (links count 23, CJK characters 2): 280, or 4,000 when the account has X Premium (isPremium). " +
+    "Length is X's weighted length (links count 23, CJK characters 2): 280, or 25,000 when the account has X Premium (any tier; Herald " +
+    'reads it from X when the channel connects or refreshes, and isPremium says so for a channel not connected yet). ' +
     'who_can_reply_post: everyone, or followers; X has no followers-only option, so followers is sent as X\'s closest, "following" ' +
     '(only accounts you follow and people you mention can reply). community: the URL of an X community you belong to ' +
     '(https://x.com/i/communities/<id>); the first post goes into it. Both settings apply to the first post, the replies follow it. ' +
@@ -164,14 +201,25 @@ const x: Provider = {
       code_verifier: codeVerifier,
     });
     const user = await me({ ...context, auth: { ...tokens, internalId: '', data: {} } });
-    return { internalId: user.id, name: user.name, profile: user.username, picture: largeAvatar(user.profile_image_url), ...tokens, data: { username: user.username } };
+    return {
+      internalId: user.id,
+      name: user.name,
+      profile: user.username,
+      picture: largeAvatar(user.profile_image_url),
+      ...tokens,
+      data: { username: user.username },
+      channelSettings: accountFacts(user),
+    };
   },
 
   async refresh(context) {
     if (!context.client) throw new Error('X_CLIENT_ID is not configured: the X token cannot be refreshed.');
     if (!context.auth.refreshToken) throw new Error('This X channel has no refresh token: reconnect it.');
     // X refresh tokens are single use: the answer carries the next one, which replaces the stored one.
-    return tokenRequest(context.fetch, context.endpoints, context.client, { grant_type: 'refresh_token', refresh_token: context.auth.refreshToken });
+    const tokens = await tokenRequest(context.fetch, context.endpoints, context.client, { grant_type: 'refresh_token', refresh_token: context.auth.refreshToken });
+    // The subscription may have changed since the connection; a failed look-up keeps the stored facts, it never fails the refresh.
+    const user = await me({ ...context, auth: { ...context.auth, ...tokens } }).catch(() => undefined);
+    return { ...tokens, ...(user ? { channelSettings: accountFacts(user) } : {}) };
   },
 
   publish: (context, item) => createPost(context, item),

@@ -25,6 +25,8 @@ export interface FakeLemmyPost {
   creatorId: number;
   score: number;
   comments: number;
+  /** ISO time of publication (v3 answers it as `published`, v4 as `published_at`). */
+  published: string;
 }
 
 export interface FakeLemmyComment {
@@ -74,7 +76,7 @@ export async function startLemmyFake() {
   const communityView = (community: (typeof communities)[number]) => ({ community: { ...community, ap_id: community.actor_id }, counts: { subscribers: 10 }, subscribed: 'NotSubscribed', blocked: false });
   const postView = (post: FakeLemmyPost) => {
     const counts = { score: post.score, comments: post.comments, upvotes: post.score, downvotes: 0 };
-    return { post: { id: post.id, name: post.name, body: post.body, url: post.url, thumbnail_url: post.customThumbnail, community_id: post.communityId, creator_id: post.creatorId, ap_id: `${url}/post/${post.id}`, ...counts }, counts };
+    return { post: { id: post.id, name: post.name, body: post.body, url: post.url, thumbnail_url: post.customThumbnail, community_id: post.communityId, creator_id: post.creatorId, ap_id: `${url}/post/${post.id}`, published: post.published, ...counts }, counts };
   };
 
   const login: FakeHandler = (request) => {
@@ -133,7 +135,7 @@ export async function startLemmyFake() {
     if (!communities.some((item) => item.id === body.community_id)) return error(404, 'couldnt_find_community');
     if (!body.name?.trim() || body.name.length > 200) return error(400, 'invalid_post_title');
     if (body.url !== undefined && !/^https?:\/\/\S+$/.test(body.url)) return error(400, 'invalid_url');
-    const post: FakeLemmyPost = { id: nextId++, name: body.name, body: body.body ?? '', url: body.url ?? null, customThumbnail: body.custom_thumbnail ?? null, communityId: body.community_id!, creatorId: account.id, score: 1, comments: 0 };
+    const post: FakeLemmyPost = { id: nextId++, name: body.name, body: body.body ?? '', url: body.url ?? null, customThumbnail: body.custom_thumbnail ?? null, communityId: body.community_id!, creatorId: account.id, score: 1, comments: 0, published: new Date().toISOString() };
     posts.push(post);
     return { json: { post_view: postView(post) } };
   }));

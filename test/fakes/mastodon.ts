@@ -1,4 +1,6 @@
 // A fake Mastodon instance for provider and end-to-end tests, built on startFakeServer (real HTTP on 127.0.0.1).
+// Shaped after docs.joinmastodon.org (2026-08): methods/statuses, methods/media, methods/accounts, methods/instance#v2,
+// entities/Instance, and Mastodon's PostStatusService (an Idempotency-Key answers the same status for one hour).
 //
 //   const fake = await startMastodonFake();            // or startMastodonFake({ token: 'my-token' })
 //   const context = providerContext({ auth: fake.auth }); // fake.auth = { accessToken, internalId, data: { instance } }
@@ -10,14 +12,17 @@
 //
 // Routes (every one answers 401 {error:'The access token is invalid'} unless `Authorization: Bearer <token>`):
 //   GET  /api/v1/accounts/verify_credentials   the Account (`fake.account`, mutable: change counts for analytics tests)
+//   GET  /api/v2/instance                      the Instance with `fake.configuration` (mutable: an instance's own limits)
 //   POST /api/v2/media                         multipart `file` (+ `description`): 200 with url, or 202 with url null while
 //                                              processing (see setProcessingPolls); 422 without a file
 //   GET  /api/v1/media/:id                     206 (url null) while processing, then 200; 404 when unknown
 //   POST /api/v1/statuses                      form or JSON: status, visibility, in_reply_to_id, media_ids[]. Honours the
-//                                              `Idempotency-Key` header like Mastodon: a key seen before returns the same
-//                                              status and creates nothing. 422 for blank text without media, more than
-//                                              500 characters, more than 4 media, a video with other media, or media still
-//                                              processing; 404 when in_reply_to_id is unknown.
+//                                              `Idempotency-Key` header like Mastodon: a key seen in the last hour returns
+//                                              the same status and creates nothing (forgetIdempotencyKeys() ends that hour).
+//                                              422 for blank text without media, more than max_characters, more than
+//                                              max_media_attachments, a video with other media, or media still processing;
+//                                              404 when in_reply_to_id is unknown.
+//   GET  /api/v1/statuses/:id/source           {id, text, spoiler_text}: the text as it was typed (own statuses)
 //   GET  /api/v1/statuses/:id                  the Status (counts from the record: tests may bump favourites_count etc.)
 //   GET  /api/v1/accounts/:id/statuses         newest first; honours exclude_replies, max_id and limit (default 20, at most 40);
 //                                              a Link header rel="next" when there is more
@@ -62,6 +67,11 @@ export interface MastodonFakeAccount {
   statuses_count: number;
 }
 
+export interface MastodonFakeConfiguration {
+  statuses: { max_characters: number; max_media_attachments: number; characters_reserved_per_url: number };
+  media_attachments: { supported_mime_types: string[]; description_limit: number; image_size_limit: number; image_matrix_limit: number; video_size_limit: number; video_frame_rate_limit: number; video_matrix_limit: number };
+}
+
 export interface MastodonFake {
   server: FakeServer;
   /** The instance base URL (http://127.0.0.1:port), what the connect form's `instance` field takes. */
@@ -72,12 +82,16 @@ export interface MastodonFake {
   auth: ChannelAuth;
   statuses: MastodonFakeStatus[];
   media: MastodonFakeMedia[];
+  /** The instance's configured limits, answered by GET /api/v2/instance and enforced on create. */
+  configuration: MastodonFakeConfiguration;
   setProcessingPolls(n: number): void;
+  /** The hour Mastodon keeps Idempotency-Keys has passed: a repeated key creates a new status. */
+  forgetIdempotencyKeys(): void;
+  /** Adds a status the account made earlier, outside the API under test. */
+  seedStatus(text: string, options: { createdAt: Date; inReplyToId?: string }): MastodonFakeStatus;
   close(): Promise<void>;
 }
 
-const MAX_CHARACTERS = 500;
-const MAX_MEDIA = 4;
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const mediaType = (mimeType: string) => (mimeType.startsWith('image/gif') ? 'gifv' : mimeType.startsWith('image/') ? 'image' : mimeType.startsWith('video/') ? 'video' : mimeType.startsWith('audio/') ? 'audio' : 'unknown');
@@ -93,6 +107,19 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
   const statuses: MastodonFakeStatus[] = [];
   const media: MastodonFakeMedia[] = [];
   const byIdempotencyKey = new Map<string, MastodonFakeStatus>();
+  // Mastodon's defaults (mastodon.social answers the same).
+  const configuration: MastodonFakeConfiguration = {
+    statuses: { max_characters: 500, max_media_attachments: 4, characters_reserved_per_url: 23 },
+    media_attachments: {
+      supported_mime_types: ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'video/mp4', 'video/quicktime', 'video/webm'],
+      description_limit: 1500,
+      image_size_limit: 16_777_216,
+      image_matrix_limit: 33_177_600,
+      video_size_limit: 103_809_024,
+      video_frame_rate_limit: 120,
+      video_matrix_limit: 8_294_400,
+    },
+  };
   const account: MastodonFakeAccount = {
     id: '109000000000000001',
     username: 'herald',
@@ -171,6 +198,20 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
 
   server.on('GET', '/api/v1/accounts/verify_credentials', authed(() => ({ json: accountEntity() })));
 
+  // Public, like Mastodon's: no token needed.
+  server.on('GET', '/api/v2/instance', () => ({
+    json: { domain: new URL(url).host, title: 'Fake Mastodon', version: '4.4.0', source_url: 'https://github.com/mastodon/mastodon', description: '', configuration: { urls: { streaming: url.replace(/^http/, 'ws') }, ...configuration }, registrations: { enabled: false, approval_required: false }, rules: [] },
+  }));
+
+  server.on(
+    'GET',
+    '/api/v1/statuses/*/source',
+    authed((request) => {
+      const status = statuses.find((item) => item.id === request.path.split('/')[4]);
+      return status ? { json: { id: status.id, text: status.status, spoiler_text: '' } } : error(404, 'Record not found');
+    }),
+  );
+
   server.on(
     'POST',
     '/api/v2/media',
@@ -219,8 +260,9 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
     const attached = mediaIds.map((id) => media.find((file) => file.id === id)).filter((file) => file !== undefined);
     if (inReplyToId && !statuses.some((status) => status.id === inReplyToId)) return error(404, 'Record not found');
     if (text.trim() === '' && attached.length === 0) return error(422, "Validation failed: Text can't be blank");
-    if ([...text].length > MAX_CHARACTERS) return error(422, `Validation failed: Text character limit of ${MAX_CHARACTERS} exceeded`);
-    if (mediaIds.length > MAX_MEDIA) return error(422, `Validation failed: Cannot attach more than ${MAX_MEDIA} files`);
+    const { max_characters: maxCharacters, max_media_attachments: maxMedia } = configuration.statuses;
+    if ([...text].length > maxCharacters) return error(422, `Validation failed: Text character limit of ${maxCharacters} exceeded`);
+    if (mediaIds.length > maxMedia) return error(422, `Validation failed: Cannot attach more than ${maxMedia} files`);
     if (attached.some((file) => mediaType(file.mimeType) === 'video') && attached.length > 1) return error(422, 'Cannot attach a video to a post that already contains images');
     if (attached.some((file) => file.pendingPolls > 0)) return error(422, 'Cannot attach files that have not finished processing. Try again in a moment!');
     const status: MastodonFakeStatus = {
@@ -280,8 +322,30 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
     auth: { accessToken: token, internalId: account.id, data: { instance: url } },
     statuses,
     media,
+    configuration,
     setProcessingPolls(n: number) {
       processingPolls = Math.max(0, Math.floor(n));
+    },
+    forgetIdempotencyKeys() {
+      byIdempotencyKey.clear();
+    },
+    seedStatus(text: string, options: { createdAt: Date; inReplyToId?: string }) {
+      const status: MastodonFakeStatus = {
+        id: newId(),
+        status: text,
+        in_reply_to_id: options.inReplyToId ?? null,
+        media_ids: [],
+        idempotencyKey: null,
+        visibility: 'public',
+        created_at: options.createdAt.toISOString(),
+        favourites_count: 0,
+        reblogs_count: 0,
+        replies_count: 0,
+      };
+      statuses.push(status);
+      // Newest last, as created: the listing answers newest first.
+      statuses.sort((a, b) => a.created_at.localeCompare(b.created_at));
+      return status;
     },
     close: () => server.close(),
   };

@@ -10,7 +10,8 @@
 // `(by /u/<the token's user>)` (403 like Reddit's blocked agents; only GET /api/v1/me, which tells the username, may leave it out); a token request without HTTP Basic (401), a bad code or
 // refresh token as HTTP 200 `{error: "invalid_grant"}`; an authorize without duration=permanent; a bearer token that is
 // dead (401). Form endpoints answer their refusals as HTTP 200 `{json: {errors: [[CODE, message, field]]}}`: api_type other
-// than json, an unknown subreddit, a missing title or one over 300 characters, a self post without text, a link without
+// than json, an unknown subreddit, a missing title or one over 300 characters, a self post without text or with more than
+// 40,000 characters, a comment of more than 10,000 (reddit.com/dev/api; Reddit's posting limits), a link without
 // url, an image whose url is not an object uploaded through a lease, a missing or unknown flair where the subreddit
 // requires one, a comment on an unknown thing. The S3 form refuses an upload missing a lease field or with the file before
 // the fields (403 XML, as S3 does).
@@ -48,6 +49,8 @@ export interface FakeComment {
   linkId: string;
   body: string;
   author: string;
+  /** Seconds since the epoch, as Reddit's created_utc. */
+  createdUtc: number;
 }
 
 const AGENT = /^web:herald\.[\w-]+:\d+\.\d+\.\d+(?: \(by \/u\/([\w-]+)\))?$/;
@@ -161,6 +164,7 @@ export async function startRedditFake(options: { username?: string } = {}) {
     const text = form.get('text') ?? '';
     const link = form.get('url') ?? '';
     if (kind === 'self' && !text) return formErrors(['NO_TEXT', 'we need something here', 'text']);
+    if ([...text].length > 40_000) return formErrors(['TOO_LONG', 'this is too long (max: 40000)', 'text']);
     if (kind === 'self' && sub.submissionType === 'link') return formErrors(['NO_SELFS', "This community doesn't allow text posts", 'sr']);
     if (kind === 'link' && !/^https?:\/\//.test(link)) return formErrors(['NO_URL', 'a url is required', 'url']);
     if (kind === 'image' && !objects.has(decodeURIComponent(link.replace(`${url}/s3/`, '')))) return formErrors(['BAD_IMAGE', 'the image url is not an uploaded media asset', 'url']);
@@ -174,7 +178,7 @@ export async function startRedditFake(options: { username?: string } = {}) {
     return { json: { json: { errors: [], data: { url: `https://www.reddit.com${permalink(post)}`, drafts_count: 0, id: post.id, name: `t3_${post.id}` } } } };
   });
 
-  const commentData = (comment: FakeComment) => ({ id: comment.id, name: `t1_${comment.id}`, parent_id: comment.parentId, link_id: comment.linkId, body: comment.body, author: comment.author, permalink: `/r/x/comments/${comment.linkId.slice(3)}/_/${comment.id}/` });
+  const commentData = (comment: FakeComment) => ({ id: comment.id, name: `t1_${comment.id}`, parent_id: comment.parentId, link_id: comment.linkId, body: comment.body, author: comment.author, created_utc: comment.createdUtc, permalink: `/r/x/comments/${comment.linkId.slice(3)}/_/${comment.id}/` });
 
   oauth('POST', '/api/comment', (request) => {
     const form = request.form ?? new URLSearchParams();
@@ -185,7 +189,8 @@ export async function startRedditFake(options: { username?: string } = {}) {
     const parent = thing.startsWith('t1_') ? comments.find((item) => item.id === thing.slice(3)) : undefined;
     if (!post && !parent) return formErrors(['NO_THING_ID', 'that thing does not exist', 'parent']);
     if (!text.trim()) return formErrors(['NO_TEXT', 'we need something here', 'text']);
-    const comment: FakeComment = { id: base36(), parentId: thing, linkId: post ? thing : parent!.linkId, body: text, author: username };
+    if ([...text].length > 10_000) return formErrors(['TOO_LONG', 'this is too long (max: 10000)', 'text']);
+    const comment: FakeComment = { id: base36(), parentId: thing, linkId: post ? thing : parent!.linkId, body: text, author: username, createdUtc: Date.now() / 1000 };
     comments.push(comment);
     const linked = submissions.find((item) => `t3_${item.id}` === comment.linkId);
     if (linked) linked.numComments += 1;

@@ -11,7 +11,8 @@
 // missing or invalid parameter (an attachment that was never saved, a comment on an unknown post or reply to an unknown
 // comment), 15 for another owner's wall. The photo upload server answers `photo: "[]"` when the file is not in the `photo`
 // field (as VK does); the video upload server takes the file only in `video_file`. wall.post and wall.createComment
-// honour `guid`: the same guid answers the same post or comment and creates nothing.
+// honour `guid` for an hour, as dev.vk.com says: the same guid answers the same post or comment and creates nothing, until
+// forgetGuids() (the hour has passed). wall.get answers the owner's posts newest first with their date (unixtime) and text.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
@@ -24,6 +25,8 @@ export interface FakeVkPost {
   guid: string;
   likes: number;
   views: number;
+  /** Unixtime of publication, as VK's `date`. */
+  date: number;
 }
 
 export interface FakeVkComment {
@@ -51,6 +54,8 @@ export async function startVkFake() {
   authority.setSubject(String(userId));
   const devices = new Map<string, string>(); // code or refresh token → device_id
   const posts: FakeVkPost[] = [];
+  /** Guids whose hour has passed: VK no longer matches them. */
+  const forgotten = new Set<string>();
   const comments: FakeVkComment[] = [];
   const photos: { id: number; bytes: Buffer; hash: string; saved: boolean }[] = [];
   const videos: { id: number; bytes?: Buffer }[] = [];
@@ -126,14 +131,14 @@ export async function startVkFake() {
     'wall.post': (params) => {
       if (params.get('owner_id') !== String(userId)) return vkError(15, 'Access denied: you can post only on your own wall');
       const guid = params.get('guid') ?? '';
-      const seen = guid ? posts.find((post) => post.guid === guid) : undefined;
+      const seen = guid && !forgotten.has(guid) ? posts.find((post) => post.guid === guid) : undefined;
       if (seen) return { json: { response: { post_id: seen.id } } };
       const attachments = (params.get('attachments') ?? '').split(',').filter(Boolean);
       const known = (attachment: string) =>
         attachment.startsWith('photo') ? photos.some((photo) => photo.saved && attachment === `photo${userId}_${photo.id}`) : videos.some((video) => video.bytes && attachment === `video${userId}_${video.id}`);
       if (attachments.some((attachment) => !known(attachment))) return vkError(100, 'One of the parameters specified was missing or invalid: attachments');
       if (!params.get('message') && attachments.length === 0) return vkError(100, 'One of the parameters specified was missing or invalid: message is empty');
-      const post: FakeVkPost = { id: nextId++, ownerId: userId, message: params.get('message') ?? '', attachments, guid, likes: 0, views: 0 };
+      const post: FakeVkPost = { id: nextId++, ownerId: userId, message: params.get('message') ?? '', attachments, guid, likes: 0, views: 0, date: Math.floor(Date.now() / 1000) };
       posts.push(post);
       return { json: { response: { post_id: post.id } } };
     },
@@ -141,7 +146,7 @@ export async function startVkFake() {
       const post = posts.find((item) => String(item.id) === params.get('post_id'));
       if (!post) return vkError(100, 'One of the parameters specified was missing or invalid: post_id');
       const guid = params.get('guid') ?? '';
-      const seen = guid ? comments.find((comment) => comment.guid === guid) : undefined;
+      const seen = guid && !forgotten.has(guid) ? comments.find((comment) => comment.guid === guid) : undefined;
       if (seen) return { json: { response: { comment_id: seen.id, parents_stack: [] } } };
       const replyTo = params.get('reply_to_comment') ? Number(params.get('reply_to_comment')) : null;
       if (replyTo !== null && !comments.some((comment) => comment.id === replyTo && comment.postId === post.id)) return vkError(100, 'One of the parameters specified was missing or invalid: reply_to_comment');
@@ -153,7 +158,9 @@ export async function startVkFake() {
       const items = posts.filter((post) => (params.get('posts') ?? '').split(',').includes(`${post.ownerId}_${post.id}`));
       return { json: { response: { items: items.map((post) => ({ id: post.id, owner_id: post.ownerId, text: post.message, likes: { count: post.likes }, reposts: { count: 0 }, comments: { count: comments.filter((comment) => comment.postId === post.id).length }, views: { count: post.views } })) } } };
     },
-    'wall.get': () => ({ json: { response: { count: posts.length, items: [...posts].reverse().slice(0, 20).map((post) => ({ id: post.id, owner_id: post.ownerId, text: post.message })) } } }),
+    'wall.get': (params) => ({
+      json: { response: { count: posts.length, items: [...posts].sort((a, b) => b.date - a.date).slice(0, Math.min(Number(params.get('count') ?? 20), 100)).map((post) => ({ id: post.id, owner_id: post.ownerId, from_id: post.ownerId, date: post.date, text: post.message })) } },
+    }),
   };
 
   server.on('POST', '/method/*', async (request) => {
@@ -191,6 +198,10 @@ export async function startVkFake() {
     photos,
     videos,
     endpoints: { id: url, api: url, web: url },
+    /** VK's guid hour has passed for every guid seen so far. */
+    forgetGuids() {
+      for (const item of [...posts, ...comments]) if (item.guid) forgotten.add(item.guid);
+    },
     close: () => server.close(),
   };
 }

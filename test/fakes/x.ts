@@ -1,10 +1,18 @@
-// A fake X API v2 (and its OAuth 2.0 authorization server) on 127.0.0.1, shaped after X's OpenAPI description 2.167.
+// A fake X API v2 (and its OAuth 2.0 authorization server) on 127.0.0.1. Every API request is first checked against X's own
+// contract (test/contracts/x-openapi.ts: the OpenAPI document of https://api.x.com/2/openapi.json, version 2.167 retrieved
+// 2026-08-22, with the documentation's `tweet.fields`/`referenced_tweets` where the pages and the document disagree): a request
+// that does not match is answered 400 like X and recorded in `contractViolations`, which the tests assert stays empty.
+// Behaviour beyond the schemas follows https://docs.x.com/x-api/posts/create-post, /x-api/users/get-posts,
+// /x-api/users/get-my-user, /x-api/media/quickstart/media-upload-chunked and /x-api/fundamentals/data-dictionary (2026-07-24).
 //
 //   const fake = await startXFake();                    // endpoints: { web: fake.url, api: fake.url }
 //   auth: fake.channelAuth()                             // a connected channel's tokens (no HTTP call)
 //   fake.posts / fake.media / fake.oauth                 // what X holds; fake.server.requests = every request received
 //   fake.setProcessingChecks(n)                          // videos/GIFs finalized afterwards answer in_progress on their first n STATUS checks
 //   fake.communities.add('1493446837214187523')          // communities the user belongs to
+//   fake.subscriptionType = 'Premium'                    // users/me subscription_type; anything but None posts 25,000 weighted characters
+//   fake.seedPost('text', { createdAt })                 // a post the account made earlier (not through the API under test)
+//   fake.answerAsOpenApi = true                          // post views name the reply link referenced_posts, as the OpenAPI document does
 //
 // OAuth: GET /i/oauth2/authorize approves at once (302 to redirect_uri with code and state; PKCE S256 required).
 //   POST /2/oauth2/token (form) needs the app in HTTP Basic (a client_secret in the body is refused: X's confidential
@@ -14,13 +22,15 @@
 //   media_category; pictures only, ≤ 5 MB); POST /2/media/upload/initialize (JSON) → /{id}/append (multipart media +
 //   segment_index, ≤ 5 MB a segment, not after finalize) → /{id}/finalize (segments 0..n-1 adding up to total_bytes);
 //   GET /2/media/upload?command=STATUS&media_id; POST /2/media/metadata (alt text); POST /2/tweets (201; refuses unknown
-//   fields, text over 280 weighted characters (4000 when `premium`), unknown/unfinished media, a video with other media,
-//   an unknown reply target, a community the user is not in, and duplicate text with 403 like X); GET /2/tweets/:id;
+//   fields, text over 280 weighted characters (25,000 for a subscriber), unknown/unfinished media, a video with other media,
+//   an unknown reply target, a community the user is not in, and text the account posted in the last 24 hours with 403 like X:
+//   X does not document how far back it compares, 24 hours is assumed); GET /2/tweets/:id;
 //   GET /2/users/:id/tweets (newest first; text escaped and links shortened to t.co, as X answers).
 import { fileTypeFromBuffer } from 'file-type';
 import twitterText from 'twitter-text';
 import type { ChannelAuth } from '../../providers/types.js';
-import { startFakeServer, multipartOf, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { contractProblems } from '../contracts/x-openapi.js';
 import { basicCredentials, createOAuthAuthority, OAuthRefusal, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 
 export interface XFakeMedia {
@@ -56,8 +66,14 @@ export interface XFake {
   posts: XFakePost[];
   media: XFakeMedia[];
   communities: Set<string>;
-  /** Lets the user post 4,000 weighted characters (X Premium). */
-  premium: boolean;
+  /** users/me `subscription_type`: None posts 280 weighted characters, a subscriber (Basic, Premium, PremiumPlus) 25,000. */
+  subscriptionType: 'None' | 'Basic' | 'Premium' | 'PremiumPlus';
+  /** Answers post views with the OpenAPI document's `referenced_posts` instead of the documented `referenced_tweets`. */
+  answerAsOpenApi: boolean;
+  /** Requests that did not match X's contract (answered 400): a test expects none. */
+  contractViolations: string[];
+  /** Adds a post the account made earlier, outside the API under test. */
+  seedPost(text: string, options: { createdAt: Date; inReplyTo?: string }): XFakePost;
   setProcessingChecks(n: number): void;
   /** Makes the processing of a finalized media fail with this message. */
   failProcessing(id: string, message: string): void;
@@ -92,7 +108,20 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
   let processingChecks = 0;
   let nextId = 1880000000000000000n;
   const newId = () => String(++nextId);
-  const fake = { premium: false };
+  const fake: { subscriptionType: XFake['subscriptionType']; answerAsOpenApi: boolean } = { subscriptionType: 'None', answerAsOpenApi: false };
+  const contractViolations: string[] = [];
+  // The OAuth pages document these two; X's OpenAPI document does not describe them.
+  const outsideDocument = new Set(['GET /i/oauth2/authorize', 'POST /2/oauth2/token']);
+  const route = (method: string, path: string, handler: FakeHandler): void =>
+    server.on(method, path, async (request) => {
+      if (outsideDocument.has(`${method} ${path}`)) return handler(request);
+      const contentType = request.body.length > 0 ? String(request.headers['content-type'] ?? '') : '';
+      const form = contentType.startsWith('multipart/form-data') ? await multipartOf(request) : undefined;
+      const problems = contractProblems({ method, path: request.path, query: request.query, contentType, json: request.json, form });
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems);
+      return invalid(problems.join('; '));
+    });
 
   const authed = oauth.guard(() => problem(401, 'Unauthorized', 'Unauthorized'));
   const mediaOf = (id: string | undefined) => media.find((item) => item.id === id);
@@ -103,7 +132,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
   };
   const ready = (item: XFakeMedia) => item.finalized && !item.failed && (item.kind === 'picture' || item.pendingChecks === 0);
 
-  server.on('GET', '/i/oauth2/authorize', (request) => {
+  route('GET', '/i/oauth2/authorize', (request) => {
     const query = request.query;
     try {
       if (query.get('response_type') !== 'code') throw new OAuthRefusal('invalid_request', 'response_type must be code');
@@ -116,7 +145,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     }
   });
 
-  server.on('POST', '/2/oauth2/token', (request) => {
+  route('POST', '/2/oauth2/token', (request) => {
     try {
       const form = request.form;
       if (!form) throw new OAuthRefusal('invalid_request', 'the body must be application/x-www-form-urlencoded');
@@ -141,7 +170,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     }
   });
 
-  server.on('GET', '/2/users/me', authed((request) => {
+  route('GET', '/2/users/me', authed((request) => {
     const fields = (request.query.get('user.fields') ?? '').split(',');
     return {
       json: {
@@ -149,6 +178,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
           id: user.id,
           name: user.name,
           username: user.username,
+          ...(fields.includes('subscription_type') ? { subscription_type: fake.subscriptionType } : {}),
           ...(fields.includes('profile_image_url') ? { profile_image_url: user.profile_image_url } : {}),
           ...(fields.includes('public_metrics')
             ? { public_metrics: { followers_count: user.followers_count, following_count: user.following_count, post_count: posts.length, listed_count: 1, like_count: 0, media_count: 0 } }
@@ -158,7 +188,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     };
   }));
 
-  server.on('POST', '/2/media/upload', authed(async (request) => {
+  route('POST', '/2/media/upload', authed(async (request) => {
     const form = await multipart(request);
     if (!form) return invalid('the body must be multipart/form-data (or JSON)');
     const unknown = [...form.keys()].filter((key) => !['media', 'media_category', 'additional_owners'].includes(key));
@@ -176,7 +206,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { json: { data: { id: item.id, media_key: `3_${item.id}`, size: bytes.length, expires_after_secs: 86400, image: { image_type: type, w: 1, h: 1 } } } };
   }));
 
-  server.on('POST', '/2/media/upload/initialize', authed((request) => {
+  route('POST', '/2/media/upload/initialize', authed((request) => {
     const body = request.json;
     if (!body) return invalid('the body must be JSON');
     const unknown = Object.keys(body).filter((key) => !['media_type', 'total_bytes', 'media_category', 'additional_owners', 'shared'].includes(key));
@@ -189,7 +219,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { json: { data: { id: item.id, media_key: `7_${item.id}`, expires_after_secs: 86399 } } };
   }));
 
-  server.on('POST', '/2/media/upload/*/append', authed(async (request) => {
+  route('POST', '/2/media/upload/*/append', authed(async (request) => {
     const item = mediaOf(request.path.split('/')[4]);
     if (!item || item.kind !== 'chunked') return problem(404, 'Not Found Error', 'media id not found', 'https://api.twitter.com/2/problems/resource-not-found');
     if (item.finalized) return invalid('the upload was already finalized');
@@ -204,7 +234,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { json: { data: { expires_at: Math.floor(Date.now() / 1000) + 86400 } } };
   }));
 
-  server.on('POST', '/2/media/upload/*/finalize', authed((request) => {
+  route('POST', '/2/media/upload/*/finalize', authed((request) => {
     const item = mediaOf(request.path.split('/')[4]);
     if (!item || item.kind !== 'chunked') return problem(404, 'Not Found Error', 'media id not found', 'https://api.twitter.com/2/problems/resource-not-found');
     if (item.finalized) return invalid('the upload was already finalized');
@@ -218,7 +248,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { json: { data: { id: item.id, media_key: `7_${item.id}`, size, expires_after_secs: 86400, ...processing } } };
   }));
 
-  server.on('GET', '/2/media/upload', authed((request) => {
+  route('GET', '/2/media/upload', authed((request) => {
     if (request.query.get('command') !== 'STATUS') return invalid('command must be STATUS');
     const item = mediaOf(request.query.get('media_id') ?? undefined);
     if (!item) return problem(404, 'Not Found Error', 'media id not found', 'https://api.twitter.com/2/problems/resource-not-found');
@@ -228,7 +258,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { json: { data: { id: item.id, media_key: `7_${item.id}`, processing_info } } };
   }));
 
-  server.on('POST', '/2/media/metadata', authed((request) => {
+  route('POST', '/2/media/metadata', authed((request) => {
     const item = mediaOf(request.json?.id);
     const text = request.json?.metadata?.alt_text?.text;
     if (!item) return invalid('id must be a media id you uploaded');
@@ -237,7 +267,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { json: { data: { id: item.id, associated_metadata: { alt_text: { text } } } } };
   }));
 
-  server.on('POST', '/2/tweets', authed((request) => {
+  route('POST', '/2/tweets', authed((request) => {
     const body = request.json;
     if (!body || typeof body !== 'object') return invalid('the body must be JSON');
     const unknown = Object.keys(body).filter((key) => !POST_FIELDS.has(key));
@@ -245,7 +275,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     const text = typeof body.text === 'string' ? body.text : '';
     const mediaIds: string[] = body.media?.media_ids ?? [];
     if (text.trim() === '' && mediaIds.length === 0) return invalid('text is required unless media is attached');
-    const limit = fake.premium ? 4000 : 280;
+    const limit = fake.subscriptionType === 'None' ? 280 : 25_000;
     if (twitterText.parseTweet(text).weightedLength > limit) return problem(403, 'Forbidden', 'You are not permitted to perform this action.');
     if (mediaIds.length > 4) return invalid('media.media_ids must have at most 4 items');
     const attached = mediaIds.map(mediaOf);
@@ -256,7 +286,8 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     const inReplyTo = body.reply?.in_reply_to_tweet_id ?? null;
     if (inReplyTo && !posts.some((post) => post.id === inReplyTo)) return invalid('The post you are replying to does not exist or is not visible to you.');
     if (body.community_id !== undefined && (!/^\d{1,19}$/.test(body.community_id) || !communities.has(body.community_id))) return problem(403, 'Forbidden', 'You are not permitted to perform this action.');
-    if (text.trim() !== '' && posts.some((post) => post.text === text)) return problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
+    const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
+    if (text.trim() !== '' && posts.some((post) => post.text === text && post.created_at > dayAgo)) return problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
     const post: XFakePost = {
       id: newId(),
       text,
@@ -279,28 +310,31 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     edit_history_tweet_ids: [post.id],
     ...(fields.includes('created_at') ? { created_at: post.created_at } : {}),
     ...(fields.includes('public_metrics') ? { public_metrics: post.public_metrics } : {}),
-    ...(fields.includes('referenced_tweets') && post.in_reply_to ? { referenced_tweets: [{ type: 'replied_to', id: post.in_reply_to }] } : {}),
+    ...(fields.includes('referenced_tweets') && post.in_reply_to ? { [fake.answerAsOpenApi ? 'referenced_posts' : 'referenced_tweets']: [{ type: 'replied_to', id: post.in_reply_to }] } : {}),
     ...(post.media_ids.length > 0 ? { attachments: { media_keys: post.media_ids.map((id) => `3_${id}`) } } : {}),
   });
 
-  server.on('GET', '/2/tweets/*', authed((request) => {
+  route('GET', '/2/tweets/*', authed((request) => {
     const post = posts.find((item) => item.id === request.path.split('/')[3]);
     const fields = (request.query.get('tweet.fields') ?? '').split(',');
     if (!post) return { json: { errors: [{ value: request.path.split('/')[3], detail: 'Could not find tweet.', title: 'Not Found Error', type: 'https://api.twitter.com/2/problems/resource-not-found' }] } };
     return { json: { data: postView(post, fields) } };
   }));
 
-  server.on('GET', '/2/users/*/tweets', authed((request) => {
+  route('GET', '/2/users/*/tweets', authed((request) => {
     if (request.path.split('/')[3] !== user.id) return problem(404, 'Not Found Error', 'Could not find user');
     const max = Number(request.query.get('max_results') ?? 10);
     if (!Number.isInteger(max) || max < 5 || max > 100) return invalid('max_results must be between 5 and 100');
     const exclude = (request.query.get('exclude') ?? '').split(',');
     const since = request.query.get('start_time');
     const fields = (request.query.get('tweet.fields') ?? '').split(',');
-    const list = [...posts].reverse().filter((post) => !(exclude.includes('replies') && post.in_reply_to) && !(since && post.created_at < since)).slice(0, max);
+    const matching = [...posts].reverse().filter((post) => !(exclude.includes('replies') && post.in_reply_to) && !(since && Date.parse(post.created_at) < Date.parse(since)));
+    const list = matching.slice(0, max);
     const withMedia = (request.query.get('expansions') ?? '').includes('attachments.media_keys');
     const includes = withMedia ? { media: list.flatMap((post) => post.media_ids.map((id) => ({ media_key: `3_${id}`, type: 'photo', url: `${server.url}/media/${id}.jpg` }))) } : undefined;
-    return { json: { data: list.map((post) => postView(post, fields)), ...(includes ? { includes } : {}), meta: { result_count: list.length } } };
+    // One page only: a longer answer says there is more with a next_token, as X does.
+    const meta = { result_count: list.length, ...(list.length > 0 ? { newest_id: list[0].id, oldest_id: list.at(-1)!.id } : {}), ...(matching.length > max ? { next_token: 'fake-next-page' } : {}) };
+    return { json: { data: list.map((post) => postView(post, fields)), ...(includes ? { includes } : {}), meta } };
   }));
 
   return Object.assign(fake, {
@@ -311,6 +345,22 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     posts,
     media,
     communities,
+    contractViolations,
+    seedPost(text: string, options: { createdAt: Date; inReplyTo?: string }) {
+      const post: XFakePost = {
+        id: newId(),
+        text,
+        media_ids: [],
+        in_reply_to: options.inReplyTo ?? null,
+        reply_settings: null,
+        community_id: null,
+        created_at: options.createdAt.toISOString(),
+        public_metrics: { impression_count: 0, like_count: 0, reply_count: 0, repost_count: 0, quote_count: 0, bookmark_count: 0 },
+      };
+      posts.push(post);
+      posts.sort((a, b) => a.created_at.localeCompare(b.created_at));
+      return post;
+    },
     setProcessingChecks(n: number) {
       processingChecks = n;
     },

@@ -20,6 +20,25 @@ export function loseAnswerOf(herald: Herald, matches: (request: PlatformRequest<
   };
 }
 
+/**
+ * Loses the first platform call `matches` selects before it reaches the platform (the connection drops while sending): it
+ * fails as a network error of unknown outcome, so the recovery must find that nothing was created and make the call again.
+ */
+export function loseRequestOf(herald: Herald, matches: (request: PlatformRequest<unknown>) => boolean): () => void {
+  const realFetch = herald.services.fetch;
+  let lost = false;
+  herald.services.fetch = async (request) => {
+    if (!lost && matches(request as PlatformRequest<unknown>)) {
+      lost = true;
+      throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
+    }
+    return realFetch(request);
+  };
+  return () => {
+    herald.services.fetch = realFetch;
+  };
+}
+
 /** Runs `run` with Herald's platform fetch wrapped (a crash, a lost answer, a refused call), restoring it afterwards. */
 export async function withPlatformFetch<T>(services: { fetch: PlatformFetch }, wrap: (real: PlatformFetch) => PlatformFetch, run: () => Promise<T>): Promise<T> {
   const real = services.fetch;

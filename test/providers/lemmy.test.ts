@@ -12,6 +12,7 @@ import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 
 let fake: LemmyFake;
 let herald: Herald;
@@ -140,6 +141,42 @@ describe('publishing', () => {
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(fake.posts).toHaveLength(count);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(published.releaseId);
+  });
+});
+
+describe('a post of unknown outcome, an older post of the same title in the community', () => {
+  const older = (title: string) => {
+    const post = { id: 9000 + fake.posts.length, name: title, body: 'Old', url: null, customThumbnail: null, communityId: fake.posts[0].communityId, creatorId: fake.posts[0].creatorId, score: 1, comments: 0, published: new Date(Date.now() - 7 * 86_400_000).toISOString() };
+    fake.posts.push(post);
+    return post;
+  };
+  const lose = async (rootId: string, how: typeof loseAnswerOf) => {
+    const restore = how(herald, (request) => request.json !== undefined && /\/api\/v[34]\/post$/.test(request.url));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+  };
+
+  it('lost before it reached the instance: the older post is not taken for it, and it is posted once', async () => {
+    const old = older('Weekly notes');
+    const rootId = await createPost(herald, channelId, ['This week'], { settings: settings(community('selfhosted', 'Weekly notes')) });
+    await lose(rootId, loseRequestOf);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const made = fake.posts.filter((post) => post.name === 'Weekly notes' && post !== old);
+    expect(made).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(String(made[0].id));
+  });
+
+  it('lost after it reached the instance: the new post is linked, not posted again', async () => {
+    const old = older('Monthly notes');
+    const rootId = await createPost(herald, channelId, ['This month'], { settings: settings(community('selfhosted', 'Monthly notes')) });
+    await lose(rootId, loseAnswerOf);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const made = fake.posts.filter((post) => post.name === 'Monthly notes' && post !== old);
+    expect(made).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(String(made[0].id));
   });
 });
 

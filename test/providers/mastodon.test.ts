@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { createPost, waitForPublished } from '../helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, submitPost, waitForPublished } from '../helpers/posts.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
+import { publishChain } from '../../tools/internal/publish.js';
 import mastodon, { mastodonPolling } from '../../providers/mastodon.js';
 import { createPlatformFetch, PlatformHttpError } from '../../src/lib/platform-http.js';
 import { startMastodonFake, type MastodonFake } from '../fakes/mastodon.js';
@@ -33,6 +35,7 @@ describe('mastodon connect', () => {
       picture: fake.account.avatar,
       accessToken: 'good-token',
       data: { instance: fake.url },
+      channelSettings: { max_characters: 500, max_media_attachments: 4, characters_reserved_per_url: 23, image_size_limit: 16_777_216, video_size_limit: 103_809_024, description_limit: 1500 },
     });
     expect(fake.server.requestsTo('GET', '/api/v1/accounts/verify_credentials')[0].headers.authorization).toBe('Bearer good-token');
   });
@@ -212,18 +215,29 @@ describe('mastodon validate', () => {
     expect(problem).toContain('item 2');
   });
 
+  it("uses the instance's configured limits, and Mastodon's defaults when it reported none", () => {
+    const channel = { max_characters: 5000, max_media_attachments: 6, image_size_limit: 1_048_576 };
+    expect(mastodon.maxLength({ channel })).toBe(5000);
+    expect(mastodon.validate!([{ text: 'ok', media: Array(6).fill(image) }], {}, channel)).toBeUndefined();
+    expect(mastodon.validate!([{ text: 'ok', media: Array(7).fill(image) }], {}, channel)).toMatch(/at most 6 attachments/);
+    expect(mastodon.validate!([{ text: 'ok', media: [{ ...image, size: 2_097_152 }] }], {}, channel)).toMatch(/is 2.0 MB; this Mastodon instance takes up to 1.0 MB/);
+    expect(mastodon.validate!([{ text: 'ok', media: [{ ...image, size: 2_097_152 }] }], {}, {})).toBeUndefined();
+  });
+
   it('describes the platform to agents', () => {
     expect(mastodon.maxLength({})).toBe(500);
     expect(mastodon.rules).toMatch(/500 characters/);
     expect(mastodon.rules).toMatch(/4 images/);
     expect(mastodon.rules).toMatch(/1 video/);
     expect(mastodon.idempotentCreate).toBe(true);
+    expect(mastodon.recordsSteps).toBe(true);
   });
 });
 
 describe('mastodon through Herald', () => {
   let herald: Herald;
   let instance: MastodonFake;
+  let channelId: string;
 
   beforeAll(async () => {
     instance = await startMastodonFake({ token: 'herald-token' });
@@ -256,5 +270,81 @@ describe('mastodon through Herald', () => {
     expect(byLabel['Posts published']).toHaveLength(30);
     expect(byLabel.Favourites.at(-1).total).toBe('3');
     expect(byLabel.Replies.at(-1).total).toBe('1');
+    channelId = connected.body.id;
+  });
+
+  it('publishes a 3,000-character post to an instance configured for 5,000, read when the channel connects', async () => {
+    instance.configuration.statuses.max_characters = 5000;
+    const again = await herald.rest('POST', '/integrations/mastodon/connect', { instance: instance.url, accessToken: 'herald-token' });
+    expect(again.body.id).toBe(channelId);
+    const long = 'a'.repeat(3000);
+    const rootId = await createPost(herald, channelId, [long], { type: 'now' });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(instance.statuses.at(-1)!.status).toBe(long);
+    const over = await submitPost(herald, channelId, ['a'.repeat(5001)], { type: 'now' });
+    expect(over.status).toBe(400);
+    expect(over.body.message).toMatch(/maximum characters is 5000, we got 5001/);
+  });
+
+  describe('a create of unknown outcome is recovered as exactly one status, an older one of the same text never taken for it', () => {
+    const isCreate = (request: { url: string; method?: string }) => request.method === 'POST' && request.url.endsWith('/api/v1/statuses');
+    const withText = (text: string) => instance.statuses.filter((status) => status.status === text);
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    /** Moves the open status step's start back, as if the attempt began `hours` ago (beyond Mastodon's idempotency hour). */
+    const startedHoursAgo = (rootId: string, hours: number) =>
+      reopenAsInterrupted(herald, rootId, () => ({ status: { state: 'started', startedAt: hoursAgo(hours).toISOString() } }));
+    const lose = async (rootId: string, how: typeof loseAnswerOf) => {
+      const restore = how(herald, isCreate);
+      try {
+        expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+      } finally {
+        restore();
+      }
+    };
+
+    it('lost before it arrived, within the hour: repeated with the same Idempotency-Key, made once', async () => {
+      const older = instance.seedStatus('Lost on the way', { createdAt: hoursAgo(0.5) });
+      const rootId = await createPost(herald, channelId, ['Lost on the way'], { type: 'now' });
+      await lose(rootId, loseRequestOf);
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      const made = withText('Lost on the way').filter((status) => status !== older);
+      expect(made).toHaveLength(1);
+      expect((await chainOf(herald, rootId))[0].releaseId).toBe(made[0].id);
+    });
+
+    it('lost after it arrived, within the hour: the same key answers the status made, nothing twice', async () => {
+      const older = instance.seedStatus('Answer lost', { createdAt: hoursAgo(0.5) });
+      const rootId = await createPost(herald, channelId, ['Answer lost'], { type: 'now' });
+      await lose(rootId, loseAnswerOf);
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      const made = withText('Answer lost').filter((status) => status !== older);
+      expect(made).toHaveLength(1);
+      expect((await chainOf(herald, rootId))[0].releaseId).toBe(made[0].id);
+    });
+
+    it('lost before it arrived, hours ago: the lookup finds nothing new, so it is made once', async () => {
+      const older = instance.seedStatus('Long lost', { createdAt: hoursAgo(3) });
+      const rootId = await createPost(herald, channelId, ['Long lost'], { type: 'now' });
+      await lose(rootId, loseRequestOf);
+      await startedHoursAgo(rootId, 2);
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      const made = withText('Long lost').filter((status) => status !== older);
+      expect(made).toHaveLength(1);
+      expect((await chainOf(herald, rootId))[0].releaseId).toBe(made[0].id);
+    });
+
+    it('lost after it arrived, hours ago (the key forgotten): the status made since the attempt is linked, not made again', async () => {
+      const older = instance.seedStatus('Long answered', { createdAt: hoursAgo(3) });
+      const rootId = await createPost(herald, channelId, ['Long answered', 'Its reply'], { type: 'now' });
+      await lose(rootId, loseAnswerOf);
+      instance.forgetIdempotencyKeys();
+      await startedHoursAgo(rootId, 2);
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      const made = withText('Long answered').filter((status) => status !== older);
+      expect(made).toHaveLength(1);
+      const chain = await chainOf(herald, rootId);
+      expect(chain[0].releaseId).toBe(made[0].id);
+      expect(withText('Its reply')[0].in_reply_to_id).toBe(made[0].id);
+    });
   });
 });

@@ -10,6 +10,7 @@ import { startRedditFake, type RedditFake } from '../fakes/reddit.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished, reopenAsInterrupted } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 
@@ -190,7 +191,8 @@ describe('errors, limits and tokens', () => {
     const reopen = async (at: number) => {
       const em = herald.services.orm.em.fork();
       const root = await em.findOneOrFail(PostSchema, { id: rootId });
-      Object.assign(root, { attemptStartedAt: new Date(), nextAttemptAt: null, publishProgress: { steps: { 'submit:0:at': { state: 'done', result: at }, 'submit:0': { state: 'started' } } } });
+      const startedAt = new Date(at * 1000).toISOString();
+      Object.assign(root, { attemptStartedAt: new Date(), nextAttemptAt: null, publishProgress: { steps: { 'submit:0:at': { state: 'done', result: at }, 'submit:0': { state: 'started', startedAt } } } });
       await em.flush();
     };
     const calls = submitCalls().length;
@@ -201,6 +203,65 @@ describe('errors, limits and tokens', () => {
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     expect(submitCalls()).toHaveLength(calls + 1);
     expect(fake.submissions.filter((post) => post.title === 'Never arrived')).toHaveLength(1);
+  });
+});
+
+describe('limits and exact recovery', () => {
+  const lose = async (rootId: string, how: typeof loseAnswerOf, path: string) => {
+    const restore = how(herald, (request) => request.method === 'POST' && request.url.includes(path));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+  };
+  const daysAgo = (days: number) => Date.now() / 1000 - days * 86_400;
+
+  it('publishes a 39,000-character self post (Reddit takes 40,000), and refuses a comment over 10,000', async () => {
+    const long = 'r'.repeat(39_000);
+    const rootId = await createPost(herald, channelId, [long], { settings: settings({ subreddit: 'typescript', title: 'A long one' }) });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    expect(fake.submissions.at(-1)!.text).toBe(long);
+    const comment = await submitPost(herald, channelId, ['short', 'c'.repeat(10_001)], { settings: settings({ subreddit: 'typescript', title: 'With a long comment' }) });
+    expect(comment.status).toBe(400);
+    expect(comment.body.message).toMatch(/Item 2 is a Reddit comment of 10001 characters; a comment takes at most 10000/);
+  });
+
+  it('a submission lost before it arrived: an older one with the same title is not taken for it, it is submitted once', async () => {
+    fake.submissions.unshift({ id: 'old1', subreddit: 'typescript', title: 'Weekly thread', kind: 'self', text: 'Old', url: '', flairId: '', createdUtc: daysAgo(7), author: fake.username, score: 1, numComments: 0, hiddenReads: 0 });
+    const rootId = await createPost(herald, channelId, ['This week'], { settings: settings({ subreddit: 'typescript', title: 'Weekly thread' }) });
+    await lose(rootId, loseRequestOf, '/api/submit');
+    // The listing had time to show it (Reddit's lag is waited for): it was not made.
+    await reopenAsInterrupted(herald, rootId, (root) => ({ ...root.publishProgress!.steps, 'submit:0': { state: 'started', startedAt: new Date(Date.now() - 600_000).toISOString() } }));
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const made = fake.submissions.filter((post) => post.title === 'Weekly thread' && post.id !== 'old1');
+    expect(made).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(made[0].id);
+  });
+
+  it('a submission lost after it arrived is linked, not submitted again, and an older one of the same title is not taken for it', async () => {
+    fake.submissions.unshift({ id: 'old2', subreddit: 'typescript', title: 'Monthly thread', kind: 'self', text: 'Old', url: '', flairId: '', createdUtc: daysAgo(30), author: fake.username, score: 1, numComments: 0, hiddenReads: 0 });
+    const rootId = await createPost(herald, channelId, ['This month', 'Same words as before'], { settings: settings({ subreddit: 'typescript', title: 'Monthly thread' }) });
+    await lose(rootId, loseAnswerOf, '/api/submit');
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [root] = await chainOf(herald, rootId);
+    const made = fake.submissions.filter((post) => post.title === 'Monthly thread' && post.id !== 'old2');
+    expect(made.map((post) => post.id)).toEqual([root.releaseId]);
+
+    expect(fake.comments.filter((item) => item.parentId === `t3_${root.releaseId}`)).toHaveLength(1);
+  });
+
+  it('a comment lost before it arrived: an older comment of the same words on the same submission is not taken for it', async () => {
+    const rootId = await createPost(herald, channelId, ['Another', 'Same words as before'], { settings: settings({ subreddit: 'typescript', title: 'Comment lost' }) });
+    await lose(rootId, loseRequestOf, '/api/comment');
+    const [root] = await chainOf(herald, rootId);
+    // The same words on the same submission, made a day earlier (by hand): not the lost comment.
+    fake.comments.push({ id: 'oldc', parentId: `t3_${root.releaseId}`, linkId: `t3_${root.releaseId}`, body: 'Same words as before', author: fake.username, createdUtc: daysAgo(1) });
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [, comment] = await chainOf(herald, rootId);
+    const ours = fake.comments.filter((item) => item.parentId === `t3_${root.releaseId}` && item.id !== 'oldc');
+    expect(ours).toHaveLength(1);
+    expect(comment.releaseId).toBe(ours[0].id);
   });
 });
 

@@ -7,7 +7,7 @@ import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js'
 import { publishChain } from '../../tools/internal/publish.js';
 import { startThreadsFake, type ThreadsFake } from '../fakes/threads.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, submitPost, waitForPublished } from '../helpers/posts.js';
@@ -16,6 +16,13 @@ import { providerContext, tinyPng } from '../helpers/provider-context.js';
 let fake: ThreadsFake;
 let herald: Herald;
 let channelId: string;
+
+/** A post the account made a day ago, outside Herald. */
+const seedPost = (text: string) => {
+  const post = { id: `1799${Date.now()}`, container: 'none', media_type: 'TEXT_POST', text, reply_to_id: null, children: [], timestamp: new Date(Date.now() - 86_400_000).toISOString().replace(/\.\d{3}Z$/, '+0000'), permalink: 'https://www.threads.com/@herald/post/old', insights: { views: 0, likes: 0, replies: 0, reposts: 0, quotes: 0, shares: 0 } };
+  fake.posts.push(post);
+  return post;
+};
 let media: Record<'png' | 'jpeg' | 'mp4' | 'webp', { id: string; path: string }>;
 const endpoints = () => ({ authorize: fake.url, graph: fake.url, graphVersion: 'v1.0' });
 
@@ -154,6 +161,40 @@ describe('publishing on Threads', () => {
     expect(waiting.lastError).toBe('Threads: rate limit reached (Application request limit reached, code 4)');
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
     expect(fake.posts.at(-1)!.text).toBe('Throttled');
+  });
+
+  it('a publish lost before it reached Threads: the container is not published, so it is published once', async () => {
+    const older = seedPost('Said before');
+    const rootId = await createPost(herald, channelId, ['<p>Said before</p>']);
+    const restore = loseRequestOf(herald, (request) => request.url.endsWith('/threads_publish'));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const made = fake.posts.filter((post) => post.text === 'Said before' && post !== older);
+    expect(made).toHaveLength(1);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(made[0].id);
+  });
+
+  it('a publish lost after it reached Threads is never linked to an older post of the same text: with the new one not listed yet, it stops with "could not confirm"', async () => {
+    const older = seedPost('Said again');
+    const rootId = await createPost(herald, channelId, ['<p>Said again</p>']);
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/threads_publish'));
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    const made = fake.posts.filter((post) => post.text === 'Said again' && post !== older);
+    expect(made).toHaveLength(1);
+    // Threads' listing has not caught up yet: only the older post of the same text shows. It is not taken for ours.
+    fake.posts.splice(fake.posts.indexOf(made[0]), 1);
+    const { outcome } = await publishUntilSettled(herald, rootId);
+    expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringContaining('could not confirm which Threads post this item became') });
+    expect(fake.posts.filter((post) => post.text === 'Said again')).toEqual([older]);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBeNull();
   });
 
   it('resumes a reply whose publish reached Threads unconfirmed: found among the replies, not published twice', async () => {

@@ -12,6 +12,7 @@ import { acceptedSamples, goodMp4, uploadAll } from '../helpers/media-samples.js
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 
 let fake: VkFake;
 let herald: Herald;
@@ -90,6 +91,47 @@ describe('publishing', () => {
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(fake.posts).toHaveLength(count);
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(published.releaseId);
+  });
+
+  describe('beyond the guid\'s hour, an older post of the same text on the wall', () => {
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+    const older = (text: string) => {
+      const post = { id: 900_000 + fake.posts.length, ownerId: fake.posts[0].ownerId, message: text, attachments: [], guid: '', likes: 0, views: 0, date: Math.floor(hoursAgo(5).getTime() / 1000) };
+      fake.posts.push(post);
+      return post;
+    };
+    const isPost = (request: { url: string; form?: Record<string, unknown> }) => request.url.endsWith('/method/wall.post');
+    const lose = async (rootId: string, how: typeof loseAnswerOf) => {
+      const restore = how(herald, isPost);
+      try {
+        expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+      } finally {
+        restore();
+      }
+      fake.forgetGuids();
+      // The attempt began two hours ago: VK no longer matches its guid.
+      await reopenAsInterrupted(herald, rootId, () => ({ post: { state: 'started', startedAt: hoursAgo(2).toISOString() } }));
+    };
+
+    it('a post lost before it reached VK is found nowhere since the attempt, so it is posted once', async () => {
+      const old = older('Morning note');
+      const rootId = await createPost(herald, channelId, ['Morning note'], { settings: { __type: 'vk' } });
+      await lose(rootId, loseRequestOf);
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      const made = fake.posts.filter((post) => post.message === 'Morning note' && post !== old);
+      expect(made).toHaveLength(1);
+      expect((await chainOf(herald, rootId))[0].releaseId).toBe(String(made[0].id));
+    });
+
+    it('a post lost after it reached VK is found on the wall and linked, not posted again', async () => {
+      const old = older('Evening note');
+      const rootId = await createPost(herald, channelId, ['Evening note'], { settings: { __type: 'vk' } });
+      await lose(rootId, loseAnswerOf);
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      const made = fake.posts.filter((post) => post.message === 'Evening note' && post !== old);
+      expect(made).toHaveLength(1);
+      expect((await chainOf(herald, rootId))[0].releaseId).toBe(String(made[0].id));
+    });
   });
 });
 

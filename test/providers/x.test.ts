@@ -1,6 +1,6 @@
 // X end to end against its fake: OAuth 2.0 + PKCE with Basic client auth, threads with pictures, chunked video with
 // processing, rotating refresh tokens, rate limits, refusals, analytics, and a crash mid-thread resumed without a duplicate.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import x from '../../providers/x/index.js';
 import { xUpload } from '../../providers/x/media.js';
 import { NotificationSchema, PostSchema } from '../../src/db/entities.js';
@@ -36,6 +36,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await fake?.close();
+});
+
+// Every request Herald sent must match X's contract (the fake answers 400 and records what did not).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 const tokenRequests = () => fake.server.requestsTo('POST', '/2/oauth2/token');

@@ -1,0 +1,67 @@
+// Refreshes the platform contracts vendored under test/contracts/ (DESIGN.md §9: fakes validate what Herald sends against the
+// platform's own machine-readable contract, pinned to a dated version). Needs internet, so it is run by hand, never by a test:
+//
+//   node scripts/refresh-contracts.mjs            # every contract
+//   node scripts/refresh-contracts.mjs x          # only the named ones
+//
+// Each contract is one entry of CONTRACTS: where the platform publishes it, the file it is vendored to, and a check that the
+// download is the document expected (not an error page). Next to each file the script writes `<file>.source.json`: the source
+// URL, the retrieval date, the document's own version and the SHA-256 of the bytes, so a reviewer sees what is pinned. To add a
+// platform, add an entry (and its validator under test/contracts/); keep the vendored file exactly as downloaded.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** @type {{ name: string, url: string, file: string, version: (text: string) => string }[]} */
+export const CONTRACTS = [
+  {
+    // X API v2: the OpenAPI document X serves for its SDKs and docs (docs.x.com builds its API reference from the same file).
+    name: 'x',
+    url: 'https://api.x.com/2/openapi.json',
+    file: 'test/contracts/x-openapi.json',
+    version: (text) => {
+      const document = JSON.parse(text);
+      if (typeof document.openapi !== 'string' || !document.paths?.['/2/tweets']) throw new Error('not the X API OpenAPI document');
+      return String(document.info?.version ?? 'unknown');
+    },
+  },
+];
+
+async function refresh(contract) {
+  const response = await fetch(contract.url, { headers: { accept: 'application/json' } });
+  if (!response.ok) throw new Error(`${contract.url} answered HTTP ${response.status}`);
+  const text = await response.text();
+  const version = contract.version(text);
+  const target = path.join(root, contract.file);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  fs.writeFileSync(target, text);
+  const source = {
+    url: contract.url,
+    retrieved: new Date().toISOString().slice(0, 10),
+    version,
+    sha256: createHash('sha256').update(text).digest('hex'),
+  };
+  fs.writeFileSync(`${target}.source.json`, `${JSON.stringify(source, null, 2)}\n`);
+  return source;
+}
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !CONTRACTS.some((contract) => contract.name === name));
+if (unknown.length > 0) {
+  console.error(`Unknown contract(s): ${unknown.join(', ')}. Known: ${CONTRACTS.map((contract) => contract.name).join(', ')}`);
+  process.exit(2);
+}
+let failed = false;
+for (const contract of CONTRACTS.filter((item) => wanted.length === 0 || wanted.includes(item.name))) {
+  try {
+    const source = await refresh(contract);
+    console.log(`${contract.name}: ${contract.file} version ${source.version} (${source.sha256.slice(0, 12)}…)`);
+  } catch (error) {
+    failed = true;
+    console.error(`${contract.name}: not refreshed: ${error.message}`);
+  }
+}
+process.exit(failed ? 1 : 0);
