@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
 import { currentMetric, noVideo, tagsSchema } from './shared.js';
-import { markdownArticle, picturesOf, plainRefusal, recoveryWindowStart, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { markdownArticle, picturesOf, plainRefusal, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { recoveryWindowStart } from './recovery.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'DEV needs a title for the article').max(128, 'DEV titles are at most 128 characters: shorten the title').describe('Article title, at most 128 characters'),

@@ -11,7 +11,7 @@ import { MediaFetchError } from '../src/lib/media-fetch.js';
 import { imageSize } from '../src/lib/media-probe.js';
 import { parsedBody, PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ConnectContext, type Provider, type ProviderContext, type PublishItem, type StepAttempt, type ValidationItem } from './types.js';
-import { createdSince, onlyCandidate } from './recovery-window.js';
+import { createdSince, onlyCandidate } from './recovery.js';
 import { bearerFetch, blobOf, firstProblem, oauth2AuthorizeUrl, versionedBase } from './shared.js';
 
 const scopes = ['public', 'upload'];

@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type Provider, type ProviderContext, type StepAttempt } from './types.js';
-import { createdSince, onlyCandidate } from './recovery-window.js';
+import { createdSince, onlyCandidate } from './recovery.js';
 import { currentMetric, facebookDialogUrl, firstProblem, httpUrl, META_GRAPH_VERSION, picturesOrOneVideo } from './shared.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, node } from './meta/graph.js';
 import { chosenPage, exchangeFacebookCode, managedPages, pictureOf } from './meta/login.js';

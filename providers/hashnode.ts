@@ -10,7 +10,8 @@ import { invalidInput } from '../src/errors.js';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
 import { currentMetric, noVideo, permanent, pickedId, tagsSchema } from './shared.js';
-import { markdownArticle, picturesOf, recoveryWindowStart, saidIn, splitCover } from './articles/common.js';
+import { markdownArticle, picturesOf, saidIn, splitCover } from './articles/common.js';
+import { recoveryWindowStart } from './recovery.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'Hashnode needs a title for the article').describe('Article title'),

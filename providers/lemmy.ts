@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
 import { blobOf, currentMetric, firstProblem, idsOf, normalizeInstance, othersMeta, permanent, textOnlyComments, tool } from './shared.js';
+import { couldNotConfirm, earliestCreation } from './recovery.js';
 
 const endpoints = { instance: 'https://lemmy.world', apiVersion: 'v3' };
 
@@ -132,9 +133,6 @@ interface CommunityEntry {
 
 const entriesOf = (context: ProviderContext) => ((context.settings.subreddit ?? []) as { value: CommunityEntry }[]).map(({ value }) => value);
 
-/** How far Herald's clock and the instance's may disagree when a post's publication time is compared with an attempt's start. */
-const CLOCK_SKEW_MS = 2 * 60_000;
-
 /**
  * A post whose answer was lost is looked for among the community's newest posts: same author, title and link, published since
  * the attempt began (Lemmy keeps no marker of ours), so an older post with the same title is never taken for it. An answer
@@ -142,11 +140,11 @@ const CLOCK_SKEW_MS = 2 * 60_000;
  */
 async function findPost(context: ProviderContext, community: number, body: { name: string; url?: string }, startedAt: Date): Promise<number | undefined> {
   const list = await api(context, 'post/list', z.looseObject({ posts: z.array(postViewSchema).optional(), items: z.array(postViewSchema).optional() }), { query: { community_id: community, sort: 'New', limit: 20 } });
-  const since = startedAt.getTime() - CLOCK_SKEW_MS;
+  const since = earliestCreation(startedAt);
   const found = (list.posts ?? list.items ?? []).filter(({ post }) => {
     if (String(post.creator_id) !== context.auth.internalId || post.name !== body.name || (post.url ?? undefined) !== body.url) return false;
     const published = post.published ?? post.published_at;
-    if (!published) throw permanent('could not confirm whether the instance made this post before the connection was lost (its answer has no publication times); check the community before retrying, to avoid a duplicate');
+    if (!published) throw couldNotConfirm('the instance', 'the connection was lost before it answered, and its post list has no publication times', 'the community');
     // Lemmy 0.19 writes times without a zone: they are UTC.
     return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(published) ? published : `${published}Z`) >= since;
   });

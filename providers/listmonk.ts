@@ -15,7 +15,8 @@ import { escapeHtml } from '../src/lib/content.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, Provider, ProviderContext } from './types.js';
 import { currentMetric, noVideo } from './shared.js';
-import { envelope, htmlArticle, messageIn, normalizeBaseUrl, picturesOf, plainRefusal, recoveryWindowStart, saidIn, splitCover } from './articles/common.js';
+import { envelope, htmlArticle, messageIn, normalizeBaseUrl, picturesOf, plainRefusal, saidIn, splitCover } from './articles/common.js';
+import { recoveryWindowStart } from './recovery.js';
 
 const settings = z.object({
   subject: z.string().trim().min(1, 'listmonk needs a subject for the email').max(5000, 'listmonk takes subjects of at most 5000 characters').describe('Email subject'),

@@ -11,7 +11,8 @@
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
-import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince, permanent } from './shared.js';
+import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince } from './shared.js';
+import { couldNotConfirm, earliestCreation } from './recovery.js';
 
 /** What the calls below need of a context: connect has no stored channel yet, only a token. */
 type PlatformFetchContext = Pick<ProviderContext, 'fetch'> & { auth: Pick<ProviderContext['auth'], 'accessToken'> };
@@ -40,8 +41,6 @@ function limitOf(channel: Record<string, unknown> | undefined, key: keyof Instan
 
 /** Mastodon keeps an Idempotency-Key for an hour; a repeat is trusted to find the first status only well within it. */
 const IDEMPOTENCY_WINDOW_MS = 50 * 60_000;
-/** How far Herald's clock and the instance's may disagree when created_at is compared with an attempt's start. */
-const CLOCK_SKEW_MS = 2 * 60_000;
 
 const accountSchema = z.object({
   id: z.string(),
@@ -124,8 +123,7 @@ export function statusBody(text: string, inReplyToId: string | undefined, mediaI
 /** A status as the step records it. */
 type StatusRef = { id: string; url: string };
 
-const unconfirmed = (why: string) =>
-  permanent(`could not confirm whether Mastodon created this status before the connection was lost (${why}); check the account before retrying, to avoid a duplicate`);
+const unconfirmed = (why: string) => couldNotConfirm('Mastodon', `the connection was lost before the instance answered (${why})`);
 
 /**
  * The status an interrupted create made after its idempotency key expired: among the account's statuses created since the
@@ -133,7 +131,7 @@ const unconfirmed = (why: string) =>
  * pages reach back before the attempt: nothing was made. An older status with the same text is never taken for it.
  */
 async function findStatus(context: ProviderContext, instance: string, text: string, inReplyToId: string | undefined, startedAt: Date): Promise<StatusRef | undefined> {
-  const since = startedAt.getTime() - CLOCK_SKEW_MS;
+  const since = earliestCreation(startedAt);
   const headers = bearer(context.auth.accessToken);
   let maxId: string | undefined;
   for (let page = 0; page < 5; page++) {

@@ -117,6 +117,18 @@ export class CheckAgainLater extends Error {
   }
 }
 
+/**
+ * Thrown by a recovery that can neither find the item it recovers nor prove that nothing was created (see `StepAttempt`):
+ * the item stops in ERROR with this message as it is, so the person checks the account instead of Herald posting twice.
+ * `providers/recovery.ts` builds it (`couldNotConfirm`).
+ */
+export class CouldNotConfirm extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CouldNotConfirm';
+  }
+}
+
 export interface ConnectContext {
   fetch: PlatformFetch;
   endpoints: Record<string, string>;

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
 import { blobOf, currentMetric, firstProblem, oauth2AuthorizeUrl, permanent, tokenGrant } from './shared.js';
+import { couldNotConfirm, earliestCreationSeconds } from './recovery.js';
 
 const scopes = ['vkid.personal_info', 'email', 'wall', 'status', 'docs', 'photos', 'video'];
 const MAX_ATTACHMENTS = 10;
@@ -109,11 +110,7 @@ async function attachments(context: ProviderContext, item: PublishItem): Promise
 
 /** VK honours a guid for an hour; a repeat is trusted to find the first post only well within it. */
 const GUID_WINDOW_MS = 50 * 60_000;
-/** How far Herald's clock and VK's may disagree when a post's date is compared with the start of an attempt. */
-const CLOCK_SKEW_SECONDS = 120;
-
-const unconfirmed = (why: string) =>
-  permanent(`could not confirm whether VK created this ${why}; check the wall before retrying, to avoid a duplicate`);
+const unconfirmed = (why: string) => couldNotConfirm('VK', `whether it created this ${why} is unknown`, 'the wall');
 
 /**
  * The wall post an interrupted create made after its guid expired: by the owner, with our text, dated since the attempt began
@@ -121,7 +118,7 @@ const unconfirmed = (why: string) =>
  * nothing was made.
  */
 async function findWallPost(context: ProviderContext, text: string, startedAt: Date): Promise<number | undefined> {
-  const since = Math.floor(startedAt.getTime() / 1000) - CLOCK_SKEW_SECONDS;
+  const since = earliestCreationSeconds(startedAt);
   const { items } = await method(context, 'wall.get', { owner_id: ownerOf(context), count: '100', filter: 'owner' }, z.looseObject({ items: z.array(z.looseObject({ id: z.number(), date: z.number().optional(), text: z.string().optional() })) }));
   const found = items.filter((post) => {
     if (post.date === undefined) throw unconfirmed('post (the wall answered without dates)');

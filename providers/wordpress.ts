@@ -18,7 +18,8 @@ import type { ConnectContext, MediaFile, Provider, ProviderContext } from './typ
 import { basicAuth, noVideo, permanent, tagsSchema } from './shared.js';
 import { escapeHtml } from '../src/lib/content.js';
 import { withoutShortcodes } from '../src/lib/article-content.js';
-import { fileNameOf, htmlArticle, normalizeBaseUrl, picturesOf, recoveryWindowStart, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { fileNameOf, htmlArticle, normalizeBaseUrl, picturesOf, saidIn, splitCover, valuesOf } from './articles/common.js';
+import { recoveryWindowStart } from './recovery.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'WordPress needs a title for the post').describe('Title of the post'),

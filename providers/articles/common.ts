@@ -29,12 +29,6 @@ export function markdownArticle(text: string, images: ArticleImage[], dialect: A
   return articleMarkdown(parts.filter((part) => part.length > 0).join('\n\n'), dialect);
 }
 
-/** How far before an interrupted create's start a recovery looks: the platform's clock may run behind Herald's. */
-export const CLOCK_SKEW_MS = 2 * 60_000;
-
-/** The earliest creation time a recovered item may have (an older one with the same title is never taken for it). */
-export const recoveryWindowStart = (startedAt: Date) => new Date(startedAt.getTime() - CLOCK_SKEW_MS);
-
 /** An HTML picture as the block editor writes one. */
 const htmlFigure = (image: ArticleImage) =>
   `<figure class="wp-block-image"><img src="${escapeHtml(image.url)}" alt="${escapeHtml(image.alt ?? '')}"/></figure>`;

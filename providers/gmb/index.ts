@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { notFound } from '../../src/errors.js';
 import type { Provider, ProviderContext, PublishItem } from '../types.js';
-import { createdSince, onlyCandidate } from '../recovery-window.js';
+import { createdSince, onlyCandidate } from '../recovery.js';
 import { firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, httpUrl, permanent, versionedBase } from '../shared.js';
 import { googleCall } from './google.js';
 import { exchangeGoogleCode, googleUserInfo, refreshGoogleToken } from '../google.js';

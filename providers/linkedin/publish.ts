@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import type { JsonValue, ProviderContext, PublishItem, PublishedRef, StepAttempt, ValidationItem } from '../types.js';
 import { firstProblem } from '../shared.js';
-import { createdSince, onlyCandidate } from '../recovery-window.js';
+import { createdSince, onlyCandidate } from '../recovery.js';
 import { authorOf, littleText, postUrl, rest, urnParam } from './api.js';
 import { carouselPdf, uploadDocument, uploadImage, uploadVideo, videoReady } from './media.js';
 

@@ -26,7 +26,7 @@ import {
   type ValidationItem,
 } from '../types.js';
 import { currentMetric, firstProblem, textOnlyComments } from '../shared.js';
-import { createdSince, onlyCandidate } from '../recovery-window.js';
+import { createdSince, onlyCandidate } from '../recovery.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, mediaProblem, node } from './graph.js';
 
 /** Settings keys shared by both Instagram providers (the business login adds `audio`). */

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem, StepAttempt } from '../types.js';
-import { createdSince, onlyCandidate } from '../recovery-window.js';
+import { createdSince, onlyCandidate } from '../recovery.js';
 import { analyticsPeriod, basicAuth, dailyMetric, everyPage, firstProblem, httpUrl, isoDay, oauth2AuthorizeUrl, versionedBase } from '../shared.js';
 import { accountSchema, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
 import { imagesSource, uploadedVideo, videoSource } from './media.js';

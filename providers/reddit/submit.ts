@@ -9,6 +9,7 @@ import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishItem, type PublishedRef } from '../types.js';
 import { listing as listingOf, redditCall } from './api.js';
 import { blobOf, idsOf, othersMeta } from '../shared.js';
+import { earliestCreationSeconds } from '../recovery.js';
 
 export interface SubredditEntry {
   subreddit: string;
@@ -59,14 +60,12 @@ async function findSubmission(context: ProviderContext, subreddit: string, title
   const listing = await redditCall(context, { path: `user/${username(context)}/submitted`, query: { limit: 25, sort: 'new' }, schema: listingOf(submissionSchema) });
   const found = listing.data.children
     .map((child) => child.data)
-    .find((post) => post.subreddit.toLowerCase() === subreddit.toLowerCase() && post.title === title && post.created_utc >= since - CLOCK_SKEW_SECONDS);
+    .find((post) => post.subreddit.toLowerCase() === subreddit.toLowerCase() && post.title === title && post.created_utc >= since);
   return found ? { id: found.id, url: webUrl(context, found.permalink) } : undefined;
 }
 
 /** Seconds Reddit may take before a new submission shows in the listing: until then an unseen one is waited for, not repeated. */
 const LISTING_LAG_SECONDS = 120;
-/** How far Herald's clock and Reddit's may disagree when created_utc is compared with the start of an attempt. */
-const CLOCK_SKEW_SECONDS = 60;
 const secondsOf = (date: Date) => Math.floor(date.getTime() / 1000);
 
 async function submitOne(context: ProviderContext, item: PublishItem, entry: SubredditEntry, index: number, picture?: string) {
@@ -125,7 +124,7 @@ export async function publishSubmissions(context: ProviderContext, item: Publish
 /** A comment whose answer was lost is found among the user's newest comments: same parent, same text, made since the attempt. */
 async function findComment(context: ProviderContext, thingId: string, text: string, startedAt: Date): Promise<{ id: string; url: string } | undefined> {
   const listing = await redditCall(context, { path: `user/${username(context)}/comments`, query: { limit: 25, sort: 'new' }, schema: listingOf(commentSchema) });
-  const since = secondsOf(startedAt) - CLOCK_SKEW_SECONDS;
+  const since = earliestCreationSeconds(startedAt);
   const found = listing.data.children.map((child) => child.data).find((comment) => comment.parent_id === thingId && comment.body === text && comment.created_utc >= since);
   return found ? { id: found.id, url: found.permalink ? webUrl(context, found.permalink) : '' } : undefined;
 }

@@ -6,12 +6,11 @@ import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishItem, type PublishedRef } from '../types.js';
 import { graph } from './api.js';
+import { couldNotConfirm, earliestCreation } from '../recovery.js';
 
 const idSchema = z.object({ id: z.string() });
 const statusSchema = z.object({ id: z.string(), status: z.string(), error_message: z.string().optional() });
 const postsSchema = z.object({ data: z.array(z.looseObject({ id: z.string(), text: z.string().optional(), timestamp: z.string().optional(), replied_to: z.object({ id: z.string() }).optional() })) });
-/** How far Herald's clock and Meta's may disagree when a post's timestamp is compared with the start of an attempt. */
-const CLOCK_SKEW_MS = 2 * 60_000;
 
 /** Threads' container error codes, in words a user can act on. */
 const CONTAINER_ERRORS: Record<string, string> = {
@@ -55,8 +54,7 @@ async function whenFinished(context: ProviderContext, ids: string[], hasVideo: b
   if (waiting) throw new CheckAgainLater(hasVideo ? 30 : 10, hasVideo ? 'Threads is still processing the video' : 'Threads is still preparing the media', 1800);
 }
 
-const unconfirmed = (why: string) =>
-  new PlatformHttpError({ status: 409, retryable: false, bodyExcerpt: '', message: `could not confirm which Threads post this item became (${why}); check the account before retrying, to avoid a duplicate` });
+const unconfirmed = (why: string) => couldNotConfirm('Threads', why);
 
 /** Our post among the account's latest posts or replies: same text, replying to the same post, made since the attempt began. */
 async function findPublished(context: ProviderContext, text: string, replyTo: string | undefined, startedAt: Date): Promise<string | undefined> {
@@ -65,7 +63,7 @@ async function findPublished(context: ProviderContext, text: string, replyTo: st
     params: { fields: replyTo ? 'id,text,timestamp,replied_to' : 'id,text,timestamp', limit: 25 },
     schema: postsSchema,
   });
-  const since = startedAt.getTime() - CLOCK_SKEW_MS;
+  const since = earliestCreation(startedAt);
   const found = data.filter((post) => {
     if ((post.text ?? '').trim() !== text.trim() || (replyTo && post.replied_to?.id !== replyTo)) return false;
     if (!post.timestamp) throw unconfirmed('Threads answered the lookup without timestamps, so a new post cannot be told from an older one');

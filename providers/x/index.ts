@@ -10,9 +10,10 @@
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
-import { currentMetric, firstProblem, oauth2AuthorizeUrl, permanent, picturesOrOneVideo } from '../shared.js';
+import { currentMetric, firstProblem, oauth2AuthorizeUrl, picturesOrOneVideo } from '../shared.js';
 import { accountFacts, largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
 import { uploadMedia } from './media.js';
+import { couldNotConfirm, recoveryWindowStart } from '../recovery.js';
 
 const scopes = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'];
 
@@ -58,17 +59,13 @@ const timeline = (context: ProviderContext, query: Record<string, string | numbe
 const comparable = (text: string) =>
   text.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/https?:\/\/\S+/g, '').replace(/\s+/g, ' ').trim();
 
-/** How far Herald's clock and X's may disagree when a post's created_at is compared with the start of an attempt. */
-const CLOCK_SKEW_MS = 2 * 60_000;
-
 // Fields left optional on purpose: the lookup decides what their absence means (it never guesses).
 const lookupSchema = z.object({
   data: z.array(z.looseObject({ id: z.string(), text: z.string().optional(), created_at: z.string().optional(), referenced_tweets: z.array(z.looseObject({ type: z.string(), id: z.string() })).optional() })).default([]),
   meta: z.looseObject({ next_token: z.string().optional() }).optional(),
 });
 
-const unconfirmed = (why: string) =>
-  permanent(`could not confirm whether X created this post before the connection was lost (${why}); check the account before retrying, to avoid a duplicate`);
+const unconfirmed = (why: string) => couldNotConfirm('X', `the connection was lost before X answered (${why})`);
 
 /**
  * The post an interrupted create made, if any: X keeps no marker of ours, so it is the post with the same words, replying to
@@ -77,7 +74,7 @@ const unconfirmed = (why: string) =>
  * the item stops with "could not confirm" rather than being posted again.
  */
 async function findPosted(context: ProviderContext, text: string, inReplyTo: string | undefined, startedAt: Date): Promise<string | undefined> {
-  const since = new Date(startedAt.getTime() - CLOCK_SKEW_MS);
+  const since = recoveryWindowStart(startedAt);
   const answer = await xCall(context, {
     path: `2/users/${encodeURIComponent(context.auth.internalId)}/tweets`,
     query: { max_results: 100, start_time: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), 'tweet.fields': 'created_at,referenced_tweets', exclude: inReplyTo ? 'retweets' : 'retweets,replies' },

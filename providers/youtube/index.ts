@@ -11,7 +11,7 @@ import type { youtube_v3 } from '@googleapis/youtube';
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, ConnectedAccount, Provider, ProviderContext, PublishItem, StepAttempt, ValidationItem } from '../types.js';
-import { createdSince, onlyCandidate } from '../recovery-window.js';
+import { createdSince, onlyCandidate } from '../recovery.js';
 import { bearerFetch, dailyMetric, firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, permanent, tagsSchema } from '../shared.js';
 import { exchangeGoogleCode, googleUserInfo, refreshGoogleToken } from '../google.js';
 import { classify, probe, startSession, uploadRest, type UploadSession } from './upload.js';

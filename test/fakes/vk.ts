@@ -159,7 +159,7 @@ export async function startVkFake() {
       return { json: { response: { items: items.map((post) => ({ id: post.id, owner_id: post.ownerId, text: post.message, likes: { count: post.likes }, reposts: { count: 0 }, comments: { count: comments.filter((comment) => comment.postId === post.id).length }, views: { count: post.views } })) } } };
     },
     'wall.get': (params) => ({
-      json: { response: { count: posts.length, items: [...posts].sort((a, b) => b.date - a.date).slice(0, Math.min(Number(params.get('count') ?? 20), 100)).map((post) => ({ id: post.id, owner_id: post.ownerId, from_id: post.ownerId, date: post.date, text: post.message })) } },
+      json: { response: { count: posts.length, items: [...posts].sort((a, b) => b.date - a.date || b.id - a.id).slice(0, Math.min(Number(params.get('count') ?? 20), 100)).map((post) => ({ id: post.id, owner_id: post.ownerId, from_id: post.ownerId, date: post.date, text: post.message })) } },
     }),
   };
 

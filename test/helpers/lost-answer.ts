@@ -39,6 +39,9 @@ export function loseRequestOf(herald: Herald, matches: (request: PlatformRequest
   };
 }
 
+/** A time `hours` hours ago: what an older post with the same text was created at. */
+export const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000);
+
 /** Runs `run` with Herald's platform fetch wrapped (a crash, a lost answer, a refused call), restoring it afterwards. */
 export async function withPlatformFetch<T>(services: { fetch: PlatformFetch }, wrap: (real: PlatformFetch) => PlatformFetch, run: () => Promise<T>): Promise<T> {
   const real = services.fetch;

@@ -9,8 +9,7 @@ import dribbble from '../../providers/dribbble.js';
 import { startDribbbleFake, type DribbbleFake } from '../fakes/dribbble.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, uploaded } from '../helpers/media-samples.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
-import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
+import { hoursAgo, loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost, type ItemInput } from '../helpers/posts.js';
 

@@ -10,8 +10,7 @@ import gmb from '../../providers/gmb/index.js';
 import { startGmbFake, type GmbFake } from '../fakes/gmb.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, uploaded } from '../helpers/media-samples.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
-import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
+import { hoursAgo, loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 

@@ -14,8 +14,7 @@ import { goodMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitForPublished, reopenAsInterrupted } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
-import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
+import { hoursAgo, loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 
 const ORGANIZATION = 'urn:li:organization:101';
 const DAY_MS = 86_400_000;

@@ -11,8 +11,7 @@ import { startPinterestFake, type PinterestFake } from '../fakes/pinterest.js';
 import { contractProblems, pinterestContractSource } from '../contracts/pinterest/contract.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { goodMp4, uploaded } from '../helpers/media-samples.js';
-import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
-import { hoursAgo, loseRequestOf } from '../helpers/lost-request.js';
+import { hoursAgo, loseAnswerOf, loseRequestOf, withPlatformFetch } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 

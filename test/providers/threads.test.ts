@@ -192,7 +192,7 @@ describe('publishing on Threads', () => {
     // Threads' listing has not caught up yet: only the older post of the same text shows. It is not taken for ours.
     fake.posts.splice(fake.posts.indexOf(made[0]), 1);
     const { outcome } = await publishUntilSettled(herald, rootId);
-    expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringContaining('could not confirm which Threads post this item became') });
+    expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringContaining('Could not confirm whether Threads published this item') });
     expect(fake.posts.filter((post) => post.text === 'Said again')).toEqual([older]);
     expect((await chainOf(herald, rootId))[0].releaseId).toBeNull();
   });

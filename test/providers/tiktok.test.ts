@@ -11,8 +11,7 @@ import { startTikTokFake, tiktokError, type TikTokFake } from '../fakes/tiktok.j
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, goodMp4, mediumMp4, uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
-import { loseRequestOf } from '../helpers/lost-request.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled, waitFor, submitPost } from '../helpers/posts.js';
 import { mediaFile, providerContext, tinyPng } from '../helpers/provider-context.js';
 

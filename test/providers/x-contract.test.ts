@@ -131,7 +131,7 @@ describe('a create of unknown outcome is recovered as exactly one post', () => {
     try {
       expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
       const { outcome } = await publishUntilSettled(herald, rootId);
-      expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringMatching(/could not confirm.*without referenced_tweets/) });
+      expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Could not confirm whether X published this item.*without referenced_tweets/) });
     } finally {
       restore();
       fake.answerAsOpenApi = false;

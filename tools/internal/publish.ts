@@ -9,7 +9,7 @@ import { DomainError } from '../../src/errors.js';
 import { convertContent } from '../../src/lib/content.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { MediaFetchError } from '../../src/lib/media-fetch.js';
-import { CheckAgainLater, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef, type StepAttempt } from '../../providers/types.js';
+import { CheckAgainLater, CouldNotConfirm, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef, type StepAttempt } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
@@ -266,6 +266,7 @@ async function handleFailure(run: Run, item: Post, error: unknown): Promise<Publ
     return retryAt(run, item, new Date(now.getTime() + seconds * 1000), null);
   }
   if (error instanceof OutcomeUnknown) return failFrom(run, item, couldNotConfirm(provider, error.message));
+  if (error instanceof CouldNotConfirm) return failFrom(run, item, error.message);
   if (error instanceof DomainError && error.code === 'reauth_required') return failFrom(run, item, error.message);
   // Our own refusals (a host the SSRF guard blocks, media that cannot be used) do not change on a retry.
   if (error instanceof DomainError && (error.code === 'invalid_input' || error.code === 'not_supported')) return failFrom(run, item, error.message);
