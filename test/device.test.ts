@@ -2,6 +2,7 @@
 // the token and its revocation, and the errors a polling client meets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
 
 let herald: Herald;
@@ -10,7 +11,7 @@ let browser: ConsoleClient;
 beforeAll(async () => {
   herald = await startHerald({ DEVICE_POLL_INTERVAL_SECONDS: '2' });
   browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'owner@example.com', password: 'a long enough password' });
+  await browser.signUp({ email: 'owner@example.com', password: 'a long enough password', invitation: await setupToken(herald) });
 });
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
 
 const REDIRECT = 'http://127.0.0.1:53682/oauth/callback';
@@ -69,7 +70,7 @@ async function approveInBrowser(browser: ConsoleClient, authorizationUrl: URL, e
 
 it('the SDK client discovers, registers itself, completes PKCE through the consent screen and lists the tools', async () => {
   const browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'agent-owner@example.com', password: 'correct horse battery' });
+  await browser.signUp({ email: 'agent-owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
   const provider = new MemoryProvider();
   const serverUrl = new URL(`${herald.url}/api/mcp-oauth`);
 

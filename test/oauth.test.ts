@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient, textOf } from './helpers/console-client.js';
 
 const PASSWORD = 'correct horse battery';
@@ -68,7 +69,7 @@ const restWith = (credential: string, method = 'GET', path = '/integrations', bo
 beforeAll(async () => {
   herald = await startHerald();
   owner = new ConsoleClient(herald.url);
-  await owner.signUp({ email: 'owner@example.com', password: PASSWORD });
+  await owner.signUp({ email: 'owner@example.com', password: PASSWORD, invitation: await setupToken(herald) });
 });
 afterAll(async () => {
   await herald.stop();

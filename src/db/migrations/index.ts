@@ -10,6 +10,7 @@ import { Migration20261124000000 } from './Migration20261124000000.js';
 import { Migration20261124100000 } from './Migration20261124100000.js';
 import { Migration20261125000000 } from './Migration20261125000000.js';
 import { Migration20261126000000 } from './Migration20261126000000.js';
+import { Migration20261126100000 } from './Migration20261126100000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -23,4 +24,5 @@ export const migrationsList = [
   { name: 'Migration20261124100000', class: Migration20261124100000 },
   { name: 'Migration20261125000000', class: Migration20261125000000 },
   { name: 'Migration20261126000000', class: Migration20261126000000 },
+  { name: 'Migration20261126100000', class: Migration20261126100000 },
 ];
