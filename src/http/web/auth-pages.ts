@@ -33,6 +33,13 @@ const field = (body: unknown, name: string) => {
 /** `path` with `next` carried along, so a person sent to log in (from /device, a consent screen) comes back there. */
 const withNext = (path: string, next: string | undefined) => (next ? `${path}${path.includes('?') ? '&' : '?'}next=${encodeURIComponent(next)}` : path);
 
+/** The token of an invitation or setup link, whether the token itself or the whole link was given. */
+function invitationToken(value: string): string | undefined {
+  const trimmed = value.trim();
+  const index = trimmed.lastIndexOf('/invite/');
+  return (index >= 0 ? trimmed.slice(index + '/invite/'.length).split(/[?#/]/)[0] : trimmed) || undefined;
+}
+
 interface SignUpFormOptions {
   invitation?: string;
   next?: string;
@@ -65,7 +72,7 @@ function signUpForm(csrf: string, options: SignUpFormOptions): Markup {
 async function renderSignUp(services: Services, request: Request, response: Response, error?: string, status = 200): Promise<void> {
   const { csrf } = consoleLocals(response);
   const source = request.method === 'GET' ? request.query : request.body;
-  const invitation = field(source, 'invitation') || undefined;
+  const invitation = invitationToken(field(source, 'invitation'));
   const next = safeNext(field(source, 'next'));
   const flash = error ? { kind: 'error' as const, text: error } : undefined;
   let heading = 'Sign up';
@@ -86,7 +93,13 @@ async function renderSignUp(services: Services, request: Request, response: Resp
     return sendPage(
       response,
       { title: 'Sign up', csrf, status: status === 200 ? signUpClosed().status : status, flash },
-      html`<div class="narrow"><h1>Sign-up is by invitation</h1><p>Open the invitation link an owner of your organization sent you.</p>
+      html`<div class="narrow"><h1>Sign-up is by invitation</h1><p>Open the invitation link an owner of your organization sent you, or paste it here.</p>
+      <form method="get" action="/signup" class="card">
+        ${next ? html`<input type="hidden" name="next" value="${next}">` : ''}
+        <label for="invitation">Invitation or setup link</label>
+        <input id="invitation" name="invitation" type="text" required autocomplete="off" placeholder="https://…/invite/…">
+        <button type="submit">Continue</button>
+      </form>
       <p>Setting up a new Herald? Open the setup link it printed when it first started, or print a new one on the server with
       <code>npm run herald -- setup-link</code>.</p><p><a href="${withNext('/login', next)}">Log in</a></p></div>`,
     );
@@ -148,7 +161,7 @@ export function authPages(router: Router, services: Services): void {
           password: field(body, 'password'),
           name: field(body, 'name'),
           organizationName: field(body, 'organizationName'),
-          invitationToken: field(body, 'invitation') || undefined,
+          invitationToken: invitationToken(field(body, 'invitation')),
         },
         { allowSignup: services.config.allowSignup, now: services.now() },
       );
