@@ -67,7 +67,7 @@ describe('the first owner of a new Herald', () => {
     herald = await startHeraldProcess({ env });
     expect(herald.stdout()).toContain('Set up:    no owner yet: print a setup link with  npm run herald -- setup-link');
     expect(herald.stdout()).not.toContain('/invite/');
-  });
+  }, 180_000);
 
   it('a visitor without the link cannot sign up, so becomes owner of nothing', async () => {
     const visitor = new ConsoleClient(publicUrl);
@@ -122,5 +122,5 @@ describe('the first owner of a new Herald', () => {
     herald = await startHeraldProcess({ env });
     expect(herald.stdout()).not.toContain('Set up:');
     expect(herald.stdout()).toContain('API key:   already created');
-  });
+  }, 180_000);
 });

@@ -118,7 +118,7 @@ async function renderSignUp(services: Services, request: Request, response: Resp
   );
 }
 
-function loginPage(response: Response, options: { next?: string; email?: string; error?: string; status?: number }): void {
+function loginPage(response: Response, options: { next?: string; email?: string; error?: string; status?: number; allowSignup: boolean }): void {
   const { csrf } = consoleLocals(response);
   sendPage(
     response,
@@ -133,7 +133,7 @@ function loginPage(response: Response, options: { next?: string; email?: string;
       <input id="password" name="password" type="password" autocomplete="current-password" required>
       <button type="submit">Log in</button>
     </form>
-    <p>New here? <a href="${withNext('/signup', options.next)}">Sign up</a> (with the invitation or setup link you were sent).</p></div>`,
+    <p>New here? <a href="${withNext('/signup', options.next)}">Sign up</a>${options.allowSignup ? '' : ' (with the invitation or setup link you were sent)'}.</p></div>`,
   );
 }
 
@@ -176,7 +176,7 @@ export function authPages(router: Router, services: Services): void {
 
   router.get('/login', (request, response) => {
     if (consoleLocals(response).signedIn) return response.redirect(303, safeNext(request.query.next) ?? '/channels');
-    loginPage(response, { next: safeNext(request.query.next) });
+    loginPage(response, { next: safeNext(request.query.next), allowSignup: services.config.allowSignup });
   });
 
   router.post('/login', async (request, response) => {
@@ -189,10 +189,10 @@ export function authPages(router: Router, services: Services): void {
     if (!perEmail.allowed || !perAddress.allowed) {
       const minutes = Math.ceil(Math.max(perEmail.allowed ? 0 : perEmail.resetSeconds, perAddress.allowed ? 0 : perAddress.resetSeconds) / 60);
       response.setHeader('Retry-After', String(minutes * 60));
-      return loginPage(response, { next: nextPath, email, status: 429, error: `Too many log-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
+      return loginPage(response, { allowSignup: services.config.allowSignup, next: nextPath, email, status: 429, error: `Too many log-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
     }
     const user = await authenticate(em, email, field(request.body, 'password'));
-    if (!user) return loginPage(response, { next: nextPath, email, status: 401, error: 'Email or password is incorrect.' });
+    if (!user) return loginPage(response, { allowSignup: services.config.allowSignup, next: nextPath, email, status: 401, error: 'Email or password is incorrect.' });
     const organizations = await organizationsOf(em, user.id);
     const token = await createSession(em, user.id, organizations[0]?.id ?? null, services.now());
     setSessionCookie(services, request, response, token);
