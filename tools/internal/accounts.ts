@@ -69,7 +69,7 @@ export async function signUp(em: EntityManager, input: SignUpInput, options: { a
 
 export const signUpClosed = () =>
   new DomainError('forbidden', 'Sign-up on this Herald is by invitation.', {
-    hint: 'Open the invitation link an owner sent you. Setting up a new Herald? Open the setup link it printed at its first start, or print a new one on the server with  npm run herald -- setup-link',
+    hint: 'Open the invitation link an owner sent you. Setting up a new Herald? Open the setup link it printed at its first start, or print a new one on the server with: npm run herald -- setup-link',
   });
 
 /** The user whose email and password match, or undefined; takes as long for an unknown email as for a wrong password. */
@@ -145,7 +145,7 @@ async function findUsableInvitation(em: EntityManager, token: string, now: Date)
   if (!invitation || invitation.usedAt || invitation.expiresAt <= now) {
     throw invalidInput('This invitation link is not valid any more.', {
       hint: invitation?.createdBy === null
-        ? `Setup links work once and for ${SETUP_LINK_HOURS} hours; print a new one on the server with  npm run herald -- setup-link`
+        ? `Setup links work once and for ${SETUP_LINK_HOURS} hours; print a new one on the server with: npm run herald -- setup-link`
         : `Invitation links work once and for ${INVITATION_DAYS} days; ask an owner for a new one.`,
     });
   }
