@@ -1,16 +1,23 @@
-// `npm run herald -- <command>`: organizations and API keys, usable before the web console exists.
+// `npm run herald -- <command>`: organizations, API keys and setup links, usable before the web console exists.
 import { loadConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { openServices } from './bootstrap.js';
 import { StartError } from './errors.js';
 import { OrganizationSchema } from './db/entities.js';
 import { createOrganization, mintApiKey, revokeApiKeys } from '../tools/internal/credentials.js';
+import { createSetupLink, SETUP_LINK_HOURS } from '../tools/internal/accounts.js';
 
 const usage = `Usage: npm run herald -- <command>
-  org:create <name>        create an organization and print its first API key (shown once)
+  org:create <name>        create an organization; print its first API key and a setup link for its owner (shown once)
   org:list                 list organizations
+  setup-link [orgId]       print a new setup link: whoever opens it first becomes an owner of the organization (earlier
+                           unused setup links of the organization stop working); orgId optional with one organization
   key:create [orgId]       mint a new API key (the previous key stops working at once); orgId optional with one organization
   key:revoke [orgId]       revoke the organization's API key`;
+
+/** The lines that hand a setup link to the operator. */
+const setupLines = (link: string, organizationId: string) =>
+  `Setup link: ${link}\nOpen it to create the owner account. It works once, for ${SETUP_LINK_HOURS} hours; a new one:  npm run herald -- setup-link ${organizationId}`;
 
 async function main(): Promise<number> {
   const [command, ...args] = process.argv.slice(2);
@@ -45,7 +52,14 @@ async function main(): Promise<number> {
       case 'org:create': {
         if (!args[0]) throw new Error('org:create needs a name.');
         const organization = await createOrganization(em, args.join(' '));
-        console.log(`Organization ${organization.id} (${organization.name})\nAPI key: ${await mintApiKey(em, organization.id)}\nShown once: store it now.`);
+        const key = await mintApiKey(em, organization.id);
+        const link = await createSetupLink(em, organization.id, { publicUrl: config.publicUrl, now: new Date() });
+        console.log(`Organization ${organization.id} (${organization.name})\nAPI key: ${key}\nShown once: store it now.\n${setupLines(link, organization.id)}`);
+        return 0;
+      }
+      case 'setup-link': {
+        const id = await organizationId(args[0]);
+        console.log(setupLines(await createSetupLink(em, id, { publicUrl: config.publicUrl, now: new Date() }), id));
         return 0;
       }
       case 'org:list':

@@ -8,7 +8,8 @@ import { openServices } from './bootstrap.js';
 import { startWorker } from './jobs/index.js';
 import { createApp } from './http/app.js';
 import { McpSessions } from './mcp/sessions.js';
-import { firstOrganization } from '../tools/internal/credentials.js';
+import { firstOrganization, resolveApiKey } from '../tools/internal/credentials.js';
+import { createSetupLink, hasOwner, SETUP_LINK_HOURS } from '../tools/internal/accounts.js';
 
 /** Checks that the HTTP port can be bound before anything else starts (the database, the worker, a first API key). */
 function checkPort(host: string, port: number): Promise<void> {
@@ -64,7 +65,16 @@ async function main(): Promise<void> {
   // A fresh instance gets an organization and an API key, shown once, so it is usable before any console exists (printed by
   // a web process: a worker has no one to show it to).
   let freshKey: string | undefined;
-  if (server) freshKey = await firstOrganization(services.orm.em.fork());
+  let setupLink: string | undefined;
+  let ownerMissing = false;
+  if (server) {
+    const em = services.orm.em.fork();
+    freshKey = await firstOrganization(em);
+    // Its first owner comes from a link only the operator sees, never from being first to reach /signup.
+    const created = freshKey ? await resolveApiKey(em, freshKey) : undefined;
+    if (created) setupLink = await createSetupLink(em, created.organizationId, { publicUrl: config.publicUrl, now: new Date() });
+    else ownerMissing = !(await hasOwner(em));
+  }
 
   const base = config.publicUrl;
   const where = opened.embedded ? `embedded Postgres in ${config.dataDir}` : 'Postgres at DATABASE_URL';
@@ -78,12 +88,19 @@ async function main(): Promise<void> {
       `  MCP:       ${base}/api/mcp         (header  Authorization: Bearer <API key>)`,
       `             ${base}/api/mcp/<API key>`,
       `             ${base}/api/mcp-oauth     (OAuth: clients register themselves, you approve in the browser)`,
-      `  Console:   ${base}/   (the first sign-up becomes the owner of this instance)`,
+      `  Console:   ${base}/`,
+      setupLink
+        ? `  Set up:    ${setupLink}\n             Open it to create the owner account. It works once, for ${SETUP_LINK_HOURS} hours; a new one:  npm run herald -- setup-link`
+        : ownerMissing
+          ? '  Set up:    no owner yet: print a setup link with  npm run herald -- setup-link'
+          : undefined,
       freshKey
         ? `  API key:   ${freshKey}\n             Shown once: store it now. Mint a new one with  npm run herald -- key:create`
         : '  API key:   already created (mint a new one with  npm run herald -- key:create)',
       '',
-    ].join('\n'),
+    ]
+      .filter((line) => line !== undefined)
+      .join('\n'),
   );
 
   let stopping = false;

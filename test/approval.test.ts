@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { chainOf, publishUntilSettled } from './helpers/posts.js';
 import { signUp } from '../tools/internal/accounts.js';
@@ -73,7 +74,7 @@ beforeAll(async () => {
   fake = await startBlueskyFake();
   channelId = (await herald.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password })).body.id;
   const em = herald.services.orm.em.fork();
-  userId = (await signUp(em, { email: 'owner@example.com', password: 'correct horse battery', name: 'Olivia', organizationName: '' }, { allowSignup: false, now: new Date() })).user.id;
+  userId = (await signUp(em, { email: 'owner@example.com', password: 'correct horse battery', name: 'Olivia', organizationName: '', invitationToken: await setupToken(herald) }, { allowSignup: false, now: new Date() })).user.id;
   app = await oauthApp('Acme Planner');
   mcp = new Client({ name: 'approval-test', version: '1.0.0' });
   await mcp.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { startThreadsFake, type ThreadsFake } from './fakes/threads.js';
 import { connectOAuthChannel } from './helpers/oauth-channel.js';
 import { ConsoleClient } from './helpers/console-client.js';
@@ -88,7 +89,7 @@ describe('the health of each channel', () => {
 
   it('shows the state and what to do on the console', async () => {
     const browser = new ConsoleClient(herald.url);
-    await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery' });
+    await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
     const page = await browser.get('/channels');
     expect(page.text).toContain('badge warn">Token expiring');
     expect(page.text).toContain('LinkedIn cannot refresh its token.');

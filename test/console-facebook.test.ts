@@ -8,6 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import { IntegrationSchema } from '../src/db/entities.js';
 import { channelAuth } from '../tools/internal/integrations.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { launchBrowser, SCREENSHOT_DIR } from './helpers/browser.js';
 import { startFacebookFake, type FacebookFake } from './fakes/facebook.js';
 
@@ -34,7 +35,7 @@ afterAll(async () => {
 
 describe('connecting a Facebook Page in the console', () => {
   it('goes from the channels page through Facebook Login and the picker to an active channel', async () => {
-    await page.goto('/signup');
+    await page.goto(`/invite/${await setupToken(herald)}`);
     await page.getByLabel('Your name').fill('Paula Pages');
     await page.getByLabel('Email').fill('paula@example.com');
     await page.getByLabel('Password').fill('correct horse battery');

@@ -2,6 +2,7 @@
 // the platform callback, the page picker, posts of a week with failures, notifications, and HTML error pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { notify } from '../tools/internal/notifications.js';
@@ -22,7 +23,7 @@ beforeAll(async () => {
     SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url }, x: { web: 'https://x.example', api: 'http://127.0.0.1:9' } }),
   });
   browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery' });
+  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
   const connected = await browser.submit('/channels/connect/telegram', '/channels/connect/telegram', { botToken: telegram.token, chatId: String(telegram.chat.id) });
   expect(connected.location).toBe('/channels?notice=connected');
   channelId = (await db().execute('select id from integration'))[0].id;

@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { launchBrowser, SCREENSHOT_DIR } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { acceptedSamples } from './helpers/media-samples.js';
@@ -78,7 +79,7 @@ afterAll(async () => {
 
 describe('the console where people check an agent\'s work', () => {
   it('the owner signs up and turns the approval gate on', async () => {
-    await page.goto('/signup');
+    await page.goto(`/invite/${await setupToken(herald)}`);
     await page.getByLabel('Your name').fill('Olivia Owner');
     await page.getByLabel('Email').fill('olivia@example.com');
     await page.getByLabel('Password').fill('correct horse battery');

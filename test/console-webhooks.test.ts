@@ -2,6 +2,7 @@
 // attempts, replay one, rotate the secret, delete; refusals shown on the form.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { startFakeServer, type FakeServer } from './helpers/fake-server.js';
 import { ConsoleClient, textOf } from './helpers/console-client.js';
 
@@ -14,7 +15,7 @@ beforeAll(async () => {
   receiver.on('POST', '/hook', () => ({ status: 200, body: 'ok' }));
   herald = await startHerald({ WEBHOOKS_ALLOW_PRIVATE: 'true' });
   browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery' });
+  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
 });
 
 afterAll(async () => {

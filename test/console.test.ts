@@ -1,11 +1,13 @@
-// The web console in a real browser (Debian chromium, headless): sign-up of the owner, API key regeneration, a credential
-// channel connected against a fake platform, an OAuth app registered, the consent flow approved and denied, revocation.
+// The web console in a real browser (Debian chromium, headless): sign-up of the owner (with the setup link), API key
+// regeneration, a credential channel connected against a fake platform, an OAuth app registered, the consent flow approved
+// and denied, revocation.
 // A screenshot of each console page is saved under test-artifacts/screenshots.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { launchBrowser, SCREENSHOT_DIR } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 
@@ -44,12 +46,17 @@ afterAll(async () => {
 const rest = (credential: string, urlPath: string) => fetch(`${herald.restUrl}${urlPath}`, { headers: { authorization: credential } });
 
 describe('the console in a browser', () => {
-  it('signs up the owner of a fresh instance', async () => {
+  it('signs up the owner of a fresh instance with the setup link, and only with it', async () => {
     await page.goto('/');
     expect(new URL(page.url()).pathname).toBe('/login');
     await shot('login');
     await page.getByRole('link', { name: 'Sign up' }).first().click();
+    await expect(page.getByRole('heading', { name: 'Sign-up is by invitation' }).isVisible()).resolves.toBe(true);
+    expect(await page.getByLabel('Password').count()).toBe(0);
+    await shot('signup-closed');
+    await page.goto(`/invite/${await setupToken(herald)}`);
     await expect(page.getByRole('heading', { name: 'Create the owner account' }).isVisible()).resolves.toBe(true);
+    expect(await page.getByText('This setup link makes you an owner of Test organization').isVisible()).toBe(true);
     await page.getByLabel('Your name').fill('Olivia Owner');
     await page.getByLabel('Email').fill('olivia@example.com');
     await page.getByLabel('Password').fill('correct horse battery');

@@ -2,7 +2,8 @@
 // the token and its revocation, and the errors a polling client meets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { ConsoleClient } from './helpers/console-client.js';
+import { setupToken } from './helpers/setup-link.js';
+import { ConsoleClient, textOf } from './helpers/console-client.js';
 
 let herald: Herald;
 let browser: ConsoleClient;
@@ -10,7 +11,7 @@ let browser: ConsoleClient;
 beforeAll(async () => {
   herald = await startHerald({ DEVICE_POLL_INTERVAL_SECONDS: '2' });
   browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'owner@example.com', password: 'a long enough password' });
+  await browser.signUp({ email: 'owner@example.com', password: 'a long enough password', invitation: await setupToken(herald) });
 });
 
 afterAll(async () => {
@@ -127,6 +128,119 @@ describe('the standard RFC 8628 form', () => {
     expect(unknown.status).toBe(401);
     expect(unknown.body.error).toBe('invalid_client');
     herald.setNow(undefined);
+  });
+});
+
+describe('the client of a device login', () => {
+  const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
+  const register = async (metadata: Record<string, unknown>) => {
+    const response = await fetch(`${herald.url}/api/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  };
+  const basic = (id: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` });
+  async function postWith(path: string, body: Record<string, string>, headers: Record<string, string> = {}) {
+    const response = await fetch(`${herald.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(body).toString() });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  }
+
+  it('registers for the device grant alone (no redirect URI, as the metadata announces it), and names itself at both standard endpoints', async () => {
+    const metadata = (await (await fetch(`${herald.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, any>;
+    const registered = await register({ client_name: 'Headless agent', grant_types: [DEVICE], token_endpoint_auth_method: 'none' });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    expect(registered.body).toMatchObject({ grant_types: [DEVICE], redirect_uris: [], response_types: [] });
+    expect(metadata.grant_types_supported).toEqual(expect.arrayContaining(registered.body.grant_types));
+    const clientId = registered.body.client_id as string;
+
+    // client_id is required at the device authorization endpoint as at the token endpoint (RFC 8628 §3.1, §3.4).
+    const anonymous = await post('/api/oauth/device_authorization', { scope: 'mcp:read' }, true);
+    expect(anonymous.status).toBe(400);
+    expect(anonymous.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('client_id is required') });
+    const started = await post('/api/oauth/device_authorization', { client_id: clientId, scope: 'mcp:read' }, true);
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    pollLater();
+    const nameless = await post('/api/oauth/token', { grant_type: DEVICE, device_code: started.body.device_code }, true);
+    expect(nameless.status).toBe(400);
+    expect(nameless.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('client_id is required') });
+    // Polled in another form (the CLI's, without client_id), it is not this client's.
+    pollLater();
+    expect((await post('/device/token', { device_code: started.body.device_code })).body.error).toBe('invalid_grant');
+
+    const confirmation = await browser.submit('/device', '/device', { code: started.body.user_code });
+    expect(confirmation.text).toContain('Headless agent');
+    await browser.request('POST', '/device/decide', { _csrf: browser.csrf(confirmation), code: started.body.user_code, action: 'approve', scope: ['mcp:read'], organizationId: herald.organizationId });
+    pollLater();
+    const token = await post('/api/oauth/token', { grant_type: DEVICE, device_code: started.body.device_code, client_id: clientId }, true);
+    expect(token.status, JSON.stringify(token.body)).toBe(200);
+    expect(token.body).toMatchObject({ token_type: 'bearer', scope: 'mcp:read' });
+    // With no redirect URI it has no place on the consent screen.
+    const consent = await browser.get(`/oauth/authorize?client_id=${clientId}&response_type=code`);
+    expect(consent.status).toBe(400);
+    expect(consent.text).toContain('registered no Redirect URL');
+    herald.setNow(undefined);
+  });
+
+  it('a login started in the CLI form is polled in it: the token endpoint wants a client_id', async () => {
+    const started = await post('/device/code');
+    pollLater();
+    const standard = await post('/api/oauth/token', { grant_type: DEVICE, device_code: started.body.device_code }, true);
+    expect(standard.body.error).toBe('invalid_request');
+    pollLater();
+    expect((await post('/device/token', { device_code: started.body.device_code })).body.error).toBe('authorization_pending');
+    herald.setNow(undefined);
+  });
+
+  it('a confidential client authenticates at both endpoints', async () => {
+    const registered = await register({ client_name: 'Confidential box', redirect_uris: ['https://box.example/cb'], grant_types: ['authorization_code', DEVICE, 'refresh_token'], token_endpoint_auth_method: 'client_secret_basic' });
+    // Both grants of this server; refresh_token is dropped, as no refresh tokens are issued (RFC 7591 §2 lets a server replace values).
+    expect(registered.body).toMatchObject({ grant_types: ['authorization_code', DEVICE], response_types: ['code'] });
+    const { client_id: clientId, client_secret: secret } = registered.body as { client_id: string; client_secret: string };
+    expect(secret).toMatch(/^pcs_/);
+    const unauthenticated = await postWith('/api/oauth/device_authorization', { client_id: clientId });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.body.error).toBe('invalid_client');
+    expect((await postWith('/api/oauth/device_authorization', { client_id: clientId }, basic(clientId, 'pcs_wrong'))).status).toBe(401);
+    const started = await postWith('/api/oauth/device_authorization', { scope: 'mcp:read' }, basic(clientId, secret));
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    pollLater();
+    const noSecret = await postWith('/api/oauth/token', { grant_type: DEVICE, device_code: started.body.device_code, client_id: clientId });
+    expect(noSecret.status).toBe(401);
+    expect(noSecret.body.error).toBe('invalid_client');
+    pollLater();
+    expect((await postWith('/api/oauth/token', { grant_type: DEVICE, device_code: started.body.device_code }, basic(clientId, secret))).body.error).toBe('authorization_pending');
+    herald.setNow(undefined);
+  });
+});
+
+describe('a person who follows the link without an account', () => {
+  it('signs up from the log-in page (pasting an invitation link) and lands back on /device with the code filled in', async () => {
+    const started = await post('/device/code');
+    const code = started.body.user_code as string;
+    const person = new ConsoleClient(herald.url);
+    const sent = await person.get(`/device?code=${code}`);
+    expect(sent.location).toBe(`/login?next=${encodeURIComponent(`/device?code=${code}`)}`);
+    const login = await person.get(sent.location!);
+    const signUpLink = /href="(\/signup\?next=[^"]+)">Sign up</.exec(login.text)![1].replace(/&amp;/g, '&');
+    expect(signUpLink).toBe(`/signup?next=${encodeURIComponent(`/device?code=${code}`)}`);
+    // Sign-up is by invitation here: the page takes the link the person was sent, and keeps where they were going.
+    const closed = await person.get(signUpLink);
+    expect(closed.status).toBe(403);
+    expect(closed.text).toContain(`<input type="hidden" name="next" value="/device?code=${code}">`);
+    const invitation = textOf(await browser.submitAndFollow('/members', '/members/invite', { role: 'member' }), 'invitation-link');
+    const form = await person.get(`/signup?next=${encodeURIComponent(`/device?code=${code}`)}&invitation=${encodeURIComponent(invitation)}`);
+    expect(form.status).toBe(200);
+    const signedUp = await person.request('POST', '/signup', {
+      _csrf: person.csrf(form),
+      email: 'newcomer@example.com',
+      password: 'a long enough password',
+      name: '',
+      invitation: /name="invitation" value="([^"]+)"/.exec(form.text)![1],
+      next: /name="next" value="([^"]+)"/.exec(form.text)![1],
+    });
+    expect(signedUp.status).toBe(303);
+    expect(signedUp.location).toBe(`/device?code=${code}`);
+    const device = await person.get(signedUp.location!);
+    expect(device.status).toBe(200);
+    expect(device.text).toContain(`value="${code}"`);
   });
 });
 

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
 
 const REDIRECT = 'http://127.0.0.1:53682/oauth/callback';
@@ -69,7 +70,7 @@ async function approveInBrowser(browser: ConsoleClient, authorizationUrl: URL, e
 
 it('the SDK client discovers, registers itself, completes PKCE through the consent screen and lists the tools', async () => {
   const browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'agent-owner@example.com', password: 'correct horse battery' });
+  await browser.signUp({ email: 'agent-owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
   const provider = new MemoryProvider();
   const serverUrl = new URL(`${herald.url}/api/mcp-oauth`);
 
@@ -109,4 +110,23 @@ it('when the person grants read access only, the client gets an mcp:read token a
   expect(names).toContain('integrationList');
   expect(names).not.toContain('schedulePostTool');
   await client.close();
+});
+
+it('without a valid token, /mcp-oauth answers 401 about an OAuth access token and where a client gets one, not about an API key', async () => {
+  for (const [path, authorization] of [['/api/mcp-oauth', undefined], ['/api/mcp-oauth', 'Bearer pos_not-a-token'], ['/mcp-oauth', undefined]] as const) {
+    const response = await fetch(`${herald.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } } }),
+    });
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as { code: string; message: string; hint: string };
+    expect(body.code).toBe('unauthenticated');
+    expect(body.message).toBe('Missing or invalid OAuth access token.');
+    expect(body.hint).toContain(`${herald.url}/.well-known/oauth-protected-resource${path}`);
+    expect(body.hint).not.toContain('Send the API key');
+  }
+  // The API-key endpoint keeps speaking of API keys.
+  const keyed = await fetch(`${herald.url}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+  expect(((await keyed.json()) as { message: string }).message).toBe('Missing or invalid API key.');
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient, textOf } from './helpers/console-client.js';
 
 const PASSWORD = 'correct horse battery';
@@ -68,7 +69,7 @@ const restWith = (credential: string, method = 'GET', path = '/integrations', bo
 beforeAll(async () => {
   herald = await startHerald();
   owner = new ConsoleClient(herald.url);
-  await owner.signUp({ email: 'owner@example.com', password: PASSWORD });
+  await owner.signUp({ email: 'owner@example.com', password: PASSWORD, invitation: await setupToken(herald) });
 });
 afterAll(async () => {
   await herald.stop();
@@ -332,6 +333,11 @@ describe('PKCE and dynamic registration', () => {
     expect((await register({ redirect_uris: ['https://app.example/cb#frag'] })).body.error).toBe('invalid_redirect_uri');
     expect((await register({})).status).toBe(400);
     expect((await register({ redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'private_key_jwt' })).body.error).toBe('invalid_client_metadata');
+    // Grants: only this server's (authorization_code, the device grant); redirect URIs stay required for authorization_code.
+    const foreign = await register({ redirect_uris: ['https://app.example/cb'], grant_types: ['client_credentials'] });
+    expect(foreign.body).toEqual({ error: 'invalid_client_metadata', error_description: expect.stringContaining('urn:ietf:params:oauth:grant-type:device_code') });
+    expect((await register({ redirect_uris: ['https://app.example/cb'], grant_types: 'authorization_code' })).body.error).toBe('invalid_client_metadata');
+    expect((await register({ grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'] })).body.error).toBe('invalid_redirect_uri');
     const confidential = await register({ redirect_uris: ['https://app.example/cb', 'cursor://anysphere.cursor-retrieval/oauth/callback'] });
     expect(confidential.status).toBe(201);
     expect(confidential.body.client_secret).toMatch(/^pcs_/);

@@ -2,6 +2,7 @@
 // route the express app serves (found by walking the app's router), public, and rendered on the console.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { createApp } from '../src/http/app.js';
 import { openApiPath } from '../src/http/openapi.js';
@@ -139,7 +140,7 @@ describe('GET /api/public/v1/openapi.json', () => {
 describe('the readable rendering', () => {
   it('is linked from the Developer page and lists every operation, without scripts', async () => {
     const browser = new ConsoleClient(herald.url);
-    await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery' });
+    await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
     const developer = await browser.get('/developer');
     expect(developer.text).toContain('href="/api-reference"');
     expect(developer.text).toContain('href="/api/public/v1/openapi.json"');

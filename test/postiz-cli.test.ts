@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { connectOAuthChannel } from './helpers/oauth-channel.js';
 import { publishUntilSettled } from './helpers/posts.js';
@@ -132,7 +133,7 @@ describe('the postiz CLI with an API key', () => {
 describe('postiz auth:login against Herald (device authorization)', () => {
   it('POSTIZ_AUTH_SERVER=<herald> postiz auth:login, approved in the console; then status, a command with the stored token, logout', async () => {
     const browser = new ConsoleClient(herald.url);
-    await browser.signUp({ email: 'cli@example.com', password: 'a long enough password' });
+    await browser.signUp({ email: 'cli@example.com', password: 'a long enough password', invitation: await setupToken(herald) });
     const login = spawn(process.execPath, [CLI, 'auth:login'], { env: { PATH: '/nonexistent', HOME: home, POSTIZ_AUTH_SERVER: herald.url } });
     let output = '';
     login.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
 import { startTelegramFake, telegramError, type TelegramFake } from './fakes/telegram.js';
@@ -21,7 +22,7 @@ beforeAll(async () => {
   const connected = await herald.rest('POST', '/integrations/telegram/connect', { botToken: telegram.token, chatId: String(telegram.chat.id) });
   channelId = connected.body.id;
   browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'owner@example.com', password: 'a long enough password' });
+  await browser.signUp({ email: 'owner@example.com', password: 'a long enough password', invitation: await setupToken(herald) });
 });
 
 afterAll(async () => {

@@ -40,7 +40,8 @@ export const InvitationSchema = defineEntity({
     organizationId: p.string(),
     tokenHash: p.string().unique(),
     role: p.string().$type<Role>(),
-    createdBy: p.string(),
+    /** The owner who made the link; null for a setup link, made by the operator (first-start banner or CLI). */
+    createdBy: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     expiresAt: timestamp(),
     usedAt: timestamp().nullable(),

@@ -3,8 +3,8 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { consumeRateLimit } from '../lib/rate-limit.js';
 import { exchangeCode, OAuthError, SCOPES } from '../../tools/internal/oauth.js';
-import { registerDynamicClient } from '../../tools/internal/oauth-apps.js';
-import { DEVICE_GRANT_TYPE, pollDeviceToken, startDeviceAuthorization } from '../../tools/internal/device.js';
+import { GRANT_TYPES, registerDynamicClient } from '../../tools/internal/oauth-apps.js';
+import { DEVICE_GRANT_TYPE, pollDeviceToken, startDeviceAuthorization, type DeviceClient, type DeviceForm } from '../../tools/internal/device.js';
 import type { Services } from '../../tools/types.js';
 
 /** Where the MCP endpoints answer: under /api (the documented base) and at the root (some clients rewrite a URL to `<host>/mcp...`). */
@@ -17,7 +17,7 @@ const TOKEN_PATHS = [TOKEN_PATH, '/oauth/token'];
 const REGISTER_PATH = '/api/oauth/register';
 const DEVICE_AUTHORIZATION_PATH = '/api/oauth/device_authorization';
 /** Device authorization (RFC 8628): the standard endpoint, and the postiz CLI's /device/code (with or without /api). */
-const DEVICE_START_PATHS = [DEVICE_AUTHORIZATION_PATH, '/oauth/device_authorization', '/device/code', '/api/device/code'];
+const DEVICE_START_PATHS: Record<DeviceForm, string[]> = { standard: [DEVICE_AUTHORIZATION_PATH, '/oauth/device_authorization'], cli: ['/device/code', '/api/device/code'] };
 /** The postiz CLI's poll of a device login. */
 const DEVICE_TOKEN_PATHS = ['/device/token', '/api/device/token'];
 const REGISTRATIONS_PER_ADDRESS_PER_HOUR = 30;
@@ -58,6 +58,12 @@ function basicCredentials(header: string | undefined): { client_id?: string; cli
   }
 }
 
+/** The client named by a request (client_id, and client_secret from the body or HTTP Basic). */
+function deviceClientOf(body: Record<string, unknown>): DeviceClient {
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  return { clientId: text(body.client_id), clientSecret: text(body.client_secret) };
+}
+
 export function oauthRouter(services: Services): Router {
   const router = express.Router();
   const bodies = [express.json({ limit: '64kb' }), express.urlencoded({ extended: false, limit: '64kb' })];
@@ -94,7 +100,7 @@ export function oauthRouter(services: Services): Router {
       registration_endpoint: `${publicUrl()}${REGISTER_PATH}`,
       scopes_supported: SCOPES,
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code', DEVICE_GRANT_TYPE],
+      grant_types_supported: GRANT_TYPES,
       device_authorization_endpoint: `${publicUrl()}${DEVICE_AUTHORIZATION_PATH}`,
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
       code_challenge_methods_supported: ['S256'],
@@ -102,15 +108,10 @@ export function oauthRouter(services: Services): Router {
     });
   });
 
-  /**
-   * A poll of the device_code grant (RFC 8628 §3.4): on the token endpoint, where client_id is required, and on the postiz
-   * CLI's /device/token.
-   */
-  const pollDevice = async (body: Record<string, unknown>, clientRequired: boolean) => {
-    const clientId = typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined;
-    if (clientRequired && !clientId) throw new OAuthError('invalid_request', 'client_id is required with the device_code grant.');
+  /** A poll of the device_code grant (RFC 8628 §3.4): on the token endpoint (the standard form) and on the postiz CLI's /device/token. */
+  const pollDevice = async (body: Record<string, unknown>, form: DeviceForm) => {
     const deviceCode = typeof body.device_code === 'string' ? body.device_code : undefined;
-    return pollDeviceToken(services.orm.em.fork(), { deviceCode, clientId }, { publicUrl: services.config.publicUrl, now: services.now() });
+    return pollDeviceToken(services.orm.em.fork(), { ...deviceClientOf(body), deviceCode }, { form, publicUrl: services.config.publicUrl, now: services.now() });
   };
 
   const token = async (request: Request, response: Response, next: NextFunction) => {
@@ -118,7 +119,7 @@ export function oauthRouter(services: Services): Router {
     response.setHeader('Pragma', 'no-cache');
     try {
       const body: Record<string, unknown> = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
-      if (body.grant_type === DEVICE_GRANT_TYPE) return response.json(await pollDevice(body, true));
+      if (body.grant_type === DEVICE_GRANT_TYPE) return response.json(await pollDevice(body, 'standard'));
       response.json(await exchangeCode(services.orm.em.fork(), body, services.now()));
     } catch (error) {
       if (error instanceof OAuthError) return sendOAuthError(response, error);
@@ -129,7 +130,7 @@ export function oauthRouter(services: Services): Router {
 
   // Device authorization (RFC 8628): the standard endpoint, and the postiz CLI's /device/code and /device/token (JSON, no
   // client_id; its --auth-server is Herald's URL, with or without /api).
-  const deviceStart = async (request: Request, response: Response, next: NextFunction) => {
+  const deviceStart = (form: DeviceForm) => async (request: Request, response: Response, next: NextFunction) => {
     response.setHeader('Cache-Control', 'no-store');
     try {
       const limit = await consumeRateLimit(services.orm.em.fork(), `device-address:${request.ip ?? ''}`, 'device_code', DEVICE_CODES_PER_ADDRESS_PER_HOUR, services.now());
@@ -140,13 +141,8 @@ export function oauthRouter(services: Services): Router {
       const body: Record<string, unknown> = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
       const authorization = await startDeviceAuthorization(
         services.orm.em.fork(),
-        {
-          clientId: typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined,
-          scope: typeof body.scope === 'string' ? body.scope : undefined,
-          userAgent: request.headers['user-agent'],
-          address: request.ip,
-        },
-        { publicUrl: services.config.publicUrl, interval: services.config.devicePollIntervalSeconds, now: services.now() },
+        { ...deviceClientOf(body), scope: typeof body.scope === 'string' ? body.scope : undefined, userAgent: request.headers['user-agent'], address: request.ip },
+        { form, publicUrl: services.config.publicUrl, interval: services.config.devicePollIntervalSeconds, now: services.now() },
       );
       response.json(authorization);
     } catch (error) {
@@ -154,11 +150,13 @@ export function oauthRouter(services: Services): Router {
       next(error);
     }
   };
-  router.post(DEVICE_START_PATHS, ...bodies, deviceStart);
+  router.post(DEVICE_START_PATHS.standard, ...bodies, deviceStart('standard'));
+  router.post(DEVICE_START_PATHS.cli, ...bodies, deviceStart('cli'));
   router.post(DEVICE_TOKEN_PATHS, ...bodies, async (request, response, next) => {
     response.setHeader('Cache-Control', 'no-store');
     try {
-      response.json(await pollDevice((request.body ?? {}) as Record<string, unknown>, false));
+      const body: Record<string, unknown> = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
+      response.json(await pollDevice(body, 'cli'));
     } catch (error) {
       if (error instanceof OAuthError) return sendOAuthError(response, error);
       next(error);
@@ -181,7 +179,7 @@ export function oauthRouter(services: Services): Router {
   });
 
   // A token request body that is not JSON or a form still gets an RFC 6749 answer.
-  router.use([...TOKEN_PATHS, REGISTER_PATH, ...DEVICE_START_PATHS, ...DEVICE_TOKEN_PATHS], (raw: unknown, _request: Request, response: Response, next: NextFunction) => {
+  router.use([...TOKEN_PATHS, REGISTER_PATH, ...DEVICE_START_PATHS.standard, ...DEVICE_START_PATHS.cli, ...DEVICE_TOKEN_PATHS], (raw: unknown, _request: Request, response: Response, next: NextFunction) => {
     const status = (raw as { status?: number }).status;
     if (status && status >= 400 && status < 500) return sendOAuthError(response, new OAuthError('invalid_request', 'The request body could not be read: send JSON or application/x-www-form-urlencoded.'));
     next(raw);

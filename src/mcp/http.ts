@@ -56,12 +56,16 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
       const caller = await resolveCredentialValue(services, credential);
       if (!caller || (source === 'path' && caller.credentialKind !== 'api_key')) {
         // /api/mcp-oauth points clients at its discovery document (RFC 9728 §5.1) so they can get a token on their own.
-        const challenge =
-          source === 'oauth'
-            ? `Bearer resource_metadata="${protectedResourceMetadataUrl(services, request.baseUrl + request.path)}", scope="${SCOPES.join(' ')}"${credential ? ', error="invalid_token"' : ''}`
-            : 'Bearer';
-        response.setHeader('WWW-Authenticate', challenge);
-        throw unauthenticated();
+        if (source !== 'oauth') {
+          response.setHeader('WWW-Authenticate', 'Bearer');
+          throw unauthenticated();
+        }
+        const metadata = protectedResourceMetadataUrl(services, request.baseUrl + request.path);
+        response.setHeader('WWW-Authenticate', `Bearer resource_metadata="${metadata}", scope="${SCOPES.join(' ')}"${credential ? ', error="invalid_token"' : ''}`);
+        // This endpoint is for clients that get an OAuth token themselves: the answer speaks of that token, not of an API key.
+        throw new DomainError('unauthenticated', 'Missing or invalid OAuth access token.', {
+          hint: `Send "Authorization: Bearer <access token>". An MCP client gets one by itself: it reads ${metadata}, registers, and sends you to approve it in the browser. A client set up with an API key connects to ${services.config.publicUrl}/api/mcp instead.`,
+        });
       }
       await sessions.handle(request, response, caller);
     } catch (error) {

@@ -9,6 +9,7 @@ import { publishChain } from '../../tools/internal/publish.js';
 import { startLemmyFake, type LemmyFake } from '../fakes/lemmy.js';
 import { ConsoleClient } from '../helpers/console-client.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
+import { setupToken } from '../helpers/setup-link.js';
 import { upload } from '../helpers/media-samples.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted, submitPost, waitForPublished } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
@@ -67,7 +68,7 @@ describe('connecting a Lemmy account', () => {
 describe('the console form', () => {
   it("offers the two-factor field, shows Lemmy's refusal on the form, and connects with the right password", async () => {
     const browser = new ConsoleClient(herald.url);
-    await browser.signUp({ email: 'lemmy-owner@example.com', password: 'correct horse battery' });
+    await browser.signUp({ email: 'lemmy-owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
     const form = await browser.get('/channels/connect/lemmy');
     expect(form.text).toContain('name="totp"');
     // The instance defaults to the deployment's endpoint, shown as the placeholder (never a value the form would send back).

@@ -1,15 +1,17 @@
-// Users, organizations they belong to, invitations and browser sessions. Sessions and invitations are random tokens stored
-// as SHA-256 hashes; passwords are scrypt hashes.
+// Users, organizations they belong to, invitations (an owner's, or the operator's setup links) and browser sessions.
+// Sessions and invitations are random tokens stored as SHA-256 hashes; passwords are scrypt hashes.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { OrganizationSchema } from '../../src/db/entities.js';
-import { InvitationSchema, MembershipSchema, UserSchema, WebSessionSchema, type Role, type User, type WebSession } from '../../src/db/account-entities.js';
-import { conflict, DomainError, invalidInput } from '../../src/errors.js';
+import { InvitationSchema, MembershipSchema, UserSchema, WebSessionSchema, type Invitation, type Role, type User, type WebSession } from '../../src/db/account-entities.js';
+import { conflict, DomainError, invalidInput, notFound } from '../../src/errors.js';
 import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
 import { decoyHash, hashPassword, verifyPassword } from '../../src/lib/password.js';
 import { createOrganization } from './credentials.js';
 
 export const SESSION_DAYS = 30;
 const INVITATION_DAYS = 7;
+/** How long a setup link works: it is printed to a terminal and so to logs, and a fresh one is one command away. */
+export const SETUP_LINK_HOURS = 24;
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const PASSWORD_MIN = 10;
 const PASSWORD_MAX = 200;
@@ -22,60 +24,53 @@ function checkCredentialsShape(email: string, password: string): void {
   if (password.length > PASSWORD_MAX) throw invalidInput(`Choose a password of at most ${PASSWORD_MAX} characters.`);
 }
 
-export async function userCount(em: EntityManager): Promise<number> {
-  return em.count(UserSchema, {});
-}
-
 export interface SignUpInput {
   email: string;
   password: string;
   name: string;
   organizationName: string;
+  /** An invitation link's token: an owner's invitation, or a setup link the operator printed. */
   invitationToken?: string;
 }
 
 /**
- * Creates a user. The first user of the instance becomes owner of the organizations created from the command line (the
- * first start makes one, whose API key was printed), or of a new organization when there is none. Later users need an
- * invitation, unless open sign-up is allowed (then they own a new organization).
+ * Creates a user. With an invitation (or a setup link) the user joins its organization with its role; without one, only
+ * where open sign-up is allowed, as owner of a new, empty organization. Being the first to reach a new Herald gives
+ * nothing: the first owner comes from the setup link only the operator has (DESIGN §9).
  */
 export async function signUp(em: EntityManager, input: SignUpInput, options: { allowSignup: boolean; now: Date }): Promise<{ user: User; organizationId: string }> {
   const email = normalizeEmail(input.email);
   checkCredentialsShape(email, input.password);
   return em.transactional(async (tx) => {
-    // One sign-up at a time decides who is first.
+    // One sign-up at a time: the email check below then holds (the unique index would otherwise answer a 500).
     await tx.getConnection().execute('select pg_advisory_xact_lock(hashtext(?))', ['herald:signup']);
-    const first = (await tx.count(UserSchema, {})) === 0;
     const invitation = input.invitationToken ? await findUsableInvitation(tx, input.invitationToken, options.now) : undefined;
-    if (!first && !invitation && !options.allowSignup) {
-      throw new DomainError('forbidden', 'Sign-up on this Herald is by invitation.', { hint: 'Ask an owner of your organization for an invitation link.' });
-    }
+    if (!invitation && !options.allowSignup) throw signUpClosed();
     if (await tx.findOne(UserSchema, { email })) {
       // Says no more than a failed log-in would: the address may or may not have an account.
       throw conflict('An account cannot be created with these details.', { hint: 'If you already have an account, log in; an invitation link can then be opened while logged in.' });
     }
     const user = tx.create(UserSchema, { id: newId(), email, name: input.name.trim().slice(0, 100), passwordHash: await hashPassword(input.password), createdAt: options.now });
     await tx.flush();
-    let organizationIds: string[];
+    let organizationId: string;
     let role: Role = 'owner';
     if (invitation) {
-      organizationIds = [invitation.organizationId];
+      await claimInvitation(tx, invitation, user.id, options.now);
+      organizationId = invitation.organizationId;
       role = invitation.role;
-      Object.assign(invitation, { usedAt: options.now, usedBy: user.id });
-    } else if (first) {
-      const orphans = await tx.getConnection().execute<{ id: string }[]>(
-        'select id from organization o where not exists (select 1 from membership m where m.organization_id = o.id) order by created_at',
-      );
-      organizationIds = orphans.map((row) => row.id);
-      if (organizationIds.length === 0) organizationIds = [(await createOrganization(tx, input.organizationName.trim() || 'My organization')).id];
     } else {
-      organizationIds = [(await createOrganization(tx, input.organizationName.trim() || `${user.email}'s organization`)).id];
+      organizationId = (await createOrganization(tx, input.organizationName.trim() || `${user.email}'s organization`)).id;
     }
-    for (const organizationId of organizationIds) tx.create(MembershipSchema, { userId: user.id, organizationId, role, createdAt: options.now });
+    tx.create(MembershipSchema, { userId: user.id, organizationId, role, createdAt: options.now });
     await tx.flush();
-    return { user, organizationId: organizationIds[0] };
+    return { user, organizationId };
   });
 }
+
+export const signUpClosed = () =>
+  new DomainError('forbidden', 'Sign-up on this Herald is by invitation.', {
+    hint: 'Open the invitation link an owner sent you. Setting up a new Herald? Open the setup link it printed at its first start, or print a new one on the server with: npm run herald -- setup-link',
+  });
 
 /** The user whose email and password match, or undefined; takes as long for an unknown email as for a wrong password. */
 export async function authenticate(em: EntityManager, email: string, password: string): Promise<User | undefined> {
@@ -145,30 +140,51 @@ export async function switchOrganization(em: EntityManager, session: WebSession,
   await em.nativeUpdate(WebSessionSchema, { id: session.id }, { organizationId });
 }
 
-async function findUsableInvitation(em: EntityManager, token: string, now: Date) {
-  const invitation = await em.findOne(InvitationSchema, { tokenHash: sha256(token) });
+async function findUsableInvitation(em: EntityManager, token: string, now: Date): Promise<Invitation> {
+  const invitation = token.length <= 200 ? await em.findOne(InvitationSchema, { tokenHash: sha256(token) }) : null;
   if (!invitation || invitation.usedAt || invitation.expiresAt <= now) {
-    throw invalidInput('This invitation link is not valid any more.', { hint: 'Invitation links work once and for 7 days; ask an owner for a new one.' });
+    throw invalidInput('This invitation link is not valid any more.', {
+      hint: invitation?.createdBy === null
+        ? `Setup links work once and for ${SETUP_LINK_HOURS} hours; print a new one on the server with: npm run herald -- setup-link`
+        : `Invitation links work once and for ${INVITATION_DAYS} days; ask an owner for a new one.`,
+    });
   }
   return invitation;
 }
 
-export async function describeInvitation(em: EntityManager, token: string, now: Date): Promise<{ organizationName: string; role: Role }> {
+/** Marks the invitation used by `userId`; of two people using one link at once, only one gets through. */
+async function claimInvitation(em: EntityManager, invitation: Invitation, userId: string, now: Date): Promise<void> {
+  const claimed = await em.nativeUpdate(InvitationSchema, { id: invitation.id, usedAt: null }, { usedAt: now, usedBy: userId });
+  if (claimed !== 1) throw invalidInput('This invitation link is not valid any more.', { hint: 'It was used a moment ago.' });
+}
+
+export interface DescribedInvitation {
+  organizationName: string;
+  role: Role;
+  /** A setup link from the operator (the organization's first owner), not an owner's invitation. */
+  setup: boolean;
+}
+
+export async function describeInvitation(em: EntityManager, token: string, now: Date): Promise<DescribedInvitation> {
   const invitation = await findUsableInvitation(em, token, now);
   const organization = await em.findOneOrFail(OrganizationSchema, { id: invitation.organizationId });
-  return { organizationName: organization.name, role: invitation.role };
+  return { organizationName: organization.name, role: invitation.role, setup: invitation.createdBy === null };
 }
 
 export async function createInvitation(em: EntityManager, organizationId: string, createdBy: string, role: Role, now: Date): Promise<string> {
+  return insertInvitation(em, { organizationId, createdBy, role, now, lifetimeMs: INVITATION_DAYS * DAY_MS });
+}
+
+async function insertInvitation(em: EntityManager, values: { organizationId: string; createdBy: string | null; role: Role; now: Date; lifetimeMs: number }): Promise<string> {
   const token = randomToken(24);
   em.create(InvitationSchema, {
     id: newId(),
-    organizationId,
+    organizationId: values.organizationId,
     tokenHash: sha256(token),
-    role,
-    createdBy,
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + INVITATION_DAYS * DAY_MS),
+    role: values.role,
+    createdBy: values.createdBy,
+    createdAt: values.now,
+    expiresAt: new Date(values.now.getTime() + values.lifetimeMs),
     usedAt: null,
     usedBy: null,
   });
@@ -176,14 +192,39 @@ export async function createInvitation(em: EntityManager, organizationId: string
   return token;
 }
 
+/**
+ * A setup link: what only the operator has (it is printed in the first-start banner and by the CLI), making whoever opens
+ * it first an owner of the organization. It is an owner invitation with no user behind it: random, stored as a hash, used
+ * once, bound to one organization, and short-lived because it lands in logs. A new one replaces the organization's unused
+ * ones, so a link that leaked stops working when the operator prints another.
+ */
+export async function createSetupLink(em: EntityManager, organizationId: string, options: { publicUrl: string; now: Date }): Promise<string> {
+  if (!(await em.findOne(OrganizationSchema, { id: organizationId }))) throw notFound(`Organization ${organizationId} not found.`, { hint: 'List them with  npm run herald -- org:list' });
+  // Expired rather than deleted, so opening an old one still says it was a setup link and how to get a new one.
+  await em.nativeUpdate(InvitationSchema, { organizationId, createdBy: null, usedAt: null, expiresAt: { $gt: options.now } }, { expiresAt: options.now });
+  const token = await insertInvitation(em, { organizationId, createdBy: null, role: 'owner', now: options.now, lifetimeMs: SETUP_LINK_HOURS * 60 * 60 * 1000 });
+  return invitationUrl(options.publicUrl, token);
+}
+
+export const invitationUrl = (publicUrl: string, token: string) => `${publicUrl}/invite/${token}`;
+
+/** Whether any organization has an owner yet (the banner then stops pointing at the setup link). */
+export async function hasOwner(em: EntityManager): Promise<boolean> {
+  return (await em.count(MembershipSchema, { role: 'owner' })) > 0;
+}
+
 /** A logged-in user joins the invitation's organization. */
 export async function acceptInvitation(em: EntityManager, token: string, userId: string, now: Date): Promise<string> {
-  const invitation = await findUsableInvitation(em, token, now);
-  const existing = await em.findOne(MembershipSchema, { userId, organizationId: invitation.organizationId });
-  if (!existing) em.create(MembershipSchema, { userId, organizationId: invitation.organizationId, role: invitation.role, createdAt: now });
-  Object.assign(invitation, { usedAt: now, usedBy: userId });
-  await em.flush();
-  return invitation.organizationId;
+  return em.transactional(async (tx) => {
+    const invitation = await findUsableInvitation(tx, token, now);
+    await claimInvitation(tx, invitation, userId, now);
+    const existing = await tx.findOne(MembershipSchema, { userId, organizationId: invitation.organizationId });
+    // A member given an owner's link (a setup link, to hand an organization back to someone) becomes an owner.
+    if (!existing) tx.create(MembershipSchema, { userId, organizationId: invitation.organizationId, role: invitation.role, createdAt: now });
+    else if (invitation.role === 'owner') existing.role = 'owner';
+    await tx.flush();
+    return invitation.organizationId;
+  });
 }
 
 export async function membersOf(em: EntityManager, organizationId: string): Promise<{ id: string; email: string; name: string; role: Role }[]> {

@@ -1,16 +1,17 @@
 // The OAuth 2.0 device authorization grant (RFC 8628), so a CLI or a headless agent logs in without copying a key: it asks
 // for a device code, the person enters the short user code on the console's /device page, sees what is asking and for
 // which organization, and approves or denies; the client's polling then gets a `pos_` access token with the granted
-// scopes, listed under approved apps and revocable there. Answered in the standard form (client_id, form bodies, the
-// token endpoint's device_code grant) and in the postiz CLI's form (POST /device/code and /device/token with JSON, no
-// client_id, answering api_url and organization_id).
+// scopes, listed under approved apps and revocable there. Answered in the standard form (client_id required at both the
+// device authorization and the token endpoint, as RFC 8628 §3.1 and §3.4 say; form bodies; the token endpoint's
+// device_code grant) and in the postiz CLI's form (POST /device/code and /device/token with JSON, no client_id, answering
+// api_url and organization_id). A login is polled in the form it was started in.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomInt } from 'node:crypto';
 import { OrganizationSchema } from '../../src/db/entities.js';
 import { DeviceCodeSchema, OAuthAppSchema, type DeviceCode, type OAuthApp } from '../../src/db/account-entities.js';
 import { DomainError, invalidInput } from '../../src/errors.js';
 import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
-import { issueAccessToken, OAuthError, SCOPES, type Scope } from './oauth.js';
+import { authenticateClient, issueAccessToken, OAuthError, SCOPES, type Scope } from './oauth.js';
 
 export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const LIFETIME_SECONDS = 15 * 60;
@@ -51,20 +52,40 @@ async function deviceLoginApp(em: EntityManager, now: Date): Promise<OAuthApp> {
   return em.findOneOrFail(OAuthAppSchema, { clientId: DEVICE_LOGIN_CLIENT_ID });
 }
 
-/** Starts a device authorization. Without client_id the request is the postiz CLI's form and lands on the shared app. */
+/**
+ * Which form a device request has: `standard` (RFC 8628 §3.1 and §3.4: the device authorization endpoint and the token
+ * endpoint, where client_id is required at both) or `cli` (the postiz CLI's /device/code and /device/token, no client_id).
+ */
+export type DeviceForm = 'standard' | 'cli';
+
+export interface DeviceClient {
+  clientId?: string;
+  clientSecret?: string;
+}
+
+/**
+ * The client of a device request, decided the same way at the start and at every poll: a client_id is authenticated as at
+ * the token endpoint (a confidential client sends its secret too); without one, the standard form is refused and the
+ * CLI's form is the shared "Command-line login" app.
+ */
+async function deviceClient(em: EntityManager, client: DeviceClient, form: DeviceForm, now: Date): Promise<OAuthApp> {
+  if (client.clientId) {
+    if (client.clientId === DEVICE_LOGIN_CLIENT_ID) throw new OAuthError('invalid_client', 'Client authentication failed: unknown client_id.', 401);
+    return authenticateClient(em, { clientId: client.clientId, clientSecret: client.clientSecret });
+  }
+  if (form === 'standard') {
+    throw new OAuthError('invalid_request', 'client_id is required: register the client at /api/oauth/register (grant_types ["urn:ietf:params:oauth:grant-type:device_code"]) and send its client_id.');
+  }
+  return deviceLoginApp(em, now);
+}
+
+/** Starts a device authorization for the client of `form`. */
 export async function startDeviceAuthorization(
   em: EntityManager,
-  request: { clientId?: string; scope?: string; userAgent?: string; address?: string },
-  options: { publicUrl: string; interval: number; now: Date },
+  request: DeviceClient & { scope?: string; userAgent?: string; address?: string },
+  options: { form: DeviceForm; publicUrl: string; interval: number; now: Date },
 ): Promise<DeviceAuthorization> {
-  let app: OAuthApp;
-  if (request.clientId) {
-    const found = await em.findOne(OAuthAppSchema, { clientId: request.clientId, deletedAt: null });
-    if (!found || found.clientId === DEVICE_LOGIN_CLIENT_ID) throw new OAuthError('invalid_client', 'Unknown client_id.', 401);
-    app = found;
-  } else {
-    app = await deviceLoginApp(em, options.now);
-  }
+  const app = await deviceClient(em, request, options.form, options.now);
   let scopes: Scope[] = [...SCOPES];
   if (request.scope?.trim()) {
     const requested = request.scope.trim().split(/\s+/);
@@ -151,13 +172,19 @@ export interface DeviceToken {
  * One poll of the device code. RFC 8628 §3.5 errors: authorization_pending, slow_down (polled faster than the interval,
  * which then grows by 5 seconds), access_denied, expired_token; a code already exchanged is invalid_grant.
  */
-export async function pollDeviceToken(em: EntityManager, request: { deviceCode?: string; clientId?: string }, options: { publicUrl: string; now: Date }): Promise<DeviceToken> {
+export async function pollDeviceToken(
+  em: EntityManager,
+  request: DeviceClient & { deviceCode?: string },
+  options: { form: DeviceForm; publicUrl: string; now: Date },
+): Promise<DeviceToken> {
   const { now } = options;
+  const app = await deviceClient(em, request, options.form, now);
   if (!request.deviceCode) throw new OAuthError('invalid_request', 'device_code is required.');
   const device = await em.findOne(DeviceCodeSchema, { deviceCodeHash: sha256(request.deviceCode) });
   if (!device) throw new OAuthError('invalid_grant', 'Unknown device_code.');
-  const app = await em.findOneOrFail(OAuthAppSchema, { id: device.appId });
-  if (request.clientId !== undefined && request.clientId !== app.clientId) throw new OAuthError('invalid_grant', 'The device_code was issued to another client.');
+  if (device.appId !== app.id) {
+    throw new OAuthError('invalid_grant', 'The device_code was issued to another client: poll with the client_id that started the login (or none, for a login started without one).');
+  }
   if (device.status === 'used') throw new OAuthError('invalid_grant', 'This device_code was already exchanged for a token.');
   if (device.status === 'denied') throw new OAuthError('access_denied', 'The request was denied.');
   if (device.expiresAt <= now) throw new OAuthError('expired_token', 'The device code expired; start the login again.');

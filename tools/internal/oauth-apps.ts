@@ -5,6 +5,7 @@ import { OAuthAppSchema, OAuthCodeSchema, type OAuthApp, type TokenEndpointAuthM
 import { invalidInput, notFound } from '../../src/errors.js';
 import { newId, sha256 } from '../../src/lib/crypto.js';
 import { newClientId, newClientSecret, OAuthError, revokeTokens, SCOPES } from './oauth.js';
+import { DEVICE_GRANT_TYPE } from './device.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'ftp:', 'ws:', 'wss:']);
@@ -110,12 +111,31 @@ export interface RegistrationResponse {
   scope: string;
 }
 
+/** The grants of this server, as its metadata announces them (grant_types_supported). */
+export const GRANT_TYPES = ['authorization_code', DEVICE_GRANT_TYPE] as const;
+
+/**
+ * The grants a registration asks for (RFC 7591 §2: authorization_code when none is named), narrowed to this server's
+ * (§2 lets a server replace requested values: a refresh_token asked for alongside is dropped, as no refresh tokens are
+ * issued); refused when none of them is one of this server's.
+ */
+function registeredGrantTypes(value: unknown): string[] {
+  if (value === undefined) return ['authorization_code'];
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw new OAuthError('invalid_client_metadata', 'grant_types must be an array of strings.');
+  const granted = GRANT_TYPES.filter((grant) => value.includes(grant));
+  if (granted.length === 0) throw new OAuthError('invalid_client_metadata', `grant_types must include ${GRANT_TYPES.join(' or ')} (the grants of this server).`);
+  return granted;
+}
+
 export async function registerDynamicClient(em: EntityManager, metadata: unknown, now: Date): Promise<RegistrationResponse> {
   if (!metadata || typeof metadata !== 'object' || Array.isArray(metadata)) throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata.');
   const body = metadata as Record<string, unknown>;
-  const uris = body.redirect_uris;
-  if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((uri) => typeof uri === 'string')) {
-    throw new OAuthError('invalid_redirect_uri', 'redirect_uris must be an array of 1 to 10 URLs.');
+  const grantTypes = registeredGrantTypes(body.grant_types);
+  // Redirect URIs are for redirect-based flows (RFC 7591 §2): a client of the device grant alone (a CLI) has none.
+  const redirecting = grantTypes.includes('authorization_code');
+  const uris = body.redirect_uris ?? (redirecting ? undefined : []);
+  if (!Array.isArray(uris) || (redirecting && uris.length === 0) || uris.length > 10 || !uris.every((uri) => typeof uri === 'string')) {
+    throw new OAuthError('invalid_redirect_uri', `redirect_uris must be an array of ${redirecting ? 1 : 0} to 10 URLs.`);
   }
   for (const uri of uris as string[]) {
     const problem = redirectUriProblem(uri);
@@ -124,10 +144,6 @@ export async function registerDynamicClient(em: EntityManager, metadata: unknown
   const method = (body.token_endpoint_auth_method ?? 'client_secret_post') as string;
   if (!['client_secret_post', 'client_secret_basic', 'none'].includes(method)) {
     throw new OAuthError('invalid_client_metadata', `token_endpoint_auth_method "${method}" is not supported; use none, client_secret_post or client_secret_basic.`);
-  }
-  const grantTypes = body.grant_types;
-  if (grantTypes !== undefined && (!Array.isArray(grantTypes) || !grantTypes.includes('authorization_code'))) {
-    throw new OAuthError('invalid_client_metadata', 'grant_types must include authorization_code (the only grant of this server).');
   }
   const name = typeof body.client_name === 'string' && body.client_name.trim() ? body.client_name.trim().slice(0, 100) : 'MCP client';
   const clientSecret = method === 'none' ? undefined : newClientSecret();
@@ -155,8 +171,8 @@ export async function registerDynamicClient(em: EntityManager, metadata: unknown
     client_name: app.name,
     redirect_uris: app.redirectUris,
     token_endpoint_auth_method: app.tokenEndpointAuthMethod,
-    grant_types: ['authorization_code'],
-    response_types: ['code'],
+    grant_types: grantTypes,
+    response_types: redirecting ? ['code'] : [],
     scope: SCOPES.join(' '),
   };
 }

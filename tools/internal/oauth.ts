@@ -64,7 +64,9 @@ export async function checkAuthorizationRequest(em: EntityManager, params: Autho
     throw invalidInput(`response_type must be "code"${params.response_type ? `, not "${params.response_type}"` : ''}.`, { hint: 'Only the authorization-code flow is supported.' });
   }
   let redirectUri: string;
-  if (params.redirect_uri) {
+  if (app.redirectUris.length === 0) {
+    throw invalidInput('This app registered no Redirect URL, so it cannot be approved on this page.', { hint: 'It logs in with a device code: enter the code it shows on the Device login page.' });
+  } else if (params.redirect_uri) {
     if (!app.redirectUris.includes(params.redirect_uri)) {
       throw invalidInput('redirect_uri does not match a Redirect URL registered for this app.', { hint: 'Redirect URLs must match exactly, character for character.' });
     }
@@ -153,13 +155,7 @@ export async function exchangeCode(em: EntityManager, raw: Record<string, unknow
   if (body.grant_type !== 'authorization_code') throw new OAuthError('unsupported_grant_type', `grant_type "${body.grant_type}" is not supported; use authorization_code.`);
   if (!body.client_id) throw new OAuthError('invalid_request', 'client_id is required.');
   if (!body.code) throw new OAuthError('invalid_request', 'code is required.');
-  const app = await em.findOne(OAuthAppSchema, { clientId: body.client_id, deletedAt: null });
-  if (!app) throw new OAuthError('invalid_client', 'Client authentication failed: unknown client_id.', 401);
-  if (app.tokenEndpointAuthMethod !== 'none') {
-    if (!body.client_secret || !app.clientSecretHash || !safeEqual(sha256(body.client_secret), app.clientSecretHash)) {
-      throw new OAuthError('invalid_client', 'Client authentication failed: client_secret is missing or wrong.', 401);
-    }
-  }
+  const app = await authenticateClient(em, { clientId: body.client_id, clientSecret: body.client_secret });
   const code = await em.findOne(OAuthCodeSchema, { codeHash: sha256(body.code) });
   if (!code || code.appId !== app.id) throw new OAuthError('invalid_grant', 'The code is invalid or was issued to another client.');
   if (code.usedAt) {
@@ -183,6 +179,21 @@ export async function exchangeCode(em: EntityManager, raw: Record<string, unknow
   await em.nativeUpdate(OAuthCodeSchema, { id: code.id }, { tokenId });
   const organization = await em.findOneOrFail(OrganizationSchema, { id: code.organizationId });
   return { id: organization.id, cus: organization.billingCustomer ?? '', access_token: accessToken, token_type: 'bearer', scope: code.scopes.join(' ') };
+}
+
+/**
+ * The client of a token request (RFC 6749 §2.3.1): a public client names itself with client_id, a confidential one also
+ * sends its secret (in the body or with HTTP Basic). Every endpoint that takes a client_id checks it here.
+ */
+export async function authenticateClient(em: EntityManager, client: { clientId: string; clientSecret?: string }): Promise<OAuthApp> {
+  const app = await em.findOne(OAuthAppSchema, { clientId: client.clientId, deletedAt: null });
+  if (!app) throw new OAuthError('invalid_client', 'Client authentication failed: unknown client_id.', 401);
+  if (app.tokenEndpointAuthMethod !== 'none') {
+    if (!client.clientSecret || !app.clientSecretHash || !safeEqual(sha256(client.clientSecret), app.clientSecretHash)) {
+      throw new OAuthError('invalid_client', 'Client authentication failed: client_secret is missing or wrong.', 401);
+    }
+  }
+  return app;
 }
 
 /**

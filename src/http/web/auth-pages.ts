@@ -1,5 +1,6 @@
 // Sign-up, log-in, log-out, invitations and the organization switch.
 import type { Request, Response, Router } from 'express';
+import { DomainError } from '../../errors.js';
 import { consumeRateLimit } from '../../lib/rate-limit.js';
 import { sha256 } from '../../lib/crypto.js';
 import {
@@ -12,8 +13,8 @@ import {
   organizationsOf,
   PASSWORD_MIN,
   signUp,
+  signUpClosed,
   switchOrganization,
-  userCount,
 } from '../../../tools/internal/accounts.js';
 import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, sendPage, sentence, type Markup } from './html.js';
@@ -21,16 +22,37 @@ import { clearSessionCookie, consoleLocals, requireSignedIn, safeNext, setSessio
 
 const LOGIN_PER_EMAIL_PER_HOUR = 10;
 const LOGIN_PER_ADDRESS_PER_HOUR = 50;
+/** Where open sign-up is allowed, each sign-up makes an organization: a bound on what one address can make. */
+const SIGNUPS_PER_ADDRESS_PER_HOUR = 20;
 
 const field = (body: unknown, name: string) => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' ? value : '';
 };
 
-function signUpForm(csrf: string, options: { first: boolean; invitation?: string; email?: string; name?: string; organizationName?: string }): Markup {
+/** `path` with `next` carried along, so a person sent to log in (from /device, a consent screen) comes back there. */
+const withNext = (path: string, next: string | undefined) => (next ? `${path}${path.includes('?') ? '&' : '?'}next=${encodeURIComponent(next)}` : path);
+
+/** The token of an invitation or setup link, whether the token itself or the whole link was given. */
+function invitationToken(value: string): string | undefined {
+  const trimmed = value.trim();
+  const index = trimmed.lastIndexOf('/invite/');
+  return (index >= 0 ? trimmed.slice(index + '/invite/'.length).split(/[?#/]/)[0] : trimmed) || undefined;
+}
+
+interface SignUpFormOptions {
+  invitation?: string;
+  next?: string;
+  email?: string;
+  name?: string;
+  organizationName?: string;
+}
+
+function signUpForm(csrf: string, options: SignUpFormOptions): Markup {
   return html`<form method="post" action="/signup" class="card">
     ${csrfField(csrf)}
     ${options.invitation ? html`<input type="hidden" name="invitation" value="${options.invitation}">` : ''}
+    ${options.next ? html`<input type="hidden" name="next" value="${options.next}">` : ''}
     <label for="name">Your name</label>
     <input id="name" name="name" type="text" autocomplete="name" value="${options.name ?? ''}" maxlength="100">
     <label for="email">Email</label>
@@ -41,44 +63,54 @@ function signUpForm(csrf: string, options: { first: boolean; invitation?: string
     ${options.invitation
       ? ''
       : html`<label for="organizationName">Organization name</label>
-        <input id="organizationName" name="organizationName" type="text" maxlength="100" value="${options.organizationName ?? ''}" placeholder="My organization">
-        ${options.first ? html`<p class="hint">You become the owner. An organization created at the first start (whose API key was printed) becomes yours.</p>` : ''}`}
+        <input id="organizationName" name="organizationName" type="text" maxlength="100" value="${options.organizationName ?? ''}" placeholder="My organization">`}
     <button type="submit">Create account</button>
   </form>
-  <p>Already have an account? <a href="/login">Log in</a></p>`;
+  <p>Already have an account? <a href="${withNext('/login', options.next)}">Log in</a></p>`;
 }
 
 async function renderSignUp(services: Services, request: Request, response: Response, error?: string, status = 200): Promise<void> {
   const { csrf } = consoleLocals(response);
-  const em = services.orm.em.fork();
-  const invitation = field(request.method === 'GET' ? request.query : request.body, 'invitation') || undefined;
-  const first = (await userCount(em)) === 0;
+  const source = request.method === 'GET' ? request.query : request.body;
+  const invitation = invitationToken(field(source, 'invitation'));
+  const next = safeNext(field(source, 'next'));
+  const flash = error ? { kind: 'error' as const, text: error } : undefined;
+  let heading = 'Sign up';
   let intro: Markup;
   if (invitation) {
     try {
-      const described = await describeInvitation(em, invitation, services.now());
-      intro = html`<p>You were invited to join <strong>${described.organizationName}</strong> as ${described.role}.</p>`;
+      const described = await describeInvitation(services.orm.em.fork(), invitation, services.now());
+      if (described.setup) heading = 'Create the owner account';
+      intro = described.setup
+        ? html`<p>This setup link makes you an owner of <strong>${described.organizationName}</strong>. It works once.</p>`
+        : html`<p>You were invited to join <strong>${described.organizationName}</strong> as ${described.role}.</p>`;
     } catch (raw) {
-      return sendPage(response, { title: 'Sign up', csrf, status: 400, flash: { kind: 'error', text: clientError(raw).message } }, html`<div class="narrow"><h1>Sign up</h1><p><a href="/login">Log in</a></p></div>`);
+      return sendPage(response, { title: 'Sign up', csrf, status: 400, flash: { kind: 'error', text: sentence(clientError(raw)) } }, html`<div class="narrow"><h1>Sign up</h1><p><a href="${withNext('/login', next)}">Log in</a></p></div>`);
     }
-  } else if (first) {
-    intro = html`<p>Welcome to Herald. Create the owner account of this instance.</p>`;
   } else if (services.config.allowSignup) {
-    intro = html`<p>Create an account and a new organization.</p>`;
+    intro = html`<p>Create an account and a new organization of your own.</p>`;
   } else {
     return sendPage(
       response,
-      { title: 'Sign up', csrf, status: status === 200 ? 403 : status, flash: error ? { kind: 'error', text: error } : undefined },
-      html`<div class="narrow"><h1>Sign-up is by invitation</h1><p>Ask an owner of your organization for an invitation link. <a href="/login">Log in</a></p></div>`,
+      { title: 'Sign up', csrf, status: status === 200 ? signUpClosed().status : status, flash },
+      html`<div class="narrow"><h1>Sign-up is by invitation</h1><p>Open the invitation link an owner of your organization sent you, or paste it here.</p>
+      <form method="get" action="/signup" class="card">
+        ${next ? html`<input type="hidden" name="next" value="${next}">` : ''}
+        <label for="invitation">Invitation or setup link</label>
+        <input id="invitation" name="invitation" type="text" required autocomplete="off" placeholder="https://…/invite/…">
+        <button type="submit">Continue</button>
+      </form>
+      <p>Setting up a new Herald? Open the setup link it printed when it first started, or print a new one on the server with
+      <code>npm run herald -- setup-link</code>.</p><p><a href="${withNext('/login', next)}">Log in</a></p></div>`,
     );
   }
   const body = (request.body ?? {}) as Record<string, unknown>;
   sendPage(
     response,
-    { title: 'Sign up', csrf, status, flash: error ? { kind: 'error', text: error } : undefined },
-    html`<div class="narrow"><h1>${first ? 'Create the owner account' : 'Sign up'}</h1>${intro}${signUpForm(csrf, {
-      first,
+    { title: 'Sign up', csrf, status, flash },
+    html`<div class="narrow"><h1>${heading}</h1>${intro}${signUpForm(csrf, {
       invitation,
+      next,
       email: field(body, 'email'),
       name: field(body, 'name'),
       organizationName: field(body, 'organizationName'),
@@ -86,7 +118,7 @@ async function renderSignUp(services: Services, request: Request, response: Resp
   );
 }
 
-function loginPage(response: Response, options: { next?: string; email?: string; error?: string; status?: number }): void {
+function loginPage(response: Response, options: { next?: string; email?: string; error?: string; status?: number; allowSignup: boolean }): void {
   const { csrf } = consoleLocals(response);
   sendPage(
     response,
@@ -101,7 +133,7 @@ function loginPage(response: Response, options: { next?: string; email?: string;
       <input id="password" name="password" type="password" autocomplete="current-password" required>
       <button type="submit">Log in</button>
     </form>
-    <p>New here? <a href="/signup">Sign up</a> (the first account of an instance, or with an invitation link).</p></div>`,
+    <p>New here? <a href="${withNext('/signup', options.next)}">Sign up</a>${options.allowSignup ? '' : ' (with the invitation or setup link you were sent)'}.</p></div>`,
   );
 }
 
@@ -117,6 +149,11 @@ export function authPages(router: Router, services: Services): void {
   router.post('/signup', async (request, response) => {
     try {
       const body = request.body as Record<string, unknown>;
+      const limit = await consumeRateLimit(services.orm.em.fork(), `signup-address:${request.ip ?? ''}`, 'signup', SIGNUPS_PER_ADDRESS_PER_HOUR, services.now());
+      if (!limit.allowed) {
+        response.setHeader('Retry-After', String(limit.resetSeconds));
+        throw new DomainError('rate_limited', 'Too many sign-ups from your address.', { hint: `Try again in ${Math.ceil(limit.resetSeconds / 60)} minutes.` });
+      }
       const { user, organizationId } = await signUp(
         services.orm.em.fork(),
         {
@@ -124,13 +161,13 @@ export function authPages(router: Router, services: Services): void {
           password: field(body, 'password'),
           name: field(body, 'name'),
           organizationName: field(body, 'organizationName'),
-          invitationToken: field(body, 'invitation') || undefined,
+          invitationToken: invitationToken(field(body, 'invitation')),
         },
         { allowSignup: services.config.allowSignup, now: services.now() },
       );
       const token = await createSession(services.orm.em.fork(), user.id, organizationId, services.now());
       setSessionCookie(services, request, response, token);
-      response.redirect(303, '/channels');
+      response.redirect(303, safeNext(field(body, 'next')) ?? '/channels');
     } catch (raw) {
       const error = clientError(raw);
       await renderSignUp(services, request, response, sentence(error), error.status);
@@ -139,7 +176,7 @@ export function authPages(router: Router, services: Services): void {
 
   router.get('/login', (request, response) => {
     if (consoleLocals(response).signedIn) return response.redirect(303, safeNext(request.query.next) ?? '/channels');
-    loginPage(response, { next: safeNext(request.query.next) });
+    loginPage(response, { next: safeNext(request.query.next), allowSignup: services.config.allowSignup });
   });
 
   router.post('/login', async (request, response) => {
@@ -152,10 +189,10 @@ export function authPages(router: Router, services: Services): void {
     if (!perEmail.allowed || !perAddress.allowed) {
       const minutes = Math.ceil(Math.max(perEmail.allowed ? 0 : perEmail.resetSeconds, perAddress.allowed ? 0 : perAddress.resetSeconds) / 60);
       response.setHeader('Retry-After', String(minutes * 60));
-      return loginPage(response, { next: nextPath, email, status: 429, error: `Too many log-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
+      return loginPage(response, { allowSignup: services.config.allowSignup, next: nextPath, email, status: 429, error: `Too many log-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.` });
     }
     const user = await authenticate(em, email, field(request.body, 'password'));
-    if (!user) return loginPage(response, { next: nextPath, email, status: 401, error: 'Email or password is incorrect.' });
+    if (!user) return loginPage(response, { allowSignup: services.config.allowSignup, next: nextPath, email, status: 401, error: 'Email or password is incorrect.' });
     const organizations = await organizationsOf(em, user.id);
     const token = await createSession(em, user.id, organizations[0]?.id ?? null, services.now());
     setSessionCookie(services, request, response, token);

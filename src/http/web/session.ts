@@ -82,9 +82,29 @@ export function consoleSession(services: Services) {
 
 export const consoleLocals = (response: Response) => response.locals as ConsoleLocals;
 
-/** Where to go after logging in: only a path on this site. */
+const OWN_ORIGIN = 'http://herald.invalid';
+/** One slash, not followed by a second slash or a backslash (browsers read "\\" as "/"). */
+const ONE_SLASH = /^\/(?![/\\])/;
+/** Browsers drop tabs and newlines inside a URL, so "/\t/evil.com" would become "//evil.com". */
+const UNSAFE_CHARACTER = /[\\\s\u0000-\u001f\u007f]/;
+
+/**
+ * Where to go after logging in or signing up: only a path on this site, never another origin however it is spelled
+ * (`//evil.com`, `/\\evil.com`, `https://evil.com`, `/\t/evil.com`, `/.//evil.com`), nor once decoded again
+ * (`/%2F%2Fevil.com`), in case something on the way (a proxy) decodes it. Anything doubtful is refused, not repaired.
+ */
 export function safeNext(value: unknown): string | undefined {
-  return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') && value.length < 2000 ? value : undefined;
+  if (typeof value !== 'string' || value.length >= 2000 || !ONE_SLASH.test(value) || UNSAFE_CHARACTER.test(value)) return undefined;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(value).replace(/[\t\n\r]/g, '');
+  } catch {
+    return undefined;
+  }
+  // Resolved as a browser would: still this site, and not a path like "/.//evil.com" that resolves to "//evil.com".
+  const resolved = new URL(value, OWN_ORIGIN);
+  if (!ONE_SLASH.test(decoded) || resolved.origin !== OWN_ORIGIN || !ONE_SLASH.test(resolved.pathname)) return undefined;
+  return value;
 }
 
 export function requireSignedIn(request: Request, response: Response, next: NextFunction): void {
