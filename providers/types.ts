@@ -5,6 +5,7 @@ import type { EditorKind } from '../src/lib/content.js';
 import type { LengthMethod } from '../src/lib/length.js';
 
 export type { EditorKind, LengthMethod };
+import type { LookupFunction } from 'node:net';
 import type { PlatformFetch } from '../src/lib/platform-http.js';
 
 
@@ -70,8 +71,16 @@ export interface StepAttempt {
   startedAt: Date;
 }
 
+/**
+ * For connections that do not go through `fetch` (WebSocket relays): undefined for the deployment's own hosts; for a host the
+ * user typed, the SSRF guard checks it and answers the `lookup` to pass to the connection, which dials only the checked
+ * addresses. Throws (a 400 `invalid_input` naming the host) when the host is refused.
+ */
+export type Dial = (url: string) => Promise<LookupFunction | undefined>;
+
 export interface ProviderContext {
   fetch: PlatformFetch;
+  dial: Dial;
   /** Default base URLs of the descriptor merged with deployment overrides (SOCIAL_ENDPOINTS). */
   endpoints: Record<string, string>;
   auth: ChannelAuth;
@@ -131,6 +140,7 @@ export class CouldNotConfirm extends Error {
 
 export interface ConnectContext {
   fetch: PlatformFetch;
+  dial: Dial;
   endpoints: Record<string, string>;
   /** The deployment's app of this platform (`<IDENTIFIER>_CLIENT_ID`/`_SECRET`), for credential platforms whose calls need it (Farcaster's Neynar API key). */
   client?: { clientId: string; clientSecret?: string };

@@ -110,7 +110,7 @@ describe('MCP resources', () => {
     const client = await connect();
     const x = await readJson(client, 'herald://platforms/x');
     const schema: any = await client.callTool({ name: 'integrationSchema', arguments: { isPremium: false, platform: 'x' } });
-    expect(x).toMatchObject({ identifier: 'x', maxLength: 280, maxLengthPremium: 4000, chain: 'thread', rules: schema.structuredContent.output.rules, settings: schema.structuredContent.output.settings });
+    expect(x).toMatchObject({ identifier: 'x', maxLength: 280, maxLengthPremium: 25_000, chain: 'thread', rules: schema.structuredContent.output.rules, settings: schema.structuredContent.output.settings });
   });
 
   it('answers -32602 with the uri for what does not exist, and never shows another organization\'s post', async () => {

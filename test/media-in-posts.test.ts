@@ -202,7 +202,7 @@ describe('validation of media items', () => {
     ['bluesky', 'five pictures', () => Array.from({ length: 5 }, () => library.png), 'There can be maximum 4 pictures in a post.'],
     ['bluesky', 'a video with a picture', () => [library.mp4, library.png], 'A Bluesky post carries one video alone'],
     ['mastodon', 'a video with a picture', () => [library.mp4, library.png], 'Mastodon allows a video only on its own'],
-    ['mastodon', 'five pictures', () => Array.from({ length: 5 }, () => library.jpeg), 'Mastodon allows at most 4 attachments per post'],
+    ['mastodon', 'five pictures', () => Array.from({ length: 5 }, () => library.jpeg), 'Mastodon instance allows at most 4 attachments per post'],
     ['telegram', 'eleven pictures and videos', () => Array.from({ length: 11 }, (_, index) => (index % 2 ? library.mp4 : library.png)), 'Telegram takes at most 10 pictures and videos'],
     ['telegram', 'eleven pictures', () => Array.from({ length: 11 }, () => library.png), 'Telegram takes at most 10 pictures'],
   ] as const)('%s with %s: REST 400 and MCP {errors} carry the platform rule', async (platform, _label, images, rule) => {

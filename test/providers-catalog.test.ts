@@ -202,7 +202,9 @@ describe('provider catalog', () => {
     expect(values).toContain('https://herald.example/api/integrations/social/callback');
     expect(values).toContain('state-456');
     if (url.searchParams.has('code_challenge')) {
-      expect(url.searchParams.get('code_challenge')).toBe('challenge-789');
+      // TikTok alone computes the challenge as hex where RFC 7636 says base64url (providers/tiktok tests it against its fake).
+      const expected = identifier === 'tiktok' ? Buffer.from('challenge-789', 'base64url').toString('hex') : 'challenge-789';
+      expect(url.searchParams.get('code_challenge')).toBe(expected);
       expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     }
   });

@@ -67,6 +67,9 @@ afterAll(async () => {
   await fakeB?.close();
 });
 
+/** A channel as listings show it: the connect answer without what only a connect says (`updated`, `message`). */
+const listed = ({ updated: _updated, message: _message, ...channel }: Record<string, unknown>) => channel;
+
 describe('channels', () => {
   it('connect answers the integration record', () => {
     expect(channelA).toEqual({
@@ -77,6 +80,8 @@ describe('channels', () => {
       picture: fakeA.profile.avatar,
       disabled: false,
       profile: 'alice.bsky.social',
+      updated: false,
+      message: 'Connected the Bluesky account "Alice" as a new channel.',
     });
     expect(channelB.id).not.toBe(channelA.id);
   });
@@ -90,7 +95,7 @@ describe('channels', () => {
     const response = await herald.rest('GET', '/integrations');
     expect(response.status).toBe(200);
     // Each listed channel also carries its health (the connect answer does not).
-    expect(response.body).toEqual([channelA, channelB].map((channel) => ({ ...channel, health: { state: 'active' } })));
+    expect(response.body).toEqual([channelA, channelB].map((channel) => ({ ...listed(channel), health: { state: 'active' } })));
     expect(response.body[0]).not.toHaveProperty('customer');
   });
 
@@ -110,7 +115,7 @@ describe('channels', () => {
 
     const filtered = await herald.rest('GET', '/integrations?group=cust-1');
     expect(filtered.status).toBe(200);
-    expect(filtered.body).toEqual([{ ...channelB, customer: { id: 'cust-1', name: 'Acme' }, health: { state: 'active' } }]);
+    expect(filtered.body).toEqual([{ ...listed(channelB), customer: { id: 'cust-1', name: 'Acme' }, health: { state: 'active' } }]);
 
     const all = await herald.rest('GET', '/integrations');
     expect(all.body).toHaveLength(2);

@@ -13,6 +13,9 @@ import { blockedRange, createUrlGuard, FetchFailedError, type ResolvedAddress } 
 import { startHerald, type Herald } from './helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
+import { startNostrRelay } from './fakes/nostr.js';
+import * as nip19 from 'nostr-tools/nip19';
+import { generateSecretKey } from 'nostr-tools/pure';
 
 const ALLOW_FAKES = { allowLoopback: ['127.0.0.1'] };
 
@@ -257,6 +260,62 @@ describe('DNS rebinding', () => {
       expect(internal.received).toEqual([]);
     } finally {
       await herald.stop();
+    }
+  });
+});
+
+describe('Nostr relays a user types', () => {
+  // Relays are WebSocket connections, not fetches: the same guard answers the lookup the connection dials with.
+  const nsec = nip19.nsecEncode(generateSecretKey());
+  const realLookup = dns.lookup;
+  afterEach(() => {
+    dns.lookup = realLookup;
+  });
+
+  it('a relay on an internal address is refused at connect, naming the field, and never dialled', async () => {
+    const internal = await startInternal();
+    const herald = await startHerald({}, { platformGuard: ALLOW_FAKES });
+    try {
+      const response = await herald.rest('POST', '/integrations/nostr/connect', { privateKey: nsec, relays: internal.url.replace('http:', 'ws:') });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.message).toContain('"relays"');
+      expect(response.body.message).toContain('127.0.0.2 is a blocked address (loopback)');
+      expect(internal.received).toEqual([]);
+    } finally {
+      await herald.stop();
+      await internal.close();
+    }
+  });
+
+  it('a relay whose name later resolves inside is dialled at the checked address, then refused', async () => {
+    const relay = await startNostrRelay();
+    const port = new URL(relay.url).port;
+    const internal = await startInternal(Number(port)); // same port: only the address decides which one a socket reaches
+    dns.lookup = ((hostname: string, options: unknown, callback?: unknown) => {
+      const done = (typeof options === 'function' ? options : callback) as (...args: unknown[]) => void;
+      const all = typeof options === 'object' && (options as { all?: boolean })?.all;
+      if (hostname !== 'relay.rebind.test') return (realLookup as (...args: unknown[]) => void)(hostname, options, callback);
+      return all ? done(null, [{ address: '127.0.0.2', family: 4 }]) : done(null, '127.0.0.2', 4);
+    }) as typeof dns.lookup;
+    let answer = '127.0.0.1';
+    const resolve = async (): Promise<ResolvedAddress[]> => [{ address: answer, family: 4 }];
+    const herald = await startHerald({}, { platformGuard: { ...ALLOW_FAKES, resolve } });
+    try {
+      const connected = await herald.rest('POST', '/integrations/nostr/connect', { privateKey: nsec, relays: `ws://relay.rebind.test:${port}` });
+      expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+      const first = await createPost(herald, connected.body.id, ['Through the checked relay address']);
+      expect((await publishUntilSettled(herald, first)).outcome).toEqual({ kind: 'published' });
+      expect(relay.events.map((event) => event.content)).toContain('Through the checked relay address');
+
+      answer = '127.0.0.2';
+      const second = await createPost(herald, connected.body.id, ['Never sent']);
+      expect((await publishUntilSettled(herald, second)).outcome).toMatchObject({ kind: 'failed' });
+      expect((await chainOf(herald, second))[0].error).toContain('relay.rebind.test resolves to 127.0.0.2, a blocked address (loopback)');
+      expect(internal.received).toEqual([]);
+    } finally {
+      await herald.stop();
+      await internal.close();
+      await relay.close();
     }
   });
 });

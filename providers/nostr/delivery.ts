@@ -5,6 +5,7 @@
 // OK message prefixes: NIP-01 (https://github.com/nostr-protocol/nips/blob/master/01.md, read 2026-11-26).
 import type { Event } from 'nostr-tools/pure';
 import { publishToRelays, type RelayAnswer } from './relays.js';
+import type { Dial } from '../types.js';
 
 /** OK false prefixes (NIP-01) that another attempt would not change. */
 export const FINAL_REFUSALS = ['invalid:', 'blocked:', 'restricted:', 'pow:', 'auth-required:', 'duplicate:'];
@@ -47,11 +48,12 @@ export function deliveryMeta(meta: Record<string, string>, delivery: Delivery): 
 
 /**
  * Sends the same signed event to the relays still pending and answers the delivery after it. `last`: this was the last
- * attempt, so a relay still pending becomes refused, with how many attempts were made.
+ * attempt, so a relay still pending becomes refused, with how many attempts were made. `dial`: the channel's SSRF check
+ * (a relay the user typed is dialled at the checked address, as at publish time).
  */
-export async function redeliver(delivery: Delivery, event: Event, attempt: number, last: boolean): Promise<Delivery> {
+export async function redeliver(delivery: Delivery, event: Event, attempt: number, last: boolean, dial: Dial): Promise<Delivery> {
   const pending = pendingRelays(delivery);
-  const answers = pending.length > 0 ? await publishToRelays(pending, event) : [];
+  const answers = pending.length > 0 ? await publishToRelays(pending, event, dial) : [];
   const next: Delivery = { ...delivery, ...deliveryOf(answers) };
   if (last) {
     for (const relay of pendingRelays(next)) next[relay] = `missed: Herald stopped after ${attempt + 1} attempts (the last: ${next[relay].slice(9)})`;

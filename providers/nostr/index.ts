@@ -12,7 +12,7 @@ import { invalidInput } from '../../src/errors.js';
 import { imageSize } from '../../src/lib/media-probe.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { isLocalHost } from '../../src/lib/ssrf.js';
-import type { ConnectContext, JsonValue, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
+import type { ConnectContext, Dial, JsonValue, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
 import { currentMetric } from '../shared.js';
 import { publishToRelays, queryRelays, type RelayAnswer } from './relays.js';
 import { deliveryMeta, deliveryOf, deliveryWarnings, FINAL_REFUSALS } from './delivery.js';
@@ -54,10 +54,10 @@ function parseRelays(list: string): string[] {
     try {
       url = new URL(entry);
     } catch {
-      throw invalidInput(`"${entry}" is not a relay URL.`, { hint: 'Give relays as wss:// URLs separated by commas, e.g. wss://relay.damus.io,wss://nos.lol.' });
+      throw invalidInput(`The field "relays" (Relays): "${entry}" is not a relay URL.`, { hint: 'Give relays as wss:// URLs separated by commas, e.g. wss://relay.damus.io,wss://nos.lol.' });
     }
     if (url.protocol !== 'wss:' && url.protocol !== 'ws:') {
-      throw invalidInput(`"${entry}" is not a WebSocket URL: Nostr relays start with wss://.`, { hint: 'Give relays as wss:// URLs separated by commas.' });
+      throw invalidInput(`The field "relays" (Relays): "${entry}" is not a WebSocket URL: Nostr relays start with wss://.`, { hint: 'Give relays as wss:// URLs separated by commas.' });
     }
     const relay = url.toString().replace(/\/$/, '');
     if (!relays.includes(relay)) relays.push(relay);
@@ -127,7 +127,7 @@ async function sendNote(context: ProviderContext, item: PublishItem, thread?: Th
   const relays = relaysOf(context);
   // Recorded before anything is sent: a later run re-sends this exact event, never a new one with another id.
   const event = (await context.step('event', async () => (await signedNote(context, item, relays, thread)) as unknown as JsonValue)) as unknown as Event;
-  const answers = await publishToRelays(relays, event);
+  const answers = await publishToRelays(relays, event, context.dial);
   const accepted = answers.filter((answer) => answer.accepted);
   if (accepted.length === 0) throw noRelayAccepted(answers);
   const nevent = nip19.neventEncode({ id: event.id, relays: accepted.slice(0, 2).map((answer) => answer.relay), author: event.pubkey, kind: 1 });
@@ -151,8 +151,8 @@ function privateMediaWarnings(item: PublishItem): string[] {
 const shortNpub = (npub: string) => `${npub.slice(0, 12)}…${npub.slice(-6)}`;
 
 /** The newest kind-0 profile the relays hold for `pubkey`, with the relays that could not be reached. */
-async function loadProfile(relays: string[], pubkey: string) {
-  const { events, unreachable } = await queryRelays(relays, [{ kinds: [0], authors: [pubkey], limit: 1 }]);
+async function loadProfile(relays: string[], pubkey: string, dial: Dial) {
+  const { events, unreachable } = await queryRelays(relays, [{ kinds: [0], authors: [pubkey], limit: 1 }], dial);
   const newest = events.sort((a, b) => b.created_at - a.created_at)[0];
   let profile: { name?: unknown; display_name?: unknown; picture?: unknown } = {};
   try {
@@ -194,9 +194,17 @@ const nostr: Provider = {
   async connect(context: ConnectContext, fields) {
     const secret = secretKeyOf(fields.privateKey ?? '');
     const relays = parseRelays(fields.relays?.trim() || context.endpoints.relays || endpoints.relays);
+    // A relay the user typed that the SSRF guard refuses (a private or loopback address) is refused here, by name.
+    for (const relay of relays) {
+      try {
+        await context.dial(relay);
+      } catch (error) {
+        throw invalidInput(`The field "relays" (Relays): ${relay} cannot be used: ${(error as Error).message}`, { hint: 'Give public wss:// relays.' });
+      }
+    }
     const pubkey = getPublicKey(secret);
     const npub = nip19.npubEncode(pubkey);
-    const profile = await loadProfile(relays, pubkey);
+    const profile = await loadProfile(relays, pubkey, context.dial);
     if (profile.unreachable.length === relays.length) {
       throw invalidInput(`None of the Nostr relays could be reached: ${profile.unreachable.map((item) => `${item.relay}: ${item.reason}`).join('; ')}.`, {
         hint: 'Check the relay URLs, or leave the field empty for the default relays.',
@@ -219,14 +227,14 @@ const nostr: Provider = {
 
   async postAnalytics(context, post) {
     const filters = [7, 6, 1].map((kind) => ({ kinds: [kind], '#e': [post.id], limit: 500 }));
-    const { events } = await queryRelays(relaysOf(context), filters);
+    const { events } = await queryRelays(relaysOf(context), filters, context.dial);
     const count = (kind: number) => events.filter((event) => event.kind === kind && event.id !== post.id).length;
     const likes = events.filter((event) => event.kind === 7 && event.content !== '-').length; // "-" is a dislike (NIP-25)
     return [currentMetric('Reactions', likes), currentMetric('Reposts', count(6)), currentMetric('Replies', count(1))];
   },
 
   async recent(context) {
-    const { events } = await queryRelays(relaysOf(context), [{ kinds: [1], authors: [context.auth.internalId], limit: 20 }]);
+    const { events } = await queryRelays(relaysOf(context), [{ kinds: [1], authors: [context.auth.internalId], limit: 20 }], context.dial);
     return events
       .sort((a, b) => b.created_at - a.created_at)
       .slice(0, 20)

@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { matchFilters, type Filter } from 'nostr-tools/filter';
 import { verifyEvent, type Event } from 'nostr-tools/pure';
 import { networkReason } from '../../src/lib/platform-http.js';
+import type { Dial } from '../types.js';
 
 /** How long a relay may take to open, and then to answer. Mutable so tests can shorten them. */
 export const relayTimeouts = { connectMs: 5000, answerMs: 10_000 };
@@ -38,14 +39,22 @@ function failureReason(error: unknown): string {
 
 /**
  * Opens a connection to one relay and runs `talk` on it until it settles or `answerMs` passes; the socket is always closed.
- * `talk` gets `send` and a way to register the message handler, and settles the returned promise itself.
+ * `talk` gets `send` and a way to register the message handler, and settles the returned promise itself. A relay the user
+ * typed is dialled at the address the SSRF guard checked (`dial`); a refused one is a failure like an unreachable one.
  */
-function withRelay<T>(
+async function withRelay<T>(
   relay: string,
+  dial: Dial,
   onTimeout: () => T,
   onFailure: (reason: string) => T,
   talk: (send: (message: unknown[]) => void, settle: (value: T) => void) => (message: unknown[]) => void,
 ): Promise<T> {
+  let lookup: Awaited<ReturnType<Dial>>;
+  try {
+    lookup = await dial(relay);
+  } catch (error) {
+    return onFailure((error as Error).message);
+  }
   return new Promise((resolve) => {
     let socket: WebSocket;
     let done = false;
@@ -60,7 +69,7 @@ function withRelay<T>(
     };
     const timer = setTimeout(() => settle(onTimeout()), relayTimeouts.connectMs + relayTimeouts.answerMs);
     try {
-      socket = new WebSocket(relay, { handshakeTimeout: relayTimeouts.connectMs });
+      socket = new WebSocket(relay, { handshakeTimeout: relayTimeouts.connectMs, ...(lookup ? { lookup } : {}) });
     } catch (error) {
       clearTimeout(timer);
       resolve(onFailure(failureReason(error)));
@@ -78,12 +87,13 @@ function withRelay<T>(
 }
 
 /** Sends a signed event to every relay and answers what each one said. */
-export function publishToRelays(relays: string[], event: Event): Promise<RelayAnswer[]> {
+export function publishToRelays(relays: string[], event: Event, dial: Dial): Promise<RelayAnswer[]> {
   return Promise.all(
     relays.map((relay) => {
       let notice = '';
       return withRelay<RelayAnswer>(
         relay,
+        dial,
         () => ({ relay, accepted: false, answered: false, message: notice ? `no OK, only a notice: ${notice}` : 'no answer before the time-out' }),
         (reason) => ({ relay, accepted: false, answered: false, message: reason }),
         (send, settle) => (message) => {
@@ -98,7 +108,7 @@ export function publishToRelays(relays: string[], event: Event): Promise<RelayAn
 }
 
 /** Events matching `filters` from every reachable relay, each checked (id and signature) and counted once. */
-export async function queryRelays(relays: string[], filters: Filter[]): Promise<{ events: Event[]; unreachable: { relay: string; reason: string }[] }> {
+export async function queryRelays(relays: string[], filters: Filter[], dial: Dial): Promise<{ events: Event[]; unreachable: { relay: string; reason: string }[] }> {
   const unreachable: { relay: string; reason: string }[] = [];
   const byId = new Map<string, Event>();
   await Promise.all(
@@ -107,6 +117,7 @@ export async function queryRelays(relays: string[], filters: Filter[]): Promise<
       const found: Event[] = [];
       return withRelay<void>(
         relay,
+        dial,
         () => found.forEach((event) => byId.set(event.id, event)), // what came before the time-out still counts
         (reason) => {
           if (found.length === 0) unreachable.push({ relay, reason });

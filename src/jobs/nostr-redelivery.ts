@@ -10,6 +10,8 @@ import { PostSchema } from '../db/entities.js';
 import type { Services } from '../../tools/types.js';
 import { deliveryWarnings, isDeliveryWarning, deliveryMeta, redeliver, type Delivery } from '../../providers/nostr/delivery.js';
 import { exclusively } from './exclusive.js';
+import { dialFor, providerEndpoints } from '../../tools/internal/integrations.js';
+import nostrProvider from '../../providers/nostr/index.js';
 
 export const NOSTR_REDELIVERY_TASK = 'nostr_redeliver';
 const jobKey = (postId: string) => `nostr-redeliver:${postId}`;
@@ -43,7 +45,8 @@ export function nostrRedeliveryTask(services: Services): Task {
       if (!item || item.state !== 'PUBLISHED' || !item.releaseMeta?.pendingRelays || !event) return;
       const attempt = Number(item.releaseMeta.redeliveries ?? 0) + 1;
       const last = attempt >= redeliveryTiming.attempts;
-      const delivery = await redeliver(JSON.parse(item.releaseMeta.relays ?? '{}') as Delivery, event, attempt, last);
+      const dial = dialFor(services, providerEndpoints(services, nostrProvider));
+      const delivery = await redeliver(JSON.parse(item.releaseMeta.relays ?? '{}') as Delivery, event, attempt, last, dial);
       item.releaseMeta = { ...deliveryMeta(item.releaseMeta, delivery), redeliveries: String(attempt) };
       const warnings = [...(item.releaseWarnings ?? []).filter((warning) => !isDeliveryWarning(warning)), ...deliveryWarnings(delivery)];
       item.releaseWarnings = warnings.length > 0 ? warnings : null;

@@ -61,6 +61,11 @@ export interface UrlGuard {
    * URL: a host a user typed is reached at the address that was checked, whatever DNS answers later. Destroy it after use.
    */
   pin(url: URL): Promise<Dispatcher>;
+  /**
+   * Checks the URL (ws:// and wss:// as http:// and https://) and answers a `lookup` for Node's connect that dials only the
+   * addresses just checked: for connections that are not HTTP requests (WebSocket relays).
+   */
+  lookup(url: URL): Promise<LookupFunction>;
   fetch(url: string): Promise<GuardedResponse>;
   send(url: string, request: GuardedSend): Promise<GuardedResponse>;
 }
@@ -340,7 +345,12 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
     return new Agent({ connect: { lookup: pinnedLookup(addresses), timeout: options.connectTimeoutMs } });
   }
 
-  return { check, pin, fetch: fetchUrl, send: sendTo };
+  async function lookup(url: URL): Promise<LookupFunction> {
+    const asHttp = new URL(url.href.replace(/^ws(s?):/i, 'http$1:'));
+    return pinnedLookup(await check(asHttp));
+  }
+
+  return { check, pin, lookup, fetch: fetchUrl, send: sendTo };
 }
 
 /** Node's connect asks this for the host's addresses: it gets the checked ones, never a second DNS answer. */

@@ -18,6 +18,7 @@ export function providerContext(options: {
   const steps = options.steps ?? new Map<string, unknown>();
   return {
     fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }),
+    dial: async () => undefined, // the SSRF guard is tested through Herald (test/ssrf*.test.ts)
     endpoints: options.endpoints ?? {},
     auth: { accessToken: 'test-access-token', internalId: 'account-1', data: {}, ...options.auth },
     channel: options.channel ?? {},

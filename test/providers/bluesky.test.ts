@@ -27,7 +27,7 @@ afterEach(async () => {
 /** A context of a connected channel: the PDS URL comes from the channel's data, not the endpoints. */
 const channel = (auth: Partial<ChannelAuth> = fake.channelAuth(), steps?: Map<string, unknown>): ProviderContext => providerContext({ endpoints: { service: UNREACHABLE, web: 'https://bsky.app' }, auth, steps });
 const item = (text: string, media: PublishItem['media'] = []): PublishItem => ({ postId: 'post-1', text, media });
-const connectContext = (service: string) => ({ fetch: providerContext({}).fetch, endpoints: { service } });
+const connectContext = (service: string) => ({ fetch: providerContext({}).fetch, dial: async () => undefined, endpoints: { service } });
 const today = () => new Date().toISOString().slice(0, 10);
 
 describe('bluesky descriptor', () => {

@@ -330,6 +330,7 @@ describe('analytics and recent posts', () => {
   it('lists the Page\'s recent posts for linking a missing release', async () => {
     const recent = await facebook.recent!({
       fetch: herald.services.fetch,
+      dial: async () => undefined,
       endpoints: fake.endpoints.facebook,
       auth: fake.pageAuth('101'),
       channel: {},
@@ -364,7 +365,7 @@ describe('a revoked Page token', () => {
 
   it('refuses a code exchange with a wrong app secret, quoting Meta', async () => {
     const attempt = facebook.exchangeCode!(
-      { fetch: herald.services.fetch, endpoints: fake.endpoints.facebook },
+      { fetch: herald.services.fetch, dial: async () => undefined, endpoints: fake.endpoints.facebook },
       { code: 'whatever', codeVerifier: '', redirectUri: 'https://herald.example/callback', clientId: fake.app.id, clientSecret: 'wrong' },
     );
     await expect(attempt).rejects.toMatchObject({ status: 400, retryable: false, message: expect.stringContaining('Error validating client secret') });

@@ -193,7 +193,7 @@ describe('linkedin provider against the fake', () => {
 
   it('refuses a code exchange with the wrong client secret, or a used code, with the OAuth reason', async () => {
     const code = fake.authority.authorize({ clientId: fake.authority.clientId, redirectUri: 'https://herald.example/callback', state: 's', scope: 'openid profile w_member_social' });
-    const connect = { fetch: context().fetch, endpoints: fake.endpoints };
+    const connect = { fetch: context().fetch, dial: async () => undefined, endpoints: fake.endpoints };
     const options = { code, codeVerifier: 'unused', redirectUri: 'https://herald.example/callback', clientId: fake.authority.clientId };
     const wrongSecret = await failure(linkedin.exchangeCode!(connect, { ...options, clientSecret: 'wrong' }));
     expect([wrongSecret.status, wrongSecret.message]).toEqual([401, 'client_secret is wrong or missing (invalid_client)']);

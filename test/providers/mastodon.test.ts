@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 const context = () => providerContext({ auth: fake.auth });
-const connectContext = () => ({ fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }), endpoints: mastodon.endpoints });
+const connectContext = () => ({ fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }), dial: async () => undefined, endpoints: mastodon.endpoints });
 
 describe('mastodon connect', () => {
   it('connects with a valid token and keeps the instance, without its trailing slash', async () => {

@@ -43,7 +43,7 @@ afterEach(async () => {
 const relayList = () => [first.url, second.url, dead].join(',');
 const context = (steps = new Map<string, unknown>(), relays = relayList()) =>
   providerContext({ endpoints: { relays: 'wss://unused.example', web: 'https://njump.me' }, auth: { accessToken: hexKey, internalId: pubkey, data: { relays } }, steps });
-const connectContext = (relays = relayList()) => ({ fetch: providerContext({}).fetch, endpoints: { relays, web: 'https://njump.me' } });
+const connectContext = (relays = relayList()) => ({ fetch: providerContext({}).fetch, dial: async () => undefined, endpoints: { relays, web: 'https://njump.me' } });
 const item = (text: string, media: ReturnType<typeof mediaFile>[] = [], postId = 'post-1') => ({ postId, text, media });
 const other = generateSecretKey();
 const byOther = (kind: number, content: string, tags: string[][]) => finalizeEvent({ kind, created_at: Math.floor(Date.now() / 1000), tags, content }, other);

@@ -22,7 +22,7 @@ afterEach(async () => {
   await tg.close();
 });
 
-const connectContext = () => ({ fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }), endpoints: { api: tg.url } });
+const connectContext = () => ({ fetch: createPlatformFetch({ timeoutMs: 5000, userAgent: 'Herald-test/1.0' }), dial: async () => undefined, endpoints: { api: tg.url } });
 
 function context(data: Record<string, string> = { chatId: String(tg.chat.id), username: tg.chat.username ?? '' }): ProviderContext {
   return providerContext({ endpoints: { api: tg.url }, auth: { accessToken: tg.token, internalId: String(tg.chat.id), data } });

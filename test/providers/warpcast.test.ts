@@ -48,7 +48,7 @@ describe('warpcast descriptor', () => {
   });
 
   it('refuses to connect when the deployment has no Neynar API key', async () => {
-    const attempt = warpcast.connect!({ fetch: providerContext({}).fetch, endpoints: { api: fake.url } }, { signerUuid: fake.signerUuid });
+    const attempt = warpcast.connect!({ fetch: providerContext({}).fetch, dial: async () => undefined, endpoints: { api: fake.url } }, { signerUuid: fake.signerUuid });
     await expect(attempt).rejects.toThrow('Farcaster is not configured on this Herald.');
   });
 });

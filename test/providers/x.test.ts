@@ -80,7 +80,7 @@ describe('connecting an X account', () => {
   it('is refused by X when the PKCE verifier does not match the challenge', async () => {
     const code = new URL(fake.oauth.approvalRedirect({ clientId: fake.oauth.clientId, redirectUri: 'https://herald.example/cb', state: 's', codeChallenge: 'not-the-hash-of-the-verifier', codeChallengeMethod: 'S256' })).searchParams.get('code')!;
     const attempt = x.exchangeCode!(
-      { fetch: herald.services.fetch, endpoints: { web: fake.url, api: fake.url } },
+      { fetch: herald.services.fetch, dial: async () => undefined, endpoints: { web: fake.url, api: fake.url } },
       { code, codeVerifier: 'a'.repeat(43), redirectUri: 'https://herald.example/cb', clientId: fake.oauth.clientId, clientSecret: fake.oauth.clientSecret },
     );
     await expect(attempt).rejects.toMatchObject({ status: 400, message: expect.stringContaining('code_verifier does not match') });

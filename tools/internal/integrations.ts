@@ -7,7 +7,7 @@ import { newId } from '../../src/lib/crypto.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { FetchFailedError } from '../../src/lib/ssrf.js';
 import { findProvider } from '../../providers/index.js';
-import type { ChannelAuth, ConnectContext, ConnectedAccount, Provider, ProviderContext } from '../../providers/types.js';
+import type { ChannelAuth, ConnectContext, ConnectedAccount, Dial, Provider, ProviderContext } from '../../providers/types.js';
 import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
@@ -132,16 +132,7 @@ export function providerEndpoints(services: Services, provider: Provider): Recor
  * connect form cannot make Herald call a private address (unless DISABLE_SSRF_PROTECTION), now or at any later call.
  */
 export function platformFetchFor(services: Services, endpoints: Record<string, string>): PlatformFetch {
-  const trusted = new Set<string>();
-  for (const value of Object.values(endpoints)) {
-    for (const part of value.split(',')) {
-      try {
-        trusted.add(new URL(part.trim()).origin);
-      } catch {
-        /* an API version, not a URL */
-      }
-    }
-  }
+  const trusted = trustedOrigins(endpoints);
   return async (request) => {
     let origin: string;
     try {
@@ -153,10 +144,39 @@ export function platformFetchFor(services: Services, endpoints: Record<string, s
   };
 }
 
+/** The origins of the platform's configured hosts (its endpoints, as the deployment set them; lists are comma-separated). */
+function trustedOrigins(endpoints: Record<string, string>): Set<string> {
+  const trusted = new Set<string>();
+  for (const value of Object.values(endpoints)) {
+    for (const part of value.split(',')) {
+      try {
+        trusted.add(new URL(part.trim()).origin);
+      } catch {
+        /* an API version, not a URL */
+      }
+    }
+  }
+  return trusted;
+}
+
+/** `platformFetchFor` for connections that are not HTTP requests (Nostr relays): the same trust, the same pinned check. */
+export function dialFor(services: Pick<Services, 'platformGuard'>, endpoints: Record<string, string>): Dial {
+  const trusted = trustedOrigins(endpoints);
+  return async (raw) => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new FetchFailedError(`"${raw}" is not an absolute URL`, 'Give the full address, e.g. wss://relay.example.');
+    }
+    return trusted.has(url.origin) ? undefined : services.platformGuard.lookup(url);
+  };
+}
+
 /** What a connect call (credentials form or OAuth code exchange) gets of the platform. */
 export function connectContext(services: Services, provider: Provider): ConnectContext {
   const endpoints = providerEndpoints(services, provider);
-  return { fetch: platformFetchFor(services, endpoints), endpoints, client: services.config.oauthClients[provider.identifier] };
+  return { fetch: platformFetchFor(services, endpoints), dial: dialFor(services, endpoints), endpoints, client: services.config.oauthClients[provider.identifier] };
 }
 
 /** Outside publishing a step is just the call: nothing is recorded (helpers and analytics create nothing). */
@@ -167,6 +187,7 @@ export function providerContext(services: Services, integration: Integration, se
   const endpoints = providerEndpoints(services, provider);
   return {
     fetch: platformFetchFor(services, endpoints),
+    dial: dialFor(services, endpoints),
     endpoints,
     auth: channelAuth(services, integration),
     channel: integration.additionalSettings,
