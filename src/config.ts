@@ -56,6 +56,7 @@ const environmentSchema = z.object({
   MCP_SESSION_IDLE_MINUTES: intFromEnv(30, 1),
   DEVICE_POLL_INTERVAL_SECONDS: intFromEnv(5, 1),
   WORKER_CONCURRENCY: intFromEnv(4, 1),
+  START_TIMEOUT_SECONDS: intFromEnv(120, 1),
   SWEEP_CRON: optionalString,
   DEFAULT_POSTING_TIMES: optionalString,
   SOCIAL_ENDPOINTS: optionalString,
@@ -196,6 +197,8 @@ export interface Config {
   /** How often device-login clients (RFC 8628) may poll for their token. */
   devicePollIntervalSeconds: number;
   workerConcurrency: number;
+  /** A start that is not serving by then (listening on HTTP; a worker-only process: running its worker) exits with 1. */
+  startTimeoutSeconds: number;
   sweepCron: string;
   /** Minutes after midnight UTC. */
   defaultPostingTimes: number[];
@@ -415,6 +418,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     mcpSessionIdleMinutes: values.MCP_SESSION_IDLE_MINUTES,
     devicePollIntervalSeconds: values.DEVICE_POLL_INTERVAL_SECONDS,
     workerConcurrency: values.WORKER_CONCURRENCY,
+    startTimeoutSeconds: values.START_TIMEOUT_SECONDS,
     sweepCron: values.SWEEP_CRON ?? '* * * * *',
     defaultPostingTimes,
     socialEndpoints,

@@ -1,5 +1,5 @@
-// Composition root: config -> database -> worker + HTTP. Stops in reverse order on SIGINT/SIGTERM.
-import type { Server } from 'node:http';
+// Composition root: config -> database -> HTTP + worker. Stops in reverse order on SIGINT/SIGTERM.
+import http from 'node:http';
 import { isDatabaseUnavailable, StartError } from './errors.js';
 import { ConfigError, loadServiceConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
@@ -23,6 +23,31 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
   if (error.code === 'EACCES') return new StartError(`Herald may not listen on port ${port} (permission denied): set PORT to a port above 1023.`);
   if (error.code === 'EADDRNOTAVAIL') return new StartError(`HOST ${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0.`);
   return error;
+}
+
+/**
+ * How long an idle connection stays open: longer than proxies and HTTP clients keep one for reuse (Node's agent 5 s, nginx's
+ * upstream keepalive and cloud load balancers 60 s). With Node's default of 5 s, Herald closed idle connections just as a
+ * proxy sent the next request on them, and under load the proxy's request failed with ECONNRESET. The client closes first.
+ */
+const KEEP_ALIVE_MS = 65_000;
+
+/**
+ * Listens on host:port, or rejects with the start error of the failed listen. Not express's `app.listen`: express 5 calls its
+ * callback on 'error' as well, so a port taken between checkPort and the listen (another process, or an outgoing connection
+ * of this one given that port number) went unnoticed, and the process ran its worker with no HTTP socket.
+ */
+function listen(app: http.RequestListener, host: string, port: number): Promise<http.Server> {
+  const server = http.createServer(app);
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, host, port));
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      resolve(server);
+    });
+  });
 }
 
 async function main(): Promise<void> {
@@ -49,24 +74,31 @@ async function main(): Promise<void> {
   };
   process.on('unhandledRejection', survive('unhandled rejection'));
   process.on('uncaughtException', survive('uncaught exception'));
+  // A start that hangs (a database that never answers, a lock another process keeps) ends with one sentence and exit code 1,
+  // for a supervisor to start it again, rather than a process that runs without serving.
+  let stage = 'checking the HTTP port';
+  const startGuard = setTimeout(() => {
+    console.error(`Herald failed to start: it was still ${stage} after ${config.startTimeoutSeconds} seconds (START_TIMEOUT_SECONDS); exiting so that it can be started again.`);
+    process.exit(1);
+  }, config.startTimeoutSeconds * 1000);
   if (web) await checkPort(config.host, config.port);
+  stage = 'opening the database and applying migrations';
   const opened = await openServices(config, logger);
   const { services } = opened;
 
-  const worker = working ? await startWorker(services, opened.databaseUrl) : undefined;
+  // HTTP before the worker: a port lost since the check above ends the start before any job is taken.
   const sessions = web ? new McpSessions(services) : undefined;
-  const server: Server | undefined = sessions
-    ? await new Promise((resolve, reject) => {
-        const listening = createApp(services, sessions).listen(config.port, config.host, () => resolve(listening));
-        listening.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, config.host, config.port)));
-      })
-    : undefined;
+  stage = `starting to listen on ${config.host}:${config.port}`;
+  const server = sessions ? await listen(createApp(services, sessions), config.host, config.port) : undefined;
+  stage = 'starting the worker';
+  const worker = working ? await startWorker(services, opened.databaseUrl) : undefined;
 
   // A fresh instance gets an organization and an API key, shown once, so it is usable before any console exists (printed by
   // a web process: a worker has no one to show it to).
   let freshKey: string | undefined;
   let setupLink: string | undefined;
   let ownerMissing = false;
+  stage = 'creating the first organization';
   if (server) {
     const em = services.orm.em.fork();
     freshKey = await firstOrganization(em);
@@ -75,6 +107,7 @@ async function main(): Promise<void> {
     if (created) setupLink = await createSetupLink(em, created.organizationId, { publicUrl: config.publicUrl, now: new Date() });
     else ownerMissing = !(await hasOwner(em));
   }
+  clearTimeout(startGuard);
 
   const base = config.publicUrl;
   const where = opened.embedded ? `embedded Postgres in ${config.dataDir}` : 'Postgres at DATABASE_URL';

@@ -1,6 +1,7 @@
 // Crashes of a real Herald process: kill -9 of its process group while posts are being published, and kill -9 of the
 // node process alone (its embedded Postgres left to the watchdog); the next start goes on with nothing twice and nothing
-// silently lost.
+// silently lost. Each test starts Herald twice and waits for the jobs of the killed one to be released (up to a minute),
+// so it has more time than vitest's default.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,7 +83,7 @@ describe('kill -9 of the whole process group while posts are due', () => {
       await client.end();
     }
     await second.stop();
-  });
+  }, 120_000);
 });
 
 describe('kill -9 of the node process alone, on the embedded Postgres', () => {
@@ -114,5 +115,5 @@ describe('kill -9 of the node process alone, on the embedded Postgres', () => {
     } finally {
       fs.rmSync(home, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });

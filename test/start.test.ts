@@ -1,13 +1,21 @@
 // Starting the real service: from a private directory as root, and every start failure as one sentence with exit code 1.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newTestDatabase } from './helpers/harness.js';
+import { waitFor } from './helpers/posts.js';
 import { failedStart, freePort, repositoryRoot, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
 
 const isRoot = process.getuid?.() === 0;
+/**
+ * Each test starts Herald processes, one to four: a start costs about 2.5 s of CPU (node loading Herald, and initdb for an
+ * embedded Postgres), which on a machine whose cores are busy with other jobs takes several times as long.
+ */
+const PROCESSES = { timeout: 120_000 };
 const running: HeraldProcess[] = [];
 const directories: string[] = [];
 
@@ -38,7 +46,15 @@ function expectOneSentence(result: { code: number | string; stderr: string }, pa
   expect(result.stderr).not.toMatch(/\n\s+at /);
 }
 
-describe('npm start as root in a private directory', () => {
+/** A session holding the lock Herald's migrations take (orm.ts), as a process stuck in its migrations would. */
+async function holdMigrationLock(databaseUrl: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query("select pg_advisory_lock(hashtext('herald:migrations'))");
+  return client;
+}
+
+describe('npm start as root in a private directory', PROCESSES, () => {
   it.skipIf(!isRoot)('starts from a mode-700 directory with its binaries inside it, and serves requests', async () => {
     const home = privateDirectory();
     // The Postgres binaries inside the private directory too, as in a clone at /root/herald.
@@ -68,7 +84,7 @@ describe('npm start as root in a private directory', () => {
   });
 });
 
-describe('the CLI beside a running Herald', () => {
+describe('the CLI beside a running Herald', PROCESSES, () => {
   it('org:create and org:list use the running instance\'s embedded Postgres instead of failing', async () => {
     const home = privateDirectory();
     fs.chmodSync(home, 0o755);
@@ -95,7 +111,7 @@ describe('the CLI beside a running Herald', () => {
   });
 });
 
-describe('a start that cannot go on says why in one sentence and exits with 1', () => {
+describe('a start that cannot go on says why in one sentence and exits with 1', PROCESSES, () => {
   it('the HTTP port is in use', async () => {
     const databaseUrl = await newTestDatabase();
     const blocker = await startHeraldProcess({ env: { DATABASE_URL: databaseUrl } });
@@ -129,6 +145,34 @@ describe('a start that cannot go on says why in one sentence and exits with 1', 
     fs.writeFileSync(path.join(broken, 'bin', 'postgres'), 'not a program', { mode: 0o644 });
     const result = await failedStart({ cwd: home, env: { EMBEDDED_POSTGRES_PORT: String(await freePort()), EMBEDDED_POSTGRES_BINARIES: broken } });
     expectOneSentence(result, /Postgres binaries .*cannot run/);
+  });
+
+  it('the HTTP port is taken between the check and the listen (before, the process ran its worker without a socket)', async () => {
+    const databaseUrl = await newTestDatabase();
+    // The migrations' lock, held by another session: the start waits there, after its port check.
+    const migrations = await holdMigrationLock(databaseUrl);
+    const port = await freePort();
+    const result = failedStart({ env: { PORT: String(port), DATABASE_URL: databaseUrl } });
+    await waitFor(async () => ((await migrations.query(`select 1 from pg_locks where locktype = 'advisory' and not granted`)).rowCount ? true : undefined), 60_000);
+    const taker = net.createServer();
+    await new Promise<void>((resolve) => taker.listen(port, '127.0.0.1', resolve));
+    await migrations.end();
+    try {
+      expectOneSentence(await result, new RegExp(`Port ${port} on 127.0.0.1 is already in use.*PORT`));
+    } finally {
+      taker.close();
+    }
+  });
+
+  it('a start that does not finish within START_TIMEOUT_SECONDS (here: a migration lock never released)', async () => {
+    const databaseUrl = await newTestDatabase();
+    const migrations = await holdMigrationLock(databaseUrl);
+    try {
+      const result = await failedStart({ env: { DATABASE_URL: databaseUrl, START_TIMEOUT_SECONDS: '3' } });
+      expectOneSentence(result, /^Herald failed to start: it was still opening the database and applying migrations after 3 seconds \(START_TIMEOUT_SECONDS\); exiting so that it can be started again\.$/);
+    } finally {
+      await migrations.end();
+    }
   });
 
   it('an external DATABASE_URL refuses the connection', async () => {

@@ -93,10 +93,10 @@ export async function startWorker(services: Services, connectionString: string):
   // Any number of worker processes share the database: jobs left locked by a process that died are released by the
   // others (and by this one as it starts), never those of a live one; the per-post advisory lock still prevents two runs
   // of one post.
-  const presence = new WorkerPresence({ connectionString, pool: pgPool, logger: services.logger, wake: () => workerPool?.nudge(concurrency) });
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  const presence = new WorkerPresence({ connectionString, pool: pgPool, logger: services.logger, wake: () => workerPool?.nudge(concurrency), events });
   // Jobs are locked in the name of the pool (graphile-worker 0.17) or of one of its workers: both are recorded as this process's.
-  const register = (id: string) => void presence.register(id).catch((error: Error) => services.logger.warn({ err: error.message }, 'could not record a worker'));
+  const register = (id: string) => void presence.register(id).catch(() => undefined); // logged, and tried again before a job is taken
   events.on('pool:create', ({ workerPool: created }) => {
     workerPool = created;
     register(created.id);
@@ -110,6 +110,8 @@ export async function startWorker(services: Services, connectionString: string):
     pollInterval: POLL_INTERVAL_MS,
     logger: silentLogger,
     events,
+    // Awaited before each job is taken: every id that may lock a job is recorded first.
+    forbiddenFlags: () => presence.recorded(),
     taskList: punctual(taskList(services), (at) => presence.arm(at)),
     crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}`,
   });

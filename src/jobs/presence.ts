@@ -1,10 +1,18 @@
-// What a worker process adds to graphile-worker so that any number of them share one Postgres, and jobs run on time:
+// What a worker process adds to graphile-worker so that any number of them share one Postgres, no job stays locked by a run
+// that ended, and jobs run on time:
 //
 // Presence. The process keeps one connection named `herald-worker:<process id>` (application_name) and records which
-// graphile-worker workers are its own (herald_worker). A job locked by a worker whose process has no such connection any
-// more was interrupted by a crash: at start and every minute, each worker process releases those jobs
-// (force_unlock_workers), never the jobs of a live process. The connection asks Postgres to probe the client (TCP
+// graphile-worker ids are its own (herald_worker) before any of them locks a job. A job locked in the name of a process
+// that has had no such connection at two checks ten seconds apart (killed, crashed, its machine lost) was interrupted: the
+// other worker processes, and this one as it starts, release it (force_unlock_workers). Two checks, because after a
+// Postgres restart every process needs a moment to connect again. The connection asks Postgres to probe the client (TCP
 // keepalives, about a minute), so a machine that vanished without closing its connections is noticed too.
+//
+// Own jobs. A process whose database went away (Postgres killed and restarted, a network cut) lives on, but the jobs it was
+// running could not record their outcome: graphile-worker's complete/fail calls failed, and the jobs stay locked in this
+// live process's name, which no other process may release. So the process itself releases, every 20 seconds and when its
+// connection comes back, the jobs locked in its name that it is not running (nor just finishing). A graceful stop releases
+// everything still locked in its name before it removes its record; when that fails, the record stays for the others.
 //
 // Punctuality. graphile-worker runs a job when it is added due now (its own NOTIFY), or at its next poll. Herald's jobs are
 // mostly due later (a post's date), so the process keeps a timer for each known due time and wakes its workers at that
@@ -14,6 +22,7 @@
 // costs Postgres fewer queries than before while a post due at 12:00:00.000 starts within milliseconds of it.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { WorkerEvents } from 'graphile-worker';
 import { Listener } from '../db/listener.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -22,7 +31,14 @@ const SCHEDULED_CHANNEL = 'herald_job_scheduled';
 const APPLICATION_PREFIX = 'herald-worker:';
 const LOOKAHEAD_EVERY_MS = 30_000;
 const LOOKAHEAD_SPAN = '35 seconds';
-const RECOVER_EVERY_MS = 60_000;
+const RECOVER_EVERY_MS = 20_000;
+/** A process found without its presence connection is released when it is still without one this much later. */
+const CONFIRM_GONE_MS = 10_000;
+/**
+ * An own job is left alone this long after it was locked (the answer that locked it may still be on its way to this
+ * process) and after its run ended (graphile-worker's complete or fail call may still be on its way to the database).
+ */
+const OWN_GRACE_MS = 10_000;
 /** Timers kept at once; beyond that the look-ahead and the poll catch up. */
 const MAX_TIMERS = 10_000;
 
@@ -31,6 +47,14 @@ export class WorkerPresence {
   private readonly listener: Listener;
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly intervals: NodeJS.Timeout[] = [];
+  /** graphile-worker ids of this process (its pools and workers), and whether each is recorded yet. */
+  private readonly ownIds = new Map<string, Promise<void>>();
+  /** Processes found without a presence connection: since when. */
+  private readonly missing = new Map<string, number>();
+  private confirmTimer?: NodeJS.Timeout;
+  /** The job each worker of this process is running, and when recent runs ended (job id -> time). */
+  private readonly running = new Map<object, string>();
+  private readonly ended = new Map<string, number>();
   constructor(
     private readonly options: {
       connectionString: string;
@@ -39,6 +63,8 @@ export class WorkerPresence {
       logger: Logger;
       /** Wakes the idle workers (graphile-worker's pool nudge). */
       wake: () => void;
+      /** graphile-worker's events: which jobs this process is running. */
+      events: WorkerEvents;
     },
   ) {
     this.listener = new Listener({
@@ -51,9 +77,15 @@ export class WorkerPresence {
         const at = Number(payload);
         if (channel === SCHEDULED_CHANNEL && Number.isFinite(at)) this.arm(at);
       },
-      // Posts scheduled while the connection was down are found by the look-ahead.
+      // Back after a loss: jobs interrupted meanwhile are released, jobs that fell due run now, and posts scheduled while the
+      // connection was down are found by the look-ahead.
       onConnected: () => {
-        if (this.intervals.length > 0) void this.lookAhead();
+        if (this.intervals.length === 0) return;
+        void this.recover();
+        void this.lookAhead();
+        this.options.wake();
+        // The runs the outage cut short count as running for a moment more: released as soon as they may be.
+        setTimeout(() => void this.recover(), OWN_GRACE_MS + 1000).unref();
       },
       logger: options.logger,
       purpose: 'worker presence',
@@ -62,6 +94,15 @@ export class WorkerPresence {
 
   /** Connects, releases the jobs of dead processes, and starts the timers. */
   async start(): Promise<void> {
+    this.options.events.on('job:start', ({ worker, job }) => void this.running.set(worker, job.id));
+    const end = ({ worker }: { worker: object }) => {
+      const id = this.running.get(worker);
+      if (id === undefined) return;
+      this.running.delete(worker);
+      this.ended.set(id, Date.now());
+    };
+    this.options.events.on('job:complete', end);
+    this.options.events.on('worker:fatalError', end);
     this.listener.start();
     await this.listener.connected;
     await this.recover();
@@ -70,9 +111,24 @@ export class WorkerPresence {
     for (const interval of this.intervals) interval.unref();
   }
 
-  /** Records a worker of this process (graphile-worker's `worker:create`). */
-  async register(workerId: string): Promise<void> {
-    await this.options.pool.query('insert into herald_worker (worker_id, process_id) values ($1, $2) on conflict (worker_id) do nothing', [workerId, this.processId]);
+  /** Records a graphile-worker id of this process (its pool's, a worker's): from then on it is released if the process dies. */
+  register(id: string): Promise<void> {
+    const recorded = this.options.pool
+      .query('insert into herald_worker (worker_id, process_id) values ($1, $2) on conflict (worker_id) do nothing', [id, this.processId])
+      .then(() => undefined);
+    this.ownIds.set(id, recorded);
+    // Not yet recorded: tried again by `recorded()` before the next job is taken.
+    recorded.catch((error: Error) => this.options.logger.warn({ err: error.message }, 'could not record a worker'));
+    return recorded;
+  }
+
+  /**
+   * Settles once every id of this process is recorded, recording again those that failed; graphile-worker awaits it before
+   * each job it takes (forbiddenFlags), so no job is ever locked in a name the other processes could not attribute.
+   */
+  async recorded(): Promise<null> {
+    for (const [id, recorded] of this.ownIds) await recorded.catch(() => this.register(id));
+    return null;
   }
 
   /** Wakes the workers at `at` (at once when it is due). */
@@ -88,31 +144,79 @@ export class WorkerPresence {
     this.timers.set(at, timer);
   }
 
+  /** After graphile-worker has stopped (nothing of this process runs any more): releases what is still locked in its name. */
   async stop(): Promise<void> {
     for (const interval of this.intervals) clearInterval(interval);
+    clearTimeout(this.confirmTimer);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    await this.options.pool.query('delete from herald_worker where process_id = $1', [this.processId]).catch(() => undefined);
+    try {
+      await this.options.pool.query('select graphile_worker.force_unlock_workers($1::text[])', [[...this.ownIds.keys()]]);
+      await this.options.pool.query('delete from herald_worker where process_id = $1', [this.processId]);
+    } catch (error) {
+      this.options.logger.warn({ err: (error as Error).message }, 'could not release the jobs of this process: another worker process (or the next start) releases them');
+    }
     await this.listener.stop();
   }
 
-  /** Releases the jobs locked by workers of processes that are gone (crashed, killed, their machine lost). */
+  /** Releases the jobs interrupted in this process, and those of processes that are gone (crashed, killed, their machine lost). */
   async recover(): Promise<void> {
     try {
-      const { rows } = await this.options.pool.query<{ worker_id: string }>(
-        `select worker_id from herald_worker w
-         where not exists (select 1 from pg_stat_activity a where a.application_name = $1 || w.process_id)`,
-        [APPLICATION_PREFIX],
-      );
-      if (rows.length === 0) return;
-      const ids = rows.map((row) => row.worker_id);
-      await this.options.pool.query('select graphile_worker.force_unlock_workers($1::text[])', [ids]);
-      await this.options.pool.query('delete from herald_worker where worker_id = any($1::text[])', [ids]);
-      this.options.logger.info({ workers: ids.length }, 'released the jobs of worker processes that stopped without finishing them');
-      this.options.wake();
+      await this.releaseOwn();
+      await this.releaseGone();
     } catch (error) {
-      this.options.logger.warn({ err: (error as Error).message }, 'could not check for jobs of stopped worker processes');
+      this.options.logger.warn({ err: (error as Error).message }, 'could not check for interrupted jobs');
     }
+  }
+
+  /** Jobs locked in this process's name that it is not running: their run ended without its outcome being recorded. */
+  private async releaseOwn(): Promise<void> {
+    if (this.ownIds.size === 0) return;
+    // graphile-worker's own table: there is no function that releases some jobs of a worker and not others. Herald uses no
+    // named job queues, so the jobs' rows are all there is to release.
+    const { rowCount } = await this.options.pool.query(
+      `update graphile_worker._private_jobs set locked_by = null, locked_at = null
+       where locked_by = any($1::text[]) and locked_at < now() - make_interval(secs => $3) and not (id = any($2::bigint[]))`,
+      [[...this.ownIds.keys()], this.busyJobs(), OWN_GRACE_MS / 1000],
+    );
+    if (!rowCount) return;
+    this.options.logger.warn({ jobs: rowCount }, 'released jobs of this process whose run ended without recording its outcome (the database was unreachable)');
+    this.options.wake();
+  }
+
+  /** The jobs this process is running, or finished less than OWN_GRACE_MS ago. */
+  private busyJobs(): string[] {
+    for (const [id, at] of this.ended) if (at < Date.now() - OWN_GRACE_MS) this.ended.delete(id);
+    return [...this.running.values(), ...this.ended.keys()];
+  }
+
+  private async releaseGone(): Promise<void> {
+    const { rows } = await this.options.pool.query<{ process_id: string; worker_ids: string[] }>(
+      `select process_id, array_agg(worker_id) as worker_ids from herald_worker w
+       where process_id <> $2 and not exists (select 1 from pg_stat_activity a where a.application_name = $1 || w.process_id)
+       group by process_id`,
+      [APPLICATION_PREFIX, this.processId],
+    );
+    const now = Date.now();
+    const gone = new Set(rows.map((row) => row.process_id));
+    for (const processId of this.missing.keys()) if (!gone.has(processId)) this.missing.delete(processId);
+    const confirmed = rows.filter((row) => now - (this.missing.get(row.process_id) ?? now) >= CONFIRM_GONE_MS);
+    for (const row of rows) if (!this.missing.has(row.process_id)) this.missing.set(row.process_id, now);
+    if (confirmed.length < rows.length && !this.confirmTimer) {
+      // Checked again as soon as a newly missing process may be confirmed gone, not only at the next round.
+      this.confirmTimer = setTimeout(() => {
+        this.confirmTimer = undefined;
+        void this.recover();
+      }, CONFIRM_GONE_MS);
+      this.confirmTimer.unref();
+    }
+    if (confirmed.length === 0) return;
+    const ids = confirmed.flatMap((row) => row.worker_ids);
+    await this.options.pool.query('select graphile_worker.force_unlock_workers($1::text[])', [ids]);
+    await this.options.pool.query('delete from herald_worker where worker_id = any($1::text[])', [ids]);
+    for (const row of confirmed) this.missing.delete(row.process_id);
+    this.options.logger.info({ processes: confirmed.length, workers: ids.length }, 'released the jobs of worker processes that stopped without finishing them');
+    this.options.wake();
   }
 
   /** Arms a timer for each job due within the next 35 seconds. */

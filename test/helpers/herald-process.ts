@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { repositoryRoot } from '../../scripts/build.mjs';
 
 export { repositoryRoot };
@@ -40,19 +41,25 @@ export interface HeraldProcess {
   stop(): Promise<void>;
 }
 
+/** Ends the Herald process when the socket on its file descriptor 3 closes (see exit-with-parent.mjs). */
+const EXIT_WITH_PARENT = pathToFileURL(path.join(repositoryRoot, 'test/helpers/exit-with-parent.mjs')).href;
+
 /**
- * Starts Herald in its own process group and waits for the banner. Answers when it is running, or rejects with its
- * output when it exits first.
+ * Starts Herald in its own process group (so a kill of its group spares the test runner) and waits for the banner.
+ * Answers when it is running, or rejects with its output when it exits first. The process ends with the test runner's
+ * process, however that ends: it watches its end of a socket pair whose other end only the runner holds.
  */
 export async function startHeraldProcess(options: { env: Record<string, string>; cwd?: string; timeoutMs?: number; args?: string[] }): Promise<HeraldProcess> {
   const port = options.env.PORT ?? String(await freePort());
   const { command, args } = startCommand(options.args);
-  const child = spawn(command, args, {
+  const child = spawn(command, ['--import', EXIT_WITH_PARENT, ...args], {
     cwd: options.cwd ?? repositoryRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...options.env, PORT: port },
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
   });
+  // The runner's end: never read or written, and no reason to keep the runner alive.
+  (child.stdio[3] as net.Socket).unref();
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
