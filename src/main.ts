@@ -7,6 +7,7 @@ import { probeListen } from './lib/probe.js';
 import { openServices } from './bootstrap.js';
 import { startWorker } from './jobs/index.js';
 import { createApp } from './http/app.js';
+import { createHttpServer } from './http/server.js';
 import { McpSessions } from './mcp/sessions.js';
 import { firstOrganization, resolveApiKey } from '../tools/internal/credentials.js';
 import { createSetupLink, hasOwner, SETUP_LINK_HOURS } from '../tools/internal/accounts.js';
@@ -26,20 +27,12 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
 }
 
 /**
- * How long an idle connection stays open: longer than proxies and HTTP clients keep one for reuse (Node's agent 5 s, nginx's
- * upstream keepalive and cloud load balancers 60 s). With Node's default of 5 s, Herald closed idle connections just as a
- * proxy sent the next request on them, and under load the proxy's request failed with ECONNRESET. The client closes first.
- */
-const KEEP_ALIVE_MS = 65_000;
-
-/**
  * Listens on host:port, or rejects with the start error of the failed listen. Not express's `app.listen`: express 5 calls its
  * callback on 'error' as well, so a port taken between checkPort and the listen (another process, or an outgoing connection
  * of this one given that port number) went unnoticed, and the process ran its worker with no HTTP socket.
  */
 function listen(app: http.RequestListener, host: string, port: number): Promise<http.Server> {
-  const server = http.createServer(app);
-  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  const server = createHttpServer(app);
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, host, port));
     server.once('error', failed);

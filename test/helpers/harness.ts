@@ -14,6 +14,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import type { UrlGuardOptions } from '../../src/lib/ssrf.js';
 import { buildServices } from '../../src/bootstrap.js';
 import { createApp } from '../../src/http/app.js';
+import { createHttpServer } from '../../src/http/server.js';
 import { McpSessions } from '../../src/mcp/sessions.js';
 import { startWorker, type Worker } from '../../src/jobs/index.js';
 import { createOrganization, mintApiKey } from '../../tools/internal/credentials.js';
@@ -115,9 +116,8 @@ export async function startHerald(environment: Record<string, string> = {}, opti
   });
   const sessions = new McpSessions(services);
   const app = createApp(services, sessions);
-  const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
-  });
+  const server: Server = createHttpServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   config.publicUrl = url;
   const em = orm.em.fork();
