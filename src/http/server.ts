@@ -13,6 +13,6 @@ export function createHttpServer(app: http.RequestListener): http.Server {
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   // A client that half-closes its socket once the request is sent (a shell pipe, `nc -N`, some proxies) still waits for the
   // answer: with Node's default (false) the server ends its side on the client's FIN, and the answer, written later, is lost.
-  (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true; // documented (net.Server), absent from @types/node
+  (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true; // read by Node's lib/_http_server.js (socketOnEnd); not in @types/node
   return server;
 }
