@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** @type {{ name: string, url: string, file: string, version: (text: string) => string }[]} */
+/** @type {({ name: string, url: string, file: string, version: (text: string) => string } | { name: string, script: string })[]} */
 export const CONTRACTS = [
   {
     // X API v2: the OpenAPI document X serves for its SDKs and docs (docs.x.com builds its API reference from the same file).
@@ -28,7 +28,19 @@ export const CONTRACTS = [
       return String(document.info?.version ?? 'unknown');
     },
   },
+  {
+    // Pinterest API v5: the OpenAPI description Pinterest publishes (github.com/pinterest/api-description, MIT), cut down to
+    // the operations Herald calls by its own script, which records source, revision and date inside the file.
+    name: 'pinterest',
+    script: 'scripts/contracts/pinterest.mjs',
+  },
 ];
+
+/** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */
+async function runScript(contract) {
+  const { execFileSync } = await import('node:child_process');
+  execFileSync(process.execPath, [path.join(root, contract.script)], { stdio: 'inherit' });
+}
 
 async function refresh(contract) {
   const response = await fetch(contract.url, { headers: { accept: 'application/json' } });
@@ -57,6 +69,10 @@ if (unknown.length > 0) {
 let failed = false;
 for (const contract of CONTRACTS.filter((item) => wanted.length === 0 || wanted.includes(item.name))) {
   try {
+    if (contract.script) {
+      await runScript(contract);
+      continue;
+    }
     const source = await refresh(contract);
     console.log(`${contract.name}: ${contract.file} version ${source.version} (${source.sha256.slice(0, 12)}…)`);
   } catch (error) {
