@@ -46,6 +46,8 @@ export interface PageOptions {
    * person without a zone of their own sees their browser's from the next page on.
    */
   zone?: { name: string; source: 'person' | 'browser' | 'organization' };
+  /** false for a page that must work as plain HTML alone (the API reference). */
+  script?: boolean;
 }
 
 const NAV: [string, string][] = [
@@ -111,7 +113,7 @@ export function sendPage(response: Response, options: PageOptions, body: Markup)
 <meta name="referrer" content="no-referrer">
 <title>${options.title} · Herald</title>
 <link rel="stylesheet" href="/console.css">
-<script src="/console.js" defer></script>
+${options.script === false ? '' : html`<script src="/console.js" defer></script>`}
 </head>
 <body${options.zone ? html` data-zone="${options.zone.name}" data-zone-source="${options.zone.source}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>
