@@ -2,6 +2,7 @@
 // (createPost, validatePost, findSlotTool, uploadMedia), so idempotency, the duplicate guard and the approval rules are
 // the API's. The preview is validatePost's answer, rendered here; the console's script asks for it as the person types
 // (POST /compose/preview answers the preview's HTML), and the Preview button shows it without JavaScript.
+import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { MediaSchema, CustomerSchema, type Media } from '../../db/entities.js';
 import { listIntegrations } from '../../../tools/internal/integrations.js';
@@ -116,13 +117,23 @@ export function composePages(router: Router, services: Services): void {
   router.post('/compose', requireSignedIn, async (request, response) => {
     const zones = await consoleZones(services, request, response);
     const caller = consoleCaller(response);
-    // Files chosen in the form (without the script) go to the library first and join their item's media.
+    // Files chosen in the form (without the script) go to the library first and join their item's media. Each upload
+    // carries a key made of the form's own (which comes before the files), so the same form sent twice (a double click)
+    // stores each file once and sends the same create request, which then answers its first answer.
     const uploads: { field: string; id: string }[] = [];
-    const { fields, problems } = await readMultipart(request, async (field, file) => {
-      const media = await runTool(uploadMedia, { file }, caller, services, String(response.locals.requestId));
+    const perField = new Map<string, number>();
+    const { fields, problems } = await readMultipart(request, async (field, file, before) => {
+      const formKey = before.idempotencyKey?.[0];
+      const count = perField.get(field) ?? 0;
+      perField.set(field, count + 1);
+      const idempotencyKey = formKey && /^[\x21-\x7e]{1,200}$/.test(formKey) ? `${formKey}:${field}:${count}` : undefined;
+      const media = await runTool(uploadMedia, { file }, caller, services, String(response.locals.requestId), { idempotencyKey });
       uploads.push({ field, id: media.id });
     });
     const state = stateOf(fields, zones.viewer);
+    const sentKey = state.idempotencyKey;
+    // A form shown again is a new submission: its uploads and its create get new keys.
+    state.idempotencyKey = randomUUID();
     for (const upload of uploads) {
       const index = Number(/^upload-(\d+)$/.exec(upload.field)?.[1] ?? 0);
       state.items[Math.min(index, state.items.length - 1)].media.push(upload.id);
@@ -159,7 +170,7 @@ export function composePages(router: Router, services: Services): void {
       }
       const created: string[] = [];
       for (const [index, { body }] of requests.entries()) {
-        const key = requests.length > 1 ? `${state.idempotencyKey}:${index}` : state.idempotencyKey;
+        const key = requests.length > 1 ? `${sentKey}:${index}` : sentKey;
         const answer = await runTool(createPost, body, caller, services, String(response.locals.requestId), { idempotencyKey: key });
         created.push(...answer.output.map((post) => post.postId));
       }

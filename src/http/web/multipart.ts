@@ -22,10 +22,13 @@ export type FormFields = Record<string, string[]>;
 
 /**
  * Reads a multipart body: text fields (repeated names kept in order), and each non-empty file handed to `onFile` in turn
- * (the next part waits until it is read). A file that `onFile` refuses is reported in `problems`, not thrown, so the
+ * (the next part waits until it is read) with the fields read before it. A file that `onFile` refuses is reported in `problems`, not thrown, so the
  * form can be shown again with what was typed.
  */
-export function readMultipart(request: Request, onFile: (field: string, file: IncomingMedia) => Promise<void>): Promise<{ fields: FormFields; problems: string[] }> {
+export function readMultipart(
+  request: Request,
+  onFile: (field: string, file: IncomingMedia, fieldsSoFar: FormFields) => Promise<void>,
+): Promise<{ fields: FormFields; problems: string[] }> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -46,7 +49,7 @@ export function readMultipart(request: Request, onFile: (field: string, file: In
         return;
       }
       work = work.then(() =>
-        onFile(name, { stream, filename: info.filename }).catch((error: Error) => {
+        onFile(name, { stream, filename: info.filename }, fields).catch((error: Error) => {
           stream.resume();
           problems.push(`${info.filename}: ${error.message}`);
         }),
