@@ -115,7 +115,7 @@ describe('the calendar', () => {
     // What went out cannot be moved; the others have a Move link and can be dragged.
     expect(month.text).toContain(`href="/posts/${apiPost}/move?back=`);
     expect(month.text).not.toContain(`href="/posts/${published}/move`);
-    expect(month.text).toContain(`draggable="true" data-post="${agentPost}" data-time="10:15"`);
+    expect(month.text).toContain(`draggable="true" data-post="${agentPost}" data-time="10:15:00"`);
 
     const only = async (query: string) => {
       const page = await browser.get(`/calendar?month=2027-03&${query}`);

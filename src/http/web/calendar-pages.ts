@@ -25,13 +25,15 @@ interface Placed {
   day: string;
   hour: number;
   time: string;
+  /** Kept by a move: moving a day keeps the time of day exactly. */
+  seconds: number;
 }
 
 function entry(placed: Placed, zone: string, back: string): Markup {
   const { row } = placed;
   const movable = MOVABLE.has(row.publishStatus);
   const label = `${row.integration.name}, ${placed.time}`;
-  return html`<li class="entry${failedOf(row) ? ' failed' : ''} status-${row.publishStatus}"${movable ? html` draggable="true" data-post="${row.id}" data-time="${placed.time}"` : ''}>
+  return html`<li class="entry${failedOf(row) ? ' failed' : ''} status-${row.publishStatus}"${movable ? html` draggable="true" data-post="${row.id}" data-time="${placed.time}:${String(placed.seconds).padStart(2, '0')}"` : ''}>
     <a href="/posts/${row.id}" title="${formatWhen(row.publishDate, zone)}">${placed.time} ${row.integration.name}</a>
     <span class="hint">${platformName(row.integration)}</span> ${badge(STATUS_LABELS, row.publishStatus)}
     <span class="excerpt">${excerpt(row.content, 60)}</span>
@@ -63,7 +65,7 @@ export function calendarPages(router: Router, services: Services): void {
     const here = link(week ? 'week' : 'month', first);
     const placed: Placed[] = data.posts.map((row) => {
       const wall = wallClockOf(new Date(row.publishDate), zone);
-      return { row, day: dateKey(wall), hour: wall.hour, time: timeKey(wall) };
+      return { row, day: dateKey(wall), hour: wall.hour, time: timeKey(wall), seconds: wall.second };
     });
     const byCell = new Map<string, Placed[]>();
     for (const item of placed) {

@@ -93,7 +93,8 @@ export function composePages(router: Router, services: Services): void {
   router.post('/compose/preview', requireSignedIn, async (request, response) => {
     const zones = await consoleZones(services, request, response);
     const state = stateOf(fieldsOf(request.body), zones.viewer);
-    const { previews, problem } = await previewOrProblem(services, request, response, state);
+    // Nothing chosen yet: the preview's hint, not an error.
+    const { previews, problem } = state.channels.length ? await previewOrProblem(services, request, response, state) : { previews: [], problem: undefined };
     response
       .type('html')
       .setHeader('Cache-Control', 'no-store')
