@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Herald } from './harness.js';
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((item): item is string => Boolean(item));
 
@@ -55,3 +56,19 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
     .map((violation) => `${violation.id} (${violation.impact}): ${violation.help} at ${violation.targets.join(', ')}`);
 }
+
+/**
+ * The invitation the first person of a test's Herald signs up with: a fresh operator setup link's token where Herald
+ * makes owners from one (being the first to sign up no longer makes anyone an owner there), else undefined (open sign-up).
+ * Read from the accounts module at run time so these tests sign up the same way on either side of that change.
+ */
+export async function ownerInvitation(herald: Herald): Promise<string | undefined> {
+  const accounts: Record<string, unknown> = await import('../../tools/internal/accounts.js');
+  const createSetupLink = accounts.createSetupLink as undefined | ((em: unknown, organizationId: string, options: { publicUrl: string; now: Date }) => Promise<string>);
+  if (!createSetupLink) return undefined;
+  const link = await createSetupLink(herald.services.orm.em.fork(), herald.organizationId, { publicUrl: herald.url, now: herald.services.now() });
+  return link.slice(link.lastIndexOf('/') + 1);
+}
+
+/** The page a browser signs up the first person on: the setup link's, or the open sign-up page. */
+export const signUpPage = (invitation: string | undefined) => (invitation ? `/invite/${invitation}` : '/signup');

@@ -151,7 +151,7 @@ export function composeMarkup(view: ComposeView): Markup {
         <button type="submit" name="action" value="preview" class="secondary">Preview</button>
       </div>
     </div>
-    <aside class="compose-preview" aria-labelledby="preview-title"><h2 id="preview-title">Preview</h2>
+    <aside class="compose-preview" aria-labelledby="preview-title" tabindex="0"><h2 id="preview-title">Preview</h2>
       <div id="preview" aria-live="polite" aria-busy="false">${view.previews ? previewMarkup(view.previews, view.zone) : html`<p class="hint">The preview shows what each platform receives. It updates as you type (or press Preview).</p>`}</div>
     </aside></div>
   </form>`;
