@@ -41,20 +41,20 @@ export async function consoleZones(services: Services, request: Request, respons
 /** The zone fields of a page's options (see PageOptions.zone). */
 export const pageZone = (zones: ConsoleZones) => ({ name: zones.viewer, source: zones.source });
 
-/** An instant as the person reads it: `2027-03-30 09:00 GMT+2` (UTC shows as `UTC`). */
-export function formatWhen(instant: Date | string, zone: string): string {
+/** An instant as the person reads it: `2027-03-30 09:00 GMT+2` (UTC shows as `UTC`); with `seconds`, `09:00:05`. */
+export function formatWhen(instant: Date | string, zone: string, seconds = false): string {
   const date = typeof instant === 'string' ? new Date(instant) : instant;
   if (Number.isNaN(date.getTime())) return '';
   const wall = wallClockOf(date, zone);
-  return `${dateKey(wall)} ${timeKey(wall)} ${zoneAbbreviation(date, zone)}`;
+  return `${dateKey(wall)} ${timeKey(wall)}${seconds ? `:${String(wall.second).padStart(2, '0')}` : ''} ${zoneAbbreviation(date, zone)}`;
 }
 
 /** An instant in a `<time>` element: the local reading, the UTC instant in `datetime`, the zone's name on hover. */
-export function when(instant: Date | string | null | undefined, zone: string): Markup {
+export function when(instant: Date | string | null | undefined, zone: string, seconds = false): Markup {
   if (!instant) return html``;
   const date = typeof instant === 'string' ? new Date(instant) : instant;
   if (Number.isNaN(date.getTime())) return html``;
-  return html`<time datetime="${date.toISOString()}" title="${zone}">${formatWhen(date, zone)}</time>`;
+  return html`<time datetime="${date.toISOString()}" title="${zone}">${formatWhen(date, zone, seconds)}</time>`;
 }
 
 const SOURCES: Record<ConsoleZones['source'], string> = {
