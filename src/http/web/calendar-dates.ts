@@ -51,9 +51,13 @@ export const addMonths = (first: Day, months: number): Day => {
   return { year: Math.floor(index / 12), month: (index % 12) + 1, day: 1 };
 };
 
-export const monthName = (first: Day) => new Date(Date.UTC(first.year, first.month - 1, 1)).toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+// Made once: toLocaleString builds a formatter per call, and a month grid names 42 days.
+const MONTH_NAME = new Intl.DateTimeFormat('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+const DAY_NAME = new Intl.DateTimeFormat('en', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' });
 
-export const dayName = (day: Day) => new Date(Date.UTC(day.year, day.month - 1, day.day)).toLocaleString('en', { weekday: 'long', day: 'numeric', month: 'long', timeZone: 'UTC' });
+export const monthName = (first: Day) => MONTH_NAME.format(new Date(Date.UTC(first.year, first.month - 1, 1)));
+
+export const dayName = (day: Day) => DAY_NAME.format(new Date(Date.UTC(day.year, day.month - 1, day.day)));
 
 export const sameDay = (a: Day, b: Day) => a.year === b.year && a.month === b.month && a.day === b.day;
 
