@@ -3,6 +3,7 @@
 // date in another zone, per-channel text, idempotent sending, "next free slot" per channel, and clear refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { ownerInvitation } from './helpers/browser.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
@@ -41,7 +42,7 @@ beforeAll(async () => {
   [bluesky, mastodon] = await Promise.all([startBlueskyFake(), startMastodonFake()]);
   herald = await startHerald();
   browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery' });
+  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery', invitation: await ownerInvitation(herald) });
   blueskyId = (await herald.rest('POST', '/integrations/bluesky/connect', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password })).body.id;
   mastodonId = (await herald.rest('POST', '/integrations/mastodon/connect', { instance: mastodon.url, accessToken: mastodon.token })).body.id;
   await browser.submit('/channels', `/channels/${mastodonId}/customer`, { customerId: '', newCustomer: 'Bakery' });

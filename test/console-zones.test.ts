@@ -4,6 +4,7 @@
 // guard, and channel zones and posting times.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { ownerInvitation } from './helpers/browser.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { runTool } from '../tools/runner.js';
@@ -26,7 +27,7 @@ beforeAll(async () => {
   bluesky = await startBlueskyFake();
   herald = await startHerald();
   browser = new ConsoleClient(herald.url);
-  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery' });
+  await browser.signUp({ email: 'owner@example.com', password: 'correct horse battery', invitation: await ownerInvitation(herald) });
   channelId = (await herald.rest('POST', '/integrations/bluesky/connect', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password })).body.id;
 });
 afterAll(async () => {
