@@ -11,7 +11,9 @@ export class Markup {
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (character) => ESCAPES[character]);
+const SPECIAL = /[&<>"']/;
+// Most interpolations (ids, names, times) have nothing to escape: they are returned as they are, without a new string.
+export const escapeHtml = (value: string) => (SPECIAL.test(value) ? value.replace(/[&<>"']/g, (character) => ESCAPES[character]) : value);
 
 type Value = Markup | string | number | boolean | null | undefined | Value[];
 
