@@ -189,7 +189,7 @@ describe('the console where people check an agent\'s work', () => {
     expect(await page.getByRole('heading', { name: '1 post failed' }).isVisible()).toBe(true);
     expect(await page.locator('.calendar li.entry.status-published').count()).toBe(1);
     await shot('calendar');
-    await failedEntry.getByRole('link').click();
+    await failedEntry.getByRole('link').first().click();
     await page.waitForURL(`**/posts/${failedId}`);
     expect(await page.getByRole('alert').first().textContent()).toContain('Record is invalid');
     await page.getByRole('button', { name: 'Retry' }).click();

@@ -72,4 +72,18 @@ describe('the Webhooks page', () => {
     expect(noEvents.status).toBe(400);
     expect(noEvents.text).toContain('events');
   });
+
+  it('shows the deliveries\' times in the person\'s zone, to the second, naming the zone', async () => {
+    await browser.submit('/webhooks', '/webhooks', { url: `${receiver.url}/hook`, events: 'post.published' });
+    const [webhook] = (await herald.rest('GET', '/webhooks')).body;
+    await browser.submit('/webhooks', `/webhooks/${webhook.id}/test`);
+    browser.cookies.set('herald_tz', encodeURIComponent('Asia/Tokyo'));
+    const page = await browser.get(`/webhooks/${webhook.id}`);
+    expect(page.text).toContain('Times are in <strong>Asia/Tokyo</strong>');
+    const [, instant, shown] = /created <time datetime="([^"]+)" title="Asia\/Tokyo">([^<]+)<\/time>/.exec(page.text)!;
+    // Tokyo is UTC+9 all year (no daylight saving): read with Intl alone, not Herald's code.
+    const tokyo = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Asia/Tokyo', dateStyle: 'short', timeStyle: 'medium' }).format(new Date(instant));
+    expect(shown).toBe(`${tokyo} GMT+9`);
+    expect(page.text).not.toMatch(/\d{2}:\d{2}:\d{2} UTC/);
+  });
 });

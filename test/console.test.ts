@@ -101,7 +101,9 @@ describe('the console in a browser', () => {
     const row = page.getByRole('row', { name: new RegExp(bluesky.handle) });
     expect(await row.getByText('Active').isVisible()).toBe(true);
     await row.getByText('Settings').click();
-    await row.getByLabel('Posting times (UTC, HH:MM)').fill('08:30, 17:00');
+    await row.getByLabel('Posting times (HH:MM)').fill('08:30, 17:00');
+    // The times' zone field starts at the zone they are stored in (UTC for a new channel).
+    expect(await row.getByLabel('Posting times are in time zone').inputValue()).toBe('UTC');
     await row.getByRole('button', { name: 'Save times' }).click();
     await page.waitForURL('**/channels?notice=times');
     await shot('channels');

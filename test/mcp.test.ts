@@ -33,7 +33,7 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   videoFunctionTool: { properties: ['identifier', 'functionName'], required: ['identifier', 'functionName'] },
   generateVideoTool: { properties: ['identifier', 'output', 'customParams', 'idempotencyKey'], required: ['identifier', 'output', 'customParams'] },
   postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
-  findSlotTool: { properties: ['id'], required: ['id'] },
+  findSlotTool: { properties: ['id', 'timeZone', 'after'], required: ['id'] },
   channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
   analyticsOverviewTool: { properties: ['date', 'channels'], required: ['date'] },
   postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },

@@ -95,7 +95,8 @@ describe('channels', () => {
     const response = await herald.rest('GET', '/integrations');
     expect(response.status).toBe(200);
     // Each listed channel also carries its health (the connect answer does not).
-    expect(response.body).toEqual([channelA, channelB].map((channel) => ({ ...listed(channel), health: { state: 'active' } })));
+    // Each listed channel also carries its zone (the organization's default, UTC, when it has none of its own).
+    expect(response.body).toEqual([channelA, channelB].map((channel) => ({ ...listed(channel), timeZone: 'UTC', health: { state: 'active' } })));
     expect(response.body[0]).not.toHaveProperty('customer');
   });
 
@@ -115,7 +116,7 @@ describe('channels', () => {
 
     const filtered = await herald.rest('GET', '/integrations?group=cust-1');
     expect(filtered.status).toBe(200);
-    expect(filtered.body).toEqual([{ ...listed(channelB), customer: { id: 'cust-1', name: 'Acme' }, health: { state: 'active' } }]);
+    expect(filtered.body).toEqual([{ ...listed(channelB), customer: { id: 'cust-1', name: 'Acme' }, timeZone: 'UTC', health: { state: 'active' } }]);
 
     const all = await herald.rest('GET', '/integrations');
     expect(all.body).toHaveLength(2);
@@ -197,7 +198,7 @@ describe('find-slot and posting times', () => {
 
     const times = await herald.rest('PUT', `/integrations/${channelA.id}/posting-times`, { postingTimes: [{ time: 540 }, { time: 540 }, { time: 1000 }] });
     expect(times.status).toBe(200);
-    expect(times.body).toEqual({ id: channelA.id, postingTimes: [{ time: 540 }, { time: 1000 }] });
+    expect(times.body).toEqual({ id: channelA.id, postingTimes: [{ time: 540 }, { time: 1000 }], timeZone: 'UTC' });
     const third = await herald.rest('GET', `/find-slot/${channelA.id}`);
     expect(third.status).toBe(200);
     expect(['09:00', '16:40']).toContain(third.body.date.slice(11, 16));

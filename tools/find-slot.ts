@@ -1,24 +1,43 @@
 import { z } from 'zod';
-import { conflict } from '../src/errors.js';
+import { conflict, invalidInput } from '../src/errors.js';
+import { instantOf, isoWithOffset, parseWallClock } from '../src/lib/time-zone.js';
 import { defineTool, readOnly } from './types.js';
 import { findIntegration } from './internal/integrations.js';
 import { findFreeSlot } from './internal/find-slot.js';
+import { channelZone, organizationZone, zoneInput } from './internal/time-zones.js';
 import { idParam } from './shapes.js';
 
 export const findSlot = defineTool({
   name: 'findSlotTool',
   title: 'Next free posting slot',
   description:
-    "Answers {date}: the earliest future posting time of the channel (its daily posting times, UTC) at which it has no post yet. Use it as the date of schedulePostTool when the user says 'next free slot'.",
+    "Answers {date}: the earliest future posting time of the channel (its daily posting times, in their zone) at which it has no post yet. Use it as the date of schedulePostTool when the user says 'next free slot'. " +
+    "`date` is UTC. Pass `timeZone` (an IANA zone, e.g. the channel's `timeZone` from integrationList) to also get `localDate`, the same instant as that zone's wall-clock time with its offset; " +
+    "pass `after` (a date `2026-12-01` or date-time `2026-12-01T09:00`, read in `timeZone`, else in the channel's zone) for the first free slot from then on, e.g. 'next Tuesday in the client's time'.",
   annotations: readOnly,
   mcp: true,
-  input: z.object({ id: idParam.describe('Channel id from integrationList') }),
-  output: z.object({ date: z.string() }),
-  rest: { method: 'GET', path: '/find-slot/:id' },
+  input: z.object({
+    id: idParam.describe('Channel id from integrationList'),
+    timeZone: z.string().max(64).optional().describe('IANA zone for localDate and for reading `after`'),
+    after: z.string().max(40).optional().describe('Local date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM): the slot is at or after it'),
+  }),
+  output: z.object({
+    date: z.string(),
+    timeZone: z.string().optional(),
+    localDate: z.string().optional().describe('The slot as a wall-clock time of timeZone, ISO 8601 with its offset'),
+  }),
+  rest: { method: 'GET', path: '/find-slot/:id', toInput: ({ params, query }) => ({ id: params.id, timeZone: query.timeZone, after: query.after }) },
   handler: async (input, { em, caller, services }) => {
+    const zone = input.timeZone === undefined ? undefined : zoneInput(input.timeZone);
     const integration = await findIntegration(em, caller.organizationId, input.id);
-    const slot = await findFreeSlot(em, integration, services.now(), services.config.defaultPostingTimes);
+    let after: Date | undefined;
+    if (input.after !== undefined) {
+      const wall = parseWallClock(input.after);
+      if (!wall) throw invalidInput(`after: "${input.after}" is not a date.`, { hint: 'Write a local date as 2026-12-01 or a local date-time as 2026-12-01T09:00 (no offset: timeZone says where).' });
+      after = instantOf(wall, zone ?? channelZone(integration, await organizationZone(em, caller.organizationId)));
+    }
+    const slot = await findFreeSlot(em, integration, services.now(), services.config.defaultPostingTimes, after);
     if (!slot) throw conflict('This channel has a post at every posting time for the next year.', { hint: 'Add posting times to the channel or pick a date yourself.' });
-    return { date: slot.toISOString() };
+    return { date: slot.toISOString(), ...(zone ? { timeZone: zone, localDate: isoWithOffset(slot, zone) } : {}) };
   },
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from './types.js';
 import { findIntegration } from './internal/integrations.js';
+import { zoneInput } from './internal/time-zones.js';
 import { idParam } from './shapes.js';
 
 const minute = z.number().int().min(0).max(1439);
@@ -8,16 +9,25 @@ const minute = z.number().int().min(0).max(1439);
 export const setPostingTimes = defineTool({
   name: 'setPostingTimes',
   title: 'Set posting times',
-  description: 'Sets the daily posting times of a channel used by find-slot, as minutes after midnight UTC ([{time: 540}] is 09:00 UTC).',
+  description:
+    'Sets the daily posting times of a channel used by find-slot, as minutes after midnight in `timeZone` (an IANA zone such as "America/New_York"; UTC when omitted): ' +
+    '[{time: 540}] with timeZone "America/New_York" is 09:00 New York time every day, before and after daylight-saving changes. ' +
+    "The channel's own zone is its `timeZone` in integrationList.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: false,
-  input: z.object({ id: idParam, postingTimes: z.array(z.object({ time: minute })).min(1, 'needs at least one time').max(48) }),
-  output: z.object({ id: z.string(), postingTimes: z.array(z.object({ time: z.number() })) }),
+  input: z.object({
+    id: idParam,
+    postingTimes: z.array(z.object({ time: minute })).min(1, 'needs at least one time').max(48),
+    timeZone: z.string().max(64).optional().describe('IANA zone the times are wall-clock times of; UTC when omitted'),
+  }),
+  output: z.object({ id: z.string(), postingTimes: z.array(z.object({ time: z.number() })), timeZone: z.string() }),
   rest: { method: 'PUT', path: '/integrations/:id/posting-times' },
   handler: async (input, { em, caller }) => {
+    const zone = input.timeZone === undefined ? 'UTC' : zoneInput(input.timeZone);
     const integration = await findIntegration(em, caller.organizationId, input.id);
     integration.postingTimes = [...new Set(input.postingTimes.map((item) => item.time))].sort((a, b) => a - b);
+    integration.postingTimesZone = zone;
     await em.flush();
-    return { id: integration.id, postingTimes: integration.postingTimes.map((time) => ({ time })) };
+    return { id: integration.id, postingTimes: integration.postingTimes.map((time) => ({ time })), timeZone: zone };
   },
 });

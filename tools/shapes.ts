@@ -10,6 +10,10 @@ export const integrationRecordSchema = z.object({
   disabled: z.boolean(),
   profile: z.string(),
   customer: z.object({ id: z.string(), name: z.string() }).optional(),
+  timeZone: z
+    .string()
+    .optional()
+    .describe('IANA time zone of the channel (its own, else the organization\'s default): where "Tuesday 9:00 in the client\'s time" is read. Dates in the API stay UTC.'),
 });
 
 export const analyticsMetricSchema = z.object({

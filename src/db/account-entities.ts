@@ -15,6 +15,8 @@ export const UserSchema = defineEntity({
     name: p.string().default(''),
     /** scrypt, self-describing (`scrypt$N$r$p$salt$hash`). */
     passwordHash: p.string(),
+    /** The person's IANA zone for the console; null: the browser's (else the organization's). */
+    timeZone: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
   },
 });

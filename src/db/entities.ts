@@ -12,6 +12,8 @@ export const OrganizationSchema = defineEntity({
     id: p.string().primary(),
     name: p.string(),
     billingCustomer: p.string().nullable(),
+    /** IANA zone the console shows and reads times in when neither the person nor the channel has one. */
+    timeZone: p.string().default('UTC'),
     createdAt: timestamp().onCreate(() => new Date()),
   },
 });
@@ -61,8 +63,12 @@ export const IntegrationSchema = defineEntity({
     refreshNeeded: p.boolean().default(false),
     inBetweenSteps: p.boolean().default(false),
     customerId: p.string().nullable(),
-    /** Minutes after midnight UTC used by find-slot. */
+    /** Daily posting times used by find-slot: minutes after midnight, wall-clock times of `postingTimesZone`. */
     postingTimes: p.json<number[]>(),
+    /** The IANA zone of the posting times (UTC for the times stored before zones existed). */
+    postingTimesZone: p.string().default('UTC'),
+    /** The channel's own IANA zone (a client elsewhere); null: the organization's. */
+    timeZone: p.string().nullable(),
     /** Account facts that change validation (e.g. X premium). */
     additionalSettings: p.json<Record<string, unknown>>(),
     createdAt: timestamp().onCreate(() => new Date()),

@@ -32,6 +32,7 @@ import type { PostChange, PostChanges } from '../lib/events.js';
 import type { Logger } from '../lib/logger.js';
 import { notifySession, type SessionContext } from './sessions.js';
 import { platformName } from '../../tools/internal/channel-health.js';
+import { channelZone, organizationZone } from '../../tools/internal/time-zones.js';
 
 const JSON_TYPE = 'application/json';
 
@@ -83,7 +84,7 @@ function platformRecord(provider: Provider) {
   };
 }
 
-function channelRecord(integration: Integration) {
+function channelRecord(integration: Integration, organizationDefault: string) {
   const provider = findProvider(integration.providerIdentifier);
   return {
     id: integration.id,
@@ -95,7 +96,9 @@ function channelRecord(integration: Integration) {
     state: channelStatus(integration),
     disabled: integration.disabled,
     customerId: integration.customerId ?? null,
-    postingTimesUtc: integration.postingTimes.map(formatPostingTime),
+    timeZone: channelZone(integration, organizationDefault),
+    // Wall-clock times of their own zone (09:00 stays 09:00 across daylight-saving changes); UTC for times set before zones.
+    postingTimes: { timeZone: integration.postingTimesZone ?? 'UTC', times: integration.postingTimes.map(formatPostingTime) },
     maxLength: provider?.maxLength({ isPremium: integration.additionalSettings.premium === true, channel: integration.additionalSettings }) ?? null,
     rules: provider?.rules ?? null,
     settings: provider ? settingsJsonSchema(provider) : null,
@@ -128,12 +131,14 @@ export async function readResource(services: Services, caller: Caller, uri: stri
   const em = services.orm.em.fork();
   const organizationId = caller.organizationId;
   switch (target.kind) {
-    case 'integrations':
-      return { channels: (await listIntegrations(em, organizationId)).map(channelRecord) };
+    case 'integrations': {
+      const zone = await organizationZone(em, organizationId);
+      return { channels: (await listIntegrations(em, organizationId)).map((integration) => channelRecord(integration, zone)) };
+    }
     case 'integration': {
       const integration = await em.findOne(IntegrationSchema, { id: target.id, organizationId, deletedAt: null });
       if (!integration) throw notFound(uri, 'Channel not found');
-      return channelRecord(integration);
+      return channelRecord(integration, await organizationZone(em, organizationId));
     }
     case 'media':
       return listMedia(em, organizationId, 0, 100);

@@ -1,26 +1,42 @@
-// The next free posting slot of a channel: its posting times, from today on, skipping minutes it already has a post at.
+// The next free posting slot of a channel: its daily posting times (wall-clock times of their zone, so 09:00 stays 09:00
+// across daylight-saving changes), from today on, skipping minutes it already has a post at.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PostSchema, type Integration } from '../../src/db/entities.js';
+import { addDays, instantOf, wallClockOf, type WallClock } from '../../src/lib/time-zone.js';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 /** Bounded search: a channel with posts in every slot for a year is told so instead of looping forever. */
 const SEARCH_DAYS = 366;
 
-export async function findFreeSlot(em: EntityManager, integration: Integration, now: Date, defaultTimes: number[]): Promise<Date | undefined> {
-  const times = [...new Set(integration.postingTimes.length > 0 ? integration.postingTimes : defaultTimes)].sort((a, b) => a - b);
-  const startOfToday = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
-  const horizon = new Date(startOfToday + SEARCH_DAYS * DAY_MS);
+/**
+ * The first posting time after `now` (and at or after `after`, when given) with no post of the channel at that minute.
+ * Channels without posting times use the configured defaults, which are UTC times.
+ */
+export async function findFreeSlot(
+  em: EntityManager,
+  integration: Pick<Integration, 'id' | 'organizationId' | 'postingTimes' | 'postingTimesZone'>,
+  now: Date,
+  defaultTimes: number[],
+  after?: Date,
+): Promise<Date | undefined> {
+  const own = integration.postingTimes.length > 0;
+  const times = [...new Set(own ? integration.postingTimes : defaultTimes)].sort((a, b) => a - b);
+  const zone = own ? (integration.postingTimesZone ?? 'UTC') : 'UTC';
+  const from = after && after > now ? after : now;
+  const firstDay: WallClock = { ...wallClockOf(from, zone), hour: 0, minute: 0, second: 0 };
+  // A day past the last local day searched: far enough for any offset.
+  const horizon = new Date(from.getTime() + (SEARCH_DAYS + 1) * 86_400_000);
   const taken = await em.find(
     PostSchema,
-    { organizationId: integration.organizationId, integrationId: integration.id, deletedAt: null, position: 0, publishDate: { $gte: now, $lt: horizon } },
+    { organizationId: integration.organizationId, integrationId: integration.id, deletedAt: null, position: 0, publishDate: { $gte: from, $lt: horizon } },
     { fields: ['publishDate'] },
   );
   const takenMinutes = new Set(taken.map((post) => Math.floor(post.publishDate.getTime() / 60_000)));
-  for (let day = 0; day < SEARCH_DAYS; day++) {
+  for (let offset = 0; offset < SEARCH_DAYS; offset++) {
+    const day = addDays(firstDay, offset);
     for (const minutes of times) {
-      const candidate = startOfToday + day * DAY_MS + minutes * 60_000;
-      if (candidate <= now.getTime()) continue;
-      if (!takenMinutes.has(candidate / 60_000)) return new Date(candidate);
+      const candidate = instantOf({ ...day, hour: Math.floor(minutes / 60), minute: minutes % 60, second: 0 }, zone);
+      if (candidate <= now || (after && candidate < after)) continue;
+      if (!takenMinutes.has(candidate.getTime() / 60_000)) return candidate;
     }
   }
   return undefined;

@@ -12,6 +12,7 @@ import type { PlatformFetch } from '../../src/lib/platform-http.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
 import { recordReconnectReason } from './channel-health.js';
+import { channelZone, organizationZone } from './time-zones.js';
 
 export interface IntegrationRecord {
   id: string;
@@ -22,6 +23,8 @@ export interface IntegrationRecord {
   disabled: boolean;
   profile: string;
   customer?: { id: string; name: string };
+  /** The channel's IANA zone (its own, else the organization's); set in listings. */
+  timeZone?: string;
 }
 
 export async function findIntegration(em: EntityManager, organizationId: string, id: string): Promise<Integration> {
@@ -41,7 +44,7 @@ export function providerOf(integration: Integration): Provider {
 const LIST_INTEGRATIONS = statement(
   'integrations_of_organization',
   `select id, organization_id, provider_identifier, internal_id, name, picture, profile, credentials, token_expires_at, disabled,
-     refresh_needed, in_between_steps, customer_id, posting_times, additional_settings, created_at, updated_at, deleted_at
+     refresh_needed, in_between_steps, customer_id, posting_times, posting_times_zone, time_zone, additional_settings, created_at, updated_at, deleted_at
    from integration where organization_id = $1 and deleted_at is null and ($2::text is null or customer_id = $2)
    order by created_at, id`,
 );
@@ -70,6 +73,8 @@ export async function listIntegrations(em: EntityManager, organizationId: string
     inBetweenSteps: row.in_between_steps,
     customerId: row.customer_id,
     postingTimes: row.posting_times,
+    postingTimesZone: row.posting_times_zone,
+    timeZone: row.time_zone,
     additionalSettings: row.additional_settings,
     createdAt: date(row.created_at)!,
     updatedAt: date(row.updated_at)!,
@@ -77,12 +82,16 @@ export async function listIntegrations(em: EntityManager, organizationId: string
   }));
 }
 
-/** Records of loaded channels, with their customer (group) when they have one. */
+/** Records of loaded channels, with their customer (group) when they have one, and their zone. */
 export async function recordsOf(em: EntityManager, organizationId: string, integrations: Integration[]): Promise<IntegrationRecord[]> {
   const customerIds = [...new Set(integrations.map((integration) => integration.customerId).filter((id): id is string => Boolean(id)))];
   const customers = customerIds.length ? await em.find(CustomerSchema, { id: { $in: customerIds }, organizationId }) : [];
   const customerById = new Map(customers.map((customer) => [customer.id, customer]));
-  return integrations.map((integration) => toIntegrationRecord(integration, integration.customerId ? customerById.get(integration.customerId) : undefined));
+  const zone = await organizationZone(em, organizationId);
+  return integrations.map((integration) => ({
+    ...toIntegrationRecord(integration, integration.customerId ? customerById.get(integration.customerId) : undefined),
+    timeZone: channelZone(integration, zone),
+  }));
 }
 
 export function toIntegrationRecord(integration: Integration, customer?: { id: string; name: string }): IntegrationRecord {

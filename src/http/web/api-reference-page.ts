@@ -43,7 +43,7 @@ export function apiReferencePage(router: Router, services: Services): void {
     const tags = [...new Set(operations.map((item) => item.operation.tags?.[0] as string))];
     sendPage(
       response,
-      { title: 'API reference', signedIn, csrf, section: 'developer' },
+      { title: 'API reference', signedIn, csrf, section: 'developer', script: false },
       html`<h1>${document.info.title} ${document.info.version}</h1>
       <p>${document.info.description}</p>
       <p>Base URL: <code>${document.servers[0].url}</code>. Authentication: the API key (or an OAuth token <code>pos_…</code>) in the

@@ -7,6 +7,7 @@ import type { Services } from '../../../tools/types.js';
 import { csrfField, html, sendPage } from './html.js';
 import { DECISION_NOTICES, postSummary } from './post-pages.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+import { consoleZones, pageZone, zoneNote } from './zones.js';
 
 const NOTICES: Record<string, string> = {
   ...DECISION_NOTICES,
@@ -16,6 +17,7 @@ const NOTICES: Record<string, string> = {
 export function approvalPages(router: Router, services: Services): void {
   router.get('/approvals', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
+    const zones = await consoleZones(services, request, response);
     const organizationId = consoleCaller(response).organizationId;
     const owner = signedIn!.organization!.role === 'owner';
     const em = services.orm.em.fork();
@@ -24,7 +26,7 @@ export function approvalPages(router: Router, services: Services): void {
     const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
     sendPage(
       response,
-      { title: 'Approvals', signedIn, csrf, section: 'approvals', flash: notice ? { kind: 'ok', text: notice } : undefined },
+      { title: 'Approvals', signedIn, csrf, section: 'approvals', zone: pageZone(zones), flash: notice ? { kind: 'ok', text: notice } : undefined },
       html`<h1>Approvals</h1>
       <p>Agents are AI assistants and apps posting for you: anything using Herald over MCP, and OAuth apps on the REST API. The organization's own API key on REST and people in this console are not agents.</p>
       ${owner
@@ -43,11 +45,12 @@ export function approvalPages(router: Router, services: Services): void {
           <button type="submit">Save</button></form>`
         : html`<p class="card">The approval gate is ${settings.agents ? 'on' : 'off'} for agents. Only owners change it.</p>`}
       <h2>Waiting for approval (${views.length})</h2>
+      ${views.length ? zoneNote(zones) : ''}
       ${views.length === 0 ? html`<p class="card">Nothing waits for approval.</p>` : ''}
       ${views.map(
         (view) => html`<article class="card awaiting" aria-labelledby="awaiting-${view.root.id}">
           <h3 id="awaiting-${view.root.id}"><a href="/posts/${view.root.id}">Post on ${view.integration.name}</a></h3>
-          ${postSummary(view, csrf, owner, 'approvals')}</article>`,
+          ${postSummary(view, csrf, owner, 'approvals', zones)}</article>`,
       )}`,
     );
   });

@@ -1,85 +1,152 @@
-// A month calendar of posts across channels: each day lists its posts with their state; failed ones (and those published
-// only in part) stand out, and are also listed above the grid so they are not missed.
-import type { Router } from 'express';
-import { postList } from '../../../tools/post-list.js';
-import type { Services } from '../../../tools/types.js';
-import { html, sendPage } from './html.js';
-import { badge, channelFilter, channelSelect, dateTime, excerpt, STATUS_LABELS } from './post-pages.js';
-import { consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
+// The calendar of posts across channels, in the person's zone (or another one chosen for the page: a client's): a month
+// grid or a week of hours. Failed posts (and those published only in part) stand out and are listed above the grid.
+// Posts that have not gone out can be moved: dragged to another day or hour (the console's script), moved with Alt+arrow
+// keys, or with the plain form behind each post's "Move" link (move-pages.ts); every move goes through updatePost, so the
+// duplicate guard and the approval rules apply as on the API.
+import type { Response, Router } from 'express';
 import { platformName } from '../../../tools/internal/channel-health.js';
+import type { PostRecord } from '../../../tools/internal/posts.js';
+import type { Services } from '../../../tools/types.js';
+import { canonicalZone, dateKey, timeKey, wallClockOf } from '../../lib/time-zone.js';
+import { calendarData, filterFields, filterQuery, filtersOf } from './calendar-filters.js';
+import { addMonths, dayKey, dayName, isoWeekKey, monthKey, monthName, monthOf, plusDays, rangeOf, sameDay, today, weekday, weekOf, type Day } from './calendar-dates.js';
+import { html, sendPage, type Markup } from './html.js';
+import { badge, excerpt, STATUS_LABELS } from './post-pages.js';
+import { consoleLocals, requireSignedIn } from './session.js';
+import { consoleZones, formatWhen, pageZone, zoneDatalist } from './zones.js';
 
-const DAY_MS = 86_400_000;
-const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+/** Posts that have not gone out may move; what went out stays where it went. */
+const MOVABLE = new Set(['draft', 'awaiting_approval', 'scheduled', 'retrying', 'failed']);
+const failedOf = (row: PostRecord) => row.publishStatus === 'failed' || row.publishStatus === 'partial';
 
-/** The first day (UTC) of a `YYYY-MM` month, or of the current one. */
-export function monthStart(value: unknown, now: Date): Date {
-  const match = typeof value === 'string' ? /^(\d{4})-(\d{2})$/.exec(value) : null;
-  if (match && Number(match[2]) >= 1 && Number(match[2]) <= 12) return new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, 1));
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+interface Placed {
+  row: PostRecord;
+  day: string;
+  hour: number;
+  time: string;
+  /** Kept by a move: moving a day keeps the time of day exactly. */
+  seconds: number;
 }
 
-const monthKey = (date: Date) => date.toISOString().slice(0, 7);
-const monthName = (date: Date) => date.toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' });
-
-interface Row {
-  id: string;
-  content: string;
-  publishDate: string;
-  publishStatus: string;
-  error: string | null;
-  integration: { id: string; name: string; providerIdentifier: string };
+function entry(placed: Placed, zone: string, back: string): Markup {
+  const { row } = placed;
+  const movable = MOVABLE.has(row.publishStatus);
+  const label = `${row.integration.name}, ${placed.time}`;
+  return html`<li class="entry${failedOf(row) ? ' failed' : ''} status-${row.publishStatus}"${movable ? html` draggable="true" data-post="${row.id}" data-time="${placed.time}:${String(placed.seconds).padStart(2, '0')}"` : ''}>
+    <a href="/posts/${row.id}" title="${formatWhen(row.publishDate, zone)}">${placed.time} ${row.integration.name}</a>
+    <span class="hint">${platformName(row.integration)}</span> ${badge(STATUS_LABELS, row.publishStatus)}
+    <span class="excerpt">${excerpt(row.content, 60)}</span>
+    ${movable ? html`<a class="move" href="/posts/${row.id}/move?back=${encodeURIComponent(back)}">Move<span class="visually-hidden"> the post on ${label}</span></a>` : ''}</li>`;
 }
 
 export function calendarPages(router: Router, services: Services): void {
   router.get('/calendar', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
-    const first = monthStart(request.query.month, services.now());
-    const next = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 1));
-    const previous = new Date(Date.UTC(first.getUTCFullYear(), first.getUTCMonth() - 1, 1));
+    const zones = await consoleZones(services, request, response);
+    // Another zone for this page only (a client's), else the person's.
+    const zone = canonicalZone(request.query.zone) ?? zones.viewer;
+    const week = request.query.view === 'week';
+    const filters = filtersOf(request);
+    const now = services.now();
+    const current = today(now, zone);
+    const first = week ? weekOf(request.query.week, current) : monthOf(request.query.month, current);
     // Whole weeks, Monday first.
-    const gridStart = new Date(first.getTime() - ((first.getUTCDay() + 6) % 7) * DAY_MS);
-    const weeks = Math.ceil((next.getTime() - gridStart.getTime()) / (7 * DAY_MS));
-    const gridEnd = new Date(gridStart.getTime() + weeks * 7 * DAY_MS);
-    const { posts } = await runConsoleTool(postList, { startDate: gridStart.toISOString(), endDate: new Date(gridEnd.getTime() - 1).toISOString() }, response, services);
-    const { channel, rows, channels } = channelFilter(posts as unknown as Row[], request.query.channel);
-    const byDay = new Map<string, Row[]>();
-    for (const row of rows) byDay.set(row.publishDate.slice(0, 10), [...(byDay.get(row.publishDate.slice(0, 10)) ?? []), row]);
-    const failing = rows.filter((row) => row.publishStatus === 'failed' || row.publishStatus === 'partial');
-    const waiting = rows.filter((row) => row.publishStatus === 'awaiting_approval').length;
-    const today = services.now().toISOString().slice(0, 10);
-    const query = (month: Date) => `/calendar?month=${monthKey(month)}${channel ? `&channel=${encodeURIComponent(channel)}` : ''}`;
+    const gridStart = week ? first : plusDays(first, -weekday(first));
+    const next = week ? plusDays(first, 7) : addMonths(first, 1);
+    const previous = week ? plusDays(first, -7) : addMonths(first, -1);
+    const weeks = week ? 1 : Math.ceil(Math.round((Date.UTC(next.year, next.month - 1, next.day) - Date.UTC(gridStart.year, gridStart.month - 1, gridStart.day)) / 86_400_000) / 7);
+    const range = rangeOf(gridStart, weeks * 7, zone);
+    const data = await calendarData(services, response, range, filters);
+
+    const zoneQuery = zone !== zones.viewer ? `&zone=${encodeURIComponent(zone)}` : '';
+    const link = (view: 'month' | 'week', day: Day) =>
+      view === 'week' ? `/calendar?view=week&week=${isoWeekKey(day)}${filterQuery(filters)}${zoneQuery}` : `/calendar?month=${monthKey(day)}${filterQuery(filters)}${zoneQuery}`;
+    const here = link(week ? 'week' : 'month', first);
+    const placed: Placed[] = data.posts.map((row) => {
+      const wall = wallClockOf(new Date(row.publishDate), zone);
+      return { row, day: dateKey(wall), hour: wall.hour, time: timeKey(wall), seconds: wall.second };
+    });
+    const byCell = new Map<string, Placed[]>();
+    for (const item of placed) {
+      const key = week ? `${item.day}|${item.hour}` : item.day;
+      const list = byCell.get(key);
+      if (list) list.push(item);
+      else byCell.set(key, [item]);
+    }
+    const failing = data.posts.filter(failedOf);
+    const waiting = data.posts.filter((row) => row.publishStatus === 'awaiting_approval').length;
+    const title = week ? `Week of ${dayKey(first)}` : monthName(first);
+    const zoneChoices = [...new Set([zones.viewer, zones.organization, ...(await channelZones(services, response))])];
+    const cell = (day: Day, hour?: number) => {
+      const items = byCell.get(hour === undefined ? dayKey(day) : `${dayKey(day)}|${hour}`) ?? [];
+      return items.length ? html`<ul>${items.map((item) => entry(item, zone, here))}</ul>` : '';
+    };
     sendPage(
       response,
-      { title: `Calendar, ${monthName(first)}`, signedIn, csrf, section: 'calendar' },
-      html`<h1>${monthName(first)}</h1>
-      <form method="get" action="/calendar" class="card actions">
-        <div><label for="month">Month</label><input id="month" name="month" type="month" value="${monthKey(first)}"></div>
-        ${channelSelect(channels, channel)}
+      {
+        title: `Calendar, ${title}`,
+        signedIn,
+        csrf,
+        section: 'calendar',
+        zone: pageZone(zones),
+        flash: request.query.notice === 'moved' ? { kind: 'ok', text: 'Moved: the post is at its new date.' } : undefined,
+      },
+      html`<h1>${title}</h1>
+      <p class="hint zone-note">Times are in <strong>${zone}</strong>${zone === zones.viewer ? ' (yours)' : ''}. <a href="/settings">Change your time zone</a></p>
+      <form method="get" action="/calendar" class="card actions filters">
+        <div><label for="view">View</label><select id="view" name="view"><option value="month"${week ? '' : html` selected`}>Month</option><option value="week"${week ? html` selected` : ''}>Week</option></select></div>
+        ${week
+          ? html`<div><label for="week">Week</label><input id="week" name="week" type="week" value="${isoWeekKey(first)}"></div>`
+          : html`<div><label for="month">Month</label><input id="month" name="month" type="month" value="${monthKey(first)}"></div>`}
+        ${filterFields(data, filters)}
+        <div><label for="zone">Show times in</label><input id="zone" name="zone" type="text" list="time-zones" value="${zone}" autocomplete="off" aria-describedby="zone-hint">
+          <p class="hint" id="zone-hint">Your zone, or a client's: ${zoneChoices.join(', ')}.</p></div>
         <button type="submit">Show</button>
       </form>
-      <p><a href="${query(previous)}">← ${monthName(previous)}</a> · <a href="${query(next)}">${monthName(next)} →</a></p>
+      ${zoneDatalist()}
+      <p><a href="${link(week ? 'week' : 'month', previous)}">← ${week ? 'Previous week' : monthName(previous)}</a> · <a href="${link(week ? 'week' : 'month', next)}">${week ? 'Next week' : monthName(next)} →</a>
+        · ${week ? html`<a href="${link('month', first)}">Month view</a>` : html`<a href="${link('week', sameMonth(current, first) ? current : first)}">Week view</a>`}
+        · <a href="/compose">New post</a></p>
       ${failing.length
         ? html`<section class="card failed-summary" aria-labelledby="failed-title"><h2 id="failed-title">${failing.length} post${failing.length === 1 ? '' : 's'} failed</h2><ul>${failing.map(
-            (row) => html`<li><a href="/posts/${row.id}">${row.integration.name}, ${dateTime(row.publishDate)}</a>: ${row.error ?? 'failed'}</li>`,
+            (row) => html`<li><a href="/posts/${row.id}">${row.integration.name}, ${formatWhen(row.publishDate, zone)}</a>: ${row.error ?? 'failed'}</li>`,
           )}</ul></section>`
         : ''}
       ${waiting ? html`<p class="card">${waiting} post${waiting === 1 ? ' waits' : 's wait'} for approval: <a href="/approvals">review them</a>.</p>` : ''}
-      <table class="calendar"><caption class="visually-hidden">Posts of ${monthName(first)}, one cell per day</caption>
-        <thead><tr>${WEEKDAYS.map((name) => html`<th scope="col">${name}</th>`)}</tr></thead>
-        <tbody>${Array.from({ length: weeks }, (_, week) => html`<tr>${Array.from({ length: 7 }, (_, weekday) => {
-          const day = new Date(gridStart.getTime() + (week * 7 + weekday) * DAY_MS);
-          const key = day.toISOString().slice(0, 10);
-          const items = byDay.get(key) ?? [];
-          const outside = day < first || day >= next;
-          return html`<td class="day${outside ? ' outside' : ''}${key === today ? ' today' : ''}"><span class="day-number">${day.getUTCDate()}</span>
-            ${items.length ? html`<ul>${items.map((row) => {
-              const failed = row.publishStatus === 'failed' || row.publishStatus === 'partial';
-              return html`<li class="entry${failed ? ' failed' : ''} status-${row.publishStatus}"><a href="/posts/${row.id}">${row.publishDate.slice(11, 16)} ${row.integration.name}</a>
-                <span class="hint">${platformName(row.integration)}</span> ${badge(STATUS_LABELS, row.publishStatus)}
-                <span class="excerpt">${excerpt(row.content, 60)}</span></li>`;
-            })}</ul>` : ''}</td>`;
-        })}</tr>`)}</tbody>
+      <p class="hint" id="move-help">To move a post that has not gone out, drag it to another ${week ? 'day or hour' : 'day'}, focus it and press Alt+Left or Alt+Right${week ? ' (Alt+Up or Alt+Down: an hour)' : ''}, or use its Move link.</p>
+      <p id="move-status" class="move-status" role="status" aria-live="polite"></p>
+      <table class="calendar${week ? ' week' : ''}" data-zone="${zone}" data-back="${here}" data-csrf="${csrf}" aria-describedby="move-help">
+        <caption class="visually-hidden">Posts of ${title}, ${week ? 'one row per hour, one column per day' : 'one cell per day'}</caption>
+        ${week
+          ? html`<thead><tr><th scope="col">Hour</th>${Array.from({ length: 7 }, (_, index) => {
+              const day = plusDays(first, index);
+              return html`<th scope="col"${sameDay(day, current) ? html` class="today"` : ''}>${dayName(day)}</th>`;
+            })}</tr></thead>
+            <tbody>${Array.from({ length: 24 }, (_, hour) => html`<tr><th scope="row">${String(hour).padStart(2, '0')}:00</th>${Array.from({ length: 7 }, (_, index) => {
+              const day = plusDays(first, index);
+              return html`<td class="slot" data-date="${dayKey(day)}" data-hour="${hour}">${cell(day, hour)}</td>`;
+            })}</tr>`)}</tbody>`
+          : html`<thead><tr>${WEEKDAYS.map((name) => html`<th scope="col">${name.slice(0, 3)}</th>`)}</tr></thead>
+            <tbody>${Array.from({ length: weeks }, (_, row) => html`<tr>${Array.from({ length: 7 }, (_, column) => {
+              const day = plusDays(gridStart, row * 7 + column);
+              const outside = day.month !== first.month;
+              return html`<td class="day${outside ? ' outside' : ''}${sameDay(day, current) ? ' today' : ''}" data-date="${dayKey(day)}"><span class="day-number">${day.day}<span class="visually-hidden"> (${dayName(day)})</span></span>${cell(day)}</td>`;
+            })}</tr>`)}</tbody>`}
       </table>`,
     );
   });
+}
+
+const sameMonth = (a: Day, b: Day) => a.year === b.year && a.month === b.month;
+
+/** The zones of the organization's channels that have their own (a client's). */
+async function channelZones(services: Services, response: Response): Promise<string[]> {
+  const rows = await services.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ time_zone: string }[]>('select distinct time_zone from integration where organization_id = ? and deleted_at is null and time_zone is not null order by 1', [
+      consoleLocals(response).signedIn!.organization!.id,
+    ]);
+  return rows.map((row) => row.time_zone);
 }

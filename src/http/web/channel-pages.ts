@@ -22,6 +22,8 @@ import { healthByChannel } from '../../../tools/internal/channel-health.js';
 import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence } from './html.js';
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
+import { setChannelZone } from '../../../tools/internal/time-zones.js';
+import { consoleZones, pageZone, zoneDatalist, zoneField } from './zones.js';
 
 const STATUS_LABELS: Record<ChannelStatus, [string, string]> = {
   active: ['Active', 'ok'],
@@ -36,6 +38,7 @@ const NOTICES: Record<string, string> = {
   enabled: 'Channel enabled.',
   deleted: 'Channel disconnected and its scheduled posts deleted.',
   times: 'Posting times saved.',
+  zone: 'Time zone of the channel saved.',
   customer: 'Preferred customer saved.',
 };
 
@@ -43,7 +46,7 @@ export function parseTimes(text: string): { time: number }[] {
   const parts = text.split(/[\s,;]+/).filter(Boolean);
   return parts.map((part) => {
     const match = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(part);
-    if (!match) throw new DomainError('invalid_input', `"${part}" is not a time; write times as HH:MM in UTC, separated by commas.`);
+    if (!match) throw new DomainError('invalid_input', `"${part}" is not a time; write times as HH:MM (24-hour clock, in the zone below), separated by commas.`);
     return { time: Number(match[1]) * 60 + Number(match[2]) };
   });
 }
@@ -58,6 +61,8 @@ const avatar = (url: string | null | undefined, name: string) =>
 
 async function channelsPage(services: Services, request: Request, response: Response, flash?: { kind: 'ok' | 'error'; text: string }, status = 200) {
   const { signedIn, csrf } = consoleLocals(response);
+  const zones = await consoleZones(services, request, response);
+  const organizationZone = zones.organization;
   const caller = consoleCaller(response);
   const em = services.orm.em.fork();
   const channels = await em.find(IntegrationSchema, { organizationId: caller.organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
@@ -75,17 +80,22 @@ async function channelsPage(services: Services, request: Request, response: Resp
     const [label, kind] = state === 'active' && channelHealth?.state === 'token_expiring' ? ['Token expiring', 'warn'] : STATUS_LABELS[shown];
     return html`<tr>
       <td>${avatar(channel.picture, channel.name)} <strong>${channel.name}</strong><br><span class="hint">${channel.profile}</span></td>
-      <td>${provider?.name ?? channel.providerIdentifier}</td>
+      <td>${provider?.name ?? channel.providerIdentifier}<br><span class="hint">${channel.timeZone ?? organizationZone}</span></td>
       <td><span class="badge ${kind}">${label}</span>
         ${state === 'choose_account' ? html`<br><a href="/channels/${channel.id}/choose">Choose the page or account</a>` : ''}
         ${channelHealth?.reason && state !== 'choose_account' ? html`<br><span class="hint">${channelHealth.reason}</span>` : ''}
         ${shown === 'needs_reconnection' || channelHealth?.state === 'token_expiring' ? html`<br><a href="/channels/connect/${channel.providerIdentifier}?refresh=${channel.id}">Reconnect</a>` : ''}</td>
       <td>
         <details><summary>Settings</summary>
+          <form method="post" action="/channels/${channel.id}/time-zone">${csrfField(csrf)}
+            ${zoneField(`zone-${channel.id}`, 'timeZone', channel.timeZone ?? '', 'Time zone of the channel', `Empty: the organization's (${organizationZone}). Set it for a client elsewhere.`)}
+            <button type="submit" class="secondary">Save time zone</button>
+          </form>
           <form method="post" action="/channels/${channel.id}/posting-times">${csrfField(csrf)}
-            <label for="times-${channel.id}">Posting times (UTC, HH:MM)</label>
+            <label for="times-${channel.id}">Posting times (HH:MM)</label>
             <input id="times-${channel.id}" name="times" type="text" value="${channel.postingTimes.map(formatPostingTime).join(', ')}" aria-describedby="times-hint-${channel.id}">
-            <p class="hint" id="times-hint-${channel.id}">Used by find-slot to pick the next free time.</p>
+            <p class="hint" id="times-hint-${channel.id}">Daily times the next free slot is chosen among; they stay at that wall-clock time across daylight-saving changes.</p>
+            ${zoneField(`times-zone-${channel.id}`, 'timeZone', channel.postingTimesZone ?? 'UTC', 'Posting times are in time zone')}
             <button type="submit" class="secondary">Save times</button>
           </form>
           <form method="post" action="/channels/${channel.id}/customer">${csrfField(csrf)}
@@ -109,7 +119,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
   };
   sendPage(
     response,
-    { title: 'Channels', signedIn, csrf, section: 'channels', status, flash: flash ?? (notice ? { kind: 'ok', text: notice } : undefined) },
+    { title: 'Channels', signedIn, csrf, section: 'channels', status, zone: pageZone(zones), flash: flash ?? (notice ? { kind: 'ok', text: notice } : undefined) },
     html`<h1>Channels</h1>
     ${channels.length === 0
       ? html`<p class="card">No channel yet. Connect one below.</p>`
@@ -121,7 +131,8 @@ async function channelsPage(services: Services, request: Request, response: Resp
     ${unconfigured.length
       ? html`<p class="hint">Not configured on this Herald: ${unconfigured.map((provider) => provider.name).join(', ')}. The operator sets
         <code>&lt;PLATFORM&gt;_CLIENT_ID</code> and <code>&lt;PLATFORM&gt;_CLIENT_SECRET</code> from the platform's developer app to enable them.</p>`
-      : ''}`,
+      : ''}
+    ${zoneDatalist()}`,
   );
 }
 
@@ -180,8 +191,13 @@ export function channelPages(router: Router, services: Services): void {
     return 'deleted';
   }));
   router.post('/channels/:id/posting-times', requireSignedIn, action(async (request, response, id) => {
-    await runConsoleTool(setPostingTimes, { id, postingTimes: parseTimes(String(request.body?.times ?? '')) }, response, services);
+    const timeZone = typeof request.body?.timeZone === 'string' && request.body.timeZone.trim() ? request.body.timeZone.trim() : undefined;
+    await runConsoleTool(setPostingTimes, { id, postingTimes: parseTimes(String(request.body?.times ?? '')), timeZone }, response, services);
     return 'times';
+  }));
+  router.post('/channels/:id/time-zone', requireSignedIn, action(async (request, response, id) => {
+    await setChannelZone(services.orm.em.fork(), consoleCaller(response).organizationId, id, String(request.body?.timeZone ?? ''));
+    return 'zone';
   }));
   router.post('/channels/:id/customer', requireSignedIn, action(async (request, response, id) => {
     const customerId = typeof request.body?.customerId === 'string' ? request.body.customerId : undefined;

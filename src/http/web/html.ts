@@ -11,7 +11,9 @@ export class Markup {
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (character) => ESCAPES[character]);
+const SPECIAL = /[&<>"']/;
+// Most interpolations (ids, names, times) have nothing to escape: they are returned as they are, without a new string.
+export const escapeHtml = (value: string) => (SPECIAL.test(value) ? value.replace(/[&<>"']/g, (character) => ESCAPES[character]) : value);
 
 type Value = Markup | string | number | boolean | null | undefined | Value[];
 
@@ -41,9 +43,17 @@ export interface PageOptions {
   section?: string;
   flash?: { kind: 'ok' | 'error'; text: string };
   status?: number;
+  /**
+   * The zone the page shows times in and where it came from: the script compares it with the browser's zone, so a
+   * person without a zone of their own sees their browser's from the next page on.
+   */
+  zone?: { name: string; source: 'person' | 'browser' | 'organization' };
+  /** false for a page that must work as plain HTML alone (the API reference). */
+  script?: boolean;
 }
 
 const NAV: [string, string][] = [
+  ['compose', 'New post'],
   ['channels', 'Channels'],
   ['posts', 'Posts'],
   ['calendar', 'Calendar'],
@@ -54,6 +64,7 @@ const NAV: [string, string][] = [
   ['approved', 'Approved apps'],
   ['notifications', 'Notifications'],
   ['members', 'Members'],
+  ['settings', 'Settings'],
 ];
 
 export const csrfField = (csrf: string) => html`<input type="hidden" name="_csrf" value="${csrf}">`;
@@ -104,8 +115,9 @@ export function sendPage(response: Response, options: PageOptions, body: Markup)
 <meta name="referrer" content="no-referrer">
 <title>${options.title} · Herald</title>
 <link rel="stylesheet" href="/console.css">
+${options.script === false ? '' : html`<script src="/console.js" defer></script>`}
 </head>
-<body>
+<body${options.zone ? html` data-zone="${options.zone.name}" data-zone-source="${options.zone.source}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>
 ${header(options)}
 <main id="main">
@@ -118,57 +130,14 @@ ${body}
     .status(options.status ?? 200)
     .setHeader('Cache-Control', 'no-store')
     .setHeader('X-Frame-Options', 'DENY')
-    .setHeader('Content-Security-Policy', "default-src 'none'; style-src 'self'; img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'")
+    .setHeader(
+      'Content-Security-Policy',
+      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'",
+    )
     .type('html')
     .send(page.value);
 }
 
-export const CONSOLE_CSS = `
-:root{--fg:#1b1f24;--muted:#59636e;--bg:#f6f8fa;--card:#fff;--line:#d1d9e0;--accent:#0b5cad;--danger:#b3261e;--ok:#1a7f37;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;line-height:1.5;color:var(--fg);background:var(--bg)}
-*{box-sizing:border-box}body{margin:0}
-a{color:var(--accent)}a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,textarea:focus-visible{outline:3px solid #f0b400;outline-offset:2px}
-.skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:4px 8px;z-index:10}
-.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-.top{display:flex;flex-wrap:wrap;gap:12px 24px;align-items:center;padding:10px 24px;background:var(--card);border-bottom:1px solid var(--line)}
-.brand{font-weight:700;font-size:1.2rem;text-decoration:none;color:var(--fg)}
-.top nav ul{display:flex;flex-wrap:wrap;gap:4px 16px;list-style:none;margin:0;padding:0}
-.top nav a{text-decoration:none;padding:4px 2px}.top nav a[aria-current=page]{font-weight:700;border-bottom:2px solid var(--accent)}
-.who{margin-left:auto;display:flex;gap:10px;align-items:center;color:var(--muted);font-size:.9rem}
-main{max-width:1040px;margin:0 auto;padding:24px}
-h1{font-size:1.5rem;margin:0 0 16px}h2{font-size:1.15rem;margin:28px 0 10px}
-.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px 20px;margin:0 0 16px}
-.narrow{max-width:440px;margin:40px auto}
-label{display:block;font-weight:600;margin:12px 0 4px}
-.hint{color:var(--muted);font-size:.875rem;margin:2px 0 0}
-input[type=text],input[type=email],input[type=password],input[type=url],input[type=week],input[type=time],select,textarea{width:100%;max-width:100%;padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit;background:#fff}
-textarea{min-height:80px}
-button,.button{display:inline-block;margin-top:14px;padding:8px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;text-decoration:none}
-button.secondary,.button.secondary{background:#fff;color:var(--accent)}button.danger{background:var(--danger);border-color:var(--danger)}
-form.inline{display:inline}form.inline button{margin-top:0}
-table{width:100%;border-collapse:collapse;background:var(--card)}th,td{text-align:left;padding:8px;border-bottom:1px solid var(--line);vertical-align:top}
-th{font-size:.85rem;color:var(--muted);font-weight:600}
-.avatar{width:32px;height:32px;border-radius:50%;object-fit:cover;vertical-align:middle;background:var(--line)}
-.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:.8rem;font-weight:600;background:#eaeef2}
-.badge.ok{background:#dafbe1;color:#116329}.badge.warn{background:#fff8c5;color:#7d4e00}.badge.error{background:#ffebe9;color:#a40e26}
-.flash{padding:10px 14px;border-radius:6px}.flash.ok{background:#dafbe1}.flash.error{background:#ffebe9}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem}pre{background:#eaeef2;padding:12px;border-radius:6px;overflow:auto;white-space:pre-wrap;word-break:break-all}
-.secret{font-size:1rem;background:#fff8c5;padding:8px;border-radius:6px;word-break:break-all;display:block}
-.grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:8px}
-.actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}.actions form{margin:0}.actions button{margin-top:0}
-details{margin-top:8px}summary{cursor:pointer;color:var(--accent)}
-.consent ul{padding-left:20px}.app-head{display:flex;gap:12px;align-items:center}.app-logo{width:48px;height:48px;border-radius:8px;object-fit:cover}
-.initial{width:48px;height:48px;border-radius:8px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center;font-size:1.5rem;font-weight:700}
-.calendar{table-layout:fixed}.calendar td{height:96px;padding:4px;font-size:.8rem}.calendar td.outside{background:var(--bg);color:var(--muted)}.calendar td.today{outline:2px solid var(--accent);outline-offset:-2px}
-.calendar ul{list-style:none;margin:4px 0 0;padding:0}.calendar .entry{margin:0 0 4px;padding:2px 4px;border-left:3px solid var(--line);overflow-wrap:anywhere}
-.calendar .entry.failed{border-left-color:var(--danger);background:#ffebe9}.calendar .entry.status-awaiting_approval{border-left-color:#bf8700;background:#fff8c5}.calendar .excerpt{display:block;color:var(--muted)}
-.day-number{font-weight:700}.failed-summary{border-color:var(--danger)}
-.preview-list{list-style:none;padding:0}.preview-item.over{border-color:var(--danger)}.preview-head{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:0 0 8px}
-.preview-text{white-space:pre-wrap;word-break:normal;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid var(--line);font-family:system-ui,sans-serif;font-size:.95rem}
-.length{color:var(--muted);font-size:.85rem}.length.over{color:var(--danger);font-weight:700}
-.media-list{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:8px}.media-list img{max-width:160px;max-height:160px;border-radius:6px;border:1px solid var(--line)}
-.card>h2:first-of-type,.card>h3:first-of-type{margin-top:0}.approval{border-color:#bf8700}form.reject{display:flex;flex-wrap:wrap;gap:8px;align-items:end}form.reject label{margin:0}form.reject input{max-width:320px}
-fieldset{border:1px solid var(--line);border-radius:6px;margin:12px 0;padding:8px 12px}input[type=datetime-local],input[type=month]{padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit}
-`;
 
 /** A client mistake, to show on the form it came from; anything else (a bug, the database) is rethrown for the error page. */
 export function clientError(raw: unknown): DomainError {

@@ -5,7 +5,13 @@ import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { authPages } from './auth-pages.js';
 import { channelPages } from './channel-pages.js';
-import { CONSOLE_CSS, html, sendPage } from './html.js';
+import { html, sendPage } from './html.js';
+import { CONSOLE_CSS } from './console-style.js';
+import { CONSOLE_SCRIPT } from './console-script.js';
+import { composePages } from './compose-pages.js';
+import { movePages } from './move-pages.js';
+import { settingsPages } from './settings-pages.js';
+import { csrfFromQuery, isConsoleMultipart } from './multipart.js';
 import { oauthPages } from './oauth-pages.js';
 import { consolePages } from './pages.js';
 import { devicePages } from './device-pages.js';
@@ -22,19 +28,28 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   // console form (JSON to a wrong path gets the JSON 404, not "the form expired").
   router.use((request: Request, _response: Response, next: NextFunction) => {
     if (request.path.startsWith('/api/') && !request.path.startsWith('/api/integrations/social/')) return next('router');
-    if (request.method !== 'GET' && request.method !== 'HEAD' && !request.is('application/x-www-form-urlencoded')) return next('router');
+    if (request.method !== 'GET' && request.method !== 'HEAD' && !request.is('application/x-www-form-urlencoded') && !isConsoleMultipart(request)) return next('router');
     next();
   });
   router.get('/console.css', (_request, response) => {
     response.type('text/css').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_CSS);
   });
+  router.get('/console.js', (_request, response) => {
+    response.type('text/javascript').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_SCRIPT);
+  });
+  // The live preview sends the whole compose form (every channel's text and settings): more fields than other forms.
+  router.use('/compose/preview', express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 2000 }));
   router.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: 100 }));
+  router.use(csrfFromQuery);
   router.use(consoleSession(services));
   authPages(router, services);
   channelPages(router, services);
   consolePages(router, services, sessions);
   postPages(router, services);
   calendarPages(router, services);
+  movePages(router, services);
+  composePages(router, services);
+  settingsPages(router, services);
   approvalPages(router, services);
   oauthPages(router, services, sessions);
   devicePages(router, services);

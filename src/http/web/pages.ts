@@ -11,36 +11,17 @@ import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
-import { channelFilter, channelSelect, dateTime, excerpt, STATE_LABELS } from './post-pages.js';
+import { channelFilter, channelSelect, excerpt, STATE_LABELS } from './post-pages.js';
+import { dayKey, isoWeekKey, plusDays, rangeOf, today, weekOf } from './calendar-dates.js';
+import { consoleZones, pageZone, when, zoneNote } from './zones.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
-
-/** Monday 00:00 UTC of an ISO week `YYYY-Www`, or of the current week. */
-export function weekStart(value: unknown, now: Date): Date {
-  const match = typeof value === 'string' ? /^(\d{4})-W(\d{2})$/.exec(value) : null;
-  if (match) {
-    const year = Number(match[1]);
-    const week = Number(match[2]);
-    const january4 = new Date(Date.UTC(year, 0, 4));
-    const mondayOfWeek1 = new Date(january4.getTime() - ((january4.getUTCDay() + 6) % 7) * 86_400_000);
-    if (week >= 1 && week <= 53) return new Date(mondayOfWeek1.getTime() + (week - 1) * 7 * 86_400_000);
-  }
-  const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  return new Date(today.getTime() - ((today.getUTCDay() + 6) % 7) * 86_400_000);
-}
-
-export function isoWeek(monday: Date): string {
-  const thursday = new Date(monday.getTime() + 3 * 86_400_000);
-  const year = thursday.getUTCFullYear();
-  const week = Math.floor((thursday.getTime() - Date.UTC(year, 0, 1)) / (7 * 86_400_000)) + 1;
-  return `${year}-W${String(week).padStart(2, '0')}`;
-}
 
 /** The publishing status over the whole chain: a retry in progress and a half-published chain stand out. */
 const STATUS_BADGES: Record<string, [string, string]> = { retrying: ['Retrying', 'warn'], partial: ['Published in part', 'error'], failed: ['Failed', 'error'] };
 
 /** What went out (each item's link), what failed and why, what was not attempted, and the next attempt of a retry. */
-function resultOf(post: PostRecord): Markup {
+function resultOf(post: PostRecord, zone: string): Markup {
   const links =
     post.items.length > 1
       ? post.items.map((item) =>
@@ -54,7 +35,7 @@ function resultOf(post: PostRecord): Markup {
         ? html`<a href="${safeUrl(post.releaseURL)}" rel="noopener noreferrer">View post</a>`
         : '';
   const retry = post.nextAttemptAt
-    ? html`<p class="hint">Attempt ${post.attempts} failed: ${post.lastError ?? 'unknown error'}. Next attempt ${dateTime(post.nextAttemptAt)}.</p>`
+    ? html`<p class="hint">Attempt ${post.attempts} failed: ${post.lastError ?? 'unknown error'}. Next attempt ${when(post.nextAttemptAt, zone)}.</p>`
     : '';
   return html`${links}${post.error ? html`<p><span class="badge error">Error</span> ${post.error}</p>` : ''}${retry}`;
 }
@@ -68,20 +49,22 @@ function mcpSnippets(publicUrl: string, key: string): Markup {
 export function consolePages(router: Router, services: Services, sessions: McpSessions): void {
   router.get('/posts', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
-    const start = weekStart(request.query.week, services.now());
-    const end = new Date(start.getTime() + 7 * 86_400_000 - 1);
-    const { posts } = await runConsoleTool(postList, { startDate: start.toISOString(), endDate: end.toISOString() }, response, services);
+    const zones = await consoleZones(services, request, response);
+    const monday = weekOf(request.query.week, today(services.now(), zones.viewer));
+    const { start, end } = rangeOf(monday, 7, zones.viewer);
+    const { posts } = await runConsoleTool(postList, { startDate: start.toISOString(), endDate: new Date(end.getTime() - 1).toISOString() }, response, services);
     const { channel, rows, channels } = channelFilter(posts as unknown as PostRecord[], request.query.channel);
     const byChannel = new Map<string, PostRecord[]>();
     for (const row of rows) byChannel.set(row.integration.id, [...(byChannel.get(row.integration.id) ?? []), row]);
-    const previous = isoWeek(new Date(start.getTime() - 7 * 86_400_000));
-    const following = isoWeek(new Date(start.getTime() + 7 * 86_400_000));
+    const previous = isoWeekKey(plusDays(monday, -7));
+    const following = isoWeekKey(plusDays(monday, 7));
     sendPage(
       response,
-      { title: 'Posts', signedIn, csrf, section: 'posts' },
-      html`<h1>Posts, week of ${start.toISOString().slice(0, 10)}</h1>
+      { title: 'Posts', signedIn, csrf, section: 'posts', zone: pageZone(zones) },
+      html`<h1>Posts, week of ${dayKey(monday)}</h1>
+      ${zoneNote(zones)}
       <form method="get" action="/posts" class="card actions">
-        <div><label for="week">Week</label><input id="week" name="week" type="week" value="${isoWeek(start)}"></div>
+        <div><label for="week">Week</label><input id="week" name="week" type="week" value="${isoWeekKey(monday)}"></div>
         ${channelSelect(channels, channel)}
         <button type="submit">Show</button>
       </form>
@@ -92,9 +75,9 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         return html`<h2>${integration.name} <span class="hint">${platformName(integration)}</span></h2>
         <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
           const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_LABELS[post.state] ?? [post.state, ''];
-          return html`<tr><td><a href="/posts/${post.id}">${dateTime(post.publishDate)}</a></td><td><span class="badge ${kind}">${label}</span></td>
+          return html`<tr><td><a href="/posts/${post.id}">${when(post.publishDate, zones.viewer)}</a></td><td><span class="badge ${kind}">${label}</span></td>
             <td>${excerpt(post.content, 160)}</td>
-            <td>${resultOf(post)}</td></tr>`;
+            <td>${resultOf(post, zones.viewer)}</td></tr>`;
         })}</tbody></table>`;
       })}`,
     );
@@ -151,15 +134,17 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
 
   router.get('/notifications', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
+    const zones = await consoleZones(services, request, response);
     const page = Math.max(0, Number.parseInt(String(request.query.page ?? '0'), 10) || 0);
     const result = await runConsoleTool(notificationList, { page }, response, services);
     sendPage(
       response,
-      { title: 'Notifications', signedIn, csrf, section: 'notifications' },
+      { title: 'Notifications', signedIn, csrf, section: 'notifications', zone: pageZone(zones) },
       html`<h1>Notifications</h1>
+      ${zoneNote(zones)}
       ${result.notifications.length === 0 ? html`<p class="card">Nothing yet.</p>` : ''}
       <ul class="card">${result.notifications.map(
-        (item) => html`<li><span class="hint">${dateTime(item.createdAt)}</span> — ${item.content}${safeUrl(item.link) ? html` <a href="${safeUrl(item.link)}" rel="noopener noreferrer">Open</a>` : ''}</li>`,
+        (item) => html`<li><span class="hint">${when(item.createdAt, zones.viewer)}</span> — ${item.content}${safeUrl(item.link) ? html` <a href="${safeUrl(item.link)}" rel="noopener noreferrer">Open</a>` : ''}</li>`,
       )}</ul>
       <p>${page > 0 ? html`<a href="/notifications?page=${page - 1}">← Newer</a> ` : ''}${result.hasMore ? html`<a href="/notifications?page=${page + 1}">Older →</a>` : ''}</p>`,
     );

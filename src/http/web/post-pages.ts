@@ -2,8 +2,9 @@
 // the limit, media), what went out (the link of every item), the approval decision, retry of a failed post, and editing
 // a post that has not gone out, with the same validation as the API (the updatePost tool).
 import type { Request, Response, Router } from 'express';
+import { decodeHTML } from 'entities';
 import { DomainError } from '../../errors.js';
-import { convertContent } from '../../lib/content.js';
+import { hasHtmlTag } from '../../lib/content.js';
 import { changePostStatus } from '../../../tools/change-post-status.js';
 import { updatePost } from '../../../tools/update-post.js';
 import { approvePost, rejectPost, requesterLabel } from '../../../tools/internal/approval.js';
@@ -14,6 +15,8 @@ import { PostSchema } from '../../db/entities.js';
 import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, runConsoleTool } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
+import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../../lib/time-zone.js';
+import { consoleZones, formatWhen, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -38,11 +41,24 @@ export const badge = (labels: Record<string, [string, string]>, value: string) =
   return html`<span class="badge ${kind}">${label}</span>`;
 };
 
+
+/** An instant in UTC, for pages outside the signed-in console (device login); console pages use when() in the person's zone. */
 export const dateTime = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 
-/** A post's text as one line of at most `max` characters, for lists. */
+// Where a post's HTML breaks a line (blocks, list items, <br>): a space in an excerpt. Scripts and styles are not text.
+const BLOCK_BOUNDARY = /<\/?(?:p|h[1-6]|ul|ol|li|br|div|blockquote|pre|table|tr|td|th)\b[^<>]*>/gi;
+const NOT_TEXT = /<!--[\s\S]*?-->|<(script|style)\b[\s\S]*?<\/\1\s*>/gi;
+const TAG = /<\/?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?\/?>/g;
+
+/**
+ * A post's text as one line of at most `max` characters, for lists: its words without markup (tags dropped, entities
+ * decoded, blocks and line breaks as spaces). Not a platform's conversion: plain text for X writes bold as Unicode
+ * mathematical letters, which screen readers spell out; the preview shows that. Cheap on purpose: a calendar month
+ * lists a thousand posts. The result is text, escaped where it is shown.
+ */
 export function excerpt(content: string, max: number): string {
-  const text = convertContent(content, 'plain').replace(/\s+/g, ' ').trim();
+  const words = hasHtmlTag(content) ? decodeHTML(content.replace(NOT_TEXT, ' ').replace(BLOCK_BOUNDARY, ' ').replace(TAG, '')) : content;
+  const text = words.replace(/\s+/g, ' ').trim();
   return text.length > max ? `${text.slice(0, max - 3)}…` : text;
 }
 
@@ -72,6 +88,8 @@ const NOTICES: Record<string, string> = {
   ...DECISION_NOTICES,
   retried: 'Retrying: the post is queued again and resumes at the first item that did not go out.',
   saved: 'Saved.',
+  moved: 'Moved: the post is at its new date.',
+  created: 'Created.',
 };
 
 /** Each item of a chain as the platform receives it. */
@@ -98,22 +116,24 @@ export function previewMarkup(preview: PostPreview): Markup {
   )}</ol>`;
 }
 
-const toLocalInput = (date: Date) => date.toISOString().slice(0, 16);
 
 /** What is wrong, then what to do, as sentences for the form (validation messages end without a full stop). */
 const sentence = (error: DomainError) => [error.message.replace(/([^.!?])$/, '$1.'), error.hint].filter(Boolean).join(' ');
 
 interface EditValues {
+  /** `YYYY-MM-DDTHH:MM` in `timeZone`. */
   date: string;
+  timeZone: string;
   contents: string[];
   media: string[];
   settings: string;
 }
 
-function editValuesOf(view: PostView): EditValues {
+function editValuesOf(view: PostView, zone: string): EditValues {
   const { __type: _type, ...settings } = view.root.settings;
   return {
-    date: toLocalInput(view.root.publishDate),
+    date: localInputValue(view.root.publishDate, zone).slice(0, 16),
+    timeZone: zone,
     contents: view.chain.map((item) => item.content),
     media: view.chain.map((item) => item.media.map((media) => media.path).join('\n')),
     settings: JSON.stringify(settings, null, 2),
@@ -124,8 +144,9 @@ function editForm(view: PostView, csrf: string, values: EditValues): Markup {
   const rows = [...values.contents, ''];
   return html`<form method="post" action="/posts/${view.root.id}/edit" class="card" aria-labelledby="edit-title">${csrfField(csrf)}
     <h2 id="edit-title">Edit</h2>
-    <label for="edit-date">Date and time (UTC)</label>
+    <label for="edit-date">Date and time (${values.timeZone})</label>
     <input id="edit-date" name="date" type="datetime-local" step="60" value="${values.date}" required>
+    <input type="hidden" name="timeZone" value="${values.timeZone}">
     ${rows.map(
       (content, index) => html`<fieldset><legend>${index < values.contents.length ? (index === 0 ? 'Post' : `Item ${index + 1}`) : 'Add an item (thread reply or comment, optional)'}</legend>
       <label for="edit-content-${index}">Content (HTML: p, strong, u, ul/li, h1–h3, a)</label>
@@ -142,16 +163,16 @@ function editForm(view: PostView, csrf: string, values: EditValues): Markup {
   </form>`;
 }
 
-function approvalMarkup(view: PostView, csrf: string, owner: boolean, from: string): Markup {
+function approvalMarkup(view: PostView, csrf: string, owner: boolean, from: string, zone: string): Markup {
   const approval = view.record.approval;
   if (!approval) return html``;
   const decided = approval.decision
-    ? html`<p>${approval.decision === 'approved' ? 'Approved' : 'Rejected'} by ${approval.decidedByName ?? approval.decidedBy ?? 'an owner'} on ${dateTime(approval.decidedAt ?? '')}${
+    ? html`<p>${approval.decision === 'approved' ? 'Approved' : 'Rejected'} by ${approval.decidedByName ?? approval.decidedBy ?? 'an owner'} on ${when(approval.decidedAt, zone)}${
         approval.reason ? html`: <q>${approval.reason}</q>` : '.'
       }</p>`
     : html`<p><strong>Waiting for an owner's approval.</strong></p>`;
   return html`<section class="card approval" aria-labelledby="approval-title-${view.root.id}"><h2 id="approval-title-${view.root.id}">Approval</h2>
-    <p>Requested by ${requesterLabel(approval)} on ${dateTime(approval.requestedAt)}.</p>${decided}
+    <p>Requested by ${requesterLabel(approval)} on ${when(approval.requestedAt, zone)}.</p>${decided}
     ${view.root.state === 'AWAITING_APPROVAL' && owner
       ? html`<div class="actions">
         <form method="post" action="/posts/${view.root.id}/approve">${csrfField(csrf)}<input type="hidden" name="from" value="${from}">
@@ -166,18 +187,22 @@ function approvalMarkup(view: PostView, csrf: string, owner: boolean, from: stri
   </section>`;
 }
 
-/** The summary, decision box and preview of one post (also used by the approvals queue). */
-export function postSummary(view: PostView, csrf: string, owner: boolean, from: string): Markup {
+/** The summary, decision box and preview of one post (also used by the approvals queue), its date in the person's zone and the channel's. */
+export function postSummary(view: PostView, csrf: string, owner: boolean, from: string, zones: ConsoleZones): Markup {
   const { record, integration } = view;
   const platform = platformName(integration);
-  return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), ${dateTime(record.publishDate)} · created over ${record.creationMethod === 'MCP' ? 'MCP' : 'the API'}</p>
+  const channelZone = integration.timeZone ?? zones.organization;
+  return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), ${when(record.publishDate, zones.viewer)}${
+      channelZone !== zones.viewer ? html` <span class="hint">(${when(record.publishDate, channelZone)} in the channel's zone, ${channelZone})</span>` : ''
+    } · created over ${record.creationMethod === 'MCP' ? 'MCP' : 'the API or this console'}</p>
     ${record.error ? html`<p class="flash error" role="alert">${record.error}</p>` : ''}
-    ${approvalMarkup(view, csrf, owner, from)}
+    ${approvalMarkup(view, csrf, owner, from, zones.viewer)}
     ${previewMarkup(view.preview)}`;
 }
 
 async function postPage(services: Services, request: Request, response: Response, id: string, problem?: { text: string; values?: EditValues; status: number }): Promise<void> {
   const { signedIn, csrf } = consoleLocals(response);
+  const zones = await consoleZones(services, request, response);
   const organizationId = consoleCaller(response).organizationId;
   const em = services.orm.em.fork();
   const view = await postView(em, organizationId, id);
@@ -194,36 +219,40 @@ async function postPage(services: Services, request: Request, response: Response
       csrf,
       section: 'calendar',
       status: problem?.status,
+      zone: pageZone(zones),
       flash: problem ? { kind: 'error', text: problem.text } : notice ? { kind: 'ok', text: notice } : undefined,
     },
     html`<h1>Post on ${view.integration.name}</h1>
-    ${postSummary(view, csrf, owner, 'post')}
+    ${zoneNote(zones)}
+    ${postSummary(view, csrf, owner, 'post', zones)}
+    ${editable ? html`<p><a href="/posts/${view.root.id}/move">Move to another date</a></p>` : ''}
     ${status === 'failed' || status === 'partial'
       ? html`<form method="post" action="/posts/${view.root.id}/retry" class="card">${csrfField(csrf)}
         <p>${status === 'partial' ? 'Retrying resumes at the first item that did not go out; what went out is never sent again.' : 'Retrying queues the post again for its date (at once if it has passed).'}</p>
         <button type="submit">Retry</button></form>`
       : ''}
     ${siblings.length
-      ? html`<h2>Created in the same request</h2><ul class="card">${siblings.map((post) => html`<li><a href="/posts/${post.id}">${dateTime(post.publishDate.toISOString())}</a> ${badge(STATE_LABELS, post.state)}</li>`)}</ul>`
+      ? html`<h2>Created in the same request</h2><ul class="card">${siblings.map((post) => html`<li><a href="/posts/${post.id}">${formatWhen(post.publishDate, zones.viewer)}</a> ${badge(STATE_LABELS, post.state)}</li>`)}</ul>`
       : ''}
-    ${editable ? editForm(view, csrf, problem?.values ?? editValuesOf(view)) : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform.</p>`}
-    <p><a href="/calendar?month=${view.record.publishDate.slice(0, 7)}">Back to the calendar</a></p>`,
+    ${editable ? editForm(view, csrf, problem?.values ?? editValuesOf(view, zones.viewer)) : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform.</p>`}
+    <p><a href="/calendar?month=${localInputValue(view.root.publishDate, zones.viewer).slice(0, 7)}">Back to the calendar</a></p>`,
   );
 }
 
 const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)]);
 
 /** The edit form as the updatePost tool's input. */
-function editInput(id: string, body: Record<string, unknown>): { input: Record<string, unknown>; values: EditValues } {
+function editInput(id: string, body: Record<string, unknown>, fallbackZone: string): { input: Record<string, unknown>; values: EditValues } {
   const media = list(body.media);
   const pairs = list(body.content).map((content, index) => ({ content, media: media[index] ?? '' }));
   // The empty "add an item" slot is not an item; emptied items are removed.
   while (pairs.length > 1 && !pairs.at(-1)!.content.trim() && !pairs.at(-1)!.media.trim()) pairs.pop();
-  const values: EditValues = { date: String(body.date ?? ''), contents: pairs.map((pair) => pair.content), media: pairs.map((pair) => pair.media), settings: String(body.settings ?? '{}') };
+  const values: EditValues = { date: String(body.date ?? ''), timeZone: canonicalZone(body.timeZone) ?? fallbackZone, contents: pairs.map((pair) => pair.content), media: pairs.map((pair) => pair.media), settings: String(body.settings ?? '{}') };
   const items = pairs
     .filter((pair, index) => index === 0 || pair.content.trim() !== '' || pair.media.trim() !== '')
     .map((pair) => ({ content: pair.content, image: pair.media.split(/\r?\n/).map((line) => line.trim()).filter(Boolean).map((line) => ({ id: line, path: line })) }));
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(values.date)) throw new DomainError('invalid_input', 'Date: give a date and a time (UTC).');
+  const wall = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(values.date) ? parseWallClock(values.date) : undefined;
+  if (!wall) throw new DomainError('invalid_input', `Date: give a date and a time (${values.timeZone}).`);
   let settings: unknown;
   try {
     settings = JSON.parse(values.settings.trim() || '{}');
@@ -231,7 +260,7 @@ function editInput(id: string, body: Record<string, unknown>): { input: Record<s
     throw new DomainError('invalid_input', `Platform settings are not valid JSON: ${(error as Error).message}.`, { hint: 'Write an object such as {"title": "..."}, or {} for none.' });
   }
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new DomainError('invalid_input', 'Platform settings must be a JSON object, such as {} or {"title": "..."}.');
-  return { input: { id, date: `${values.date}:00Z`, value: items, settings, allowDuplicate: body.allowDuplicate === 'yes' }, values };
+  return { input: { id, date: instantOf(wall, values.timeZone).toISOString(), value: items, settings, allowDuplicate: body.allowDuplicate === 'yes' }, values };
 }
 
 export function postPages(router: Router, services: Services): void {
@@ -247,7 +276,7 @@ export function postPages(router: Router, services: Services): void {
     const id = String(request.params.id);
     let values: EditValues | undefined;
     try {
-      const edit = editInput(id, (request.body ?? {}) as Record<string, unknown>);
+      const edit = editInput(id, (request.body ?? {}) as Record<string, unknown>, (await consoleZones(services, request, response)).viewer);
       values = edit.values;
       await runConsoleTool(updatePost, edit.input, response, services);
     } catch (raw) {

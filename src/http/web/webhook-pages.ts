@@ -15,10 +15,10 @@ import {
 } from '../../../tools/webhooks.js';
 import { clientError, csrfField, html, sendPage, sentence } from './html.js';
 import { consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
+import { consoleZones, pageZone, when, zoneNote } from './zones.js';
 
 const NOTICES: Record<string, string> = { deleted: 'Webhook deleted: nothing more is sent to it.' };
 const STATES: Record<string, [string, string]> = { delivered: ['Delivered', 'ok'], pending: ['Retrying', 'warn'], failed: ['Failed', 'error'] };
-const at = (iso: string | null) => (iso ? `${iso.slice(0, 19).replace('T', ' ')} UTC` : '');
 
 export function webhookPages(router: Router, services: Services): void {
   async function listPage(request: Request, response: Response, options: { error?: string; status?: number } = {}) {
@@ -122,16 +122,20 @@ export function webhookPages(router: Router, services: Services): void {
     const webhook = webhooks.find((item) => item.id === id);
     if (!webhook) throw new DomainError('not_found', 'This webhook does not exist (any more).');
     const result = await runConsoleTool(webhookDeliveriesTool, { id, page, pageSize: 20 }, response, services);
+    // Attempts are seconds apart: their times keep the seconds, in the person's zone like every console time.
+    const zones = await consoleZones(services, request, response);
+    const at = (iso: string | null) => when(iso, zones.viewer, true);
     sendPage(
       response,
-      { title: 'Webhook deliveries', signedIn, csrf, section: 'webhooks' },
+      { title: 'Webhook deliveries', signedIn, csrf, section: 'webhooks', zone: pageZone(zones) },
       html`<h1>Deliveries to <code>${webhook.url}</code></h1>
+      ${zoneNote(zones)}
       <p><a href="/webhooks">← All webhooks</a></p>
       ${result.deliveries.length === 0 ? html`<p class="card">No delivery yet. Send a test event from the webhooks page.</p>` : ''}
       ${result.deliveries.map((delivery) => {
         const [label, kind] = STATES[delivery.state] ?? [delivery.state, ''];
         return html`<section class="card" aria-label="Delivery ${delivery.id}"><h2>${delivery.eventType} <span class="badge ${kind}">${label}</span></h2>
-          <p class="hint">webhook-id <code>${delivery.id}</code>, created ${at(delivery.createdAt)}${delivery.nextAttemptAt ? `, next attempt ${at(delivery.nextAttemptAt)}` : ''}</p>
+          <p class="hint">webhook-id <code>${delivery.id}</code>, created ${at(delivery.createdAt)}${delivery.nextAttemptAt ? html`, next attempt ${at(delivery.nextAttemptAt)}` : ''}</p>
           <table><thead><tr><th scope="col">Attempt</th><th scope="col">Answer</th><th scope="col">Time</th></tr></thead><tbody>${delivery.attemptLog.map(
             (attempt) => html`<tr><td>${at(attempt.attemptedAt)}${attempt.trigger === 'replay' ? ' (replay)' : ''}</td>
               <td>${attempt.status ?? '—'} ${attempt.error ?? ''}</td><td>${attempt.durationMs} ms</td></tr>`,

@@ -1,0 +1,166 @@
+// Every console page in a real browser (Debian chromium, headless) checked with axe-core: no serious or critical
+// violations, signed out and signed in, with content on the pages (posts in every state, a failed one, one waiting for
+// approval, an OAuth app, a webhook, a device login, a form with an error); and the calendar used with the keyboard
+// alone. One browser for the file; a screenshot of each page under test-artifacts/screenshots.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { launchBrowser, ownerInvitation, SCREENSHOT_DIR, seriousViolations, signUpPage } from './helpers/browser.js';
+import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
+import { runTool } from '../tools/runner.js';
+import { schedulePostTool } from '../tools/schedule-post-tool.js';
+import { setApprovalSettings } from '../tools/internal/approval.js';
+
+let herald: Herald;
+let bluesky: BlueskyFake;
+let mastodon: MastodonFake;
+let browser: Browser;
+let page: Page;
+const ids: Record<string, string> = {};
+const db = () => herald.services.orm.em.fork().getConnection();
+const soon = (days: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 + days * 86_400_000).toISOString();
+
+async function check(urlPath: string, name: string, status = 200, fullPage = true): Promise<void> {
+  const response = await page.goto(urlPath);
+  expect(response?.status(), urlPath).toBe(status);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `a11y-${name}.png`), fullPage });
+  expect(await seriousViolations(page), urlPath).toEqual([]);
+}
+
+beforeAll(async () => {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  [bluesky, mastodon] = await Promise.all([startBlueskyFake(), startMastodonFake()]);
+  herald = await startHerald({ WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  browser = await launchBrowser();
+  page = await (await browser.newContext({ baseURL: herald.url, timezoneId: 'Europe/Paris' })).newPage();
+  ids.bluesky = (await herald.rest('POST', '/integrations/bluesky/connect', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password })).body.id;
+  ids.mastodon = (await herald.rest('POST', '/integrations/mastodon/connect', { instance: mastodon.url, accessToken: mastodon.token })).body.id;
+  const create = async (text: string, date: string, type = 'schedule') =>
+    (
+      await herald.rest('POST', '/posts', {
+        type, date, shortLink: false, tags: [],
+        posts: [{ integration: { id: ids.bluesky }, value: [{ content: text, image: [] }, { content: `${text}, continued`, image: [] }], settings: {} }],
+      })
+    ).body[0].postId as string;
+  ids.scheduled = await create('<p>A <strong>scheduled</strong> thread</p>', soon(1));
+  ids.draft = await create('A draft', soon(2), 'draft');
+  ids.failed = await create('This one failed', soon(3));
+  await db().execute(`update post set state = 'ERROR', error = 'Bluesky said: Record is invalid' where root_post_id = ?`, [ids.failed]);
+  await setApprovalSettings(herald.services.orm.em.fork(), herald.organizationId, { agents: true, apps: [] });
+  const waiting = await runTool(
+    schedulePostTool,
+    { socialPost: [{ integrationId: ids.mastodon, isPremium: false, date: soon(4), shortLink: false, type: 'schedule', postsAndComments: [{ content: 'An agent asks', attachments: [] }], settings: [] }] },
+    { organizationId: herald.organizationId, credentialId: 'key', credentialKind: 'api_key', scopes: ['mcp:read', 'mcp:write'] },
+    herald.services,
+    'a11y',
+    { via: 'mcp' },
+  );
+  ids.waiting = (waiting as any).output[0].postId;
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await herald?.stop();
+  await bluesky?.close();
+  await mastodon?.close();
+});
+
+describe('accessibility of every console page (axe-core: no serious or critical violations)', () => {
+  it('signed out: log in and sign up, with and without an error', async () => {
+    await check('/login', 'login');
+    const invitation = await ownerInvitation(herald);
+    await check(signUpPage(invitation), 'signup');
+    await page.getByLabel('Email').fill('not-an-email');
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.goto(signUpPage(invitation));
+    await page.getByLabel('Your name').fill('Olivia Owner');
+    await page.getByLabel('Email').fill('olivia@example.com');
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL('**/channels');
+  });
+
+  it('the pages of the console', { timeout: 240_000 }, async () => {
+    await check('/channels', 'channels');
+    await check('/channels/connect/bluesky', 'connect-bluesky');
+    await check('/compose', 'compose');
+    // The compose page with the live preview filled in, a too-long text and an added item.
+    await page.getByLabel(/^Alice/).check();
+    await page.locator('#content-0').fill('x'.repeat(320));
+    await page.locator('#preview').getByText('too long').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Add a thread item or comment' }).click();
+    await page.locator('#content-1').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await check('/posts', 'posts');
+    await check('/calendar', 'calendar-month');
+    await check('/calendar?view=week', 'calendar-week');
+    await check(`/posts/${ids.scheduled}`, 'post');
+    await check(`/posts/${ids.failed}`, 'post-failed');
+    await check(`/posts/${ids.scheduled}/move`, 'move');
+    await check('/approvals', 'approvals');
+    await check('/developer', 'developer');
+    // The whole reference is many screens long: a full-page picture of it takes longer than the check itself.
+    await check('/api-reference', 'api-reference', 200, false);
+    await check('/webhooks', 'webhooks');
+    await check('/apps', 'apps');
+    await check('/approved', 'approved');
+    await check('/notifications', 'notifications');
+    await check('/members', 'members');
+    await check('/settings', 'settings');
+    await check('/device', 'device');
+    await check('/channels/connect/myspace', 'error-page', 404);
+    // The check itself finds what it should: a picture without a text alternative is a critical violation.
+    await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<img src="/nothing.png">'));
+    expect((await seriousViolations(page)).join()).toContain('image-alt (critical)');
+  });
+
+  it('pages with forms sent back with a problem, an app\'s consent screen and a webhook', { timeout: 120_000 }, async () => {
+    await page.goto('/settings');
+    await page.getByLabel('Time zone (IANA name)', { exact: true }).fill('Paris');
+    await page.getByRole('button', { name: 'Save my time zone' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.goto(`/posts/${ids.scheduled}/move`);
+    await page.getByLabel('Time zone of the date and time').fill('Nowhere/Special');
+    await page.getByRole('button', { name: 'Move' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+
+    await page.goto('/apps');
+    await page.getByLabel('App Name').fill('Acme Planner');
+    await page.getByLabel('Redirect URL').fill('https://app.example/callback');
+    await page.getByRole('button', { name: 'Register app' }).click();
+    expect(await seriousViolations(page)).toEqual([]);
+    const clientId = (await db().execute('select client_id from oauth_app'))[0].client_id;
+    await check(`/oauth/authorize?client_id=${clientId}&response_type=code&state=a11y`, 'consent');
+    const hook = await herald.rest('POST', '/webhooks', { url: 'http://127.0.0.1:9/herald', events: ['post.published'] });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(200);
+    await check(`/webhooks/${hook.body.id}`, 'webhook');
+  });
+});
+
+describe('the keyboard alone', () => {
+  it('skips to the content, reaches a post on the calendar and moves it a day later with Alt+Right', { timeout: 120_000 }, async () => {
+    const before = new Date((await db().execute('select publish_date from post where id = ?', [ids.scheduled]))[0].publish_date);
+    await page.goto('/calendar');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    const link = page.locator(`li[data-post="${ids.scheduled}"] a`).first();
+    // Tab from the skip link until the post's link has the focus.
+    for (let presses = 0; presses < 200 && !(await link.evaluate((element) => element === document.activeElement)); presses++) await page.keyboard.press('Tab');
+    expect(await link.evaluate((element) => element === document.activeElement)).toBe(true);
+    await page.keyboard.press('Alt+ArrowRight');
+    await page.waitForURL(/notice=moved/);
+    const after = new Date((await db().execute('select publish_date from post where id = ?', [ids.scheduled]))[0].publish_date);
+    expect(after.getTime() - before.getTime()).toBe(86_400_000);
+    // Back on the calendar, the moved post has the focus again.
+    expect(await page.locator(`li[data-post="${ids.scheduled}"] a`).first().evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await page.getByRole('status').first().textContent()).toContain('Moved');
+  });
+});

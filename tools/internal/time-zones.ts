@@ -1,0 +1,48 @@
+// The zones of an organization, its channels and its people (DESIGN §10): the organization's default, a channel's own (a
+// client elsewhere; null follows the organization), a person's own (null: the browser's). IANA names only.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { OrganizationSchema, type Integration } from '../../src/db/entities.js';
+import { UserSchema } from '../../src/db/account-entities.js';
+import { invalidInput } from '../../src/errors.js';
+import { canonicalZone } from '../../src/lib/time-zone.js';
+import { findIntegration } from './integrations.js';
+
+/** A zone a client sent, as its canonical IANA name; a clear 400 when it is not one. */
+export function zoneInput(value: string, field = 'timeZone'): string {
+  const zone = canonicalZone(value);
+  if (!zone) {
+    throw invalidInput(`${field}: "${value.slice(0, 80)}" is not an IANA time zone.`, {
+      hint: 'Use a zone name such as "Europe/Paris", "America/New_York" or "UTC" (not an offset such as "+02:00": offsets do not follow daylight-saving time).',
+    });
+  }
+  return zone;
+}
+
+export async function organizationZone(em: EntityManager, organizationId: string): Promise<string> {
+  const rows = await em.getConnection().execute<{ time_zone: string }[]>('select time_zone from organization where id = ?', [organizationId]);
+  return rows[0]?.time_zone ?? 'UTC';
+}
+
+/** The zone a channel's people think in: its own, else the organization's. */
+export const channelZone = (integration: Pick<Integration, 'timeZone'>, organizationDefault: string) => integration.timeZone ?? organizationDefault;
+
+export async function setOrganizationZone(em: EntityManager, organizationId: string, value: string): Promise<string> {
+  const zone = zoneInput(value);
+  await em.nativeUpdate(OrganizationSchema, { id: organizationId }, { timeZone: zone });
+  return zone;
+}
+
+/** A person's zone; an empty value goes back to the browser's. */
+export async function setUserZone(em: EntityManager, userId: string, value: string): Promise<string | null> {
+  const zone = value.trim() ? zoneInput(value) : null;
+  await em.nativeUpdate(UserSchema, { id: userId }, { timeZone: zone });
+  return zone;
+}
+
+/** A channel's zone; an empty value follows the organization's again. */
+export async function setChannelZone(em: EntityManager, organizationId: string, id: string, value: string): Promise<Integration> {
+  const integration = await findIntegration(em, organizationId, id);
+  integration.timeZone = value.trim() ? zoneInput(value) : null;
+  await em.flush();
+  return integration;
+}
