@@ -13,6 +13,8 @@ import { freePort, repositoryRoot, startHeraldProcess, type HeraldProcess } from
 import { waitFor } from './helpers/posts.js';
 import { withDatabase } from './helpers/template-database.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
+import { backup, restore } from '../src/cli-backup.js';
+import { loadConfig } from '../src/config.js';
 
 const KEY = 'a1'.repeat(32);
 const OTHER_KEY = 'b2'.repeat(32);
@@ -140,22 +142,26 @@ describe('backup and restore', () => {
     const channel = await rest(herald, herald.apiKey!, 'POST', '/integrations/telegram/connect', { botToken: telegram.token, chatId: String(telegram.chat.id) });
     expect(channel.status).toBe(200);
     await herald.stop();
+    // The commands in this process (the CLI's wiring is the test above's): backup() and restore() as the CLI calls them.
     const file = path.join(tempDir('herald-backup-file-'), 'herald.backup');
-    expect((await cli(['backup', file], env)).code).toBe(0);
+    expect(await backup(loadConfig(env), file)).toMatch(/The encryption key is not in it/);
 
     const admin = new pg.Client({ connectionString: inject('adminUrl') });
     await admin.connect();
     const name = `herald_restore_${process.pid}_${Date.now()}`;
     await admin.query(`create database ${name}`);
     await admin.end();
-    const restored = await cli(['restore', file], { DATABASE_URL: withDatabase(inject('adminUrl'), name), DATA_DIR: tempDir('herald-backup-d-'), ENCRYPTION_KEY: OTHER_KEY });
-    expect(restored.code, restored.out).toBe(0);
-    expect(restored.out).toMatch(/not the one these secrets were sealed with, so these secrets are lost: 1 channel token: those channels need reconnecting/);
+    const target = { DATABASE_URL: withDatabase(inject('adminUrl'), name), DATA_DIR: tempDir('herald-backup-d-') };
+    const restored = await restore(loadConfig({ ...target, ENCRYPTION_KEY: OTHER_KEY }), file, { force: false });
+    expect(restored).toMatch(/not the one these secrets were sealed with, so these secrets are lost: 1 channel token: those channels need reconnecting/);
+    const withoutKey = await restore(loadConfig(target), file, { force: true });
+    expect(withoutKey).toMatch(/No encryption key is set .*Herald would make a new one, so these secrets are lost: 1 channel token/);
+    await expect(restore(loadConfig({ ...target, ENCRYPTION_KEY: KEY }), file, { force: false })).rejects.toThrow(/not empty .*--force/);
+    // Told to, a restore replaces what the target holds; with the right key, nothing is lost.
+    expect(await restore(loadConfig({ ...target, ENCRYPTION_KEY: KEY }), file, { force: true })).toMatch(/opens the sealed secrets/);
 
     const notBackup = path.join(tempDir('herald-backup-file-'), 'other');
     fs.writeFileSync(notBackup, 'hello');
-    const refused = await cli(['restore', notBackup], { DATABASE_URL: withDatabase(inject('adminUrl'), name) });
-    expect(refused.code).toBe(1);
-    expect(refused.out).toMatch(/is not a Herald backup/);
+    await expect(restore(loadConfig(target), notBackup, { force: true })).rejects.toThrow(/is not a Herald backup/);
   }, 120_000);
 });
