@@ -6,6 +6,7 @@ import { StartError } from './errors.js';
 import { OrganizationSchema } from './db/entities.js';
 import { createOrganization, mintApiKey, revokeApiKeys } from '../tools/internal/credentials.js';
 import { createSetupLink, SETUP_LINK_HOURS } from '../tools/internal/accounts.js';
+import { backupCli } from './cli-backup.js';
 
 const usage = `Usage: npm run herald -- <command>
   org:create <name>        create an organization; print its first API key and a setup link for its owner (shown once)
@@ -13,7 +14,9 @@ const usage = `Usage: npm run herald -- <command>
   setup-link [orgId]       print a new setup link: whoever opens it first becomes an owner of the organization (earlier
                            unused setup links of the organization stop working); orgId optional with one organization
   key:create [orgId]       mint a new API key (the previous key stops working at once); orgId optional with one organization
-  key:revoke [orgId]       revoke the organization's API key`;
+  key:revoke [orgId]       revoke the organization's API key
+  backup FILE              back up the database (consistent while Herald runs; the encryption key is not in it)
+  restore FILE [--force]   restore a backup into a new data directory or empty database (--force: replace a non-empty one)`;
 
 /** The lines that hand a setup link to the operator. */
 const setupLines = (link: string, organizationId: string) =>
@@ -32,6 +35,7 @@ async function main(): Promise<number> {
     console.error((error as Error).message);
     return 1;
   }
+  if (command === 'backup' || command === 'restore') return backupCli(command, args, config);
   let opened;
   try {
     // Beside a running Herald on the embedded Postgres, the CLI uses that instance's database instead of starting another.

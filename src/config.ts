@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import fs from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 const intFromEnv = (fallback: number, min = 0) =>
   z
@@ -103,6 +104,8 @@ const environmentSchema = z.object({
   DUB_DOMAIN: optionalString,
   CHANNEL_EXPIRY_WARNING_DAYS: intFromEnv(7, 1),
   DUPLICATE_WINDOW_DAYS: intFromEnv(7, 0),
+  METRICS_TOKEN: optionalString,
+  METRICS_ALLOW: optionalString,
 });
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -226,6 +229,13 @@ export interface Config {
   channelExpiryWarningDays: number;
   /** The duplicate guard: a post whose text (nearly) repeats one on the same channel less than this many days apart is refused; 0 turns it off. */
   duplicateWindowDays: number;
+  metrics: MetricsSettings;
+}
+
+/** Who may read GET /metrics: any request with the token (when set), and any client address in `allow` (CIDR ranges). */
+export interface MetricsSettings {
+  token?: string;
+  allow: string[];
 }
 
 export class ConfigError extends Error {
@@ -269,6 +279,24 @@ function parseEndpoints(value: string | undefined, problems: string[]): Record<s
     }
   }
   return parsed;
+}
+
+const LOOPBACK_RANGES = ['127.0.0.0/8', '::1/128'];
+
+/** METRICS_ALLOW: addresses and CIDR ranges, `loopback` (the default), or `none` (the token only). */
+function parseMetricsAllow(value: string | undefined, problems: string[]): string[] {
+  const entries = (value ?? 'loopback').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (entries.length === 1 && entries[0] === 'none') return [];
+  const ranges: string[] = [];
+  const bad: string[] = [];
+  for (const entry of entries) {
+    if (entry === 'loopback') ranges.push(...LOOPBACK_RANGES);
+    // Four-part decimal only: ipaddr.js also reads "10" or "0x7f.1" as IPv4 addresses, which no one means here.
+    else if (ipaddr.IPv4.isValidCIDRFourPartDecimal(entry) || ipaddr.IPv4.isValidFourPartDecimal(entry) || ipaddr.IPv6.isValidCIDR(entry) || ipaddr.IPv6.isValid(entry)) ranges.push(entry);
+    else bad.push(entry);
+  }
+  if (bad.length > 0) problems.push(`METRICS_ALLOW: must be comma-separated addresses or CIDR ranges (e.g. loopback,10.0.0.0/8,192.0.2.7), or none; got "${bad.join(', ')}"`);
+  return ranges;
 }
 
 function parseHostList(value: string | undefined, problems: string[]): string[] {
@@ -401,6 +429,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const storage = storageSettings(values, problems);
   const generation = generationSettings(values, problems);
   const shortLinks = shortLinkSettings(values, problems);
+  const metricsAllow = parseMetricsAllow(values.METRICS_ALLOW, problems);
+  if (values.METRICS_TOKEN !== undefined && values.METRICS_TOKEN.length < 16) problems.push('METRICS_TOKEN: must be at least 16 characters; generate one with `openssl rand -hex 32`');
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     role: values.HERALD_ROLE,
@@ -441,5 +471,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     shortLinks,
     channelExpiryWarningDays: values.CHANNEL_EXPIRY_WARNING_DAYS,
     duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
+    metrics: { token: values.METRICS_TOKEN, allow: metricsAllow },
   };
 }

@@ -5,6 +5,7 @@ import { consumeRateLimit, HOUR_MS, refundRateLimit } from '../src/lib/rate-limi
 import { counted } from '../src/lib/words.js';
 import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
 import { withIdempotency, type IdempotencyOptions } from './internal/idempotency.js';
+import { rateLimitRefused } from '../src/lib/metrics.js';
 
 export function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -32,6 +33,7 @@ export async function enforcePostCreationLimit(services: Services, caller: Calle
   const window = { name: 'create_post', limit: services.config.createPostRateLimitPerHour, windowMs: HOUR_MS, now: services.now() };
   const state = await consumeRateLimit(services.orm.em.fork(), caller.organizationId, window.name, window.limit, window.now, window.windowMs);
   if (!state.allowed) {
+    rateLimitRefused('post_creation');
     throw new DomainError('rate_limited', `Post creation limit reached: ${state.limit} per hour for this organization.`, {
       hint: `Wait ${counted(state.resetSeconds, 'second')}, or put several posts in one request.`,
       details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },

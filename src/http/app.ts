@@ -12,6 +12,8 @@ import { consoleRouter } from './web/index.js';
 import { uploadsHandler } from './uploads.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.js';
 import { shortLinkRouter } from './short-links.js';
+import { httpMetrics } from '../lib/metrics.js';
+import { metricsRouter } from './metrics.js';
 
 /** Whether the database answers `select 1` within two seconds; one check at a time, its answer reused for a second. */
 function databaseHealth(services: Services): () => Promise<boolean> {
@@ -36,6 +38,7 @@ export function createApp(services: Services, sessions: McpSessions): express.Ex
   // Answers are dynamic JSON and pages: no ETag (express hashes every body to make one; measured 2-3% of a REST request).
   app.set('etag', false);
   app.set('trust proxy', 'loopback');
+  app.use(httpMetrics());
   app.use((request: Request, response: Response, next: NextFunction) => {
     const incoming = request.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && /^[\w-]{1,64}$/.test(incoming) ? incoming : newId();
@@ -71,6 +74,7 @@ export function createApp(services: Services, sessions: McpSessions): express.Ex
     response.setHeader('Access-Control-Allow-Origin', '*');
     response.json(openApiDocument(services.config.publicUrl));
   });
+  app.use(metricsRouter(services));
   const rest = restRouter(services);
   app.use('/api/public/v1', rest);
   app.use('/public/v1', rest);

@@ -9,6 +9,7 @@ import { runTool } from '../../tools/runner.js';
 import type { Caller, Services } from '../../tools/types.js';
 import type { IncomingMedia } from '../../tools/internal/media.js';
 import { resolveCallerCounting } from './credentials.js';
+import { rateLimitRefused } from '../lib/metrics.js';
 
 const SMALL_BODY = '1mb';
 const LARGE_BODY = '50mb';
@@ -54,6 +55,7 @@ export function restRouter(services: Services): Router {
       response.locals.caller = authenticated.caller;
       const state = authenticated.state;
       setRateLimitHeaders(response, state);
+      if (!state.allowed) rateLimitRefused('rest');
       if (!state.allowed) throw rateLimited(state);
       next();
     } catch (error) {

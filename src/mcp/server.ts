@@ -18,8 +18,10 @@ import { registerPrompts } from './prompts.js';
 import { registerCompletions } from './completions.js';
 import { SessionConfirmations } from './confirmations.js';
 import type { SessionContext } from './sessions.js';
+import { timedToolCall } from '../lib/metrics.js';
 
 const mcpTools = tools.filter((tool) => tool.mcp);
+const mcpToolNames = new Set(mcpTools.map((tool) => tool.name));
 
 /** Emitted once: the schemas never change at run time. */
 const mcpToolList = mcpTools.map((tool) => ({
@@ -93,7 +95,7 @@ export function createMcpServer(services: Services, session: SessionContext): Se
   // A read-only token sees only the tools it may call.
   const visible = mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visible }));
-  Protocol.prototype.setRequestHandler.call(server, CallToolRequest, async (request, extra): Promise<CallToolResult> => {
+  Protocol.prototype.setRequestHandler.call(server, CallToolRequest, timedToolCall(mcpToolNames, async (request: z.infer<typeof CallToolRequest>, extra): Promise<CallToolResult> => {
     const requestId = newId();
     const call = argumentsOf(request.params);
     const tool = mcpTools.find((candidate) => candidate.name === call.name);
@@ -127,7 +129,7 @@ export function createMcpServer(services: Services, session: SessionContext): Se
       await logs.flush();
       return { isError: true, content: [{ type: 'text', text: toToolErrorText(error) }] };
     }
-  });
+  }));
   return server;
 }
 

@@ -17,6 +17,7 @@ import { notify } from './notifications.js';
 import { ingestMedia, loadLibraryMedia } from './media.js';
 import { shortenContent } from './short-links.js';
 import { announcePost } from './announce.js';
+import { publishFailed, timedPublish } from '../../src/lib/metrics.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -71,6 +72,7 @@ interface Run {
  */
 async function failFrom(run: Run, item: Post, message: string): Promise<PublishOutcome> {
   const { services, em, where, chain } = run;
+  publishFailed(run.provider.identifier);
   item.state = 'ERROR';
   item.error = message;
   item.attemptStartedAt = null;
@@ -155,7 +157,7 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
     if (item.attemptStartedAt && !provider.idempotentCreate && !provider.recordsSteps) {
       return failFrom(run, item, couldNotConfirm(provider, 'an earlier attempt was interrupted'));
     }
-    const outcome = await publishItem(run, integration, item, rootRef, parent);
+    const outcome = await timedPublish(provider.identifier, item, () => publishItem(run, integration, item, rootRef, parent));
     if (outcome) return outcome;
     rootRef ??= refOf(item);
     parent = item;

@@ -21,6 +21,7 @@ import { newId } from '../../src/lib/crypto.js';
 import { createUrlGuard, FetchFailedError, type UrlGuard } from '../../src/lib/ssrf.js';
 import type { Services } from '../types.js';
 import { TEST_EVENT } from './webhook-events.js';
+import { webhookAttempted } from '../../src/lib/metrics.js';
 
 export const DELIVER_TASK = 'deliver_webhook';
 export const deliveryJobKey = (deliveryId: string) => `webhook:${deliveryId}`;
@@ -270,6 +271,7 @@ export async function deliverWebhook(services: Services, deliveryId: string, tri
     durationMs: Date.now() - started,
     responseExcerpt,
   });
+  webhookAttempted(trigger, error === null);
   delivery.lastStatus = status;
   delivery.lastError = error;
   if (trigger === 'automatic') delivery.attempts += 1;
