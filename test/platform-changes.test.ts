@@ -1,0 +1,212 @@
+// Changing what went out (issue 24): DELETE /posts/{id} with deleteOnPlatform and PUT /posts/{id} on a published post,
+// made by the `platform_change` job as recorded steps, exactly once, against fake platforms; refused with the reason where
+// the platform cannot.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
+import { connectFakeChannels } from './helpers/channels.js';
+import { loseAnswerOf } from './helpers/lost-answer.js';
+import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
+import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
+import { runPlatformChanges, type ChangeOutcome } from '../tools/internal/platform-change-run.js';
+import { changeJobKey } from '../tools/internal/platform-changes.js';
+
+let herald: Herald;
+let bluesky: BlueskyFake;
+let mastodon: MastodonFake;
+let telegram: TelegramFake;
+const channel: Record<'bluesky' | 'mastodon' | 'telegram', string> = { bluesky: '', mastodon: '', telegram: '' };
+
+beforeAll(async () => {
+  [bluesky, mastodon, telegram] = await Promise.all([startBlueskyFake(), startMastodonFake(), startTelegramFake()]);
+  herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) });
+  Object.assign(channel, await connectFakeChannels(herald, { bluesky, mastodon, telegram }));
+});
+
+afterAll(async () => {
+  await herald.stop();
+  await Promise.all([bluesky.close(), mastodon.close(), telegram.close()]);
+});
+
+/** A published post: created for now and published through the real publishing run. */
+async function published(integrationId: string, parts: string[]): Promise<string> {
+  const id = await createPost(herald, integrationId, parts, { type: 'now', allowDuplicate: true });
+  const { outcome } = await publishUntilSettled(herald, id);
+  expect(outcome.kind).toBe('published');
+  return id;
+}
+
+/** Runs the change job of a chain until it settles, moving the clock to each time it would run again. */
+async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
+  const runs: ChangeOutcome[] = [];
+  try {
+    for (let run = 0; run < 20; run++) {
+      const outcome = await runPlatformChanges(herald.services, rootId);
+      runs.push(outcome);
+      if (outcome.kind !== 'waiting') return runs;
+      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
+    }
+  } finally {
+    herald.setNow(undefined);
+  }
+  throw new Error(`changes of ${rootId} did not settle: ${JSON.stringify(runs.slice(-3))}`);
+}
+
+/** The post as GET /posts lists it (around now), or undefined when it is no longer listed. */
+async function listed(id: string): Promise<Record<string, any> | undefined> {
+  const day = 86_400_000;
+  const query = new URLSearchParams({ startDate: new Date(Date.now() - day).toISOString(), endDate: new Date(Date.now() + 2 * day).toISOString() });
+  const answer = await herald.rest('GET', `/posts?${query}`);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return (answer.body.posts as Record<string, any>[]).find((post) => post.id === id);
+}
+
+async function hasChangeJob(rootId: string): Promise<boolean> {
+  const rows = await herald.services.orm.em.getConnection().execute('select 1 from graphile_worker.jobs where key = ?', [changeJobKey(rootId)]);
+  return rows.length > 0;
+}
+
+describe('delete on the platform', () => {
+  it('deletes a published Mastodon thread there, replies first, exactly once, then forgets it in Herald', async () => {
+    const other = mastodon.seedStatus('An older status that must stay', { createdAt: new Date(Date.now() - 3_600_000) });
+    const id = await published(channel.mastodon, ['First of two', 'Second of two']);
+    const [first, second] = await chainOf(herald, id);
+
+    const answer = await herald.rest('DELETE', `/posts/${id}?deleteOnPlatform=true`);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.onPlatform.pending.map((item: { id: string }) => item.id)).toEqual([first.id, second.id]);
+    expect(answer.body.onPlatform.stayed).toEqual([]);
+    expect(await hasChangeJob(id)).toBe(true);
+    // Until the job ran, the post stays listed and shows what is under way; nothing was deleted on the platform yet.
+    const before = { body: (await listed(id))! };
+    expect(before.body.platformChange).toMatchObject({ action: 'delete', state: 'pending' });
+    expect(mastodon.deleted).toHaveLength(0);
+
+    const runs = await changeUntilSettled(id);
+    expect(runs.at(-1)).toEqual({ kind: 'done' });
+    expect(mastodon.deleted.map((status) => status.id)).toEqual([second.releaseId, first.releaseId]);
+    expect(mastodon.statuses.map((status) => status.id)).toContain(other.id);
+    expect(await listed(id)).toBeUndefined();
+
+    // Running again (a duplicate job) deletes nothing more.
+    expect(await runPlatformChanges(herald.services, id)).toMatchObject({ kind: 'skipped' });
+    expect(mastodon.server.requestsTo('DELETE', '/api/v1/statuses/*')).toHaveLength(2);
+  });
+
+  it('resumes after a lost answer without deleting anything else', async () => {
+    const id = await published(channel.mastodon, ['Lost answer of a deletion']);
+    const [item] = await chainOf(herald, id);
+    const deletesBefore = mastodon.server.requestsTo('DELETE', '/api/v1/statuses/*').length;
+    expect((await herald.rest('DELETE', `/posts/${id}`, { deleteOnPlatform: true })).status).toBe(200);
+    const restore = loseAnswerOf(herald, (request) => request.method === 'DELETE');
+    let runs: ChangeOutcome[];
+    try {
+      runs = await changeUntilSettled(id);
+    } finally {
+      restore();
+    }
+    expect(runs[0].kind).toBe('waiting');
+    expect(runs.at(-1)).toEqual({ kind: 'done' });
+    // The status went with the lost call; the second call found it gone (404) and counted that as done.
+    expect(mastodon.deleted.filter((status) => status.id === item.releaseId)).toHaveLength(1);
+    expect(mastodon.server.requestsTo('DELETE', '/api/v1/statuses/*').length - deletesBefore).toBe(2);
+    expect(await listed(id)).toBeUndefined();
+  });
+
+  it('deletes a group where each platform can, and says which items stay and why', async () => {
+    const created = await herald.rest('POST', '/posts', {
+      type: 'now',
+      date: new Date().toISOString(),
+      shortLink: false,
+      tags: [],
+      allowDuplicate: true,
+      posts: [channel.bluesky, channel.telegram].map((id) => ({ integration: { id }, value: [{ content: 'Announced on two channels', image: [] }], settings: {} })),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const [onBluesky, onTelegram] = created.body.map((entry: { postId: string }) => entry.postId);
+    for (const id of [onBluesky, onTelegram]) expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+    const [skeet] = await chainOf(herald, onBluesky);
+    const group = (await listed(onBluesky))!.group;
+
+    const answer = await herald.rest('DELETE', `/posts/group/${group}`, { deleteOnPlatform: true });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.onPlatform.pending).toEqual([expect.objectContaining({ postId: onBluesky, platform: 'bluesky' })]);
+    expect(answer.body.onPlatform.stayed).toEqual([expect.objectContaining({ postId: onTelegram, platform: 'telegram', reason: expect.stringMatching(/Telegram/) })]);
+    expect(answer.body.onPlatform.message).toMatch(/1 published item stay on the platform/);
+    // What cannot be deleted on its platform is forgotten in Herald at once, as a plain DELETE does.
+    expect(await listed(onTelegram)).toBeUndefined();
+
+    expect((await changeUntilSettled(onBluesky)).at(-1)).toEqual({ kind: 'done' });
+    expect(bluesky.deleted.map((record) => record.uri)).toEqual([skeet.releaseId]);
+    expect(bluesky.records.some((record) => record.uri === skeet.releaseId)).toBe(false);
+    expect(await listed(onBluesky)).toBeUndefined();
+  });
+
+  it('without deleteOnPlatform deletes in Herald only, and refuses a deleteOnPlatform that is not a boolean', async () => {
+    const id = await published(channel.mastodon, ['Stays on Mastodon']);
+    const bad = await herald.rest('DELETE', `/posts/${id}?deleteOnPlatform=yes`);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toMatch(/deleteOnPlatform/);
+    const [item] = await chainOf(herald, id);
+    const answer = await herald.rest('DELETE', `/posts/${id}`);
+    expect(answer).toMatchObject({ status: 200, body: { id } });
+    expect(answer.body.onPlatform).toBeUndefined();
+    expect(await hasChangeJob(id)).toBe(false);
+    expect(mastodon.statuses.some((status) => status.id === item.releaseId)).toBe(true);
+  });
+});
+
+describe('edit on the platform', () => {
+  it('edits a published Mastodon status in place, keeping its media, and stores the new text once Mastodon took it', async () => {
+    const id = await published(channel.mastodon, ['Typo in the frist post']);
+    const [item] = await chainOf(herald, id);
+    const status = mastodon.statuses.find((entry) => entry.id === item.releaseId)!;
+    status.media_ids = ['media-kept'];
+    mastodon.media.push({ id: 'media-kept', bytes: Buffer.from('x'), mimeType: 'image/png', description: null, filename: 'kept.png', pendingPolls: 0 });
+
+    const answer = await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'Typo in the first post, fixed', image: [] }] });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.platformChange).toMatchObject({ action: 'edit', state: 'pending' });
+    // The stored text changes only once the platform took the edit.
+    expect(answer.body.content).toBe(item.content);
+
+    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect(status.status).toBe('Typo in the first post, fixed');
+    expect(status.media_ids).toEqual(['media-kept']);
+    expect(status.edited_at).toBeTruthy();
+    const after = { body: (await listed(id))! };
+    expect(after.body.content).toContain('Typo in the first post, fixed');
+    expect(after.body.platformChange).toMatchObject({ action: 'edit', state: 'done' });
+    expect(mastodon.server.requestsTo('PUT', `/api/v1/statuses/${item.releaseId}`)).toHaveLength(1);
+  });
+
+  it('fails with the platform\'s words when the status is gone, and keeps the earlier text', async () => {
+    const id = await published(channel.mastodon, ['Deleted by hand on the instance']);
+    const [item] = await chainOf(herald, id);
+    mastodon.statuses.find((entry) => entry.id === item.releaseId)!.foreign = true;
+    expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'An edit that cannot land', image: [] }] })).status).toBe(200);
+    const runs = await changeUntilSettled(id);
+    expect(runs.at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Mastodon refused the edit: .*Record not found/) });
+    const after = { body: (await listed(id))! };
+    expect(after.body.content).toBe(item.content);
+    expect(after.body.platformChange).toMatchObject({ action: 'edit', state: 'failed', message: expect.stringMatching(/Record not found/) });
+  });
+
+  it('refuses what a published post cannot change: other items, the date, a platform without edits', async () => {
+    const id = await published(channel.mastodon, ['One item only']);
+    const more = await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'One', image: [] }, { content: 'Two', image: [] }] });
+    expect(more.status).toBe(409);
+    expect(more.body.message ?? JSON.stringify(more.body)).toMatch(/cannot add or remove items/);
+    const date = await herald.rest('PUT', `/posts/${id}`, { date: new Date(Date.now() + 86_400_000).toISOString() });
+    expect(date.status).toBe(409);
+    expect(JSON.stringify(date.body)).toMatch(/date of a published post cannot change/);
+
+    const onBluesky = await published(channel.bluesky, ['Skeets are records']);
+    const refused = await herald.rest('PUT', `/posts/${onBluesky}`, { value: [{ content: 'Edited skeet', image: [] }] });
+    expect(refused.status).toBe(409);
+    expect(JSON.stringify(refused.body)).toMatch(/Bluesky/);
+    expect(JSON.stringify(refused.body)).toMatch(/cannot be edited/);
+    expect(await hasChangeJob(onBluesky)).toBe(false);
+  });
+});
