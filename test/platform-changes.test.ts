@@ -3,30 +3,39 @@
 // the platform cannot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
+import { chainOf, createPost, publishUntilSettled, waitFor } from './helpers/posts.js';
+import { setupToken } from './helpers/setup-link.js';
 import { connectFakeChannels } from './helpers/channels.js';
 import { loseAnswerOf } from './helpers/lost-answer.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
+import { startMediumFake, type MediumFake } from './fakes/medium.js';
 import { runPlatformChanges, type ChangeOutcome } from '../tools/internal/platform-change-run.js';
 import { changeJobKey } from '../tools/internal/platform-changes.js';
+import { signUp } from '../tools/internal/accounts.js';
+import { registerApp } from '../tools/internal/oauth-apps.js';
+import { approve, checkAuthorizationRequest, exchangeCode } from '../tools/internal/oauth.js';
 
 let herald: Herald;
 let bluesky: BlueskyFake;
 let mastodon: MastodonFake;
 let telegram: TelegramFake;
-const channel: Record<'bluesky' | 'mastodon' | 'telegram', string> = { bluesky: '', mastodon: '', telegram: '' };
+let medium: MediumFake;
+const channel: Record<'bluesky' | 'mastodon' | 'telegram' | 'medium', string> = { bluesky: '', mastodon: '', telegram: '', medium: '' };
 
 beforeAll(async () => {
-  [bluesky, mastodon, telegram] = await Promise.all([startBlueskyFake(), startMastodonFake(), startTelegramFake()]);
-  herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) });
+  [bluesky, mastodon, telegram, medium] = await Promise.all([startBlueskyFake(), startMastodonFake(), startTelegramFake(), startMediumFake()]);
+  herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url }, medium: { api: medium.url } }) });
   Object.assign(channel, await connectFakeChannels(herald, { bluesky, mastodon, telegram }));
+  const connected = await herald.rest('POST', '/integrations/medium/connect', { integrationToken: medium.token });
+  expect(connected.status, JSON.stringify(connected.body)).toBe(200);
+  channel.medium = connected.body.id;
 });
 
 afterAll(async () => {
   await herald.stop();
-  await Promise.all([bluesky.close(), mastodon.close(), telegram.close()]);
+  await Promise.all([bluesky.close(), mastodon.close(), telegram.close(), medium.close()]);
 });
 
 /** A published post: created for now and published through the real publishing run. */
@@ -121,21 +130,24 @@ describe('delete on the platform', () => {
       shortLink: false,
       tags: [],
       allowDuplicate: true,
-      posts: [channel.bluesky, channel.telegram].map((id) => ({ integration: { id }, value: [{ content: 'Announced on two channels', image: [] }], settings: {} })),
+      posts: [
+        { integration: { id: channel.bluesky }, value: [{ content: 'Announced on two channels', image: [] }], settings: {} },
+        { integration: { id: channel.medium }, value: [{ content: '<p>Announced on two channels</p>', image: [] }], settings: { title: 'Announced' } },
+      ],
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const [onBluesky, onTelegram] = created.body.map((entry: { postId: string }) => entry.postId);
-    for (const id of [onBluesky, onTelegram]) expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+    const [onBluesky, onMedium] = created.body.map((entry: { postId: string }) => entry.postId);
+    for (const id of [onBluesky, onMedium]) expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
     const [skeet] = await chainOf(herald, onBluesky);
     const group = (await listed(onBluesky))!.group;
 
     const answer = await herald.rest('DELETE', `/posts/group/${group}`, { deleteOnPlatform: true });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.onPlatform.pending).toEqual([expect.objectContaining({ postId: onBluesky, platform: 'bluesky' })]);
-    expect(answer.body.onPlatform.stayed).toEqual([expect.objectContaining({ postId: onTelegram, platform: 'telegram', reason: expect.stringMatching(/Telegram/) })]);
+    expect(answer.body.onPlatform.stayed).toEqual([expect.objectContaining({ postId: onMedium, platform: 'medium', reason: expect.stringMatching(/Medium's API .* no way to delete/) })]);
     expect(answer.body.onPlatform.message).toMatch(/1 published item stay on the platform/);
     // What cannot be deleted on its platform is forgotten in Herald at once, as a plain DELETE does.
-    expect(await listed(onTelegram)).toBeUndefined();
+    expect(await listed(onMedium)).toBeUndefined();
 
     expect((await changeUntilSettled(onBluesky)).at(-1)).toEqual({ kind: 'done' });
     expect(bluesky.deleted.map((record) => record.uri)).toEqual([skeet.releaseId]);
@@ -208,5 +220,70 @@ describe('edit on the platform', () => {
     expect(JSON.stringify(refused.body)).toMatch(/Bluesky/);
     expect(JSON.stringify(refused.body)).toMatch(/cannot be edited/);
     expect(await hasChangeJob(onBluesky)).toBe(false);
+  });
+});
+
+describe('Telegram', () => {
+  it('edits a message\'s text, deletes it, and says why one older than 48 hours stays', async () => {
+    const id = await published(channel.telegram, ['Telegram text with a typo']);
+    const [item] = await chainOf(herald, id);
+    expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'Telegram text, fixed', image: [] }] })).status).toBe(200);
+    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect(telegram.messages.find((message) => message.message_id === Number(item.releaseId))?.text).toBe('Telegram text, fixed');
+
+    const old = await published(channel.telegram, ['Sent three days ago']);
+    const [oldItem] = await chainOf(herald, old);
+    telegram.age(Number(oldItem.releaseId), 72);
+    expect((await herald.rest('DELETE', `/posts/${old}?deleteOnPlatform=true`)).status).toBe(200);
+    expect((await changeUntilSettled(old)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/can't be deleted.*48 hours/) });
+    expect((await listed(old))!.platformChange).toMatchObject({ action: 'delete', state: 'failed' });
+    expect(telegram.messages.some((message) => message.message_id === Number(oldItem.releaseId))).toBe(true);
+
+    expect((await herald.rest('DELETE', `/posts/${id}?deleteOnPlatform=true`)).status).toBe(200);
+    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect(telegram.deleted.map((message) => message.message_id)).toEqual([Number(item.releaseId)]);
+  });
+});
+
+describe('the approval gate', () => {
+  it('holds an agent\'s edit and deletion of a published post for an owner; rejected changes nothing, approved is made by the worker', async () => {
+    const em = herald.services.orm.em.fork();
+    const userId = (await signUp(em, { email: 'owner@example.com', password: 'correct horse battery', name: 'Olivia', organizationName: '', invitationToken: await setupToken(herald) }, { allowSignup: false, now: new Date() })).user.id;
+    const { app, clientSecret } = await registerApp(em, herald.organizationId, { name: 'Acme Planner', redirectUrl: 'https://app.example/callback' }, new Date());
+    const request = await checkAuthorizationRequest(em, { client_id: app.clientId, response_type: 'code' });
+    const code = new URL(await approve(em, request, userId, herald.organizationId, new Date())).searchParams.get('code')!;
+    const agent = `Bearer ${(await exchangeCode(em, { grant_type: 'authorization_code', code, client_id: app.clientId, client_secret: clientSecret }, new Date())).access_token}`;
+    expect((await herald.rest('PUT', '/approval-settings', { agents: true })).status).toBe(200);
+
+    const toEdit = await published(channel.mastodon, ['An agent wants to reword this']);
+    const toDelete = await published(channel.mastodon, ['An agent wants this gone']);
+    const [edited] = await chainOf(herald, toEdit);
+    const [doomed] = await chainOf(herald, toDelete);
+
+    const edit = await herald.rest('PUT', `/posts/${toEdit}`, { value: [{ content: 'Reworded by the agent', image: [] }] }, { authorization: agent });
+    expect(edit.status, JSON.stringify(edit.body)).toBe(200);
+    expect(edit.body.platformChange).toMatchObject({ action: 'edit', state: 'awaiting_approval' });
+    const deletion = await herald.rest('DELETE', `/posts/${toDelete}?deleteOnPlatform=true`, undefined, { authorization: agent });
+    expect(deletion.status, JSON.stringify(deletion.body)).toBe(200);
+    expect(deletion.body.onPlatform.awaitingApproval.map((item: { id: string }) => item.id)).toEqual([doomed.id]);
+    expect(await hasChangeJob(toEdit)).toBe(false);
+    expect(await hasChangeJob(toDelete)).toBe(false);
+    // Agents cannot decide.
+    expect((await herald.rest('POST', `/posts/${toDelete}/approve`, undefined, { authorization: agent })).status).toBe(403);
+
+    const rejected = await herald.rest('POST', `/posts/${toEdit}/reject`, { reason: 'Keep the original wording' });
+    expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
+    expect(rejected.body).toMatchObject({ id: toEdit, state: 'PUBLISHED', platformChange: 'edit', approval: { decision: 'rejected', reason: 'Keep the original wording' } });
+    expect((await listed(toEdit))!.platformChange).toMatchObject({ action: 'edit', state: 'rejected', message: expect.stringMatching(/Keep the original wording/) });
+
+    const approved = await herald.rest('POST', `/posts/${toDelete}/approve`);
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    expect(approved.body).toMatchObject({ id: toDelete, state: 'PUBLISHED', platformChange: 'delete', approval: { decision: 'approved' } });
+    expect(await hasChangeJob(toDelete)).toBe(true);
+    await herald.startWorker();
+    await waitFor(async () => ((await listed(toDelete)) === undefined ? true : undefined));
+    expect(mastodon.deleted.filter((status) => status.id === doomed.releaseId)).toHaveLength(1);
+    expect(mastodon.statuses.find((status) => status.id === edited.releaseId)?.status).toBe('An agent wants to reword this');
+    expect(mastodon.server.requestsTo('PUT', `/api/v1/statuses/${edited.releaseId}`)).toHaveLength(0);
   });
 });
