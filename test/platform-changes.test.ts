@@ -12,7 +12,8 @@ import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { startMediumFake, type MediumFake } from './fakes/medium.js';
 import { runPlatformChanges, type ChangeOutcome } from '../tools/internal/platform-change-run.js';
-import { changeJobKey } from '../tools/internal/platform-changes.js';
+import { cancelChange, changeJobKey } from '../tools/internal/platform-changes.js';
+import { sweepPendingChanges } from '../src/jobs/platform-change.js';
 import { signUp } from '../tools/internal/accounts.js';
 import { registerApp } from '../tools/internal/oauth-apps.js';
 import { approve, checkAuthorizationRequest, exchangeCode } from '../tools/internal/oauth.js';
@@ -153,6 +154,17 @@ describe('delete on the platform', () => {
     expect(bluesky.deleted.map((record) => record.uri)).toEqual([skeet.releaseId]);
     expect(bluesky.records.some((record) => record.uri === skeet.releaseId)).toBe(false);
     expect(await listed(onBluesky)).toBeUndefined();
+  });
+
+  it('re-enqueues a change whose job was lost (a crash between commit and enqueue) with the publishing sweep', async () => {
+    const id = await published(channel.mastodon, ['A job lost in a crash']);
+    expect((await herald.rest('DELETE', `/posts/${id}?deleteOnPlatform=true`)).status).toBe(200);
+    const em = herald.services.orm.em.fork();
+    await cancelChange(em, id);
+    expect(await hasChangeJob(id)).toBe(false);
+    expect(await sweepPendingChanges(em, new Date())).toBeGreaterThanOrEqual(1);
+    expect(await hasChangeJob(id)).toBe(true);
+    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
   });
 
   it('without deleteOnPlatform deletes in Herald only, and refuses a deleteOnPlatform that is not a boolean', async () => {
