@@ -39,7 +39,10 @@ export const isOpen = (change: PlatformChange | null | undefined) => change?.sta
 export function cannotChange(provider: Provider, action: 'edit' | 'delete'): string {
   return (
     provider.unchangeable?.[action] ??
-    (action === 'edit' ? `${provider.name}'s API offers no way to edit a published post.` : `${provider.name}'s API offers no way to delete a published post.`)
+    // Not every platform whose API could do it is wired yet: say what Herald does, not what the platform offers.
+    (action === 'edit'
+      ? `Herald cannot edit a published ${provider.name} post (not supported for this platform): edit it on ${provider.name}.`
+      : `Herald cannot delete a published ${provider.name} post (not supported for this platform): delete it on ${provider.name}.`)
   );
 }
 
