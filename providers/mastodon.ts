@@ -7,10 +7,13 @@
 // Reference (2026-08): https://docs.joinmastodon.org/methods/statuses/ (create with Idempotency-Key, source),
 // …/methods/media/, …/methods/accounts/ (verify_credentials, statuses with max_id paging and the Link header),
 // …/methods/instance/#v2 and …/entities/Instance/ (configuration.statuses, configuration.media_attachments),
-// …/entities/Status/. Bodies checked against masto 7.7.1's types (test/contracts/mastodon-masto.test.ts).
+// …/entities/Status/, and (2026-11) …/methods/statuses/#edit (PUT /api/v1/statuses/:id: status, media_ids[]; Mastodon's
+// UpdateStatusService drops the attachments whose ids are not sent, so an edit sends the status's current ones) and
+// …/methods/statuses/#delete (DELETE /api/v1/statuses/:id; 404 "Record not found" for a status that is gone or not the
+// account's; deletions are rate limited to 30 per 30 minutes, answered 429). Bodies checked against masto 7.7.1's types (test/contracts/mastodon-masto.test.ts).
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
-import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
+import type { ConnectContext, EditItem, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
 import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince } from './shared.js';
 import { couldNotConfirm, earliestCreation } from './recovery.js';
 
@@ -176,6 +179,36 @@ async function createStatus(context: ProviderContext, item: PublishItem, inReply
   return { id: ref.id, url: ref.url };
 }
 
+/**
+ * Edits a status in place (Mastodon keeps its edit history, boosts and replies). The attachments are read first and sent
+ * again, since an edit without media_ids removes them. Setting the same text again is harmless, so a lost answer is simply
+ * repeated.
+ */
+async function editStatus(context: ProviderContext, ref: PublishedRef, item: EditItem): Promise<PublishedRef> {
+  const instance = instanceOf(context);
+  const url = `${instance}/api/v1/statuses/${encodeURIComponent(ref.id)}`;
+  const headers = bearer(context.auth.accessToken);
+  const edited = await context.step('edit', async (): Promise<StatusRef> => {
+    const { data: current } = await context.fetch({ url, headers, schema: statusSchema });
+    const { data } = await context.fetch({ method: 'PUT', url, headers, form: { status: item.text, 'media_ids[]': current.media_attachments.map((media) => media.id) }, schema: statusSchema });
+    return { id: data.id, url: data.url ?? data.uri };
+  });
+  return { id: edited.id, url: edited.url };
+}
+
+/** Deletes a status; one already gone (404) counts as deleted, so a repeat after a lost answer deletes nothing else. */
+async function deleteStatus(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  const url = `${instanceOf(context)}/api/v1/statuses/${encodeURIComponent(ref.id)}`;
+  await context.step('delete', async () => {
+    try {
+      await context.fetch({ method: 'DELETE', url, headers: bearer(context.auth.accessToken) });
+    } catch (error) {
+      if (!(error instanceof PlatformHttpError && error.status === 404)) throw error;
+    }
+    return true;
+  });
+}
+
 /** The instance's configured limits (v2 instance, Mastodon 4.0+); an instance that does not answer keeps the defaults. */
 async function instanceLimits(context: Pick<ConnectContext, 'fetch'>, instance: string): Promise<Record<string, number>> {
   const answer = await context.fetch({ url: `${instance}/api/v2/instance`, schema: instanceSchema }).catch(() => undefined);
@@ -279,6 +312,9 @@ const mastodon: Provider = {
   publish: (context, item) => createStatus(context, item),
 
   comment: (context, item, { parent }) => createStatus(context, item, parent.id),
+
+  editPublished: (context, ref, item) => editStatus(context, ref, item),
+  deletePublished: (context, ref) => deleteStatus(context, ref),
 
   async postAnalytics(context, post) {
     const { data } = await context.fetch({

@@ -84,6 +84,11 @@ const medium: Provider = {
     'The first picture comes right under them (Medium shows it as the preview), the others after the text; Medium loads them from their public URL. ' +
     'In a publication (from publications) an editor publishes at once, a writer only submits a draft for the editors. No video, one item, no analytics.',
   settings,
+  // Medium's API (v1, README 3.3) only creates posts: it has no call to edit or delete one.
+  unchangeable: {
+    edit: "Medium's API can only create stories; it has no way to edit one: edit the story on medium.com.",
+    delete: "Medium's API can only create stories; it has no way to delete one: delete the story on medium.com.",
+  },
   chain: 'none',
   mediaByUrl: true,
   recordsSteps: true,

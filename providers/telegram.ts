@@ -5,6 +5,10 @@
 // tags, every other <, > and & escaped (src/lib/content.ts's toTelegramHtml), links only to web addresses (Telegram refuses
 // other URL schemes, and shows mailto: as a web address, so a mail link is written out as text). The bodies are checked at
 // type level against @grammyjs/types (test/contracts/chat-bodies.ts).
+// Changing what went out (read 2026-11-27): editMessageText / editMessageCaption (a message with media carries its text as the
+// caption; "message is not modified" when the text is already the same) and deleteMessage ("A message can only be deleted if
+// it was sent less than 48 hours ago"; bots with can_post_messages delete their own messages in channels). An album is
+// several messages: their ids are kept at publishing (`meta.albumIds`, comma-separated) so a deletion takes them all.
 // Recovery: the Bot API has no idempotency key and a bot cannot read a channel's history, so a send whose answer was lost cannot
 // be looked up: the provider records no steps and the core stops such an item with "could not confirm".
 // Stored credentials: accessToken = the bot token, data.chatId = the numeric chat id, data.username = the public @name if any.
@@ -13,7 +17,8 @@ import { z } from 'zod';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { invalidInput, notSupported } from '../src/errors.js';
 import { toTelegramHtml } from '../src/lib/content.js';
-import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishedRef, PublishItem, ValidationItem } from './types.js';
+import { PlatformHttpError } from '../src/lib/platform-http.js';
+import type { ConnectContext, EditItem, MediaFile, Provider, ProviderContext, PublishedRef, PublishItem, ValidationItem } from './types.js';
 import { blobOf, permanent } from './shared.js';
 
 const TEXT_LIMIT = 4096;
@@ -154,6 +159,7 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
   const reply = replyTo === undefined ? undefined : { message_id: replyTo };
   const caption = text ? { caption: text, parse_mode: 'HTML' } : {};
   let messageId: number;
+  let albumIds: number[] | undefined;
   if (item.media.length === 0) {
     const message = await call(context, token, 'sendMessage', messageSchema, { json: messageParams(chatId, text, replyTo) });
     messageId = message.message_id;
@@ -179,10 +185,55 @@ async function send(context: ProviderContext, item: PublishItem, replyTo?: numbe
       form.append('media', JSON.stringify(media));
       const messages = await call(context, token, 'sendMediaGroup', z.array(messageSchema).min(1), { multipart: form });
       messageId = messages[0].message_id;
+      albumIds = messages.map((message) => message.message_id);
     }
   }
   const username = context.auth.data.username;
-  return { id: String(messageId), url: username ? `https://t.me/${username}/${messageId}` : undefined };
+  return { id: String(messageId), url: username ? `https://t.me/${username}/${messageId}` : undefined, ...(albumIds ? { meta: { albumIds: albumIds.join(',') } } : {}) };
+}
+
+/** Telegram's answer to a change that is already made (the same text, a message already gone): the repeat is harmless. */
+const alreadyDone = (error: unknown, pattern: RegExp) => error instanceof PlatformHttpError && error.status === 400 && pattern.test(error.message);
+
+/** Edits the message's text, or its caption when it carries media; the same text again counts as done. */
+async function editMessage(context: ProviderContext, ref: PublishedRef, item: EditItem): Promise<PublishedRef> {
+  const token = botToken(context.auth.accessToken);
+  const chatId = context.auth.data.chatId ?? context.auth.internalId;
+  const html = telegramHtml(item.text);
+  const [method, body] =
+    item.media.length > 0
+      ? (['editMessageCaption', { chat_id: chatId, message_id: Number(ref.id), caption: html, parse_mode: 'HTML' }] as const)
+      : (['editMessageText', { chat_id: chatId, message_id: Number(ref.id), text: html, parse_mode: 'HTML' }] as const);
+  await context.step('edit', async () => {
+    try {
+      await call(context, token, method, z.union([messageSchema, z.literal(true)]), { json: body });
+    } catch (error) {
+      if (!alreadyDone(error, /message is not modified/i)) throw error;
+    }
+    return true;
+  });
+  return { id: ref.id, url: ref.url, meta: ref.meta };
+}
+
+/** Deletes the message (every message of an album); one already gone counts as deleted. */
+async function deleteMessage(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  const token = botToken(context.auth.accessToken);
+  const chatId = context.auth.data.chatId ?? context.auth.internalId;
+  const albumIds = ref.meta?.albumIds ? ref.meta.albumIds.split(',').map(Number) : [Number(ref.id)];
+  for (const messageId of albumIds) {
+    await context.step(`delete:${messageId}`, async () => {
+      try {
+        await call(context, token, 'deleteMessage', z.literal(true), { json: { chat_id: chatId, message_id: messageId } });
+      } catch (error) {
+        if (alreadyDone(error, /message to delete not found/i)) return true;
+        if (error instanceof PlatformHttpError && error.status === 400 && /can't be deleted/i.test(error.message)) {
+          throw permanent(`${error.message} (Telegram lets a bot delete its messages only within 48 hours of sending them: delete it in Telegram by hand)`);
+        }
+        throw error;
+      }
+      return true;
+    });
+  }
 }
 
 const megabytes = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
@@ -262,6 +313,9 @@ const telegram: Provider = {
   publish: (context, item) => send(context, item),
 
   comment: (context, item, { parent }) => send(context, item, Number(parent.id)),
+
+  editPublished: (context, ref, item) => editMessage(context, ref, item),
+  deletePublished: (context, ref) => deleteMessage(context, ref),
 };
 
 export default telegram;

@@ -279,4 +279,36 @@ export interface Provider {
   postAnalytics?: (context: ProviderContext, post: PublishedRef, days: number) => Promise<AnalyticsMetric[]>;
   /** Recent content of the account, for linking a post whose releaseId is `missing`. */
   recent?: (context: ProviderContext) => Promise<{ id: string; url: string }[]>;
+
+  /**
+   * Changes what went out (tools/internal/platform-changes.ts): an edit of a published item, and its deletion, each run by the
+   * `platform_change` job with `context.step` recorded like publishing. Both must be safe to run again after an interruption:
+   * an edit sets the same content again; a delete of what is already gone answers as done (the platform's "not found"), never
+   * deleting anything but `ref`. `thread` is set for a thread item or comment (absent: the post itself). `context.settings`
+   * holds the post's settings (for an edit, the new ones). An edit answers the item as it now is (its URL may change).
+   */
+  editPublished?: (context: ProviderContext, ref: PublishedRef, item: EditItem, thread?: ChainRefs) => Promise<PublishedRef>;
+  deletePublished?: (context: ProviderContext, ref: PublishedRef, thread?: ChainRefs) => Promise<void>;
+  /**
+   * What of a published post's settings the platform cannot change (a Reddit title, a YouTube video's privacy…): a sentence for
+   * the person, or undefined when the edit is possible. Checked when the edit is asked, before anything is sent.
+   */
+  editProblem?: (before: Record<string, unknown>, after: Record<string, unknown>) => string | undefined;
+  /**
+   * Why the platform's API cannot edit or delete what went out, for platforms without `editPublished` / `deletePublished`
+   * (e.g. "Bluesky posts are records that cannot be edited"): the refusal names it. A default sentence otherwise.
+   */
+  unchangeable?: { edit?: string; delete?: string };
+}
+
+/** The root and the previous item of a chain, for a thread item or comment. */
+export interface ChainRefs {
+  root: PublishedRef;
+  parent: PublishedRef;
+}
+
+/** The new content of a published item: as `PublishItem` (converted for the editor, media unchanged), and what it replaces. */
+export interface EditItem extends PublishItem {
+  /** The text that went out before (converted the same way), e.g. to tell a caption from a message text. */
+  previousText: string;
 }

@@ -12,6 +12,10 @@
 // 401 rest_cannot_create), which is how a site treats a revoked password once no application password is in use.
 // What the site would run (issue 21): the REST `title` is stored and shown as raw HTML, so it is sent escaped; shortcodes run
 // wherever a `[` is in the content, so brackets are sent as entities (src/lib/article-content.ts).
+// Changing what went out (read 2026-11-27): .../reference/posts/#update-a-post (POST /wp/v2/<rest_base>/<id>: title, content,
+// categories, tags; the featured image stays) and .../reference/posts/#delete-a-post (DELETE moves it to the trash, where
+// WordPress keeps it 30 days; 410 rest_already_trashed when it is there already; `force=true` only for a type without trash,
+// 501 rest_trash_not_supported). The pictures that follow the text are kept at publishing (`meta.pictures`) to write them again.
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import type { ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
@@ -20,6 +24,8 @@ import { escapeHtml } from '../src/lib/content.js';
 import { withoutShortcodes } from '../src/lib/article-content.js';
 import { fileNameOf, htmlArticle, normalizeBaseUrl, picturesOf, saidIn, splitCover, valuesOf } from './articles/common.js';
 import { recoveryWindowStart } from './recovery.js';
+
+const keptPictures = z.array(z.object({ id: z.number(), url: z.string(), alt: z.string() }));
 
 const settings = z.object({
   title: z.string().trim().min(1, 'WordPress needs a title for the post').describe('Title of the post'),
@@ -303,7 +309,47 @@ const wordpress: Provider = {
       ({ startedAt }) => findPost(site, type, context.auth.data.userId, title, startedAt),
     );
     const warnings = await attach(site, uploaded, post.id);
-    return { id: String(post.id), url: post.link, ...(warnings.length ? { warnings } : {}) };
+    return { id: String(post.id), url: post.link, ...(rest.length ? { meta: { pictures: JSON.stringify(rest) } } : {}), ...(warnings.length ? { warnings } : {}) };
+  },
+
+  // The title, text, categories and tags are updated in place; the post type of a published post cannot change.
+  editProblem: (before, after) =>
+    (before.type ?? 'post') !== (after.type ?? 'post') ? `the post type of a published WordPress post cannot change (it is "${String(before.type ?? 'post')}").` : undefined,
+
+  async editPublished(context, ref, item) {
+    const options = settings.parse(context.settings);
+    const site = siteOf(context);
+    const type = await postType(site, options.type);
+    const categories = termIds(options.categories, 'category', 'categoriesList');
+    const tags = termIds(options.tags, 'tag', 'tagsList');
+    if (item.media.length > 1 && !ref.meta?.pictures) {
+      throw permanent('this post went out before Herald kept the addresses of its pictures, so its text cannot be written again with them: edit it in WordPress');
+    }
+    const pictures = ref.meta?.pictures ? keptPictures.parse(JSON.parse(ref.meta.pictures)) : [];
+    const body = { title: withoutShortcodes(escapeHtml(options.title)), content: withoutShortcodes(htmlArticle(item.text, pictures)), categories, tags };
+    // Writing the same title and text again is harmless: a lost answer is simply repeated.
+    const post = await context.step('edit', () => wp(site, `${type.rest_base}/${encodeURIComponent(ref.id)}`, { method: 'POST', json: body, schema: postSchema }, type.rest_namespace));
+    return { id: ref.id, url: post.link, meta: ref.meta };
+  },
+
+  async deletePublished(context, ref) {
+    const site = siteOf(context);
+    const type = await postType(site, settings.parse(context.settings).type);
+    const route = `${type.rest_base}/${encodeURIComponent(ref.id)}`;
+    const gone = (error: unknown) => error instanceof PlatformHttpError && (error.status === 410 || (error.status === 404 && /rest_post_invalid_id/.test(error.bodyExcerpt)));
+    await context.step('delete', async () => {
+      try {
+        await wp(site, route, { method: 'DELETE' }, type.rest_namespace);
+      } catch (error) {
+        if (gone(error)) return true;
+        if (!(error instanceof PlatformHttpError && error.status === 501 && /rest_trash_not_supported/.test(error.bodyExcerpt))) throw error;
+        // This post type has no trash: deleting it is what was asked, so it is deleted for good.
+        await wp(site, route, { method: 'DELETE', query: { force: true } }, type.rest_namespace).catch((again: unknown) => {
+          if (!gone(again)) throw again;
+        });
+      }
+      return true;
+    });
   },
 };
 

@@ -5,7 +5,8 @@ import { idParam } from './shapes.js';
 
 const decisionSchema = z.object({
   id: z.string(),
-  state: z.enum(['QUEUE', 'DRAFT']),
+  state: z.enum(['QUEUE', 'DRAFT', 'PUBLISHED']).describe('PUBLISHED: the decision was on an edit or deletion of a published post on its platform'),
+  platformChange: z.enum(['edit', 'delete']).optional().describe('Which change of what went out was decided, when it was one'),
   publishAt: z.string().nullable().describe('When the approved post will be published (now when its date had passed)'),
   approval: z.record(z.string(), z.unknown()),
 });

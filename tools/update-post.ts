@@ -21,10 +21,13 @@ export const updatePost = defineTool({
   name: 'updatePost',
   title: 'Edit a post',
   description:
-    'PUT /posts/{id}: edits a post that has not gone out (draft, scheduled, waiting for approval, or failed): `date`, `value` (the whole chain, ' +
+    'PUT /posts/{id}: edits a post that has not gone out (draft, scheduled, waiting for approval, or failed), or what went out (below): `date`, `value` (the whole chain, ' +
     'first item first: [{content, image: [{id, path}], delay?}]; items may be added or removed), `settings` (the platform settings). Omitted fields stay as they are. ' +
     'The same validation as creation (platform rules, length, media, the duplicate guard: allowDuplicate: true when a repetition is intended). ' +
-    'A scheduled post moves to its new date. Under the approval gate an agent\'s edit sends the post back for approval. Answers the post with a preview of each item as the platform will receive it.',
+    'A scheduled post moves to its new date. Under the approval gate an agent\'s edit sends the post back for approval. ' +
+    'A PUBLISHED post is edited on its platform where the platform\'s API allows (the text of each item and settings the platform can change; not the date, the media or the number of items): ' +
+    'the edit is kept as platformChange {action: "edit", state: "pending"} and made by a job, the stored text changes once the platform took it; an agent\'s edit under the approval gate waits ' +
+    '(state "awaiting_approval") for an owner. Where the platform cannot edit, 409 with the reason. Answers the post with a preview of each item as the platform will receive it.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
   input: z.object({

@@ -1,7 +1,7 @@
 // Bluesky (AT Protocol): an app-password session on the user's PDS, raw XRPC calls through context.fetch.
 // References: https://docs.bsky.app/docs/api/com-atproto-repo-create-record, …-repo-upload-blob, …-repo-get-record,
 // app-bsky-feed-get-posts, app-bsky-feed-get-author-feed, app-bsky-actor-get-profile; lexicons app.bsky.feed.post,
-// app.bsky.embed.images, app.bsky.embed.video (read 2026-11-26; the lexicons of @atproto/api 0.19.19 are what the tests check
+// app.bsky.embed.images, app.bsky.embed.video, com-atproto-repo-delete-record (read 2026-11-26/27; the lexicons of @atproto/api 0.19.19 are what the tests check
 // every request against); facets in ./facets.ts, the video flow in ./video.ts.
 // Sessions are stored and refreshed with refreshSession; createSession runs again only when the refresh token is dead.
 // Exactly once: each post's record key (a TID) and createdAt are chosen and recorded before createRecord, so a create whose
@@ -137,6 +137,20 @@ async function createPost(context: ProviderContext, item: PublishItem, reply?: {
   return refOf(context, uri, cid);
 }
 
+/**
+ * Deletes a post record of this account (com.atproto.repo.deleteRecord, by its own record key). The PDS answers a delete of
+ * a record that is already gone as done, so a repeat after a lost answer is harmless and never touches another record.
+ */
+async function deletePost(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  const [repo, collection, rkey] = ref.id.replace(/^at:\/\//, '').split('/');
+  if (collection !== 'app.bsky.feed.post' || !rkey) throw permanent(`${ref.id} is not the address of a Bluesky post (at://did/app.bsky.feed.post/rkey).`);
+  if (repo !== context.auth.internalId) throw permanent(`The post ${ref.id} belongs to another account than this channel's (${context.auth.internalId}): Herald deletes only the channel's own posts.`);
+  await context.step('delete', async () => {
+    await checkedWrite(context, () => call(context, 'com.atproto.repo.deleteRecord', z.looseObject({}), { method: 'POST', json: { repo, collection, rkey } }));
+    return true;
+  });
+}
+
 /** The account's own posts of the last `days` days (reposts of others left out), up to three pages of 100. */
 async function postsOfPeriod(context: ProviderContext, days: number) {
   const did = context.auth.internalId;
@@ -224,6 +238,11 @@ const bluesky: Provider = {
 
   async comment(context, item, thread) {
     return createPost(context, item, { root: await strongRef(context, thread.root), parent: await strongRef(context, thread.parent) });
+  },
+
+  deletePublished: (context, ref) => deletePost(context, ref),
+  unchangeable: {
+    edit: 'a Bluesky post is a signed record that Bluesky\'s apps do not let anyone edit (no edit in the API either): delete it and post again.',
   },
 
   async postAnalytics(context, post) {

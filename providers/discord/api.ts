@@ -11,6 +11,7 @@ import { permanent } from '../shared.js';
 export const DISCORD_CODES = {
   unknownChannel: 10003,
   unknownGuild: 10004,
+  unknownMessage: 10008,
   missingAccess: 50001,
   missingPermissions: 50013,
   entityTooLarge: 40005,

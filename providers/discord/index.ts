@@ -5,10 +5,12 @@
 // (content up to 2000 characters, `nonce` + `enforce_nonce`, files as multipart `payload_json` + `files[n]`, up to 10),
 // https://discord.com/developers/docs/resources/channel#start-thread-from-message (the thread's id is the message's id),
 // https://discord.com/developers/docs/reference#message-formatting (mentions `<@id>`, `<@&role>`, `<#channel>` pass as typed;
-// only those notify, @everyone and @here only with notifyEveryone: see ./message.ts, which also builds the bodies).
+// only those notify, @everyone and @here only with notifyEveryone: see ./message.ts, which also builds the bodies),
+// https://discord.com/developers/docs/resources/message#edit-message (PATCH: only the author edits its content; attachments not
+// named in the body stay) and #delete-message (204; 404 10008 Unknown Message once it is gone) (read 2026-11-27).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
-import type { Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
+import type { EditItem, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
 import { basicAuth, blobOf, firstProblem, mediaFilename, oauth2AuthorizeUrl, permanent, pickedId } from '../shared.js';
 import { DISCORD_CODES, discord, discordError } from './api.js';
 import { listChannels } from './channels.js';
@@ -100,6 +102,31 @@ async function existingThread(context: ProviderContext, messageId: string): Prom
   }
 }
 
+const messagePath = (context: ProviderContext, ref: PublishedRef) =>
+  `channels/${encodeURIComponent(ref.meta?.channelId ?? String(context.settings.channel))}/messages/${encodeURIComponent(ref.id)}`;
+
+/** Edits the bot's message: its content and the mentions it may notify; the attachments stay. Setting it again is harmless. */
+async function editMessage(context: ProviderContext, ref: PublishedRef, item: EditItem): Promise<PublishedRef> {
+  const { content, allowed_mentions } = messageBody(item, notifiesEveryone(context));
+  await context.step('edit', async () => {
+    await discord(context, messagePath(context, ref), { method: 'PATCH', json: { content, allowed_mentions }, schema: messageSchema });
+    return true;
+  });
+  return { id: ref.id, url: ref.url, meta: ref.meta };
+}
+
+/** Deletes the bot's message; one already gone (Unknown Message) counts as deleted. */
+async function deleteMessage(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  await context.step('delete', async () => {
+    try {
+      await discord(context, messagePath(context, ref), { method: 'DELETE' });
+    } catch (error) {
+      if (!(error instanceof PlatformHttpError && error.status === 404 && discordError(error.bodyExcerpt).code === DISCORD_CODES.unknownMessage)) throw error;
+    }
+    return true;
+  });
+}
+
 const discordProvider: Provider = {
   identifier: 'discord',
   name: 'Discord',
@@ -165,6 +192,9 @@ const discordProvider: Provider = {
     const id = await context.step('message', () => createMessage(context, threadId, item), (attempt) => findMessage(context, threadId, item, attempt));
     return { id, url: messageUrl(context, threadId, id), meta: { channelId: threadId, threadId } };
   },
+
+  editPublished: (context, ref, item) => editMessage(context, ref, item),
+  deletePublished: (context, ref) => deleteMessage(context, ref),
 };
 
 export default discordProvider;

@@ -8,7 +8,7 @@
 // has_more: read 2026-11). What the text may do (mentions, links) is ./blocks.ts's; the bodies are checked at type level against
 // @slack/web-api (test/contracts/chat-bodies.ts).
 import { z } from 'zod';
-import type { Provider, ProviderContext, PublishItem, PublishedRef, StepAttempt } from '../types.js';
+import type { EditItem, Provider, ProviderContext, PublishItem, PublishedRef, StepAttempt } from '../types.js';
 import { couldNotConfirm, earliestCreation } from '../recovery.js';
 import { authorizationUrl, basicAuth, blobOf, firstProblem, mediaFilename, pickedId, storedTokens } from '../shared.js';
 import { slack, slackCode, type SlackContext } from './api.js';
@@ -129,6 +129,33 @@ async function shareFiles(context: ProviderContext, channel: string, item: Publi
   });
 }
 
+/**
+ * chat.update (read 2026-11-27, docs.slack.dev/reference/methods/chat.update): the message's text and blocks written again as
+ * at publishing; a bot may update only its own messages (cant_update_message). The files shared in its thread stay.
+ */
+async function updateMessage(context: ProviderContext, ref: PublishedRef, item: EditItem): Promise<PublishedRef> {
+  const channel = ref.meta?.channel ?? String(context.settings.channel);
+  const { text, blocks, parse, link_names, metadata } = postMessageArguments(channel, item, { notifyEveryone: context.settings.notifyEveryone === true });
+  await context.step('edit', async () => {
+    await slack(context, 'chat.update', z.object({ ts: z.string() }), { json: { channel, ts: ref.id, text, blocks, parse, link_names, metadata } });
+    return true;
+  });
+  return { id: ref.id, url: ref.url, meta: ref.meta };
+}
+
+/** chat.delete (docs.slack.dev/reference/methods/chat.delete): a message already gone (message_not_found) counts as deleted. */
+async function deleteMessage(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  const channel = ref.meta?.channel ?? String(context.settings.channel);
+  await context.step('delete', async () => {
+    try {
+      await slack(context, 'chat.delete', z.object({}), { json: { channel, ts: ref.id } });
+    } catch (error) {
+      if (slackCode(error) !== 'message_not_found') throw error;
+    }
+    return true;
+  });
+}
+
 async function send(context: ProviderContext, item: PublishItem, channel: string, threadTs?: string): Promise<PublishedRef> {
   const ts = await context.step('message', () => postMessage(context, channel, item, threadTs), (attempt) => findMessage(context, channel, item.postId, attempt, threadTs));
   // Slack threads are one level deep: the files of a reply go to the first message's thread too.
@@ -222,6 +249,8 @@ const slackProvider: Provider = {
 
   publish: (context, item) => send(context, item, String(context.settings.channel)),
   comment: (context, item, { root }) => send(context, item, root.meta?.channel ?? String(context.settings.channel), root.id),
+  editPublished: (context, ref, item) => updateMessage(context, ref, item),
+  deletePublished: (context, ref) => deleteMessage(context, ref),
 };
 
 export default slackProvider;

@@ -119,6 +119,28 @@ export interface PublishProgress {
   waitingSince?: string;
 }
 
+/**
+ * A change asked on what went out (tools/internal/platform-changes.ts): an edit or a deletion of a published item on its
+ * platform. `awaiting_approval`: an agent asked under the approval gate (the root carries `approval`); `pending`: the
+ * `platform_change` job will make it; `done`; `failed` (`error` says why); `rejected` (an owner said no, `approval.reason`).
+ * An edit's new content and settings are kept here and written to the item only once the platform took them.
+ */
+export interface PlatformChange {
+  action: 'edit' | 'delete';
+  state: 'awaiting_approval' | 'pending' | 'done' | 'failed' | 'rejected';
+  requestedAt: string;
+  content?: string;
+  settings?: Record<string, unknown>;
+  approval?: PostApproval;
+  /** The platform steps of this change, recorded like `PublishProgress.steps`. */
+  steps?: PublishProgress['steps'];
+  attempts?: number;
+  lastError?: string | null;
+  nextAttemptAt?: string | null;
+  error?: string | null;
+  doneAt?: string | null;
+}
+
 export const PostSchema = defineEntity({
   name: 'Post',
   tableName: 'post',
@@ -167,6 +189,8 @@ export const PostSchema = defineEntity({
     duplicateKey: p.text().nullable(),
     /** Root item only: created with `allowDuplicate: true` (a repetition meant), so later scheduling or approval is not refused for it. */
     allowDuplicate: p.boolean().default(false),
+    /** The latest edit or deletion asked on the platform for this published item; null when none was. */
+    platformChange: p.json<PlatformChange>().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     updatedAt: timestamp().onCreate(() => new Date()).onUpdate(() => new Date()),
     deletedAt: timestamp().nullable(),

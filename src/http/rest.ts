@@ -68,8 +68,10 @@ export function restRouter(services: Services): Router {
     if (!binding) continue;
     const parseBody = express.json({ limit: binding.largeBody ? LARGE_BODY : SMALL_BODY, strict: false, type: () => true });
     const method = binding.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
-    const bodyless = binding.method === 'GET' || binding.method === 'DELETE' || binding.multipartFile !== undefined;
-    const handlers = bodyless ? [] : [requireJsonBody, parseBody];
+    const bodyless = binding.method === 'GET' || binding.multipartFile !== undefined;
+    // A DELETE may carry an optional JSON body (e.g. {"deleteOnPlatform": true}); without one it stays bodyless.
+    const optionalBody = express.json({ limit: SMALL_BODY, strict: false });
+    const handlers = bodyless ? [] : binding.method === 'DELETE' ? [optionalBody] : [requireJsonBody, parseBody];
     router[method](binding.path, ...handlers, async (request: Request, response: Response, next: NextFunction) => {
       try {
         // A multipart body is streamed into the tool, never parsed whole here.

@@ -17,6 +17,8 @@ import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
 import { warnExpiringTokens } from '../../tools/internal/channel-health.js';
 import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
 import { NOSTR_REDELIVERY_TASK, nostrRedeliveryTask, scheduleRelayRedeliveries } from './nostr-redelivery.js';
+import { platformChangeTask, sweepPendingChanges } from './platform-change.js';
+import { CHANGE_TASK } from '../../tools/internal/platform-changes.js';
 
 export function publishPostTask(services: Services): Task {
   return exclusiveTask({
@@ -37,8 +39,10 @@ export const taskList = (services: Services) => ({
   [PUBLISH_TASK]: publishPostTask(services),
   [GENERATE_TASK]: generateMediaTask(services),
   [NOSTR_REDELIVERY_TASK]: nostrRedeliveryTask(services),
+  [CHANGE_TASK]: platformChangeTask(services),
   sweep_due_posts: (async () => {
     await sweepDuePosts(services.orm.em.fork(), services.now());
+    await sweepPendingChanges(services.orm.em.fork(), services.now());
   }) as Task,
   prune_rate_limits: (async () => {
     await pruneRateLimits(services.orm.em.fork(), services.now());

@@ -21,6 +21,7 @@
 //   GET  /xrpc/app.bsky.actor.getProfile?actor=   → profileViewDetailed
 //   POST /xrpc/com.atproto.repo.uploadBlob        raw bytes + content-type → {blob: {$type:'blob', ref:{$link}, mimeType, size}}
 //   POST /xrpc/com.atproto.repo.createRecord      {repo, collection, record} → {uri, cid, commit:{cid, rev}, validationStatus:'valid'}
+//   POST /xrpc/com.atproto.repo.deleteRecord      {repo, collection, rkey} → {commit} (or {} when the record is already gone)
 //   GET  /xrpc/app.bsky.feed.getPosts?uris=       → {posts: postView[]}
 //   GET  /xrpc/app.bsky.feed.getAuthorFeed?actor=&limit=&cursor=&filter=   → {feed: [{post}], cursor?}, newest first
 //   GET  /xrpc/com.atproto.server.getSession      → {handle, did, didDoc (its #atproto_pds is fake.pdsEndpoint), email, active}
@@ -86,6 +87,8 @@ export interface BlueskyFake {
   /** What getProfile answers; postsCount is added to the number of records created. */
   profile: { displayName: string; description: string; avatar: string; followersCount: number; followsCount: number; postsCount: number };
   records: BlueskyFakeRecord[];
+  /** Records deleted with com.atproto.repo.deleteRecord, in order. */
+  deleted: BlueskyFakeRecord[];
   blobs: BlueskyFakeBlob[];
   /** Every session issued, oldest first. */
   sessions: BlueskyFakeSession[];
@@ -164,6 +167,7 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
   const did = `did:plc:${createHash('sha256').update(handle).digest('hex').slice(0, 24)}`;
   const email = `${handle.split('.')[0]}@example.com`;
   const records: BlueskyFakeRecord[] = [];
+  const deleted: BlueskyFakeRecord[] = [];
   const blobs: BlueskyFakeBlob[] = [];
   const sessions: BlueskyFakeSession[] = [];
   const serviceTokens: BlueskyFake['serviceTokens'] = [];
@@ -343,6 +347,17 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return { json: { uri, cid, commit: { cid: cidOf(Buffer.from(`commit:${uri}`), 0x71), rev: nextTid() }, validationStatus: 'valid' } };
   }));
 
+  // As the PDS: a record already gone is deleted "again" without error (200, no commit); another repo is refused.
+  xrpc('com.atproto.repo.deleteRecord', authorized((request) => {
+    const { repo, collection, rkey } = request.json ?? {};
+    if (repo !== did && repo !== handle) return xrpcError(400, 'InvalidRequest', `Could not find repo: ${repo}`);
+    const index = records.findIndex((entry) => entry.uri === `at://${did}/${collection}/${rkey}`);
+    if (index < 0) return { json: {} };
+    const [gone] = records.splice(index, 1);
+    deleted.push(gone);
+    return { json: { commit: { cid: cidOf(Buffer.from(`commit:delete:${gone.uri}`), 0x71), rev: nextTid() } } };
+  }));
+
   xrpc('app.bsky.feed.getPosts', authorized((request) => {
     if (options.appView === false) return noAppView();
     const uris = request.query.getAll('uris');
@@ -408,6 +423,7 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     password,
     profile,
     records,
+    deleted,
     blobs,
     sessions,
     serviceTokens,

@@ -23,7 +23,9 @@
 // without a matching `attachments` entry in payload_json, a file over 10 MiB (413 40005); a second thread on a message
 // (400 160004); a thread name outside 1-100 characters or an auto_archive_duration Discord does not offer; an allowed_mentions
 // with an unknown parse type, `parse: ["users"]` with a `users` list (or roles with roles), more than 100 ids (400 50035); a
-// messages list with a limit outside 1-100.
+// messages list with a limit outside 1-100; an edit of a message another user wrote (403 50005) or of an unknown one (404 10008);
+// a deletion of another user's message without Manage Messages (403 50013) or of an unknown one (404 10008).
+// Edit Message (PATCH .../messages/:id) and Delete Message (DELETE, 204) as resources/message (read 2026-11-27); `fake.deleted`.
 import { createOAuthAuthority, OAuthRefusal, basicCredentials, refusalReply } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 
@@ -48,6 +50,8 @@ export interface FakeDiscordMessage {
   /** Who Discord would notify: @everyone/@here, and the users and roles mentioned, as allowed_mentions lets them. */
   notified: { everyone: boolean; users: string[]; roles: string[] };
   attachments: { filename: string; contentType: string; description?: string; bytes: Buffer }[];
+  /** Set by an edit (PATCH). */
+  editedAt?: number;
 }
 
 const DISCORD_EPOCH = 1_420_070_400_000n;
@@ -303,10 +307,46 @@ export async function startDiscordFake() {
     }),
   );
 
+  const findMessage = (request: RecordedRequest) => {
+    const [channelId, messageId] = [request.path.split('/')[4], request.path.split('/')[6]];
+    return messages.find((message) => message.id === messageId && message.channelId === channelId);
+  };
+  server.on(
+    'PATCH',
+    '/api/v10/channels/*/messages/*',
+    asBot((request) => {
+      const message = findMessage(request);
+      if (!message) return error(404, 10008, 'Unknown Message');
+      if (message.authorId !== bot.id) return error(403, 50005, 'Cannot edit a message authored by another user');
+      const payload = request.json ?? {};
+      const content: string = payload.content ?? message.content;
+      if ([...content].length > 2000) return tooLong('content', 2000);
+      if (!content && message.attachments.length === 0) return error(400, 50006, 'Cannot send an empty message');
+      const refused = allowedMentionsProblem(payload.allowed_mentions);
+      if (refused) return error(400, 50035, 'Invalid Form Body', { allowed_mentions: { _errors: [{ code: 'ALLOWED_MENTIONS_INVALID', message: refused }] } });
+      Object.assign(message, { content, allowedMentions: payload.allowed_mentions, notified: notifiedBy(content, payload.allowed_mentions), editedAt: Date.now() });
+      return { json: messageObject(message) };
+    }),
+  );
+  const deleted: FakeDiscordMessage[] = [];
+  server.on(
+    'DELETE',
+    '/api/v10/channels/*/messages/*',
+    asBot((request) => {
+      const message = findMessage(request);
+      if (!message) return error(404, 10008, 'Unknown Message');
+      if (message.authorId !== bot.id) return error(403, 50013, 'Missing Permissions');
+      messages.splice(messages.indexOf(message), 1);
+      deleted.push(message);
+      return { status: 204 };
+    }),
+  );
+
   return {
     server,
     url,
     authority,
+    deleted,
     botToken,
     guild,
     bot,

@@ -24,6 +24,11 @@
 //                                              404 when in_reply_to_id is unknown.
 //   GET  /api/v1/statuses/:id/source           {id, text, spoiler_text}: the text as it was typed (own statuses)
 //   GET  /api/v1/statuses/:id                  the Status (counts from the record: tests may bump favourites_count etc.)
+//   PUT  /api/v1/statuses/:id                  edit (form or JSON: status, media_ids[]): the same 422s as create; the
+//                                              attachments not sent are removed (as Mastodon's UpdateStatusService); sets
+//                                              edited_at; 404 for an unknown status or another account's (`foreign`)
+//   DELETE /api/v1/statuses/:id                answers the deleted Status with its `text`; 404 when unknown or another
+//                                              account's; 429 after 30 deletions in 30 minutes (Mastodon's rate limit)
 //   GET  /api/v1/accounts/:id/statuses         newest first; honours exclude_replies, max_id and limit (default 20, at most 40);
 //                                              a Link header rel="next" when there is more
 //
@@ -44,6 +49,10 @@ export interface MastodonFakeStatus {
   favourites_count: number;
   reblogs_count: number;
   replies_count: number;
+  /** Set by an edit (PUT). */
+  edited_at?: string | null;
+  /** A status of another account on the instance: edits and deletions of it are refused (404, as Mastodon does). */
+  foreign?: boolean;
 }
 
 export interface MastodonFakeMedia {
@@ -81,6 +90,8 @@ export interface MastodonFake {
   /** Channel auth for providerContext({ auth }): the fake's token, account id and instance URL. */
   auth: ChannelAuth;
   statuses: MastodonFakeStatus[];
+  /** The statuses deleted through the API, in order. */
+  deleted: MastodonFakeStatus[];
   media: MastodonFakeMedia[];
   /** The instance's configured limits, answered by GET /api/v2/instance and enforced on create. */
   configuration: MastodonFakeConfiguration;
@@ -106,6 +117,7 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
   let processingPolls = 0;
   const statuses: MastodonFakeStatus[] = [];
   const media: MastodonFakeMedia[] = [];
+  const deleted: MastodonFakeStatus[] = [];
   const byIdempotencyKey = new Map<string, MastodonFakeStatus>();
   // Mastodon's defaults (mastodon.social answers the same).
   const configuration: MastodonFakeConfiguration = {
@@ -177,7 +189,7 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
       replies_count: item.replies_count,
       reblogs_count: item.reblogs_count,
       favourites_count: item.favourites_count,
-      edited_at: null,
+      edited_at: item.edited_at ?? null,
       content: item.status ? `<p>${escapeHtml(item.status).replace(/\n/g, '<br />')}</p>` : '',
       reblog: null,
       application: { name: 'Herald', website: null },
@@ -286,6 +298,46 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
   };
   server.on('POST', '/api/v1/statuses', authed(createStatus));
 
+  const ownStatus = (request: RecordedRequest) => statuses.find((item) => item.id === request.path.split('/')[4] && !item.foreign);
+  server.on(
+    'PUT',
+    '/api/v1/statuses/*',
+    authed((request) => {
+      const status = ownStatus(request);
+      if (!status) return error(404, 'Record not found');
+      const body = request.json as Record<string, unknown> | undefined;
+      const text = (body ? (body.status as string | undefined) : (request.form?.get('status') ?? undefined)) ?? '';
+      const mediaIds = body ? ((body.media_ids as string[] | undefined) ?? []) : (request.form?.getAll('media_ids[]') ?? []);
+      const attached = mediaIds.map((id) => media.find((file) => file.id === id)).filter((file) => file !== undefined);
+      if (text.trim() === '' && attached.length === 0) return error(422, "Validation failed: Text can't be blank");
+      const { max_characters: maxCharacters, max_media_attachments: maxMedia } = configuration.statuses;
+      if ([...text].length > maxCharacters) return error(422, `Validation failed: Text character limit of ${maxCharacters} exceeded`);
+      if (mediaIds.length > maxMedia) return error(422, `Validation failed: Cannot attach more than ${maxMedia} files`);
+      status.status = text;
+      status.media_ids = attached.map((file) => file.id);
+      status.edited_at = new Date().toISOString();
+      return { json: statusEntity(status) };
+    }),
+  );
+
+  const deletions: number[] = [];
+  server.on(
+    'DELETE',
+    '/api/v1/statuses/*',
+    authed((request) => {
+      const status = ownStatus(request);
+      if (!status) return error(404, 'Record not found');
+      const now = Date.now();
+      while (deletions.length && deletions[0] < now - 30 * 60_000) deletions.shift();
+      if (deletions.length >= 30) return { status: 429, headers: { 'x-ratelimit-remaining': '0' }, json: { error: 'Too many requests' } };
+      deletions.push(now);
+      statuses.splice(statuses.indexOf(status), 1);
+      deleted.push(status);
+      account.statuses_count -= 1;
+      return { json: { ...statusEntity(status), text: status.status } };
+    }),
+  );
+
   server.on(
     'GET',
     '/api/v1/statuses/*',
@@ -321,6 +373,7 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
     account,
     auth: { accessToken: token, internalId: account.id, data: { instance: url } },
     statuses,
+    deleted,
     media,
     configuration,
     setProcessingPolls(n: number) {

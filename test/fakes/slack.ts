@@ -24,7 +24,8 @@
 // characters or a text object whose verbatim is not a boolean (invalid_blocks); metadata without an event_type or an object
 // event_payload (invalid_metadata_format); a thread_ts that is not a top-level message of the channel (thread_not_found); an upload URL
 // asked without filename or length, bytes of another length than announced, completing an upload whose bytes never came
-// (file_not_found).
+// (file_not_found); chat.update and chat.delete (read 2026-11-27) of an unknown message (message_not_found) or of someone
+// else's (cant_update_message, cant_delete_message). `fake.deleted` lists the messages deleted.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, basicCredentials, bearerOf } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
@@ -49,6 +50,8 @@ export interface FakeSlackMessage {
   linkNames?: unknown;
   /** Who Slack would notify: the whole channel (<!here>, <!channel>, <!everyone>) and the users mentioned (<@U…>). */
   notified: { channel: boolean; users: string[] };
+  /** Set by chat.update. */
+  edited?: boolean;
 }
 
 /** Mentions Slack acts on: control sequences only (the request's text and its sections). */
@@ -83,6 +86,7 @@ export async function startSlackFake() {
     { id: 'G0SECRET01', name: 'secret', isPrivate: true, isArchived: false, botIsMember: false },
   ];
   const messages: FakeSlackMessage[] = [];
+  const deleted: FakeSlackMessage[] = [];
   const uploads: { id: string; key: string; filename: string; length: number; altText?: string; bytes?: Buffer }[] = [];
   const shares: { files: { id: string; title?: string }[]; channelId?: string; threadTs?: string }[] = [];
   const state = { rotation: false, pageSize: 2 };
@@ -212,6 +216,30 @@ export async function startSlackFake() {
     return ok({ channel: message.channel, ts: message.ts, message: { type: 'message', text: message.text, user: botUserId, ts: message.ts, blocks, thread_ts: message.threadTs } });
   });
 
+  const own = (args: Record<string, any>, refusal: string): FakeSlackMessage | FakeReply => {
+    const message = messages.find((item) => item.channel === args.channel && item.ts === args.ts);
+    if (!message) return fail('message_not_found');
+    if (message.user !== botUserId) return fail(refusal);
+    return message;
+  };
+  method('chat.update', (args) => {
+    const message = own(args, 'cant_update_message');
+    if (!('ts' in message)) return message;
+    const blocks = args.blocks as FakeSlackMessage['blocks'];
+    if (!args.text && !blocks?.length) return fail('no_text');
+    const bad = (blocks ?? []).findIndex((block) => block.type === 'section' && (!block.text?.text || block.text.text.length > 3000));
+    if (bad >= 0) return fail('invalid_blocks', { response_metadata: { messages: [`[ERROR] must be between 1 and 3000 characters [json-pointer:/blocks/${bad}/text/text]`] } });
+    Object.assign(message, { text: args.text, blocks, notified: notifiedBy([args.text ?? '', ...(blocks ?? []).map((block) => block.text?.text ?? '')]), edited: true });
+    return ok({ channel: message.channel, ts: message.ts, text: message.text, message: { type: 'message', text: message.text, user: botUserId, ts: message.ts, blocks } });
+  });
+  method('chat.delete', (args) => {
+    const message = own(args, 'cant_delete_message');
+    if (!('ts' in message)) return message;
+    messages.splice(messages.indexOf(message), 1);
+    deleted.push(message);
+    return ok({ channel: message.channel, ts: message.ts });
+  });
+
   method('chat.getPermalink', (args) => {
     const message = messages.find((item) => item.channel === args.channel && item.ts === args.message_ts);
     if (!message) return fail('message_not_found');
@@ -297,6 +325,7 @@ export async function startSlackFake() {
     botUserId,
     channels,
     messages,
+    deleted,
     uploads,
     shares,
     state,

@@ -8,7 +8,10 @@
 //   tg.failNext('sendMessage', telegramError(429, 'Too Many Requests: retry after 7', 7));   // inject a Bot API error
 //   await tg.close();
 //
-// Routes: `GET|POST /bot<token>/<method>` for getMe, getChat, sendMessage, sendPhoto, sendVideo, sendMediaGroup. Parameters are read from
+// Routes: `GET|POST /bot<token>/<method>` for getMe, getChat, sendMessage, sendPhoto, sendVideo, sendMediaGroup, editMessageText,
+// editMessageCaption (400 "message to edit not found", "there is no text/caption in the message to edit", "message is not
+// modified" for the same content) and deleteMessage (400 "message to delete not found"; "message can't be deleted for everyone"
+// once it is older than 48 hours: `tg.age(id, hours)`). Parameters are read from
 // the query string, a JSON body, a form body or a multipart body (JSON-typed fields such as reply_parameters and media may be
 // JSON strings, as in real multipart calls). Answers use the real envelopes: `{ok:true, result}` and
 // `{ok:false, error_code, description, parameters?: {retry_after}}` with the HTTP status equal to error_code.
@@ -58,6 +61,10 @@ export interface TelegramFake {
   token: string;
   chat: TelegramFakeChat & { type: string };
   messages: TelegramFakeMessage[];
+  /** Messages deleted with deleteMessage, in order. */
+  deleted: TelegramFakeMessage[];
+  /** Makes a message older (its `date`), e.g. past the 48 hours after which a bot can no longer delete it. */
+  age(messageId: number, hours: number): void;
   /** Makes the next `times` calls of a Bot API method (any HTTP verb) answer `reply` (e.g. from `telegramError`). */
   failNext(method: string, reply: FakeReply, times?: number): void;
   close(): Promise<void>;
@@ -170,6 +177,7 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
   const given = options.chat ?? { id: -1001234567890, title: 'Herald Test Channel', username: 'herald_test' };
   const chat = { ...given, type: given.type ?? 'channel' };
   const messages: TelegramFakeMessage[] = [];
+  const deleted: TelegramFakeMessage[] = [];
   const results = new Map<number, Record<string, unknown>>();
   const failures: { method: string; reply: FakeReply; times: number }[] = [];
   let nextMessageId = 1;
@@ -235,9 +243,46 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
     return { bytes: Buffer.from(await value.arrayBuffer()), mimeType: value.type || 'application/octet-stream' };
   }
 
+  /** The message to edit or delete: in the chat and not deleted. */
+  function target(params: Record<string, unknown>, what: 'edit' | 'delete'): { message: TelegramFakeMessage; result: Record<string, unknown> } {
+    resolveChat(params.chat_id);
+    const id = Number(params.message_id);
+    const message = messages.find((entry) => entry.message_id === id);
+    const result = results.get(id);
+    if (!message || !result) throw badRequest(`message to ${what} not found`);
+    return { message, result };
+  }
+
+  /** editMessageText / editMessageCaption: the same checks as sending, and Telegram's "not modified" for the same content. */
+  function edit(params: Record<string, unknown>, kind: 'text' | 'caption'): Record<string, unknown> {
+    const { message, result } = target(params, 'edit');
+    const hasMedia = Boolean(message.photo || message.video);
+    if (kind === 'text' && hasMedia) throw badRequest('there is no text in the message to edit');
+    if (kind === 'caption' && !hasMedia) throw badRequest('there is no caption in the message to edit');
+    const value = String(params[kind] ?? '');
+    const visible = visibleText(value, params.parse_mode);
+    checkLength(visible, kind);
+    if (message[kind] === value) throw badRequest('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+    message[kind] = value;
+    message.parse_mode = params.parse_mode as string | undefined;
+    result[kind] = visible;
+    result.edit_date = Math.floor(Date.now() / 1000);
+    return result;
+  }
+
   const streaming = (value: unknown) => (value === undefined ? undefined : value === true || value === 'true');
 
   const methods: Record<string, (params: Record<string, unknown>) => Promise<unknown>> = {
+    editMessageText: async (params) => edit(params, 'text'),
+    editMessageCaption: async (params) => edit(params, 'caption'),
+    deleteMessage: async (params) => {
+      const { message, result } = target(params, 'delete');
+      if (Date.now() / 1000 - Number(result.date) > 48 * 3600) throw badRequest("message can't be deleted for everyone");
+      messages.splice(messages.indexOf(message), 1);
+      results.delete(message.message_id);
+      deleted.push(message);
+      return true;
+    },
     getMe: async () => ({
       id: Number(token.split(':')[0]),
       is_bot: true,
@@ -328,6 +373,11 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
     token,
     chat,
     messages,
+    deleted,
+    age(messageId, hours) {
+      const result = results.get(messageId);
+      if (result) result.date = Number(result.date) - hours * 3600;
+    },
     failNext(method, reply, times = 1) {
       failures.push({ method, reply, times });
     },

@@ -23,6 +23,10 @@
 //   create 401 rest_cannot_create.
 // Listing posts (GET /wp/v2/<type>): author, search (in the title), after with dates_are_gmt (date_gmt after it), status
 // (publish by default; `any` with context=edit), context=edit gives title.raw, content.raw and date_gmt.
+// Updating a post (POST /wp/v2/<type>/<id>: title, content, categories, tags, the same checks as a create) and deleting one
+// (DELETE: to the trash, status `trash`; 410 rest_already_trashed the second time; `force=true` deletes it for good; 404
+// rest_post_invalid_id when unknown): someone else's post needs edit_others_posts / delete_others_posts (403 rest_cannot_edit,
+// rest_cannot_delete), which authors and contributors lack. `wp.trashed` lists what went to the trash.
 // References: developer.wordpress.org/rest-api/reference/posts/, /media/, /using-the-rest-api/authentication/ (read 2026-11).
 // Types: post, page, a custom `book` in wp/v2 and a custom `event` in a plugin's own namespace (acme/v1), plus the internal ones.
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
@@ -39,6 +43,8 @@ export interface WordPressFakePost {
   author: number;
   /** When it was made, as WordPress's GMT date (`2026-11-23T10:00:00`). */
   date_gmt: string;
+  /** How many updates it received. */
+  edits?: number;
 }
 
 export interface WordPressFakeMedia {
@@ -63,6 +69,8 @@ export interface WordPressFake {
   /** Revokes the only application password: WordPress then treats every request as a visitor's. */
   revokePassword(): void;
   posts: WordPressFakePost[];
+  /** Posts moved to the trash by a DELETE, in order (a forced delete removes the post from `posts` instead). */
+  trashed: WordPressFakePost[];
   media: WordPressFakeMedia[];
   categories: { id: number; name: string; count: number }[];
   tags: { id: number; name: string; count: number }[];
@@ -111,6 +119,7 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
   let inUse = true;
   const user = { id: 7, name: 'Eddie Editor', slug: 'eddie', role: options.role ?? ('editor' as Role) };
   const posts: WordPressFakePost[] = [];
+  const trashed: WordPressFakePost[] = [];
   const media: WordPressFakeMedia[] = [];
   const categories = [{ id: 3, name: 'News', count: 12 }, { id: 5, name: 'Guides', count: 4 }];
   const tags = [{ id: 11, name: 'herald', count: 2 }, { id: 12, name: 'publishing', count: 9 }];
@@ -155,6 +164,40 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
     const item = { id: ++nextId, filename, mimeType, bytes: request.body, source_url: `${server.url}/wp-content/uploads/2026/11/${filename}` };
     media.push(item);
     return { status: 201, json: { id: item.id, type: 'attachment', media_type: 'image', mime_type: mimeType, source_url: item.source_url, link: `${server.url}/?attachment_id=${item.id}` } };
+  }
+
+  const mayChangeOthers = () => user.role === 'administrator' || user.role === 'editor';
+
+  function updatePost(type: FakeType, id: string, request: RecordedRequest): FakeReply {
+    const post = posts.find((candidate) => String(candidate.id) === id && candidate.type === type.slug && candidate.body.status !== 'trash');
+    if (!post) return wpError(404, 'rest_post_invalid_id', 'Invalid post ID.');
+    if (post.author !== user.id && !mayChangeOthers()) return wpError(403, 'rest_cannot_edit', 'Sorry, you are not allowed to edit this post.');
+    const body = { ...post.body, ...((request.json ?? {}) as Record<string, unknown>) };
+    if (!String(body.title ?? '').trim() && !String(body.content ?? '').trim()) return wpError(400, 'empty_content', 'Content, title, and excerpt are empty.');
+    for (const [key, known] of [['categories', categories], ['tags', tags]] as const) {
+      const ids = body[key] as unknown[] | undefined;
+      if (ids !== undefined && (!Array.isArray(ids) || ids.some((termId) => !known.some((term) => term.id === termId)))) {
+        return wpError(400, 'rest_invalid_param', `Invalid parameter(s): ${key}`, { params: { [key]: `${key}[0] is not a valid term id.` } });
+      }
+    }
+    post.body = body;
+    post.edits = (post.edits ?? 0) + 1;
+    return { json: { id: post.id, type: type.slug, status: body.status, link: post.link, title: { raw: body.title, rendered: body.title }, author: post.author, featured_media: body.featured_media ?? 0 } };
+  }
+
+  function deletePost(type: FakeType, id: string, request: RecordedRequest): FakeReply {
+    const post = posts.find((candidate) => String(candidate.id) === id && candidate.type === type.slug);
+    if (!post) return wpError(404, 'rest_post_invalid_id', 'Invalid post ID.');
+    if (post.author !== user.id && !mayChangeOthers()) return wpError(403, 'rest_cannot_delete', 'Sorry, you are not allowed to delete this post.');
+    const previous = { id: post.id, type: type.slug, status: post.body.status, link: post.link, title: { raw: post.body.title, rendered: post.body.title } };
+    if (request.query.get('force') === 'true') {
+      posts.splice(posts.indexOf(post), 1);
+      return { json: { deleted: true, previous } };
+    }
+    if (post.body.status === 'trash') return wpError(410, 'rest_already_trashed', 'The post has already been deleted.');
+    post.body = { ...post.body, status: 'trash' };
+    trashed.push(post);
+    return { json: { ...previous, status: 'trash' } };
   }
 
   function createPost(type: FakeType, request: RecordedRequest): FakeReply {
@@ -213,6 +256,8 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
     }
     const type = Object.values(TYPES).find((candidate) => candidate.rest_base === resource && namespaceOf(candidate) === namespace && candidate.slug !== 'attachment');
     if (type && !sub && method === 'POST') return who === 'ok' ? createPost(type, request) : wpError(401, 'rest_cannot_create', 'Sorry, you are not allowed to create posts as this user.');
+    if (type && sub && method === 'POST') return who === 'ok' ? updatePost(type, sub, request) : wpError(401, 'rest_cannot_edit', 'Sorry, you are not allowed to edit this post.');
+    if (type && sub && method === 'DELETE') return who === 'ok' ? deletePost(type, sub, request) : wpError(401, 'rest_cannot_delete', 'Sorry, you are not allowed to delete this post.');
     if (type && !sub && method === 'GET') {
       if (request.query.get('context') === 'edit' && who !== 'ok') return wpError(401, 'rest_forbidden_context', 'Sorry, you are not allowed to edit posts in this post type.');
       const search = request.query.get('search') ?? '';
@@ -241,7 +286,7 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
   }
 
   const pretty404: FakeReply = { status: 404, headers: { 'content-type': 'text/html' }, body: '<!doctype html><title>Page not found</title>' };
-  for (const method of ['GET', 'POST']) {
+  for (const method of ['GET', 'POST', 'DELETE']) {
     for (const pattern of ['/wp-json/', '/wp-json/wp/v2/*', '/wp-json/wp/v2/*/*', '/wp-json/acme/v1/*']) {
       server.on(method, pattern, (request) => (pretty ? route(method, request.path.replace(/^\/wp-json/, ''), request) : pretty404));
     }
@@ -266,6 +311,7 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
       inUse = false;
     },
     posts,
+    trashed,
     media,
     categories,
     tags,

@@ -162,6 +162,38 @@ describe('publishing', () => {
   });
 });
 
+describe('changing what went out', () => {
+  it('edits the bot\'s message and a comment in its thread, keeps the attachments, deletes them once, and refuses another user\'s message', async () => {
+    // A fresh context (and map of recorded steps) per call, as each item's run has.
+    const bot = () => ({
+      ...providerContext({ endpoints: { ...discord.endpoints, ...fake.endpoints }, auth: { accessToken: 'user', internalId: fake.guild.id, data: {} }, settings: { channel: fake.channel('general').id } }),
+      client: { clientId: fake.authority.clientId, botToken: fake.botToken },
+    });
+    const root = await discord.publish!(bot(), { postId: 'change-root-000001', text: 'Frist', media: [mediaFile(tinyPng())] });
+    const reply = await discord.comment!(bot(), { postId: 'change-reply-00001', text: 'A comment', media: [] }, { root, parent: root });
+    await discord.editPublished!(bot(), root, { postId: 'change-root-000001', text: 'First, <@123456789012345678>', media: [], previousText: 'Frist' });
+    await discord.editPublished!(bot(), reply, { postId: 'change-reply-00001', text: 'A comment, edited', media: [], previousText: 'A comment' }, { root, parent: root });
+    const [edited] = fake.messages.filter((message) => message.id === root.id);
+    expect(edited).toMatchObject({ content: 'First, <@123456789012345678>', notified: { users: ['123456789012345678'] } });
+    expect(edited.attachments).toHaveLength(1);
+    expect(fake.messages.find((message) => message.id === reply.id)?.content).toBe('A comment, edited');
+
+    await discord.deletePublished!(bot(), reply, { root, parent: root });
+    await discord.deletePublished!(bot(), root);
+    // Again, as after a lost answer: Unknown Message counts as deleted; nothing else is touched.
+    await discord.deletePublished!(bot(), root);
+    expect(fake.deleted.map((message) => message.id)).toEqual([reply.id, root.id]);
+
+    const someone = fake.postAs(fake.channel('general').id, 'Not the bot\'s', { authorId: '999999999999999999' });
+    const ref = { id: someone.id, meta: { channelId: someone.channelId } };
+    const refused = await discord.editPublished!(bot(), ref, { postId: 'x', text: 'Hijack', media: [], previousText: '' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(PlatformHttpError);
+    expect((refused as PlatformHttpError).message).toMatch(/Cannot edit a message authored by another user/);
+    expect((refused as PlatformHttpError).retryable).toBe(false);
+    expect(someone.content).toBe('Not the bot\'s');
+  });
+});
+
 describe('what the text may do', () => {
   it('notifies only the users and roles written in Discord syntax: @everyone and @here show as text unless notifyEveryone is set', async () => {
     const text = '@everyone and @here, ping <@123456789012345678> and <@&1100000000000000003>';

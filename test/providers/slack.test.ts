@@ -8,6 +8,7 @@ import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js'
 import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
+import { runPlatformChanges } from '../../tools/internal/platform-change-run.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
@@ -196,6 +197,24 @@ describe('publishing', () => {
     const picture = { id: media.png.id, path: media.png.path };
     expect((await attempt([{ content: 'Text', image: [] }, { content: '', image: [picture] }])).body.message).toMatch(/Item 2 has no text/);
     expect((await attempt([{ content: 'Many', image: Array(11).fill(picture) }])).body.message).toMatch(/has 11 files/);
+  });
+});
+
+describe('changing what went out', () => {
+  it('updates the message and its reply with chat.update, deletes them with chat.delete once, replies first', async () => {
+    const rootId = await post(['Slack text with a typo', 'A reply in the thread']);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const [first, second] = await chainOf(herald, rootId);
+    const edit = await herald.rest('PUT', `/posts/${rootId}`, { value: [{ content: 'Slack text, fixed', image: [] }, { content: 'A reply in the thread', image: [] }] });
+    expect(edit.status, JSON.stringify(edit.body)).toBe(200);
+    expect(await runPlatformChanges(herald.services, rootId)).toEqual({ kind: 'done' });
+    expect(fake.messages.find((message) => message.ts === first.releaseId)).toMatchObject({ text: 'Slack text, fixed', edited: true, metadata: { event_payload: { post_id: rootId } } });
+    expect(calls('chat.update')).toHaveLength(1);
+
+    expect((await herald.rest('DELETE', `/posts/${rootId}?deleteOnPlatform=true`)).status).toBe(200);
+    expect(await runPlatformChanges(herald.services, rootId)).toEqual({ kind: 'done' });
+    expect(fake.deleted.map((message) => message.ts)).toEqual([second.releaseId, first.releaseId]);
+    expect(calls('chat.delete')).toHaveLength(2);
   });
 });
 

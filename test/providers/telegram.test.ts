@@ -131,6 +131,22 @@ describe('telegram publish', () => {
     expect(ref.id).toBe(String(tg.messages[0].message_id));
   });
 
+  it('keeps the ids of an album\'s messages, so a deletion on the platform takes them all, and edits its caption', async () => {
+    const pictures = [tinyPng(), Buffer.concat([tinyPng(), Buffer.from([1])])];
+    const ref = await telegram.publish!(context(), item('Album', pictures.map((bytes) => mediaFile(bytes))));
+    const ids = tg.messages.map((message) => message.message_id);
+    expect(ref.meta).toEqual({ albumIds: ids.join(',') });
+    await telegram.editPublished!(context(), ref, { ...item('Album, captioned again', pictures.map((bytes) => mediaFile(bytes))), previousText: 'Album' });
+    expect(tg.messages[0].caption).toBe('Album, captioned again');
+    expect(tg.server.requestsTo('POST', '/*/editMessageCaption')).toHaveLength(1);
+    await telegram.deletePublished!(context(), ref);
+    expect(tg.deleted.map((message) => message.message_id)).toEqual(ids);
+    expect(tg.messages).toHaveLength(0);
+    // Again (a lost answer): the messages are gone, which counts as done.
+    await telegram.deletePublished!(context(), ref);
+    expect(tg.server.requestsTo('POST', '/*/deleteMessage')).toHaveLength(4);
+  });
+
   it('uploads one video with sendVideo, streaming, the text as caption', async () => {
     const mp4 = goodMp4();
     const ref = await telegram.publish!(context(), item('<b>Clip</b>', [mediaFile(mp4, { kind: 'video', mimeType: 'video/mp4', url: 'https://media.example/clip.mp4' })]));

@@ -15,6 +15,7 @@ import { chainOf, findPost, rootOf } from './posts.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { announcePostChange } from './announce.js';
 import { refuseDuplicateOf } from './duplicates.js';
+import { decideChange } from './platform-changes.js';
 
 /** How an agent reached Herald; undefined when the caller is not an agent. */
 export function agentVia(context: { caller: Caller; via?: 'mcp' }): 'mcp' | 'rest' | undefined {
@@ -115,10 +116,13 @@ export async function setApprovalSettings(
 
 export interface Decision {
   id: string;
-  state: 'QUEUE' | 'DRAFT';
+  /** PUBLISHED: the decision was on an edit or deletion of a published post on its platform (platform-changes.ts). */
+  state: 'QUEUE' | 'DRAFT' | 'PUBLISHED';
   /** When it will be published (approved), or null (rejected). */
   publishAt: string | null;
   approval: PostApproval;
+  /** Set when the decision was on a change of what went out: which one. */
+  platformChange?: 'edit' | 'delete';
 }
 
 async function awaitingRoot(em: EntityManager, organizationId: string, id: string): Promise<{ root: Post; chain: Post[] }> {
@@ -138,6 +142,9 @@ async function whereOf(em: EntityManager, post: Post): Promise<string> {
 
 /** Approves a waiting post: it keeps its date, or is published at once when the date has passed (and a notification says so). */
 export async function approvePost(services: Services, em: EntityManager, organizationId: string, id: string, decidedBy: { id: string; name: string }): Promise<Decision> {
+  // A published post whose edit or deletion on the platform an agent asked for waits for this decision instead.
+  const change = await decideChange(services, em, organizationId, await findPost(em, organizationId, id), { approve: true }, decidedBy);
+  if (change) return change;
   const { root, chain } = await awaitingRoot(em, organizationId, id);
   const now = services.now();
   const late = root.publishDate.getTime() <= now.getTime();
@@ -178,6 +185,8 @@ export async function rejectPost(
 ): Promise<Decision> {
   const why = reason.trim();
   if (!why) throw invalidInput('A reason is required to reject a post.', { hint: 'Say what is wrong, so the agent (or its user) can fix it.' });
+  const change = await decideChange(services, em, organizationId, await findPost(em, organizationId, id), { approve: false, reason: why }, decidedBy);
+  if (change) return change;
   const { root, chain } = await awaitingRoot(em, organizationId, id);
   const now = services.now();
   const where = await whereOf(em, root);

@@ -35,7 +35,12 @@ export async function confirmDeletion(
 }
 
 /** A post group as the confirmation describes it: one line per post (channel, state, date, the start of the text). */
-export async function groupSummary(em: EntityManager, organizationId: string, group: string): Promise<{ summary: string; wouldDelete: Record<string, unknown>; count: number }> {
+export async function groupSummary(
+  em: EntityManager,
+  organizationId: string,
+  group: string,
+  options: { onPlatform?: boolean } = {},
+): Promise<{ summary: string; wouldDelete: Record<string, unknown>; count: number }> {
   const roots = await em.find(PostSchema, { organizationId, group, deletedAt: null, position: 0 }, { orderBy: { publishDate: 'asc', id: 'asc' } });
   const channels = roots.length ? await em.find(IntegrationSchema, { id: { $in: [...new Set(roots.map((post) => post.integrationId))] } }) : [];
   const nameOf = new Map(channels.map((channel) => [channel.id, `${channel.name} (${channel.providerIdentifier})`]));
@@ -49,7 +54,11 @@ export async function groupSummary(em: EntityManager, organizationId: string, gr
     count: posts.length,
     summary:
       `Delete ${posts.length} post${posts.length === 1 ? '' : 's'} created together (group ${group}): ${lines}. ` +
-      (published > 0 ? `${published} already published stay${published === 1 ? 's' : ''} on the platform; Herald forgets ${published === 1 ? 'it' : 'them'}. ` : '') +
+      (published > 0
+        ? options.onPlatform
+          ? `${published} already published ${published === 1 ? 'is' : 'are'} deleted on the platform too, where its API allows (the answer lists what stays and why). `
+          : `${published} already published stay${published === 1 ? 's' : ''} on the platform; Herald forgets ${published === 1 ? 'it' : 'them'}. `
+        : '') +
       'The others will not be published. This cannot be undone.',
     wouldDelete: { group, posts },
   };

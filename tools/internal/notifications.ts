@@ -11,7 +11,9 @@ export type NotificationType =
   | 'channel_token_expiring'
   | 'post_awaiting_approval'
   | 'post_approved'
-  | 'post_rejected';
+  | 'post_rejected'
+  /** An edit or deletion on the platform of a published post failed (platform-change-run.ts). */
+  | 'post_change_failed';
 export type { NotificationSubject };
 
 /**

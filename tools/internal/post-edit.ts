@@ -1,7 +1,7 @@
 // Editing a post that has not gone out (draft, scheduled, waiting for approval, failed): content of each item (items may be
 // added or removed), date, media, settings. The same validation as creation (validatePlan, the duplicate guard), then the
 // chain is rewritten in place; a queued post's job follows its new date. An agent's edit under the approval gate sends the
-// post back for approval.
+// post back for approval. A post that went out is edited on its platform instead (published-edit.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PostSchema, type Post, type PostApproval, type PostState, type StoredMedia } from '../../src/db/entities.js';
 import { conflict } from '../../src/errors.js';
@@ -15,6 +15,7 @@ import { announcePostChange } from './announce.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { postView, type PostView } from './post-view.js';
 import { providerOf } from './integrations.js';
+import { editPublishedPost } from './published-edit.js';
 
 export interface PostEdit {
   date?: Date;
@@ -30,13 +31,11 @@ const EDITABLE: PostState[] = ['DRAFT', 'QUEUE', 'AWAITING_APPROVAL', 'ERROR'];
 export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'services'>, em: EntityManager, id: string, edit: PostEdit): Promise<PostView> {
   const { caller, services } = context;
   const organizationId = caller.organizationId;
-  const { root, chain, integration } = await postView(em, organizationId, id);
+  const view = await postView(em, organizationId, id);
+  const { root, chain, integration } = view;
   const sent = chain.filter((item) => item.state === 'PUBLISHED').length;
-  if (sent > 0 || !EDITABLE.includes(root.state)) {
-    throw conflict(`Post ${root.id} has ${sent === chain.length ? 'been published' : 'been published in part'}; it cannot be edited.`, {
-      hint: 'Create a new post instead (what went out stays on the platform).',
-    });
-  }
+  if (sent > 0) return editPublishedPost(context, em, view, edit);
+  if (!EDITABLE.includes(root.state)) throw conflict(`Post ${root.id} (${root.state}) cannot be edited.`, { hint: 'Read it again (GET /posts, or the resource herald://posts/{id}).' });
   if (chain.some((item) => item.attemptStartedAt)) {
     throw conflict(`Post ${root.id} is being published right now.`, { hint: 'Wait a minute and read it again: edit it only if it did not go out.' });
   }

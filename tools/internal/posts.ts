@@ -5,6 +5,7 @@ import { conflict, invalidInput, notFound, notSupported } from '../../src/errors
 import { listIntegrations, providerOf } from './integrations.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { refuseDuplicateOf, type DuplicateGuardOptions } from './duplicates.js';
+import { changeRecord, changeSummary } from './platform-changes.js';
 
 export async function findPost(em: EntityManager, organizationId: string, id: string, status?: number): Promise<Post> {
   const post = await em.findOne(PostSchema, { id, organizationId, deletedAt: null });
@@ -42,6 +43,8 @@ export interface ItemRecord {
   nextAttemptAt: string | null;
   /** What the platform did other than asked (e.g. a video kept private), said when it published; empty otherwise. */
   warnings: string[];
+  /** The edit or deletion on the platform last asked for this item (platform-changes.ts), without its recorded steps; null when none. */
+  platformChange: Record<string, unknown> | null;
 }
 
 /**
@@ -73,6 +76,8 @@ export interface PostRecord extends Record<string, unknown> {
   integration: { id: string; providerIdentifier: string; name: string; picture: string };
   /** The approval gate's record: who asked, and the owner's decision once made; null when the post never needed approval. */
   approval: PostApproval | null;
+  /** The edit or deletion on the platform last asked for the post, summed up over its items (platform-changes.ts); null when none. */
+  platformChange: ReturnType<typeof changeSummary>;
 }
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
@@ -90,6 +95,7 @@ function itemRecord(item: Post): ItemRecord {
     lastError: item.lastError ?? null,
     nextAttemptAt: iso(item.nextAttemptAt),
     warnings: item.releaseWarnings ?? [],
+    platformChange: changeRecord(item.platformChange),
   };
 }
 
@@ -148,6 +154,7 @@ export function toPostRecord(post: Post, chain: Post[], integration: Integration
     items: chain.map(itemRecord),
     integration: { id: integration.id, providerIdentifier: integration.providerIdentifier, name: integration.name, picture: integration.picture ?? '' },
     approval: post.approval ?? null,
+    platformChange: changeSummary(chain),
   };
 }
 
