@@ -102,6 +102,7 @@ const environmentSchema = z.object({
   DUB_DOMAIN: optionalString,
   CHANNEL_EXPIRY_WARNING_DAYS: intFromEnv(7, 1),
   DUPLICATE_WINDOW_DAYS: intFromEnv(7, 0),
+  ANALYTICS_HISTORY_DAYS: intFromEnv(400, 1),
 });
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -223,6 +224,8 @@ export interface Config {
   channelExpiryWarningDays: number;
   /** The duplicate guard: a post whose text (nearly) repeats one on the same channel less than this many days apart is refused; 0 turns it off. */
   duplicateWindowDays: number;
+  /** Analytics history (channel metrics per day, post snapshots) older than this many days is deleted. */
+  analyticsHistoryDays: number;
 }
 
 export class ConfigError extends Error {
@@ -437,5 +440,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     shortLinks,
     channelExpiryWarningDays: values.CHANNEL_EXPIRY_WARNING_DAYS,
     duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
+    analyticsHistoryDays: values.ANALYTICS_HISTORY_DAYS,
   };
 }

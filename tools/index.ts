@@ -32,6 +32,7 @@ import { validatePost, validatePostTool } from './validate-post.js';
 import { webhookTools } from './webhooks.js';
 import { updatePost } from './update-post.js';
 import { analyticsOverview } from './analytics-overview.js';
+import { exportChannelAnalytics, exportPostAnalytics } from './analytics-export.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -50,6 +51,8 @@ export const tools: readonly ToolDefinition[] = [
   channelAnalytics,
   analyticsOverview,
   postAnalytics,
+  exportChannelAnalytics,
+  exportPostAnalytics,
   notificationList,
   uploadFromUrlTool,
   mediaList,

@@ -17,6 +17,7 @@ import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
 import { warnExpiringTokens } from '../../tools/internal/channel-health.js';
 import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
 import { NOSTR_REDELIVERY_TASK, nostrRedeliveryTask, scheduleRelayRedeliveries } from './nostr-redelivery.js';
+import { METRICS_HISTORY_CRONTAB, metricsHistoryTasks } from './metrics-history.js';
 
 export function publishPostTask(services: Services): Task {
   return exclusiveTask({
@@ -51,6 +52,7 @@ export const taskList = (services: Services) => ({
     await warnExpiringTokens(services, services.now());
   }) as Task,
   ...agentApiTasks(services),
+  ...metricsHistoryTasks(services),
 });
 
 export interface Worker {
@@ -111,7 +113,7 @@ export async function startWorker(services: Services, connectionString: string):
     logger: silentLogger,
     events,
     taskList: punctual(taskList(services), (at) => presence.arm(at)),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}`,
   });
   return {
     runner,
