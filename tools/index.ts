@@ -33,6 +33,7 @@ import { webhookTools } from './webhooks.js';
 import { updatePost } from './update-post.js';
 import { analyticsOverview } from './analytics-overview.js';
 import { exportChannelAnalytics, exportPostAnalytics } from './analytics-export.js';
+import { bestTimesTool } from './best-times.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -53,6 +54,7 @@ export const tools: readonly ToolDefinition[] = [
   postAnalytics,
   exportChannelAnalytics,
   exportPostAnalytics,
+  bestTimesTool,
   notificationList,
   uploadFromUrlTool,
   mediaList,
