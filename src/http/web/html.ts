@@ -41,6 +41,8 @@ export interface PageOptions {
   section?: string;
   flash?: { kind: 'ok' | 'error'; text: string };
   status?: number;
+  /** Same-origin scripts and stylesheets of the page (charts hydrating their tables); the page works without them. */
+  assets?: { scripts?: string[]; styles?: string[] };
 }
 
 const NAV: [string, string][] = [
@@ -104,6 +106,8 @@ export function sendPage(response: Response, options: PageOptions, body: Markup)
 <meta name="referrer" content="no-referrer">
 <title>${options.title} · Herald</title>
 <link rel="stylesheet" href="/console.css">
+${(options.assets?.styles ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
+${(options.assets?.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -118,7 +122,7 @@ ${body}
     .status(options.status ?? 200)
     .setHeader('Cache-Control', 'no-store')
     .setHeader('X-Frame-Options', 'DENY')
-    .setHeader('Content-Security-Policy', "default-src 'none'; style-src 'self'; img-src https: http: data:; frame-ancestors 'none'; base-uri 'none'")
+    .setHeader('Content-Security-Policy', `default-src 'none'; style-src 'self'; img-src https: http: data:;${options.assets?.scripts?.length ? " script-src 'self';" : ''} frame-ancestors 'none'; base-uri 'none'`)
     .type('html')
     .send(page.value);
 }
