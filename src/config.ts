@@ -106,6 +106,7 @@ const environmentSchema = z.object({
   DUPLICATE_WINDOW_DAYS: intFromEnv(7, 0),
   METRICS_TOKEN: optionalString,
   METRICS_ALLOW: optionalString,
+  ANALYTICS_HISTORY_DAYS: intFromEnv(400, 1),
 });
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -229,6 +230,8 @@ export interface Config {
   channelExpiryWarningDays: number;
   /** The duplicate guard: a post whose text (nearly) repeats one on the same channel less than this many days apart is refused; 0 turns it off. */
   duplicateWindowDays: number;
+  /** Analytics history (channel metrics per day, post snapshots) older than this many days is deleted. */
+  analyticsHistoryDays: number;
   metrics: MetricsSettings;
 }
 
@@ -472,5 +475,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     channelExpiryWarningDays: values.CHANNEL_EXPIRY_WARNING_DAYS,
     duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
     metrics: { token: values.METRICS_TOKEN, allow: metricsAllow },
+    analyticsHistoryDays: values.ANALYTICS_HISTORY_DAYS,
   };
 }

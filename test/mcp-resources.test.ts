@@ -93,7 +93,7 @@ describe('MCP resources', () => {
   it('lists the three templates', async () => {
     const client = await connect();
     const { resourceTemplates } = await client.listResourceTemplates();
-    expect(resourceTemplates.map((template) => template.uriTemplate).sort()).toEqual(['herald://integrations/{id}', 'herald://platforms/{identifier}', 'herald://posts/{id}']);
+    expect(resourceTemplates.map((template) => template.uriTemplate).sort()).toEqual(['herald://channels/{id}/best-times', 'herald://integrations/{id}', 'herald://platforms/{identifier}', 'herald://posts/{id}']);
   });
 
   it('reads the channels and one channel: state, rules, limits and settings schema', async () => {

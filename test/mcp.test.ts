@@ -17,7 +17,7 @@ const SPEC_TOOLS = [
   'videoFunctionTool',
   'generateVideoTool',
 ];
-const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
+const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
 /** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
 const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup'];
 
@@ -33,7 +33,8 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   videoFunctionTool: { properties: ['identifier', 'functionName'], required: ['identifier', 'functionName'] },
   generateVideoTool: { properties: ['identifier', 'output', 'customParams', 'idempotencyKey'], required: ['identifier', 'output', 'customParams'] },
   postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
-  findSlotTool: { properties: ['id', 'timeZone', 'after'], required: ['id'] },
+  findSlotTool: { properties: ['id', 'timeZone', 'after', 'strategy'], required: ['id'] },
+  bestTimesTool: { properties: ['id'], required: ['id'] },
   channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
   analyticsOverviewTool: { properties: ['date', 'channels'], required: ['date'] },
   postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },

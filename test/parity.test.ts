@@ -80,6 +80,7 @@ describe('MCP / REST parity', () => {
         'triggerTool',
         'postsListTool',
         'findSlotTool',
+        'bestTimesTool',
         'channelAnalyticsTool',
         'postAnalyticsTool',
         'notificationListTool',
@@ -117,6 +118,13 @@ describe('MCP / REST parity', () => {
     const viaRest = await rest('GET', `/posts?startDate=${q(startDate)}&endDate=${q(endDate)}`);
     expect(viaMcp.posts.some((post: any) => post.id === postId)).toBe(true);
     expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('bestTimesTool: MCP output equals GET /best-times/:id', async () => {
+    const viaMcp = await mcp('bestTimesTool', { id: channelId });
+    const viaRest = await rest('GET', `/best-times/${channelId}`);
+    expect(viaMcp.output.enoughData).toBe(false);
+    expect(viaRest).toEqual(viaMcp.output);
   });
 
   it('findSlotTool: MCP equals GET /find-slot/:id', async () => {

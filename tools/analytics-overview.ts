@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { IntegrationSchema } from '../src/db/entities.js';
-import { asDomainError } from '../src/errors.js';
 import { defineTool, readOnly } from './types.js';
-import { channelStatus, providerFailure, providerOf, withChannel } from './internal/integrations.js';
+import { channelStatus, providerOf } from './internal/integrations.js';
+import { channelAnalytics } from './internal/analytics.js';
 import { analyticsMetricSchema } from './shapes.js';
 import { days } from './channel-analytics.js';
 
@@ -11,7 +11,7 @@ export const analyticsOverview = defineTool({
   title: 'Analytics of every channel',
   description:
     'Account metrics of several channels at once (all active channels, or the `channels` given) over the last `date` days: one entry per channel with its metrics ' +
-    '[{label, data: [{total, date}], percentageChange}], or the reason it has none (no analytics on the platform, the channel needs reconnecting, the platform failed). ' +
+    "[{label, data: [{total, date}], percentageChange}] (Herald's daily history plus the live value), and a note when the platform could not be asked (no analytics on the platform, the channel needs reconnecting, the platform failed: then the recorded history only). " +
     'Each channel asks its platform in turn: send a progress token to follow it. For one channel, channelAnalyticsTool does the same.',
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
@@ -40,18 +40,8 @@ export const analyticsOverview = defineTool({
     for (const [index, integration] of wanted.entries()) {
       const provider = providerOf(integration);
       const entry = { integration: { id: integration.id, name: integration.name, platform: integration.providerIdentifier } };
-      const state = channelStatus(integration);
-      if (state !== 'active') output.push({ ...entry, metrics: [], note: `The channel is ${state.replace('_', ' ')}.` });
-      else if (!provider.analytics) output.push({ ...entry, metrics: [], note: `${provider.name} offers no analytics through Herald.` });
-      else {
-        try {
-          output.push({ ...entry, metrics: await withChannel(services, em, integration, {}, (context) => provider.analytics!(context, input.date)) });
-        } catch (error) {
-          const failure = asDomainError(providerFailure(provider, error));
-          log?.('warning', `${integration.name}: ${failure.message}`, { integration: integration.id });
-          output.push({ ...entry, metrics: [], note: failure.message });
-        }
-      }
+      const answer = await channelAnalytics(services, em, integration, input.date, { log });
+      output.push({ ...entry, metrics: answer.metrics, ...(answer.note ? { note: answer.note } : {}) });
       await progress?.(index + 1, wanted.length, `Read ${integration.name} (${provider.name})`);
     }
     const missing = (input.channels ?? []).filter((id) => !channels.some((channel) => channel.id === id));

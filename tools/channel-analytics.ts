@@ -3,7 +3,7 @@ import { IntegrationSchema } from '../src/db/entities.js';
 import { invalidInput, notFound } from '../src/errors.js';
 import { findProvider } from '../providers/index.js';
 import { defineTool, readOnly } from './types.js';
-import { providerFailure, providerOf, withChannel } from './internal/integrations.js';
+import { channelAnalytics as channelAnalyticsWithHistory } from './internal/analytics.js';
 import { analyticsMetricSchema, wrapped } from './shapes.js';
 
 export const days = z.coerce
@@ -17,13 +17,14 @@ export const channelAnalytics = defineTool({
   title: 'Channel analytics',
   description:
     'Account metrics of a channel (followers, impressions... depending on the platform) over the last `date` days, as [{label, data: [{total, date}], percentageChange}]. ' +
-    'An empty array means the platform offers no analytics for this channel.',
+    "Herald records every channel's metrics daily, so the days come from that history plus the platform's live value: a 90-day request answers the days recorded even where the platform gives only today's totals (days before the first record are absent, never invented). " +
+    'An empty array means the platform offers no analytics for this channel. For a CSV of the same, GET /analytics/{integration}/export.',
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
   input: z.object({ integration: z.string().trim().min(1).describe('Channel id from integrationList'), date: days.describe('Days to look back: 7, 30 or 90') }),
   output: wrapped(z.array(analyticsMetricSchema)),
   rest: { method: 'GET', path: '/analytics/:integration', toInput: ({ params, query }) => ({ integration: params.integration, date: query.date }), toResponse: (output) => output.output },
-  handler: async (input, { em, caller, services }) => {
+  handler: async (input, { em, caller, services, log }) => {
     const integration = await em.findOne(IntegrationSchema, { id: input.integration, organizationId: caller.organizationId });
     if (!integration) {
       const byName = await em.count(IntegrationSchema, { organizationId: caller.organizationId, name: input.integration, deletedAt: null });
@@ -33,12 +34,7 @@ export const channelAnalytics = defineTool({
       throw notFound('Channel not found', { hint: 'List the channels with GET /integrations.' });
     }
     if (integration.deletedAt) throw notFound('Channel not found', { hint: 'This channel was disconnected.' });
-    const provider = providerOf(integration);
-    if (!provider.analytics) return { output: [] };
-    try {
-      return { output: await withChannel(services, em, integration, {}, (context) => provider.analytics!(context, input.date)) };
-    } catch (error) {
-      throw providerFailure(provider, error);
-    }
+    const answer = await channelAnalyticsWithHistory(services, em, integration, input.date, { strict: true, log });
+    return { output: answer.metrics };
   },
 });

@@ -3,7 +3,8 @@ import { conflict, invalidInput } from '../src/errors.js';
 import { instantOf, isoWithOffset, parseWallClock } from '../src/lib/time-zone.js';
 import { defineTool, readOnly } from './types.js';
 import { findIntegration } from './internal/integrations.js';
-import { findFreeSlot } from './internal/find-slot.js';
+import { findEngagementSlot, findFreeSlot } from './internal/find-slot.js';
+import { bestTimes } from './internal/best-times.js';
 import { channelZone, organizationZone, zoneInput } from './internal/time-zones.js';
 import { idParam } from './shapes.js';
 
@@ -13,20 +14,33 @@ export const findSlot = defineTool({
   description:
     "Answers {date}: the earliest future posting time of the channel (its daily posting times, in their zone) at which it has no post yet. Use it as the date of schedulePostTool when the user says 'next free slot'. " +
     "`date` is UTC. Pass `timeZone` (an IANA zone, e.g. the channel's `timeZone` from integrationList) to also get `localDate`, the same instant as that zone's wall-clock time with its offset; " +
-    "pass `after` (a date `2026-12-01` or date-time `2026-12-01T09:00`, read in `timeZone`, else in the channel's zone) for the first free slot from then on, e.g. 'next Tuesday in the client's time'.",
+    "pass `after` (a date `2026-12-01` or date-time `2026-12-01T09:00`, read in `timeZone`, else in the channel's zone) for the first free slot from then on, e.g. 'next Tuesday in the client's time'. " +
+    "With strategy 'engagement': the soonest free time at one of the channel's best slots by engagement (bestTimesTool), with `note` saying why; when there is too little data it falls back to the posting times and `note` says so.",
   annotations: readOnly,
   mcp: true,
   input: z.object({
     id: idParam.describe('Channel id from integrationList'),
     timeZone: z.string().max(64).optional().describe('IANA zone for localDate and for reading `after`'),
     after: z.string().max(40).optional().describe('Local date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM): the slot is at or after it'),
+    strategy: z
+      .enum(['posting_times', 'engagement'], { message: 'must be "posting_times" (default) or "engagement"' })
+      .default('posting_times')
+      .describe('posting_times (default): the channel\'s posting times; engagement: its best weekday-hour slots from its own posts\' engagement'),
   }),
   output: z.object({
     date: z.string(),
     timeZone: z.string().optional(),
     localDate: z.string().optional().describe('The slot as a wall-clock time of timeZone, ISO 8601 with its offset'),
+    note: z.string().optional().describe('With strategy engagement: which slot and why, or why it fell back'),
   }),
-  rest: { method: 'GET', path: '/find-slot/:id', toInput: ({ params, query }) => ({ id: params.id, timeZone: query.timeZone, after: query.after }) },
+  rest: { method: 'GET', path: '/find-slot/:id', toInput: ({ params, query }) => ({ id: params.id, timeZone: query.timeZone, after: query.after, strategy: query.strategy }) },
+    strategy: z
+      .enum(['posting_times', 'engagement'], { message: 'must be "posting_times" (default) or "engagement"' })
+      .default('posting_times')
+      .describe('posting_times (default): the channel\'s posting times; engagement: its best weekday-hour slots from its own posts\' engagement'),
+  }),
+  output: z.object({ date: z.string(), note: z.string().optional().describe('With strategy engagement: which slot and why, or why it fell back') }),
+  rest: { method: 'GET', path: '/find-slot/:id' },
   handler: async (input, { em, caller, services }) => {
     const zone = input.timeZone === undefined ? undefined : zoneInput(input.timeZone);
     const integration = await findIntegration(em, caller.organizationId, input.id);
@@ -36,8 +50,17 @@ export const findSlot = defineTool({
       if (!wall) throw invalidInput(`after: "${input.after}" is not a date.`, { hint: 'Write a local date as 2026-12-01 or a local date-time as 2026-12-01T09:00 (no offset: timeZone says where).' });
       after = instantOf(wall, zone ?? channelZone(integration, await organizationZone(em, caller.organizationId)));
     }
-    const slot = await findFreeSlot(em, integration, services.now(), services.config.defaultPostingTimes, after);
+    const now = services.now();
+    const answer = (slot: Date, note?: string) => ({ date: slot.toISOString(), ...(zone ? { timeZone: zone, localDate: isoWithOffset(slot, zone) } : {}), ...(note ? { note } : {}) });
+    let note: string | undefined;
+    if (input.strategy === 'engagement') {
+      const best = await bestTimes(em, integration, now, services.config.defaultPostingTimes);
+      const slot = await findEngagementSlot(em, integration, after && after > now ? after : now, best);
+      if (slot) return answer(slot, `A best slot by engagement (${best.timeZone}). ${best.explanation}`);
+      note = best.enoughData ? 'Every best slot by engagement is taken for the next 8 weeks: the next free posting time instead.' : best.explanation;
+    }
+    const slot = await findFreeSlot(em, integration, now, services.config.defaultPostingTimes, after);
     if (!slot) throw conflict('This channel has a post at every posting time for the next year.', { hint: 'Add posting times to the channel or pick a date yourself.' });
-    return { date: slot.toISOString(), ...(zone ? { timeZone: zone, localDate: isoWithOffset(slot, zone) } : {}) };
+    return answer(slot, note);
   },
 });

@@ -32,6 +32,8 @@ import { validatePost, validatePostTool } from './validate-post.js';
 import { webhookTools } from './webhooks.js';
 import { updatePost } from './update-post.js';
 import { analyticsOverview } from './analytics-overview.js';
+import { exportChannelAnalytics, exportPostAnalytics } from './analytics-export.js';
+import { bestTimesTool } from './best-times.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -50,6 +52,9 @@ export const tools: readonly ToolDefinition[] = [
   channelAnalytics,
   analyticsOverview,
   postAnalytics,
+  exportChannelAnalytics,
+  exportPostAnalytics,
+  bestTimesTool,
   notificationList,
   uploadFromUrlTool,
   mediaList,

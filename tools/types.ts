@@ -104,6 +104,11 @@ export interface RestBinding<Output> {
    * (a stream, never buffered whole); other fields are ignored.
    */
   multipartFile?: string;
+  /**
+   * Answered as a file download (e.g. a CSV export) instead of JSON: its media type, the name offered to save it under and
+   * its text, from the output.
+   */
+  file?: { contentType: string; of: (output: Output) => { filename: string; body: string } };
   /** Status of a successful answer (200 unless said), or chosen from the output (202 for work still running). */
   status?: number | ((output: Output) => number);
 }

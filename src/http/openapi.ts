@@ -72,7 +72,9 @@ function operation(tool: ToolDefinition): Json {
   }
   if (tool.acceptsIdempotencyKey) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
   const success = typeof binding.status === 'number' ? binding.status : 200;
-  const answer = { description: 'Success', content: { 'application/json': { schema: responseSchema(tool) } } };
+  const answer = binding.file
+    ? { description: 'Success: a file to download', content: { [binding.file.contentType]: { schema: { type: 'string' } } } }
+    : { description: 'Success', content: { 'application/json': { schema: responseSchema(tool) } } };
   const responses: Json = { [String(success)]: answer };
   if (typeof binding.status === 'function') responses['202'] = { description: 'Accepted: still running; the body says how to fetch the result', content: answer.content };
   const errors = ['400', '401', '403', ...(inPath.length ? ['404'] : []), ...(tool.acceptsIdempotencyKey ? ['409', '422'] : []), ...(binding.largeBody || binding.multipartFile ? ['413'] : []), ...(bodyless ? [] : ['415']), '429', '500', '503'];

@@ -83,6 +83,11 @@ export function restRouter(services: Services): Router {
           onReplay: () => response.setHeader('Idempotent-Replayed', 'true'),
         });
         const status = typeof binding.status === 'function' ? binding.status(output) : (binding.status ?? 200);
+        if (binding.file) {
+          const file = binding.file.of(output);
+          response.status(status).type(binding.file.contentType).attachment(file.filename).send(file.body);
+          return;
+        }
         response.status(status).json(binding.toResponse ? binding.toResponse(output) : output);
       } catch (error) {
         if (binding.multipartFile && !request.complete) {

@@ -19,6 +19,7 @@ import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
 import { NOSTR_REDELIVERY_TASK, nostrRedeliveryTask, scheduleRelayRedeliveries } from './nostr-redelivery.js';
 import { platformChangeTask, sweepPendingChanges } from './platform-change.js';
 import { CHANGE_TASK } from '../../tools/internal/platform-changes.js';
+import { METRICS_HISTORY_CRONTAB, metricsHistoryTasks } from './metrics-history.js';
 
 export function publishPostTask(services: Services): Task {
   return exclusiveTask({
@@ -55,6 +56,7 @@ export const taskList = (services: Services) => ({
     await warnExpiringTokens(services, services.now());
   }) as Task,
   ...agentApiTasks(services),
+  ...metricsHistoryTasks(services),
 });
 
 export interface Worker {
@@ -117,7 +119,7 @@ export async function startWorker(services: Services, connectionString: string):
     // Awaited before each job is taken: every id that may lock a job is recorded first.
     forbiddenFlags: () => presence.recorded(),
     taskList: punctual(taskList(services), (at) => presence.arm(at)),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}`,
   });
   return {
     runner,

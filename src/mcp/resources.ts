@@ -4,6 +4,7 @@
 //   herald://posts/{id}                    a post: its items, state, links, errors, approval, and each item as the platform receives it
 //   herald://media                         the media library (newest 100)
 //   herald://platforms/{identifier}        a platform's rules, limits, settings schema and helper tools
+//   herald://channels/{id}/best-times      when to post on a channel, from its own posts' engagement (bestTimesTool)
 // A client subscribed to a post gets notifications/resources/updated when it is published, fails, is approved, rejected
 // or edited, whichever Herald process did it and whichever holds its stream (`resourceUpdates`).
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -23,7 +24,7 @@ import { DomainError } from '../errors.js';
 import { findProvider, providers } from '../../providers/index.js';
 import type { Provider } from '../../providers/types.js';
 import type { Caller, Services } from '../../tools/types.js';
-import { channelStatus, formatPostingTime, listIntegrations } from '../../tools/internal/integrations.js';
+import { channelStatus, findIntegration, formatPostingTime, listIntegrations } from '../../tools/internal/integrations.js';
 import { settingsJsonSchema, settingsRecord } from '../../tools/internal/settings-record.js';
 import { listMedia } from '../../tools/internal/media.js';
 import { postView } from '../../tools/internal/post-view.js';
@@ -33,6 +34,7 @@ import type { Logger } from '../lib/logger.js';
 import { notifySession, type SessionContext } from './sessions.js';
 import { platformName } from '../../tools/internal/channel-health.js';
 import { channelZone, organizationZone } from '../../tools/internal/time-zones.js';
+import { bestTimes } from '../../tools/internal/best-times.js';
 
 const JSON_TYPE = 'application/json';
 
@@ -57,6 +59,14 @@ const RESOURCE_TEMPLATES = [
     name: 'platform',
     title: 'Platform rules',
     description: 'A platform\'s posting rules, maxLength, thread or comment style, settings schema and helper tools (the same as integrationSchema).',
+    mimeType: JSON_TYPE,
+  },
+  {
+    uriTemplate: 'herald://channels/{id}/best-times',
+    name: 'best-times',
+    title: 'Best posting times',
+    description:
+      "When to post on a channel, from the organization's own published posts and their engagement: weekday × hour slots in the channel's time zone with posts and median engagement per slot, or why there is not enough data (the same as bestTimesTool).",
     mimeType: JSON_TYPE,
   },
 ];
@@ -109,7 +119,15 @@ function channelRecord(integration: Integration, organizationDefault: string) {
 }
 
 /** What a resource URI names, or undefined when it is not one of Herald's. */
-function parseResourceUri(uri: string): { kind: 'integrations' | 'media' } | { kind: 'integration' | 'post' | 'platform'; id: string } | undefined {
+function parseResourceUri(uri: string): { kind: 'integrations' | 'media' } | { kind: 'integration' | 'post' | 'platform' | 'best-times'; id: string } | undefined {
+  const bestTimesUri = /^herald:\/\/channels\/([^/?#]+)\/best-times$/.exec(uri);
+  if (bestTimesUri) {
+    try {
+      return { kind: 'best-times', id: decodeURIComponent(bestTimesUri[1]) };
+    } catch {
+      return undefined;
+    }
+  }
   const match = /^herald:\/\/(integrations|media|posts|platforms)(?:\/([^/?#]+))?$/.exec(uri);
   if (!match) return undefined;
   const [, collection, rawId] = match;
@@ -142,6 +160,13 @@ export async function readResource(services: Services, caller: Caller, uri: stri
     }
     case 'media':
       return listMedia(em, organizationId, 0, 100);
+    case 'best-times': {
+      // findIntegration: the lookup that channel-limited credentials restrict.
+      const integration = await findIntegration(em, organizationId, target.id).catch((error: unknown) => {
+        throw error instanceof DomainError && error.code === 'not_found' ? notFound(uri, 'Channel not found') : error;
+      });
+      return bestTimes(em, integration, services.now(), services.config.defaultPostingTimes);
+    }
     case 'platform': {
       const provider = findProvider(target.id);
       if (!provider) throw notFound(uri, 'Unknown platform');

@@ -2,7 +2,8 @@
 // across daylight-saving changes), from today on, skipping minutes it already has a post at.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { PostSchema, type Integration } from '../../src/db/entities.js';
-import { addDays, instantOf, wallClockOf, type WallClock } from '../../src/lib/time-zone.js';
+import { addDays, instantOf, wallClockOf, weekdayOf, type WallClock } from '../../src/lib/time-zone.js';
+import { WEEKDAYS, type BestTimes } from './best-times.js';
 
 /** Bounded search: a channel with posts in every slot for a year is told so instead of looping forever. */
 const SEARCH_DAYS = 366;
@@ -38,6 +39,34 @@ export async function findFreeSlot(
       if (candidate <= now || (after && candidate < after)) continue;
       if (!takenMinutes.has(candidate.getTime() / 60_000)) return candidate;
     }
+  }
+  return undefined;
+}
+
+/**
+ * The next free time at one of the channel's best slots (best-times.ts: weekday × hour in its time zone, best first by
+ * median engagement, the soonest of them), or undefined when there is not enough data (the caller falls back to the
+ * posting times and says so).
+ */
+export async function findEngagementSlot(em: EntityManager, integration: Integration, now: Date, best: BestTimes): Promise<Date | undefined> {
+  if (!best.enoughData) return undefined;
+  const horizon = new Date(now.getTime() + 8 * 7 * 86_400_000);
+  const taken = await em.find(
+    PostSchema,
+    { organizationId: integration.organizationId, integrationId: integration.id, deletedAt: null, position: 0, publishDate: { $gte: now, $lt: horizon } },
+    { fields: ['publishDate'] },
+  );
+  const takenMinutes = new Set(taken.map((post) => Math.floor(post.publishDate.getTime() / 60_000)));
+  const wanted = best.suggestions.map((slot) => ({ weekday: WEEKDAYS.indexOf(slot.weekday), hour: Number(slot.hour.slice(0, 2)) }));
+  const today: WallClock = { ...wallClockOf(now, best.timeZone), hour: 0, minute: 0, second: 0 };
+  for (let offset = 0; offset < 8 * 7; offset++) {
+    const day = addDays(today, offset);
+    const candidates = wanted
+      .filter((slot) => slot.weekday === weekdayOf(day))
+      .map((slot) => instantOf({ ...day, hour: slot.hour, minute: 0, second: 0 }, best.timeZone))
+      .filter((candidate) => candidate.getTime() > now.getTime() && !takenMinutes.has(Math.floor(candidate.getTime() / 60_000)))
+      .sort((a, b) => a.getTime() - b.getTime());
+    if (candidates.length > 0) return candidates[0];
   }
   return undefined;
 }

@@ -84,6 +84,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
       <td><span class="badge ${kind}">${label}</span>
         ${state === 'choose_account' ? html`<br><a href="/channels/${channel.id}/choose">Choose the page or account</a>` : ''}
         ${channelHealth?.reason && state !== 'choose_account' ? html`<br><span class="hint">${channelHealth.reason}</span>` : ''}
+        <br><a href="/channels/${channel.id}/analytics">Analytics</a>
         ${shown === 'needs_reconnection' || channelHealth?.state === 'token_expiring' ? html`<br><a href="/channels/connect/${channel.providerIdentifier}?refresh=${channel.id}">Reconnect</a>` : ''}</td>
       <td>
         <details><summary>Settings</summary>

@@ -50,6 +50,8 @@ export interface PageOptions {
   zone?: { name: string; source: 'person' | 'browser' | 'organization' };
   /** false for a page that must work as plain HTML alone (the API reference). */
   script?: boolean;
+  /** Same-origin scripts and stylesheets of the page (charts hydrating their tables); the page works without them. */
+  assets?: { scripts?: string[]; styles?: string[] };
 }
 
 const NAV: [string, string][] = [
@@ -116,6 +118,8 @@ export function sendPage(response: Response, options: PageOptions, body: Markup)
 <title>${options.title} · Herald</title>
 <link rel="stylesheet" href="/console.css">
 ${options.script === false ? '' : html`<script src="/console.js" defer></script>`}
+${(options.assets?.styles ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
+${(options.assets?.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body${options.zone ? html` data-zone="${options.zone.name}" data-zone-source="${options.zone.source}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>

@@ -21,6 +21,7 @@ import { approvalPages } from './approval-pages.js';
 import { consoleLocals, consoleSession } from './session.js';
 import { webhookPages } from './webhook-pages.js';
 import { apiReferencePage } from './api-reference-page.js';
+import { chartPages } from './chart-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -44,6 +45,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   router.use(consoleSession(services));
   authPages(router, services);
   channelPages(router, services);
+  chartPages(router, services);
   consolePages(router, services, sessions);
   postPages(router, services);
   calendarPages(router, services);

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { defineTool, readOnly } from './types.js';
+import { findIntegration } from './internal/integrations.js';
+import { bestTimes } from './internal/best-times.js';
+import { idParam } from './shapes.js';
+
+const slot = z.object({ weekday: z.string(), hour: z.string().describe('HH:00 in the channel\'s time zone'), posts: z.number(), medianEngagement: z.number() });
+
+export const bestTimesSchema = z.object({
+  integration: z.object({ id: z.string(), name: z.string(), platform: z.string() }),
+  timeZone: z.string(),
+  publishedPosts: z.number(),
+  postsWithMetrics: z.number(),
+  enoughData: z.boolean(),
+  suggestions: z.array(slot),
+  slots: z.array(slot),
+  fallback: z.object({ postingTimesUtc: z.array(z.string()) }).nullable(),
+  explanation: z.string(),
+  method: z.string(),
+});
+
+export const bestTimesTool = defineTool({
+  name: 'bestTimesTool',
+  title: 'Best posting times',
+  description:
+    "When to post on a channel, from this organization's own published posts and their engagement: weekday × hour slots in the channel's time zone with the evidence " +
+    '(posts per slot, median engagement), the best ones as `suggestions`. With too little data (fewer than 10 posts with metrics, or no slot with 3) `enoughData` is false, ' +
+    '`suggestions` is empty and `fallback` gives the channel\'s posting times: say so to the user rather than guessing. findSlotTool with strategy "engagement" schedules at these slots.',
+  annotations: readOnly,
+  mcp: true,
+  input: z.object({ id: idParam.describe('Channel id from integrationList') }),
+  output: z.object({ output: bestTimesSchema }),
+  rest: { method: 'GET', path: '/best-times/:id', toResponse: (output) => output.output },
+  handler: async (input, { em, caller, services }) => {
+    const integration = await findIntegration(em, caller.organizationId, input.id);
+    return { output: await bestTimes(em, integration, services.now(), services.config.defaultPostingTimes) };
+  },
+});
