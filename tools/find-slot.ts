@@ -34,13 +34,6 @@ export const findSlot = defineTool({
     note: z.string().optional().describe('With strategy engagement: which slot and why, or why it fell back'),
   }),
   rest: { method: 'GET', path: '/find-slot/:id', toInput: ({ params, query }) => ({ id: params.id, timeZone: query.timeZone, after: query.after, strategy: query.strategy }) },
-    strategy: z
-      .enum(['posting_times', 'engagement'], { message: 'must be "posting_times" (default) or "engagement"' })
-      .default('posting_times')
-      .describe('posting_times (default): the channel\'s posting times; engagement: its best weekday-hour slots from its own posts\' engagement'),
-  }),
-  output: z.object({ date: z.string(), note: z.string().optional().describe('With strategy engagement: which slot and why, or why it fell back') }),
-  rest: { method: 'GET', path: '/find-slot/:id' },
   handler: async (input, { em, caller, services }) => {
     const zone = input.timeZone === undefined ? undefined : zoneInput(input.timeZone);
     const integration = await findIntegration(em, caller.organizationId, input.id);
