@@ -7,10 +7,12 @@
 // Reference (2026-08): https://docs.joinmastodon.org/methods/statuses/ (create with Idempotency-Key, source),
 // …/methods/media/, …/methods/accounts/ (verify_credentials, statuses with max_id paging and the Link header),
 // …/methods/instance/#v2 and …/entities/Instance/ (configuration.statuses, configuration.media_attachments),
-// …/entities/Status/. Bodies checked against masto 7.7.1's types (test/contracts/mastodon-masto.test.ts).
+// …/entities/Status/, …/methods/statuses/#context and …/entities/Context/ (comments: the descendants of a status; 2026-11).
+// Bodies checked against masto 7.7.1's types (test/contracts/mastodon-masto.test.ts).
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
-import type { ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
+import { convertContent } from '../src/lib/content.js';
+import type { ConnectContext, MediaFile, PlatformComment, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
 import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince } from './shared.js';
 import { couldNotConfirm, earliestCreation } from './recovery.js';
 
@@ -176,6 +178,37 @@ async function createStatus(context: ProviderContext, item: PublishItem, inReply
   return { id: ref.id, url: ref.url };
 }
 
+const contextSchema = z.object({
+  descendants: z.array(
+    z.object({
+      id: z.string(),
+      in_reply_to_id: z.string().nullish(),
+      url: z.string().nullish(),
+      uri: z.string(),
+      created_at: z.string(),
+      content: z.string(),
+      account: z.object({ id: z.string(), acct: z.string(), display_name: z.string().nullish(), url: z.string().nullish(), avatar: z.string().nullish() }),
+    }),
+  ),
+});
+
+/**
+ * Every reply under the status, at any depth (GET /api/v1/statuses/:id/context `descendants`, oldest first as the instance
+ * sorts them). The instance answers what it knows of the conversation, remote replies included once they reached it.
+ */
+async function descendantsOf(context: ProviderContext, statusId: string): Promise<PlatformComment[]> {
+  const { data } = await context.fetch({ url: `${instanceOf(context)}/api/v1/statuses/${encodeURIComponent(statusId)}/context`, headers: bearer(context.auth.accessToken), schema: contextSchema });
+  return data.descendants.map((status) => ({
+    id: status.id,
+    parentId: status.in_reply_to_id ?? undefined,
+    author: { id: status.account.id, name: status.account.display_name || status.account.acct, handle: status.account.acct, url: status.account.url ?? undefined, picture: status.account.avatar ?? undefined },
+    text: convertContent(status.content, 'plain').trim(),
+    createdAt: status.created_at,
+    url: status.url ?? status.uri,
+    byAccount: status.account.id === context.auth.internalId,
+  }));
+}
+
 /** The instance's configured limits (v2 instance, Mastodon 4.0+); an instance that does not answer keeps the defaults. */
 async function instanceLimits(context: Pick<ConnectContext, 'fetch'>, instance: string): Promise<Record<string, number>> {
   const answer = await context.fetch({ url: `${instance}/api/v2/instance`, schema: instanceSchema }).catch(() => undefined);
@@ -278,7 +311,10 @@ const mastodon: Provider = {
 
   publish: (context, item) => createStatus(context, item),
 
+  // A thread item, or a reply to someone's comment: both are statuses in_reply_to the status they answer.
   comment: (context, item, { parent }) => createStatus(context, item, parent.id),
+
+  comments: (context, post) => descendantsOf(context, post.id),
 
   async postAnalytics(context, post) {
     const { data } = await context.fetch({

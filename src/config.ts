@@ -102,6 +102,8 @@ const environmentSchema = z.object({
   DUB_DOMAIN: optionalString,
   CHANNEL_EXPIRY_WARNING_DAYS: intFromEnv(7, 1),
   DUPLICATE_WINDOW_DAYS: intFromEnv(7, 0),
+  COMMENT_POLL_SECONDS: intFromEnv(120, 5),
+  COMMENT_POLL_DAYS: intFromEnv(14, 0),
 });
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -223,6 +225,11 @@ export interface Config {
   channelExpiryWarningDays: number;
   /** The duplicate guard: a post whose text (nearly) repeats one on the same channel less than this many days apart is refused; 0 turns it off. */
   duplicateWindowDays: number;
+  /**
+   * Reading comments on published posts (tools/internal/comment-poll.ts): a young post is read every `pollSeconds`, older
+   * ones less often; posts older than `pollDays` are not read; 0 turns reading off.
+   */
+  comments: { pollSeconds: number; pollDays: number };
 }
 
 export class ConfigError extends Error {
@@ -437,5 +444,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     shortLinks,
     channelExpiryWarningDays: values.CHANNEL_EXPIRY_WARNING_DAYS,
     duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
+    comments: { pollSeconds: values.COMMENT_POLL_SECONDS, pollDays: values.COMMENT_POLL_DAYS },
   };
 }
