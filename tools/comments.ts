@@ -7,6 +7,7 @@ import { commentRecord, deleteComment, findComment, hideComment, listComments } 
 import { replyToComment as createReply } from './internal/comment-replies.js';
 import { approvalRequest } from './internal/approval.js';
 import { confirmDeletion } from './internal/confirmation.js';
+import { idempotencyKeyField } from './internal/idempotency.js';
 import { confirmInput, idParam } from './shapes.js';
 
 const MAX_PAGE_SIZE = 100;
@@ -52,7 +53,7 @@ export const replyToCommentTool = defineTool({
   description:
     'Publishes a reply to a comment (an id from commentListTool) on the platform, under that comment, once: the reply is a post ' +
     'published like any other (retries, recovery after a crash, the approval gate for agents). A comment that already has a reply ' +
-    'is refused (409) unless allowDuplicate: true. Answers the reply\'s post id; its state tells when it is published.',
+    'is refused (409) unless allowDuplicate: true. If a call times out, call again with the same idempotencyKey (REST: the Idempotency-Key header). Answers the reply\'s post id; its state tells when it is published.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: true,
@@ -62,6 +63,7 @@ export const replyToCommentTool = defineTool({
     content: z.string().min(1, 'is required: the text of the reply').max(100_000),
     date: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2026-12-01T00:00:00Z' }).optional().describe('When to publish; now when absent'),
     allowDuplicate: z.boolean().optional(),
+    idempotencyKey: idempotencyKeyField,
   }),
   output: replyOutput,
   rest: { method: 'POST', path: '/comments/:id/reply', body: z.object({ content: z.string(), date: z.string().optional(), allowDuplicate: z.boolean().optional() }) },
