@@ -10,10 +10,13 @@
 // …/entities/Status/, and (2026-11) …/methods/statuses/#edit (PUT /api/v1/statuses/:id: status, media_ids[]; Mastodon's
 // UpdateStatusService drops the attachments whose ids are not sent, so an edit sends the status's current ones) and
 // …/methods/statuses/#delete (DELETE /api/v1/statuses/:id; 404 "Record not found" for a status that is gone or not the
-// account's; deletions are rate limited to 30 per 30 minutes, answered 429). Bodies checked against masto 7.7.1's types (test/contracts/mastodon-masto.test.ts).
+// account's; deletions are rate limited to 30 per 30 minutes, answered 429), …/methods/statuses/#context and
+// …/entities/Context/ (comments: the descendants of a status; 2026-11). Bodies checked against masto 7.7.1's types
+// (test/contracts/mastodon-masto.test.ts).
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
-import type { ConnectContext, EditItem, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
+import { convertContent } from '../src/lib/content.js';
+import type { ConnectContext, EditItem, MediaFile, PlatformComment, Provider, ProviderContext, PublishItem, PublishedRef, ValidationItem } from './types.js';
 import { blobOf, currentMetric, engagementByDay, normalizeInstance, pagesSince } from './shared.js';
 import { couldNotConfirm, earliestCreation } from './recovery.js';
 
@@ -209,6 +212,37 @@ async function deleteStatus(context: ProviderContext, ref: PublishedRef): Promis
   });
 }
 
+const contextSchema = z.object({
+  descendants: z.array(
+    z.object({
+      id: z.string(),
+      in_reply_to_id: z.string().nullish(),
+      url: z.string().nullish(),
+      uri: z.string(),
+      created_at: z.string(),
+      content: z.string(),
+      account: z.object({ id: z.string(), acct: z.string(), display_name: z.string().nullish(), url: z.string().nullish(), avatar: z.string().nullish() }),
+    }),
+  ),
+});
+
+/**
+ * Every reply under the status, at any depth (GET /api/v1/statuses/:id/context `descendants`, oldest first as the instance
+ * sorts them). The instance answers what it knows of the conversation, remote replies included once they reached it.
+ */
+async function descendantsOf(context: ProviderContext, statusId: string): Promise<PlatformComment[]> {
+  const { data } = await context.fetch({ url: `${instanceOf(context)}/api/v1/statuses/${encodeURIComponent(statusId)}/context`, headers: bearer(context.auth.accessToken), schema: contextSchema });
+  return data.descendants.map((status) => ({
+    id: status.id,
+    parentId: status.in_reply_to_id ?? undefined,
+    author: { id: status.account.id, name: status.account.display_name || status.account.acct, handle: status.account.acct, url: status.account.url ?? undefined, picture: status.account.avatar ?? undefined },
+    text: convertContent(status.content, 'plain').trim(),
+    createdAt: status.created_at,
+    url: status.url ?? status.uri,
+    byAccount: status.account.id === context.auth.internalId,
+  }));
+}
+
 /** The instance's configured limits (v2 instance, Mastodon 4.0+); an instance that does not answer keeps the defaults. */
 async function instanceLimits(context: Pick<ConnectContext, 'fetch'>, instance: string): Promise<Record<string, number>> {
   const answer = await context.fetch({ url: `${instance}/api/v2/instance`, schema: instanceSchema }).catch(() => undefined);
@@ -311,10 +345,12 @@ const mastodon: Provider = {
 
   publish: (context, item) => createStatus(context, item),
 
+  // A thread item, or a reply to someone's comment: both are statuses in_reply_to the status they answer.
   comment: (context, item, { parent }) => createStatus(context, item, parent.id),
 
   editPublished: (context, ref, item) => editStatus(context, ref, item),
   deletePublished: (context, ref) => deleteStatus(context, ref),
+  comments: (context, post) => descendantsOf(context, post.id),
 
   async postAnalytics(context, post) {
     const { data } = await context.fetch({

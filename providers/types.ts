@@ -192,6 +192,34 @@ export interface PublishedRef {
   warnings?: string[];
 }
 
+/** Where a later item goes: the chain's root and the item it follows (see `Provider.comment`). */
+export interface CommentThread {
+  root: PublishedRef;
+  parent: PublishedRef;
+  /** The item answers a comment someone left (`parent`), not an item of Herald's own chain. */
+  toComment?: boolean;
+}
+
+/** A comment or reply someone left on one of the account's posts, as the platform shows it. */
+export interface PlatformComment {
+  /** The platform's id of the comment (what `hideComment`, `deleteComment` and a reply's `parent.id` take). */
+  id: string;
+  /** The comment it answers; undefined (or the post's id) for a comment on the post itself. */
+  parentId?: string;
+  author: { id: string; name: string; handle?: string; url?: string; picture?: string };
+  /** Plain text, as the platform shows it (HTML of instances converted). */
+  text: string;
+  /** ISO 8601. */
+  createdAt: string;
+  url?: string;
+  /** Extra identifiers a reply or a moderation call needs (Bluesky's cid, YouTube's thread id). */
+  meta?: Record<string, string>;
+  /** Written by the account itself (Herald's own thread items and replies, or the person answering on the platform). */
+  byAccount?: boolean;
+  /** The platform shows it hidden (Facebook is_hidden, X hidden replies). */
+  hidden?: boolean;
+}
+
 export interface AnalyticsMetric {
   label: string;
   data: { total: string; date: string }[];
@@ -274,7 +302,27 @@ export interface Provider {
   authorizeUrl?: (options: { clientId: string; redirectUri: string; state: string; codeChallenge: string; endpoints: Record<string, string> }) => string;
   refresh?: (context: ProviderContext) => Promise<Partial<ChannelAuth> & { channelSettings?: Record<string, unknown> }>;
   publish?: (context: ProviderContext, item: PublishItem) => Promise<PublishedRef>;
-  comment?: (context: ProviderContext, item: PublishItem, thread: { root: PublishedRef; parent: PublishedRef }) => Promise<PublishedRef>;
+  /**
+   * Publishes a later item of a chain (a thread item or a comment on the root), or a reply to a comment someone left on the
+   * account's post: then `toComment` is true, `parent` is that comment (its platform id and `meta` as `comments` answered
+   * them) and `root` the account's post it was left on. A platform whose comments nest (a reply to a comment is a comment
+   * whose parent is that comment) answers the comment itself, not the post.
+   */
+  comment?: (context: ProviderContext, item: PublishItem, thread: CommentThread) => Promise<PublishedRef>;
+  /**
+   * The comments and replies on one of the account's published posts (`post`, as `publish` answered it), the whole tree
+   * flattened, oldest first. `since` (a cursor, not a filter): the newest `createdAt` Herald already holds, so a provider
+   * may stop paging once it reaches older comments; answering more is harmless (Herald keeps each comment once). A platform
+   * or API tier that does not let the account read them throws `not_supported` with the reason.
+   */
+  comments?: (context: ProviderContext, post: PublishedRef, since: Date | undefined) => Promise<PlatformComment[]>;
+  /**
+   * Hides (or shows again, `hidden` false) a comment on the account's post where the platform lets the author of the post do
+   * so (Facebook, Instagram, YouTube's heldForReview, X, Threads, Bluesky's threadgate). `post`: the post it was left on.
+   */
+  hideComment?: (context: ProviderContext, comment: PublishedRef, hidden: boolean, post: PublishedRef) => Promise<void>;
+  /** Deletes a comment on the account's post where the platform lets the author of the post (or a moderator) do so. */
+  deleteComment?: (context: ProviderContext, comment: PublishedRef, post: PublishedRef) => Promise<void>;
   analytics?: (context: ProviderContext, days: number) => Promise<AnalyticsMetric[]>;
   postAnalytics?: (context: ProviderContext, post: PublishedRef, days: number) => Promise<AnalyticsMetric[]>;
   /** Recent content of the account, for linking a post whose releaseId is `missing`. */

@@ -107,6 +107,8 @@ const environmentSchema = z.object({
   METRICS_TOKEN: optionalString,
   METRICS_ALLOW: optionalString,
   ANALYTICS_HISTORY_DAYS: intFromEnv(400, 1),
+  COMMENT_POLL_SECONDS: intFromEnv(120, 5),
+  COMMENT_POLL_DAYS: intFromEnv(14, 0),
 });
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -230,6 +232,11 @@ export interface Config {
   channelExpiryWarningDays: number;
   /** The duplicate guard: a post whose text (nearly) repeats one on the same channel less than this many days apart is refused; 0 turns it off. */
   duplicateWindowDays: number;
+  /**
+   * Reading comments on published posts (tools/internal/comment-poll.ts): a young post is read every `pollSeconds`, older
+   * ones less often; posts older than `pollDays` are not read; 0 turns reading off.
+   */
+  comments: { pollSeconds: number; pollDays: number };
   /** Analytics history (channel metrics per day, post snapshots) older than this many days is deleted. */
   analyticsHistoryDays: number;
   metrics: MetricsSettings;
@@ -476,5 +483,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
     metrics: { token: values.METRICS_TOKEN, allow: metricsAllow },
     analyticsHistoryDays: values.ANALYTICS_HISTORY_DAYS,
+    comments: { pollSeconds: values.COMMENT_POLL_SECONDS, pollDays: values.COMMENT_POLL_DAYS },
   };
 }

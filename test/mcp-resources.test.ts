@@ -90,10 +90,10 @@ describe('MCP resources', () => {
     expect(resources.find((resource) => resource.uri === `herald://integrations/${channelId}`)!.title).toBe('Alice (Bluesky)');
   });
 
-  it('lists the three templates', async () => {
+  it('lists the four templates', async () => {
     const client = await connect();
     const { resourceTemplates } = await client.listResourceTemplates();
-    expect(resourceTemplates.map((template) => template.uriTemplate).sort()).toEqual(['herald://channels/{id}/best-times', 'herald://integrations/{id}', 'herald://platforms/{identifier}', 'herald://posts/{id}']);
+    expect(resourceTemplates.map((template) => template.uriTemplate).sort()).toEqual(['herald://channels/{id}/best-times', 'herald://integrations/{id}', 'herald://platforms/{identifier}', 'herald://posts/{id}', 'herald://posts/{id}/comments']);
   });
 
   it('reads the channels and one channel: state, rules, limits and settings schema', async () => {

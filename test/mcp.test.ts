@@ -17,9 +17,9 @@ const SPEC_TOOLS = [
   'videoFunctionTool',
   'generateVideoTool',
 ];
-const EXTRA_READ_TOOLS = ['postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
+const EXTRA_READ_TOOLS = ['commentListTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
 /** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
-const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup'];
+const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup', 'replyToComment', 'hideComment', 'deleteComment'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
@@ -45,6 +45,10 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   changePostStatus: { properties: ['allowDuplicate', 'id', 'status'], required: ['id', 'status'] },
   deleteIntegration: { properties: ['id', 'confirm'], required: ['id'] },
   deletePost: { properties: ['id', 'confirm'], required: ['id'] },
+  commentListTool: { properties: ['channel', 'post', 'unanswered', 'state', 'page', 'pageSize'], required: [] },
+  replyToComment: { properties: ['id', 'content', 'date', 'allowDuplicate', 'idempotencyKey'], required: ['id', 'content'] },
+  hideComment: { properties: ['id', 'hidden'], required: ['id'] },
+  deleteComment: { properties: ['id', 'confirm'], required: ['id'] },
   deletePostGroup: { properties: ['group', 'confirm'], required: ['group'] },
 };
 

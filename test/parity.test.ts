@@ -93,6 +93,10 @@ describe('MCP / REST parity', () => {
         'deleteIntegration',
         'deletePost',
         'deletePostGroup',
+        'commentListTool',
+        'replyToComment',
+        'hideComment',
+        'deleteComment',
       ].sort(),
     );
   });
@@ -152,6 +156,13 @@ describe('MCP / REST parity', () => {
     const viaMcp = await mcp('notificationListTool', { page: 0 });
     const viaRest = await rest('GET', '/notifications?page=0');
     expect(viaMcp).toMatchObject({ page: 0, limit: 100 });
+    expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('commentListTool: MCP equals GET /comments (replies and moderation are checked in comments.test.ts)', async () => {
+    const viaMcp = await mcp('commentListTool', { unanswered: true, pageSize: 5 });
+    const viaRest = await rest('GET', '/comments?unanswered=true&pageSize=5');
+    expect(viaMcp).toMatchObject({ comments: [], total: 0, page: 0, pageSize: 5 });
     expect(viaRest).toEqual(viaMcp);
   });
 

@@ -34,6 +34,7 @@ import { updatePost } from './update-post.js';
 import { analyticsOverview } from './analytics-overview.js';
 import { exportChannelAnalytics, exportPostAnalytics } from './analytics-export.js';
 import { bestTimesTool } from './best-times.js';
+import { commentTools } from './comments.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -83,6 +84,7 @@ export const tools: readonly ToolDefinition[] = [
   rejectPostTool,
   approvalSettingsTool,
   setApprovalSettingsTool,
+  ...commentTools,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -1,7 +1,9 @@
 // Bluesky (AT Protocol): an app-password session on the user's PDS, raw XRPC calls through context.fetch.
 // References: https://docs.bsky.app/docs/api/com-atproto-repo-create-record, …-repo-upload-blob, …-repo-get-record,
 // app-bsky-feed-get-posts, app-bsky-feed-get-author-feed, app-bsky-actor-get-profile; lexicons app.bsky.feed.post,
-// app.bsky.embed.images, app.bsky.embed.video, com-atproto-repo-delete-record (read 2026-11-26/27; the lexicons of @atproto/api 0.19.19 are what the tests check
+// app.bsky.embed.images, app.bsky.embed.video, com-atproto-repo-delete-record, app-bsky-feed-get-post-thread and
+// app.bsky.feed.defs#threadViewPost (comments)
+// (read 2026-11-26/27; the lexicons of @atproto/api 0.19.19 are what the tests check
 // every request against); facets in ./facets.ts, the video flow in ./video.ts.
 // Sessions are stored and refreshed with refreshSession; createSession runs again only when the refresh token is dead.
 // Exactly once: each post's record key (a TID) and createdAt are chosen and recorded before createRecord, so a create whose
@@ -10,7 +12,7 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { imageSize } from '../../src/lib/media-probe.js';
-import type { JsonValue, PublishItem, PublishedRef, Provider, ProviderContext } from '../types.js';
+import type { JsonValue, PlatformComment, PublishItem, PublishedRef, Provider, ProviderContext } from '../types.js';
 import { currentMetric, engagementByDay, itemName, pagesSince, permanent } from '../shared.js';
 import { MAX_VIDEO_BYTES, videoEmbed } from './video.js';
 import { appViewRead, call, checkedWrite, createSession, endpoints, serviceOf, sessionSchema, tokensOf, trimSlashes, xrpc } from './xrpc.js';
@@ -151,6 +153,47 @@ async function deletePost(context: ProviderContext, ref: PublishedRef): Promise<
   });
 }
 
+/** A reply in a thread view; `replies` holds threadViewPost, notFoundPost or blockedPost ($type tells which). */
+type ThreadNode = { $type?: string; post?: z.infer<typeof threadPostSchema>; replies?: ThreadNode[] };
+const threadPostSchema = z.object({
+  uri: z.string(),
+  cid: z.string(),
+  author: z.object({ did: z.string(), handle: z.string(), displayName: z.string().optional(), avatar: z.string().optional() }),
+  record: z.looseObject({ text: z.string().optional(), createdAt: z.string().optional(), reply: z.object({ parent: z.object({ uri: z.string() }) }).optional() }),
+  indexedAt: z.string(),
+});
+const threadNodeSchema: z.ZodType<ThreadNode> = z.lazy(() => z.looseObject({ $type: z.string().optional(), post: threadPostSchema.optional(), replies: z.array(threadNodeSchema).optional() }));
+/** How deep a thread is read: the AppView answers up to 1000 levels; replies deeper than this are read on a later poll of the branch's post. */
+const THREAD_DEPTH = 50;
+
+/** Every reply under the post, at any depth the AppView answers (getPostThread, no parents), flattened. */
+async function repliesOf(context: ProviderContext, uri: string): Promise<PlatformComment[]> {
+  const { thread } = await appViewRead(context, 'app.bsky.feed.getPostThread', z.object({ thread: threadNodeSchema }), { query: { uri, depth: THREAD_DEPTH, parentHeight: 0 } });
+  if (thread.$type && thread.$type !== 'app.bsky.feed.defs#threadViewPost') throw permanent(`Bluesky no longer shows the post ${uri} (${thread.$type.split('#')[1]}).`);
+  const found: PlatformComment[] = [];
+  const walk = (node: ThreadNode) => {
+    for (const reply of node.replies ?? []) {
+      // notFoundPost (deleted) and blockedPost carry no text to read.
+      if (reply.$type !== 'app.bsky.feed.defs#threadViewPost' || !reply.post) continue;
+      const { post } = reply;
+      const ref = refOf(context, post.uri, post.cid);
+      found.push({
+        id: post.uri,
+        parentId: post.record.reply?.parent.uri,
+        author: { id: post.author.did, name: post.author.displayName?.trim() || post.author.handle, handle: post.author.handle, url: `${trimSlashes(context.endpoints.web || endpoints.web)}/profile/${post.author.handle}`, picture: post.author.avatar },
+        text: post.record.text ?? '',
+        createdAt: post.record.createdAt ?? post.indexedAt,
+        url: ref.url,
+        meta: { cid: post.cid },
+        byAccount: post.author.did === context.auth.internalId,
+      });
+      walk(reply);
+    }
+  };
+  walk(thread);
+  return found;
+}
+
 /** The account's own posts of the last `days` days (reposts of others left out), up to three pages of 100. */
 async function postsOfPeriod(context: ProviderContext, days: number) {
   const did = context.auth.internalId;
@@ -236,6 +279,8 @@ const bluesky: Provider = {
 
   publish: (context, item) => createPost(context, item),
 
+  // A thread item, or a reply to someone's comment: the reply ref names the thread's root (the account's post) and the post it
+  // answers (app.bsky.feed.post#replyRef), whose cid the comment's `meta` carries.
   async comment(context, item, thread) {
     return createPost(context, item, { root: await strongRef(context, thread.root), parent: await strongRef(context, thread.parent) });
   },
@@ -244,6 +289,7 @@ const bluesky: Provider = {
   unchangeable: {
     edit: 'a Bluesky post is a signed record that Bluesky\'s apps do not let anyone edit (no edit in the API either): delete it and post again.',
   },
+  comments: (context, post) => repliesOf(context, post.id),
 
   async postAnalytics(context, post) {
     const { posts } = await appViewRead(context, 'app.bsky.feed.getPosts', postsSchema, { query: { uris: post.id } });

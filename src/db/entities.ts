@@ -2,6 +2,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { accountEntities } from './account-entities.js';
 import { agentEntities } from './agent-entities.js';
+import { commentEntities } from './comment-entities.js';
 
 const timestamp = () => p.datetime().columnType('timestamptz');
 
@@ -141,6 +142,13 @@ export interface PlatformChange {
   doneAt?: string | null;
 }
 
+/** The comment a reply answers: ours, and as the platform identifies it (with the post it was left on). */
+export interface ReplyTarget {
+  commentId: string;
+  root: { id: string; url?: string; meta?: Record<string, string> };
+  parent: { id: string; url?: string; meta?: Record<string, string> };
+}
+
 export const PostSchema = defineEntity({
   name: 'Post',
   tableName: 'post',
@@ -187,6 +195,8 @@ export const PostSchema = defineEntity({
     approval: p.json<PostApproval>().nullable(),
     /** Root item only: the duplicate guard's key of its text (tools/internal/duplicates.ts); null without text. */
     duplicateKey: p.text().nullable(),
+    /** Root item only: the post answers a comment someone left (a reply, tools/internal/comment-replies.ts); null otherwise. */
+    replyTo: p.json<ReplyTarget>().nullable(),
     /** Root item only: created with `allowDuplicate: true` (a repetition meant), so later scheduling or approval is not refused for it. */
     allowDuplicate: p.boolean().default(false),
     /** The latest edit or deletion asked on the platform for this published item; null when none was. */
@@ -310,4 +320,5 @@ export const entities = [
   ApprovalSettingSchema,
   ...accountEntities,
   ...agentEntities,
+  ...commentEntities,
 ];

@@ -16,6 +16,7 @@ import { exclusiveTask } from './exclusive.js';
 import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
 import { warnExpiringTokens } from '../../tools/internal/channel-health.js';
 import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
+import { COMMENT_CRONTAB, commentTasks, startCommentPolling } from './comments.js';
 import { NOSTR_REDELIVERY_TASK, nostrRedeliveryTask, scheduleRelayRedeliveries } from './nostr-redelivery.js';
 import { platformChangeTask, sweepPendingChanges } from './platform-change.js';
 import { CHANGE_TASK } from '../../tools/internal/platform-changes.js';
@@ -57,6 +58,7 @@ export const taskList = (services: Services) => ({
   }) as Task,
   ...agentApiTasks(services),
   ...metricsHistoryTasks(services),
+  ...commentTasks(services),
 });
 
 export interface Worker {
@@ -119,8 +121,9 @@ export async function startWorker(services: Services, connectionString: string):
     // Awaited before each job is taken: every id that may lock a job is recorded first.
     forbiddenFlags: () => presence.recorded(),
     taskList: punctual(taskList(services), (at) => presence.arm(at)),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}${COMMENT_CRONTAB}`,
   });
+  await startCommentPolling(runner).catch((error: Error) => services.logger.warn({ err: error.message }, 'could not start the comment poll'));
   return {
     runner,
     async stop() {

@@ -5,8 +5,12 @@
 //   herald://media                         the media library (newest 100)
 //   herald://platforms/{identifier}        a platform's rules, limits, settings schema and helper tools
 //   herald://channels/{id}/best-times      when to post on a channel, from its own posts' engagement (bestTimesTool)
+//   herald://comments                      the newest 100 comments people left on published posts (tools/internal/comments.ts)
+//   herald://posts/{id}/comments           the comments on one post
 // A client subscribed to a post gets notifications/resources/updated when it is published, fails, is approved, rejected
-// or edited, whichever Herald process did it and whichever holds its stream (`resourceUpdates`).
+// or edited, whichever Herald process did it and whichever holds its stream (`resourceUpdates`). A client subscribed to
+// comments gets it when a comment is stored or changes state: the comment table's trigger (Migration20261127200000) writes
+// the update into the session's stream in the transaction that stored it, from `comments:*` / `comments:<root post id>`.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   ErrorCode,
@@ -35,6 +39,8 @@ import { notifySession, type SessionContext } from './sessions.js';
 import { platformName } from '../../tools/internal/channel-health.js';
 import { channelZone, organizationZone } from '../../tools/internal/time-zones.js';
 import { bestTimes } from '../../tools/internal/best-times.js';
+import { listComments } from '../../tools/internal/comments.js';
+import { findPost } from '../../tools/internal/posts.js';
 
 const JSON_TYPE = 'application/json';
 
@@ -52,6 +58,13 @@ const RESOURCE_TEMPLATES = [
     title: 'Post',
     description:
       'A post (any item id of its chain): state, publishStatus, every item with its link and error, the approval decision, and a preview of each item exactly as the platform receives it with its length against the limit. Subscribe to learn when it is published, fails or is decided.',
+    mimeType: JSON_TYPE,
+  },
+  {
+    uriTemplate: 'herald://posts/{id}/comments',
+    name: 'post-comments',
+    title: 'Comments on a post',
+    description: 'The comments and replies people left on one published post (newest 100), with state and Herald\'s reply. Subscribe to hear of new ones.',
     mimeType: JSON_TYPE,
   },
   {
@@ -119,7 +132,16 @@ function channelRecord(integration: Integration, organizationDefault: string) {
 }
 
 /** What a resource URI names, or undefined when it is not one of Herald's. */
-function parseResourceUri(uri: string): { kind: 'integrations' | 'media' } | { kind: 'integration' | 'post' | 'platform' | 'best-times'; id: string } | undefined {
+function parseResourceUri(uri: string): { kind: 'integrations' | 'media' | 'comments' } | { kind: 'integration' | 'post' | 'platform' | 'best-times' | 'postComments'; id: string } | undefined {
+  if (uri === 'herald://comments') return { kind: 'comments' };
+  const comments = /^herald:\/\/posts\/([^/?#]+)\/comments$/.exec(uri);
+  if (comments) {
+    try {
+      return { kind: 'postComments', id: decodeURIComponent(comments[1]) };
+    } catch {
+      return undefined;
+    }
+  }
   const bestTimesUri = /^herald:\/\/channels\/([^/?#]+)\/best-times$/.exec(uri);
   if (bestTimesUri) {
     try {
@@ -166,6 +188,17 @@ export async function readResource(services: Services, caller: Caller, uri: stri
         throw error instanceof DomainError && error.code === 'not_found' ? notFound(uri, 'Channel not found') : error;
       });
       return bestTimes(em, integration, services.now(), services.config.defaultPostingTimes);
+    }
+    case 'comments':
+      return { uri, ...(await listComments(em, organizationId, { page: 0, pageSize: 100 })) };
+    case 'postComments': {
+      try {
+        const root = (await findPost(em, organizationId, target.id)).rootPostId;
+        return { uri, postId: root, ...(await listComments(em, organizationId, { post: root, page: 0, pageSize: 100 })) };
+      } catch (error) {
+        if (error instanceof DomainError && error.code === 'not_found') throw notFound(uri, 'Post not found');
+        throw error;
+      }
     }
     case 'platform': {
       const provider = findProvider(target.id);
@@ -239,6 +272,7 @@ export class ResourceSubscriptions {
       const em = services.orm.em.fork();
       const list: Resource[] = [
         { uri: 'herald://integrations', name: 'channels', title: 'Channels', description: 'The organization\'s connected channels with state, platform rules, limits and settings schema.', mimeType: JSON_TYPE },
+        { uri: 'herald://comments', name: 'comments', title: 'Comments', description: 'The newest 100 comments people left on published posts, with state (new, answered, hidden, deleted). Subscribe to hear of new ones; answer with replyToComment.', mimeType: JSON_TYPE },
         { uri: 'herald://media', name: 'media', title: 'Media library', description: 'The newest 100 files of the media library: use a path as an attachment.', mimeType: JSON_TYPE },
         ...(await listIntegrations(em, caller.organizationId)).map((integration) => ({
           uri: `herald://integrations/${integration.id}`,
@@ -265,10 +299,11 @@ export class ResourceSubscriptions {
     });
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
       const { uri } = request.params;
-      // Reading checks that the resource exists in this organization; only posts change on their own.
-      const content = (await readResource(services, caller, uri)) as { id?: string };
+      // Reading checks that the resource exists in this organization; posts and comments change on their own.
+      const content = (await readResource(services, caller, uri)) as { id?: string; postId?: string };
       const target = parseResourceUri(uri)!;
-      await session.updateState({ subscriptions: { ...subscriptionsOf(session), [uri]: target.kind === 'post' ? content.id! : uri } });
+      const key = target.kind === 'post' ? content.id! : target.kind === 'comments' ? 'comments:*' : target.kind === 'postComments' ? `comments:${content.postId}` : uri;
+      await session.updateState({ subscriptions: { ...subscriptionsOf(session), [uri]: key } });
       return {};
     });
     server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {

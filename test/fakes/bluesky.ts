@@ -28,6 +28,9 @@
 //   GET  /xrpc/com.atproto.server.getServiceAuth?aud=&lxm=&exp=   → {token}: a JWT {iss: did, aud, lxm, exp} the video fake
 //                                                  checks (exp more than an hour ahead → 400 BadExpiration); fake.serviceTokens
 //   GET  /xrpc/com.atproto.repo.getRecord?repo=&collection=&rkey=  → {uri, cid, value}; 400 RecordNotFound
+//   GET  /xrpc/app.bsky.feed.getPostThread?uri=&depth=&parentHeight=   → {thread: threadViewPost with `replies` (threadViewPost,
+//                                                  or notFoundPost for a deleted reply), depth levels deep}; 400 NotFound
+//                                                  (docs.bsky.app/docs/api/app-bsky-feed-get-post-thread); others' replies: fake.addReply
 //   GET  /xrpc/com.atproto.identity.resolveHandle?handle=   (public) → {did} for the account or fake.handles; else 400 InvalidRequest
 //   fake.revokeAppPassword()                        // the password stops logging in, refresh JWTs die, access JWTs keep working
 // Every route but createSession needs `Authorization: Bearer <accessJwt>` of a live session: missing → 401 AuthenticationRequired,
@@ -111,6 +114,12 @@ export interface BlueskyFake {
   channelAuth(): ChannelAuth;
   expireAccessTokens(): void;
   expireRefreshTokens(): void;
+  /** Replies other accounts left (held by the AppView, not the account's repo): addReply. */
+  foreignRecords: (BlueskyFakeRecord & { author: { did: string; handle: string; displayName: string } })[];
+  /** Someone else replies to a post (`parentUri`, the account's or another reply); root is the parent's thread root. */
+  addReply(parentUri: string, text: string, author?: { did?: string; handle?: string; displayName?: string }): BlueskyFakeRecord;
+  /** The reply is deleted by its author: getPostThread answers a notFoundPost in its place. */
+  deleteReply(uri: string): void;
   /** Sets counts reported for a post; replyCount defaults to the number of records replying to it. */
   setEngagement(uri: string, counts: Partial<BlueskyEngagement>): void;
   close(): Promise<void>;
@@ -226,6 +235,8 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return 'accessJwt' in session ? handler(request) : session;
   };
 
+  const foreignRecords: BlueskyFake['foreignRecords'] = [];
+  const deletedReplies = new Set<string>();
   const author = () => ({ did, handle, displayName: profile.displayName, avatar: profile.avatar, associated: { chat: { allowIncoming: 'following' } }, labels: [], createdAt });
   const postView = (entry: BlueskyFakeRecord) => {
     const counts = engagement.get(entry.uri) ?? {};
@@ -397,6 +408,31 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     return found ? { json: { uri: found.uri, cid: found.cid, value: found.record } } : xrpcError(400, 'RecordNotFound', `Could not locate record: ${uri}`);
   }));
 
+  const threadNode = (entry: BlueskyFakeRecord, depth: number): any => {
+    const foreign = foreignRecords.find((item) => item.uri === entry.uri);
+    const view = foreign
+      ? { ...postView(entry), author: { did: foreign.author.did, handle: foreign.author.handle, displayName: foreign.author.displayName, labels: [], createdAt } }
+      : postView(entry);
+    const children = [...records, ...foreignRecords].filter((other) => other.record.reply?.parent?.uri === entry.uri).sort((a, b) => a.indexedAt.localeCompare(b.indexedAt));
+    return {
+      $type: 'app.bsky.feed.defs#threadViewPost',
+      post: view,
+      ...(depth > 0 && {
+        replies: children.map((child) =>
+          deletedReplies.has(child.uri) ? { $type: 'app.bsky.feed.defs#notFoundPost', uri: child.uri, notFound: true } : threadNode(child, depth - 1),
+        ),
+      }),
+    };
+  };
+
+  xrpc('app.bsky.feed.getPostThread', authorized((request) => {
+    if (options.appView === false) return noAppView();
+    const uri = request.query.get('uri');
+    const entry = [...records, ...foreignRecords].find((item) => item.uri === uri);
+    if (!entry || deletedReplies.has(entry.uri)) return xrpcError(400, 'NotFound', `Post not found: ${uri}`);
+    return { json: { thread: threadNode(entry, Number(request.query.get('depth') ?? 6)) } };
+  }));
+
   xrpc('app.bsky.feed.getAuthorFeed', authorized((request) => {
     if (options.appView === false) return noAppView();
     const filter = request.query.get('filter');
@@ -444,6 +480,22 @@ export async function startBlueskyFake(options: { handle?: string; password?: st
     },
     expireRefreshTokens() {
       for (const session of sessions) session.refreshValid = false;
+    },
+    foreignRecords,
+    addReply(parentUri, text, who = {}) {
+      const parent = [...records, ...foreignRecords].find((item) => item.uri === parentUri);
+      if (!parent) throw new Error(`addReply: no post ${parentUri}`);
+      const replier = { did: who.did ?? 'did:plc:bobbobbobbobbobbobbobbob', handle: who.handle ?? 'bob.bsky.social', displayName: who.displayName ?? 'Bob' };
+      const root = parent.record.reply?.root ?? { uri: parent.uri, cid: parent.cid };
+      const record = { $type: 'app.bsky.feed.post', text, createdAt: new Date().toISOString(), reply: { root, parent: { uri: parent.uri, cid: parent.cid } } };
+      const rkey = nextTid();
+      const uri = `at://${replier.did}/app.bsky.feed.post/${rkey}`;
+      const entry = { uri, cid: cidOf(Buffer.from(JSON.stringify(record)), 0x71), rkey, record, indexedAt: new Date().toISOString(), author: replier };
+      foreignRecords.push(entry);
+      return entry;
+    },
+    deleteReply(uri) {
+      deletedReplies.add(uri);
     },
     setEngagement(uri, counts) {
       engagement.set(uri, { ...engagement.get(uri), ...counts });

@@ -29,6 +29,8 @@
 //                                              edited_at; 404 for an unknown status or another account's (`foreign`)
 //   DELETE /api/v1/statuses/:id                answers the deleted Status with its `text`; 404 when unknown or another
 //                                              account's; 429 after 30 deletions in 30 minutes (Mastodon's rate limit)
+//   GET  /api/v1/statuses/:id/context          {ancestors, descendants}: the replies under the status at any depth, in tree order
+//                                              (methods/statuses/#context, entities/Context); 404 when unknown
 //   GET  /api/v1/accounts/:id/statuses         newest first; honours exclude_replies, max_id and limit (default 20, at most 40);
 //                                              a Link header rel="next" when there is more
 //
@@ -53,6 +55,16 @@ export interface MastodonFakeStatus {
   edited_at?: string | null;
   /** A status of another account on the instance: edits and deletions of it are refused (404, as Mastodon does). */
   foreign?: boolean;
+  /** Someone else's status (a reply left on the account's post, addReply); absent: the account's own. */
+  author?: MastodonFakeAuthor;
+}
+
+/** Another account of the fediverse, as a reply's `account` shows it. */
+export interface MastodonFakeAuthor {
+  id: string;
+  username: string;
+  acct: string;
+  display_name: string;
 }
 
 export interface MastodonFakeMedia {
@@ -100,6 +112,8 @@ export interface MastodonFake {
   forgetIdempotencyKeys(): void;
   /** Adds a status the account made earlier, outside the API under test. */
   seedStatus(text: string, options: { createdAt: Date; inReplyToId?: string }): MastodonFakeStatus;
+  /** Someone else replies to a status (HTML-escaped into `content` as Mastodon renders it). */
+  addReply(text: string, options: { inReplyToId: string; author?: Partial<MastodonFakeAuthor>; createdAt?: Date }): MastodonFakeStatus;
   close(): Promise<void>;
 }
 
@@ -156,6 +170,23 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
     fields: [],
   });
 
+  const foreignAccount = (author: MastodonFakeAuthor) => ({
+    ...author,
+    locked: false,
+    bot: false,
+    created_at: '2023-05-01T00:00:00.000Z',
+    note: '',
+    url: `https://${author.acct.split('@')[1] ?? new URL(url).host}/@${author.username}`,
+    avatar: `${url}/system/accounts/avatars/${author.username}.png`,
+    avatar_static: `${url}/system/accounts/avatars/${author.username}.png`,
+    header: `${url}/headers/original/missing.png`,
+    emojis: [],
+    fields: [],
+    followers_count: 3,
+    following_count: 5,
+    statuses_count: 10,
+  });
+
   const mediaEntity = (item: MastodonFakeMedia) => {
     const ready = item.pendingPolls === 0;
     const path = `${url}/system/media_attachments/files/${item.id}`;
@@ -192,8 +223,8 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
       edited_at: item.edited_at ?? null,
       content: item.status ? `<p>${escapeHtml(item.status).replace(/\n/g, '<br />')}</p>` : '',
       reblog: null,
-      application: { name: 'Herald', website: null },
-      account: accountEntity(),
+      application: item.author ? null : { name: 'Herald', website: null },
+      account: item.author ? foreignAccount(item.author) : accountEntity(),
       media_attachments: item.media_ids.map((id) => mediaEntity(media.find((file) => file.id === id)!)),
       mentions: [],
       tags: [],
@@ -338,6 +369,21 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
     }),
   );
 
+  // The replies under a status at any depth, depth first in the order they were made.
+  const descendantsOf = (id: string): MastodonFakeStatus[] =>
+    statuses.filter((status) => status.in_reply_to_id === id).flatMap((status) => [status, ...descendantsOf(status.id)]);
+  server.on(
+    'GET',
+    '/api/v1/statuses/*/context',
+    authed((request) => {
+      const status = statuses.find((item) => item.id === request.path.split('/')[4]);
+      if (!status) return error(404, 'Record not found');
+      const ancestors: MastodonFakeStatus[] = [];
+      for (let parent = statuses.find((item) => item.id === status.in_reply_to_id); parent; parent = statuses.find((item) => item.id === parent!.in_reply_to_id)) ancestors.unshift(parent);
+      return { json: { ancestors: ancestors.map(statusEntity), descendants: descendantsOf(status.id).map(statusEntity) } };
+    }),
+  );
+
   server.on(
     'GET',
     '/api/v1/statuses/*',
@@ -357,6 +403,7 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
       const maxId = request.query.get('max_id');
       const list = [...statuses]
         .reverse()
+        .filter((status) => !status.author)
         .filter((status) => !(excludeReplies && status.in_reply_to_id))
         .filter((status) => maxId === null || BigInt(status.id) < BigInt(maxId));
       const page = list.slice(0, limit);
@@ -398,6 +445,27 @@ export async function startMastodonFake(options: { token?: string } = {}): Promi
       statuses.push(status);
       // Newest last, as created: the listing answers newest first.
       statuses.sort((a, b) => a.created_at.localeCompare(b.created_at));
+      return status;
+    },
+    addReply(text: string, options: { inReplyToId: string; author?: Partial<MastodonFakeAuthor>; createdAt?: Date }) {
+      const parent = statuses.find((item) => item.id === options.inReplyToId);
+      if (!parent) throw new Error(`addReply: no status ${options.inReplyToId}`);
+      const author: MastodonFakeAuthor = { id: '110000000000000777', username: 'bob', acct: 'bob@example.social', display_name: 'Bob', ...options.author };
+      const status: MastodonFakeStatus = {
+        id: newId(),
+        status: text,
+        in_reply_to_id: parent.id,
+        media_ids: [],
+        idempotencyKey: null,
+        visibility: 'public',
+        created_at: (options.createdAt ?? new Date()).toISOString(),
+        favourites_count: 0,
+        reblogs_count: 0,
+        replies_count: 0,
+        author,
+      };
+      statuses.push(status);
+      parent.replies_count += 1;
       return status;
     },
     close: () => server.close(),

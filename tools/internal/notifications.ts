@@ -13,13 +13,14 @@ export type NotificationType =
   | 'post_approved'
   | 'post_rejected'
   /** An edit or deletion on the platform of a published post failed (platform-change-run.ts). */
-  | 'post_change_failed';
+  | 'post_change_failed'
+  | 'comment_created';
 export type { NotificationSubject };
 
 /**
  * The one place notifications are made. Each also raises the matching webhook event (post.published, post.failed,
- * post.partial, channel.needs_reconnection, channel.token_expiring), committed with it; `subject` (the post item, with its
- * chain, or the channel) gives the event its structured data.
+ * post.partial, channel.needs_reconnection, channel.token_expiring, comment.created), committed with it; `subject` (the post
+ * item, with its chain, the channel, or the comment) gives the event its structured data.
  */
 export function notify(em: EntityManager, organizationId: string, type: NotificationType, content: string, link?: string, subject?: NotificationSubject): void {
   const createdAt = new Date();

@@ -18,6 +18,7 @@ import { ingestMedia, loadLibraryMedia } from './media.js';
 import { shortenContent } from './short-links.js';
 import { announcePost } from './announce.js';
 import { publishFailed, timedPublish } from '../../src/lib/metrics.js';
+import { markAnswered } from './comments.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -222,6 +223,8 @@ async function publishItem(
     const publishItemInput = { postId: item.id, text: convertContent(await shortenContent(services, em, item), provider.editor), media: mediaFiles(services, item) };
     const ref = await withChannel(services, em, integration, item.settings, (context) => {
       const withSteps: ProviderContext = { ...context, step, storeMedia: (bytes, filename) => storeDerivedMedia(services, item.organizationId, bytes, filename) };
+      // A reply to a comment (comment-replies.ts) is a chain whose root answers that comment instead of starting a post.
+      if (item.replyTo) return provider.comment!(withSteps, publishItemInput, { root: item.replyTo.root, parent: item.replyTo.parent, toComment: true });
       return item.position === 0 || !rootRef || !parent
         ? provider.publish!(withSteps, publishItemInput)
         : provider.comment!(withSteps, publishItemInput, { root: rootRef, parent: refOf(parent) });
@@ -237,8 +240,11 @@ async function publishItem(
     item.error = null;
     item.lastError = null;
     if (item.position === 0) {
-      notify(em, item.organizationId, 'post_published', `Your post has been published on ${run.where}${ref.url ? ` at ${ref.url}` : ''}.`, ref.url, { post: item });
+      const what = item.replyTo ? 'Your reply to a comment' : 'Your post';
+      notify(em, item.organizationId, 'post_published', `${what} has been published on ${run.where}${ref.url ? ` at ${ref.url}` : ''}.`, ref.url, { post: item });
     }
+    // The comment it answers is answered, in the same commit as the reply's platform id.
+    if (item.replyTo) await markAnswered(em, item.replyTo.commentId);
     await em.flush();
     return undefined;
   } catch (error) {

@@ -3,9 +3,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WebhookEventSchema } from '../../src/db/agent-entities.js';
 import type { Integration, Post } from '../../src/db/entities.js';
+import type { Comment } from '../../src/db/comment-entities.js';
 import { newId } from '../../src/lib/crypto.js';
 
-export const WEBHOOK_EVENTS = ['post.published', 'post.failed', 'post.partial', 'channel.needs_reconnection', 'channel.token_expiring'] as const;
+export const WEBHOOK_EVENTS = ['post.published', 'post.failed', 'post.partial', 'channel.needs_reconnection', 'channel.token_expiring', 'comment.created'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 /** Sent by POST /webhooks/{id}/test to that endpoint only, whatever it listens to. */
 export const TEST_EVENT = 'webhook.test';
@@ -16,10 +17,14 @@ const EVENT_OF: Record<string, WebhookEventType> = {
   post_partial: 'post.partial',
   channel_reconnect: 'channel.needs_reconnection',
   channel_token_expiring: 'channel.token_expiring',
+  comment_created: 'comment.created',
 };
 
-/** What a notification is about: the post item it concerns (with its chain for partial publications), or the channel. */
-export type NotificationSubject = { post: Post; chain?: Post[] } | { integration: Integration; reason?: string; expiresAt?: Date };
+/** What a notification is about: the post item it concerns (with its chain for partial publications), the channel, or a comment left on a post. */
+export type NotificationSubject =
+  | { post: Post; chain?: Post[] }
+  | { integration: Integration; reason?: string; expiresAt?: Date }
+  | { comment: Comment; integration: Integration };
 
 const retryHint = (rootId: string) => `retry the post with PUT /posts/${rootId}/status and {"status":"schedule"}: it resumes where it stopped, and items already published are not sent again.`;
 
@@ -59,6 +64,24 @@ function channelData(type: WebhookEventType, subject: { integration: Integration
   return { ...base, hint: 'Reconnect the channel (the console, or GET /social/{platform}?refresh={integrationId}); posts due meanwhile fail and can be retried after.' };
 }
 
+/** comment.created: the comment as Herald stored it, and how to answer it. */
+function commentData(subject: { comment: Comment; integration: Integration }): Record<string, unknown> {
+  const { comment, integration } = subject;
+  return {
+    commentId: comment.id,
+    integrationId: integration.id,
+    platform: integration.providerIdentifier,
+    postId: comment.postId,
+    platformCommentId: comment.platformId,
+    parentPlatformCommentId: comment.parentPlatformId ?? null,
+    author: comment.author,
+    text: comment.text,
+    url: comment.url ?? null,
+    createdAt: comment.createdAt.toISOString(),
+    hint: `Answer it with replyToComment (MCP) or POST /comments/${comment.id}/reply (REST); list what is unanswered with GET /comments?unanswered=true.`,
+  };
+}
+
 /** Stages the webhook event of a notification in the same unit of work (a database trigger enqueues its fan-out on commit). */
 export function raiseWebhookEvent(
   em: EntityManager,
@@ -69,7 +92,8 @@ export function raiseWebhookEvent(
   const type = EVENT_OF[notificationType];
   if (!type) return;
   const { subject } = notification;
-  const specific = subject && 'post' in subject ? postData(type, subject) : subject && 'integration' in subject ? channelData(type, subject) : {};
+  const specific =
+    subject && 'post' in subject ? postData(type, subject) : subject && 'comment' in subject ? commentData(subject) : subject && 'integration' in subject ? channelData(type, subject) : {};
   const data = { message: notification.content, ...(notification.link ? { link: notification.link } : {}), ...specific };
   em.create(WebhookEventSchema, { id: newId(), organizationId, type, data, createdAt: notification.createdAt });
 }

@@ -14,6 +14,7 @@ import { Migration20261126010000 } from './Migration20261126010000.js';
 import { Migration20261126100000 } from './Migration20261126100000.js';
 import { Migration20261126200000 } from './Migration20261126200000.js';
 import { Migration20261127100000 } from './Migration20261127100000.js';
+import { Migration20261127200000 } from './Migration20261127200000.js';
 import { Migration20261127300000 } from './Migration20261127300000.js';
 
 export const migrationsList = [
@@ -32,5 +33,6 @@ export const migrationsList = [
   { name: 'Migration20261126100000', class: Migration20261126100000 },
   { name: 'Migration20261126200000', class: Migration20261126200000 },
   { name: 'Migration20261127100000', class: Migration20261127100000 },
+  { name: 'Migration20261127200000', class: Migration20261127200000 },
   { name: 'Migration20261127300000', class: Migration20261127300000 },
 ];
