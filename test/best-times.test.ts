@@ -43,7 +43,7 @@ beforeAll(async () => {
   expect(connected.status, JSON.stringify(connected.body)).toBe(200);
   channelId = connected.body.id;
   const em = herald.services.orm.em.fork();
-  await em.nativeUpdate(IntegrationSchema, { id: channelId }, { postingTimes: [540], additionalSettings: { timeZone: 'America/New_York' } });
+  await em.nativeUpdate(IntegrationSchema, { id: channelId }, { postingTimes: [540], timeZone: 'America/New_York' });
   const transport = new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } });
   client = new Client({ name: 'best-times-test', version: '1.0.0' });
   await client.connect(transport);

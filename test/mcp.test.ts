@@ -44,12 +44,12 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   updatePost: { properties: ['id', 'date', 'value', 'settings', 'allowDuplicate'], required: ['id'] },
   changePostStatus: { properties: ['allowDuplicate', 'id', 'status'], required: ['id', 'status'] },
   deleteIntegration: { properties: ['id', 'confirm'], required: ['id'] },
-  deletePost: { properties: ['id', 'confirm'], required: ['id'] },
+  deletePost: { properties: ['id', 'deleteOnPlatform', 'confirm'], required: ['id'] },
   commentListTool: { properties: ['channel', 'post', 'unanswered', 'state', 'page', 'pageSize'], required: [] },
   replyToComment: { properties: ['id', 'content', 'date', 'allowDuplicate', 'idempotencyKey'], required: ['id', 'content'] },
   hideComment: { properties: ['id', 'hidden'], required: ['id'] },
   deleteComment: { properties: ['id', 'confirm'], required: ['id'] },
-  deletePostGroup: { properties: ['group', 'confirm'], required: ['group'] },
+  deletePostGroup: { properties: ['group', 'deleteOnPlatform', 'confirm'], required: ['group'] },
 };
 
 const INIT_BODY = {
