@@ -46,7 +46,7 @@ export interface PgProxy {
 
 /** Splits the client's byte stream into messages and counts the ones that wait for an answer. */
 class ClientMessages {
-  private buffer = Buffer.alloc(0);
+  private buffer: Buffer = Buffer.alloc(0);
   private startup = true;
   constructor(
     private readonly onRoundTrip: () => void,
