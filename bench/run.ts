@@ -1,5 +1,5 @@
 // `npm run bench [-- figure...]`: every figure, or the ones named (rest, mcp, create, publish, lateness, window, start,
-// micro). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare baseline) and prints the
+// roundtrips, remote-db, micro). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare baseline) and prints the
 // median and range of several runs, Herald and baseline interleaved, and their ratio. Nothing here asserts: it measures.
 //   BENCH_RUNS (5), BENCH_SECONDS (4) per load run; DATABASE_URL to use an existing Postgres server instead of an embedded one.
 import { execSync } from 'node:child_process';
@@ -11,6 +11,8 @@ import { publishFigure } from './publish.js';
 import { latenessFigure } from './lateness.js';
 import { postsWindowFigure } from './posts-window.js';
 import { startFigure } from './start.js';
+import { roundtripsFigure } from './roundtrips.js';
+import { remoteDbFigure } from './remote-db.js';
 
 const figures: Record<string, () => Promise<void>> = {
   rest: restFigure,
@@ -20,6 +22,8 @@ const figures: Record<string, () => Promise<void>> = {
   lateness: latenessFigure,
   window: postsWindowFigure,
   start: startFigure,
+  roundtrips: roundtripsFigure,
+  'remote-db': remoteDbFigure,
   micro: async () => void (await import('./micro.js')),
 };
 
