@@ -4,8 +4,8 @@
 // milliseconds of loop time). At each delay:
 //   - publish throughput with 1, 2 and 4 worker processes (`--role worker`, default concurrency), bench/publish.ts's run;
 //   - REST GET /integrations, rate and p99, BENCH_CONNECTIONS (32) keep-alive connections;
-//   - lateness p50/p99, bench/lateness.ts's run at a smaller scale (BENCH_REMOTE_POSTS, 200 posts due over 4 s) with
-//     the web process and one worker process.
+//   - lateness p50/p99, bench/lateness.ts's run at a smaller scale (BENCH_REMOTE_POSTS, 200 posts due over 4 s, 10 per
+//     date, the first date 10 s ahead) with the web process and one worker process.
 // One run per delay by default (BENCH_REMOTE_RUNS): on a shared machine, read the figures as a trend, not to the unit.
 import type { HeraldProcess } from '../test/helpers/herald-process.js';
 import { startPgProxy } from './lib/pg-proxy.js';
@@ -16,6 +16,8 @@ import { publishRun } from './publish.js';
 import { latenessRun } from './lateness.js';
 
 const DELAYS = [0, 0.5, 1, 2];
+/** At 0 ms the proxy writes at once and measures nothing. */
+const applied = (ms: number) => (Number.isNaN(ms) ? 'none' : `mean ${ms.toFixed(2)} ms`);
 const WORKERS = [1, 2, 4];
 
 export async function remoteDbFigure(): Promise<void> {
@@ -46,21 +48,21 @@ export async function remoteDbFigure(): Promise<void> {
         const worker = await startHerald(proxy.url, { ...env, WORKER_CONCURRENCY: String(concurrency) }, ['--role', 'worker']);
         let late: number[];
         try {
-          late = await latenessRun(herald, fake, integrationId, { posts, dates: posts / 5, spreadMs: Number(process.env.BENCH_REMOTE_SPREAD_MS ?? 4000), leadMs: 5000, label: `remote ${delay} ${run}` });
+          late = await latenessRun(herald, fake, integrationId, { posts, dates: posts / 10, spreadMs: Number(process.env.BENCH_REMOTE_SPREAD_MS ?? 4000), leadMs: Number(process.env.BENCH_LATENESS_LEAD_MS ?? 10_000), label: `remote ${delay} ${run}` });
         } finally {
           await worker.stop();
         }
         return { ...publish, rest: restLoad.perSecond, restP99: restLoad.p99, restErrors: restLoad.errors, lateP50: percentile(late, 50), lateP99: percentile(late, 99), published: late.length };
       });
       rows.push({ delay, figures: { ...figures, applied: [proxy.appliedDelayMs()] } });
-      console.log(`  (${delay} ms per round trip done: applied ${proxy.appliedDelayMs().toFixed(2)} ms)`);
+      console.log(`  (${delay} ms per round trip done: applied ${applied(proxy.appliedDelayMs())})`);
     }
     heading(
       `Postgres on another machine: ${DELAYS.join(', ')} ms added per database round trip by a proxy, ${runs} run(s) each`,
       `publish: ${posts} posts due now, ${concurrency} jobs at a time per worker process; REST: ${connections} connections, ${seconds} s; lateness: ${posts} posts due over ${Number(process.env.BENCH_REMOTE_SPREAD_MS ?? 4000) / 1000} s, web + 1 worker process`,
     );
     for (const { delay, figures } of rows) {
-      console.log(`  ${delay} ms per round trip (applied: mean ${figures.applied[0].toFixed(2)} ms)`);
+      console.log(`  ${delay} ms per round trip (applied: ${applied(figures.applied[0])})`);
       for (const workers of WORKERS) console.log(line({ label: `  publish, ${workers} worker process${workers > 1 ? 'es' : ''}${workers === 1 && delay === 1 ? ' (goal ≥ 100)' : ''}`, values: figures[`publish${workers}`], unit: 'posts/s' }));
       console.log(line({ label: '  REST GET /integrations', values: figures.rest, unit: 'requests/s' }));
       console.log(line({ label: '  REST GET /integrations p99', values: figures.restP99, unit: 'ms', digits: 1 }));
