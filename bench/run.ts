@@ -1,6 +1,7 @@
 // `npm run bench [-- figure...]`: every figure, or the ones named (rest, mcp, create, publish, lateness, window, start,
-// roundtrips, remote-db, micro). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare baseline) and prints the
-// median and range of several runs, Herald and baseline interleaved, and their ratio. Nothing here asserts: it measures.
+// roundtrips, remote-db, micro). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare
+// baseline) and prints the median and range of several runs, Herald and baseline interleaved, and their ratio. Nothing
+// here asserts: it measures.
 //   BENCH_RUNS (5), BENCH_SECONDS (4) per load run; DATABASE_URL to use an existing Postgres server instead of an embedded one.
 import { execSync } from 'node:child_process';
 import { machine, stopPostgres } from './lib/env.js';
