@@ -3,7 +3,8 @@
 // Against bare graphile-worker no-op jobs due the same way (its poll every second, as Herald had before its timers). Then
 // the idle load each puts on Postgres (transactions per second with nothing to do).
 import pg from 'pg';
-import { connectChannel, newDatabase, postBody, rest, runBaseline, socialEndpoints, startHerald, startPlatformFake, sleep, standalone } from './lib/env.js';
+import type { HeraldProcess } from '../test/helpers/herald-process.js';
+import { connectChannel, newDatabase, postBody, rest, runBaseline, socialEndpoints, startHerald, startPlatformFake, sleep, standalone, type PlatformFake } from './lib/env.js';
 import { heading, line, percentile, ratios, repeat, settings } from './lib/stats.js';
 
 const POSTS = 1000;
@@ -24,6 +25,36 @@ async function transactionsPerSecond(databaseUrl: string, seconds: number): Prom
   }
 }
 
+/**
+ * One lateness run: `posts` posts due evenly over `spreadMs` (`dates` dates, created 8 requests at a time, the first date
+ * `leadMs` from now), published by `herald`'s workers to `fake`; the sorted lateness of each (platform receive time - its
+ * date, ms).
+ */
+export async function latenessRun(
+  herald: HeraldProcess,
+  fake: PlatformFake,
+  integrationId: string,
+  options: { posts: number; dates: number; spreadMs: number; leadMs: number; label: string },
+): Promise<number[]> {
+  const start = Date.now() + options.leadMs;
+  const due = new Map<string, number>();
+  const requests = Array.from({ length: options.dates }, (_, index) => {
+    const date = start + Math.round((index * options.spreadMs) / options.dates);
+    const texts = Array.from({ length: options.posts / options.dates }, (_, item) => `Late ${options.label} ${index} ${item}`);
+    for (const text of texts) due.set(text, date);
+    return () => rest(herald, herald.apiKey!, 'POST', '/posts', postBody(integrationId, new Date(date), texts.map((text) => [text])));
+  });
+  for (let index = 0; index < requests.length; index += 8) await Promise.all(requests.slice(index, index + 8).map((send) => send()));
+  if (Date.now() > start) console.log(`  (run ${options.label}: creating the posts took past the first date; raise the lead time)`);
+  const before = fake.received.length;
+  while (fake.received.length < before + options.posts && Date.now() < start + options.spreadMs + 60_000) await sleep(50);
+  return fake.received
+    .slice(before)
+    .filter((message) => due.has(message.text))
+    .map((message) => message.at - due.get(message.text)!)
+    .sort((a, b) => a - b);
+}
+
 export async function latenessFigure(): Promise<void> {
   const runs = Math.max(1, Math.min(settings.runs, Number(process.env.BENCH_LATENESS_RUNS ?? 3)));
   const idleSeconds = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
@@ -34,23 +65,7 @@ export async function latenessFigure(): Promise<void> {
   try {
     const figures = await repeat(runs, async (run) => {
       // Dates far enough ahead for the 100 creates (8 at a time) to finish first.
-      const start = Date.now() + Number(process.env.BENCH_LATENESS_LEAD_MS ?? 12_000);
-      const due = new Map<string, number>();
-      const requests = Array.from({ length: DATES }, (_, index) => {
-        const date = start + Math.round((index * SPREAD_MS) / DATES);
-        const texts = Array.from({ length: POSTS / DATES }, (_, item) => `Late ${run} ${index} ${item}`);
-        for (const text of texts) due.set(text, date);
-        return () => rest(herald, herald.apiKey!, 'POST', '/posts', postBody(integrationId, new Date(date), texts.map((text) => [text])));
-      });
-      for (let index = 0; index < requests.length; index += 8) await Promise.all(requests.slice(index, index + 8).map((send) => send()));
-      if (Date.now() > start) console.log(`  (run ${run}: creating the posts took past the first date; raise BENCH_LATENESS_LEAD_MS)`);
-      const before = fake.received.length;
-      while (fake.received.length < before + POSTS && Date.now() < start + SPREAD_MS + 60_000) await sleep(50);
-      const late = fake.received
-        .slice(before)
-        .filter((message) => due.has(message.text))
-        .map((message) => message.at - due.get(message.text)!)
-        .sort((a, b) => a - b);
+      const late = await latenessRun(herald, fake, integrationId, { posts: POSTS, dates: DATES, spreadMs: SPREAD_MS, leadMs: Number(process.env.BENCH_LATENESS_LEAD_MS ?? 12_000), label: `${run}` });
       const bare = await runBaseline<{ p50: number; p99: number; max: number }>('graphile-noop.mjs', {
         MODE: 'lateness',
         DATABASE_URL: await newDatabase('graphile_late'),

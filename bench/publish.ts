@@ -5,7 +5,8 @@ import type { HeraldProcess } from '../test/helpers/herald-process.js';
 import { connectChannel, newDatabase, postBody, rest, runBaseline, sleep, socialEndpoints, startHerald, startPlatformFake, type PlatformFake, standalone } from './lib/env.js';
 import { heading, line, ratios, repeat, settings } from './lib/stats.js';
 
-async function publishRun(web: HeraldProcess, databaseUrl: string, fake: PlatformFake, integrationId: string, posts: number, concurrency: number, workers: number, run: string): Promise<number> {
+/** One run: `posts` posts due now created through `web`, then `workers` worker processes on `databaseUrl` publish them; posts/s. */
+export async function publishRun(web: HeraldProcess, databaseUrl: string, fake: PlatformFake, integrationId: string, posts: number, concurrency: number, workers: number, run: string): Promise<number> {
   const before = fake.received.length;
   for (let start = 0; start < posts; start += 50) {
     const texts = Array.from({ length: Math.min(50, posts - start) }, (_, index) => [`Publish ${run} ${start + index}`]);

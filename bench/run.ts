@@ -1,6 +1,7 @@
 // `npm run bench [-- figure...]`: every figure, or the ones named (rest, mcp, create, publish, lateness, window, start,
-// console, micro). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare baseline) and prints the
-// median and range of several runs, Herald and baseline interleaved, and their ratio. Nothing here asserts: it measures.
+// console, roundtrips, remote-db, micro). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare
+// baseline) and prints the median and range of several runs, Herald and baseline interleaved, and their ratio. Nothing
+// here asserts: it measures.
 //   BENCH_RUNS (5), BENCH_SECONDS (4) per load run; DATABASE_URL to use an existing Postgres server instead of an embedded one.
 import { execSync } from 'node:child_process';
 import { machine, stopPostgres } from './lib/env.js';
@@ -12,6 +13,8 @@ import { latenessFigure } from './lateness.js';
 import { postsWindowFigure } from './posts-window.js';
 import { startFigure } from './start.js';
 import { consoleFigure } from './console.js';
+import { roundtripsFigure } from './roundtrips.js';
+import { remoteDbFigure } from './remote-db.js';
 
 const figures: Record<string, () => Promise<void>> = {
   rest: restFigure,
@@ -22,6 +25,8 @@ const figures: Record<string, () => Promise<void>> = {
   window: postsWindowFigure,
   start: startFigure,
   console: consoleFigure,
+  roundtrips: roundtripsFigure,
+  'remote-db': remoteDbFigure,
   micro: async () => void (await import('./micro.js')),
 };
 
