@@ -32,6 +32,7 @@ import { validatePost, validatePostTool } from './validate-post.js';
 import { webhookTools } from './webhooks.js';
 import { updatePost } from './update-post.js';
 import { analyticsOverview } from './analytics-overview.js';
+import { keyTools } from './api-keys.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -78,6 +79,7 @@ export const tools: readonly ToolDefinition[] = [
   rejectPostTool,
   approvalSettingsTool,
   setApprovalSettingsTool,
+  ...keyTools,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -11,6 +11,7 @@ export const setPostingTimes = defineTool({
   description: 'Sets the daily posting times of a channel used by find-slot, as minutes after midnight UTC ([{time: 540}] is 09:00 UTC).',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: false,
+  scope: 'channels:manage',
   input: z.object({ id: idParam, postingTimes: z.array(z.object({ time: minute })).min(1, 'needs at least one time').max(48) }),
   output: z.object({ id: z.string(), postingTimes: z.array(z.object({ time: z.number() })) }),
   rest: { method: 'PUT', path: '/integrations/:id/posting-times' },

@@ -25,6 +25,23 @@ export const ApiKeySchema = defineEntity({
     organizationId: p.string(),
     keyHash: p.string().unique(),
     lastFour: p.string(),
+    name: p.string(),
+    /** The organization's own key (the owner key `key:create` mints): every scope. */
+    organizationKey: p.boolean().default(false),
+    scopes: p.json<string[]>(),
+    channelIds: p.json<string[]>().nullable(),
+    customerIds: p.json<string[]>().nullable(),
+    expiresAt: timestamp().nullable(),
+    requestsPerMinute: p.integer().nullable(),
+    postsPerHour: p.integer().nullable(),
+    /** This key's approval gate: true/false overrides the organization's rule; null follows it. */
+    approvalRequired: p.boolean().nullable(),
+    /** Who made it (`session:<user>` or `api_key:<id>`). */
+    createdBy: p.string().nullable(),
+    rotatedAt: timestamp().nullable(),
+    lastUsedAt: timestamp().nullable(),
+    lastUsedAddress: p.string().nullable(),
+    lastUsedClient: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     revokedAt: timestamp().nullable(),
   },
@@ -97,6 +114,8 @@ export type PostApproval = {
   /** The OAuth app of the token, when it was one. */
   appId?: string;
   appName?: string;
+  /** The API key's name, when it was one. */
+  keyName?: string;
   decision?: 'approved' | 'rejected';
   decidedAt?: string;
   /** `session:<user id>` (console) or `api_key:<id>` (REST). */
@@ -157,6 +176,8 @@ export const PostSchema = defineEntity({
     creationMethod: p.string(),
     /** The approval gate's record (root item only): null when the post never needed approval. */
     approval: p.json<PostApproval>().nullable(),
+    /** Root item only: the credential that created it (`api_key:<id>`, `oauth_token:<id>`, `session:<id>`): it never approves it. */
+    createdBy: p.string().nullable(),
     /** Root item only: the duplicate guard's key of its text (tools/internal/duplicates.ts); null without text. */
     duplicateKey: p.text().nullable(),
     /** Root item only: created with `allowDuplicate: true` (a repetition meant), so later scheduling or approval is not refused for it. */

@@ -41,6 +41,8 @@ export interface PostPlan {
   entries: PlanEntry[];
   /** Set when an agent creates under the approval gate (approval.ts): what would be queued waits in AWAITING_APPROVAL. */
   approval?: PostApproval;
+  /** Who creates it (`credentialRef` of the caller): stored on each root as `createdBy`; it never approves the post. */
+  createdBy?: string;
   /** The request knowingly repeats a recent post's text: the duplicate guard (duplicates.ts) lets it through. */
   allowDuplicate?: boolean;
 }
@@ -303,6 +305,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           publishedAt: null,
           creationMethod: plan.creationMethod,
           approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
+          createdBy: position === 0 ? (plan.createdBy ?? null) : null,
           duplicateKey: position === 0 ? keys[entryIndex].duplicateKey : null,
           allowDuplicate: position === 0 && plan.allowDuplicate === true,
           createdAt: now,

@@ -12,6 +12,7 @@ import { Migration20261125000000 } from './Migration20261125000000.js';
 import { Migration20261126000000 } from './Migration20261126000000.js';
 import { Migration20261126010000 } from './Migration20261126010000.js';
 import { Migration20261126100000 } from './Migration20261126100000.js';
+import { Migration20261127000000 } from './Migration20261127000000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20261126000000', class: Migration20261126000000 },
   { name: 'Migration20261126010000', class: Migration20261126010000 },
   { name: 'Migration20261126100000', class: Migration20261126100000 },
+  { name: 'Migration20261127000000', class: Migration20261127000000 },
 ];
