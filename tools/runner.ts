@@ -6,6 +6,7 @@ import { counted } from '../src/lib/words.js';
 import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
 import { withIdempotency, type IdempotencyOptions } from './internal/idempotency.js';
 import { hasScope, toolScope } from './internal/scopes.js';
+import { asCaller } from './internal/visibility.js';
 
 export function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -126,7 +127,8 @@ async function runHandler<Tool extends ToolDefinition>(
     log: options.log,
     confirm: options.confirm,
   };
-  const output = await tool.handler(input as z.output<Tool['input']>, context);
+  // Every lookup inside sees only the caller's channels (tools/internal/visibility.ts).
+  const output = await asCaller(caller, () => tool.handler(input as z.output<Tool['input']>, context));
   // Nothing loaded, created or removed through the entity manager (the hot read paths use plain SQL): nothing to flush.
   const work = em.getUnitOfWork();
   if (work.getIdentityMap().keys().length > 0 || work.getPersistStack().size > 0 || work.getRemoveStack().size > 0) await em.flush();

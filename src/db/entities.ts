@@ -198,6 +198,8 @@ export const NotificationSchema = defineEntity({
     type: p.string(),
     content: p.text(),
     link: p.text().nullable(),
+    /** The channel it is about, when one: a key limited to channels sees only those about its channels. */
+    integrationId: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
   },
 });
@@ -221,6 +223,8 @@ export const MediaSchema = defineEntity({
     height: p.integer().nullable(),
     /** Seconds (videos). */
     duration: p.double().nullable(),
+    /** The credential that uploaded it (`credentialRef`): a key limited to channels sees only its own uploads. */
+    uploadedBy: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     deletedAt: timestamp().nullable(),
   },

@@ -22,6 +22,7 @@ import { IntegrationSchema, type Integration } from '../db/entities.js';
 import { DomainError } from '../errors.js';
 import { findProvider, providers } from '../../providers/index.js';
 import type { Provider } from '../../providers/types.js';
+import { asCaller, canSeeChannel } from '../../tools/internal/visibility.js';
 import type { Caller, Services } from '../../tools/types.js';
 import { channelStatus, formatPostingTime, listIntegrations } from '../../tools/internal/integrations.js';
 import { settingsJsonSchema, settingsRecord } from '../../tools/internal/settings-record.js';
@@ -122,7 +123,12 @@ function parseResourceUri(uri: string): { kind: 'integrations' | 'media' } | { k
   return { kind: collection === 'posts' ? 'post' : 'platform', id };
 }
 
-export async function readResource(services: Services, caller: Caller, uri: string): Promise<unknown> {
+/** A resource as `caller` sees it: a channel (or its post) outside a key's channel limit does not exist for it. */
+export function readResource(services: Services, caller: Caller, uri: string): Promise<unknown> {
+  return asCaller(caller, () => readVisibleResource(services, caller, uri));
+}
+
+async function readVisibleResource(services: Services, caller: Caller, uri: string): Promise<unknown> {
   const target = parseResourceUri(uri);
   if (!target) throw notFound(uri);
   const em = services.orm.em.fork();
@@ -131,7 +137,7 @@ export async function readResource(services: Services, caller: Caller, uri: stri
     case 'integrations':
       return { channels: (await listIntegrations(em, organizationId)).map(channelRecord) };
     case 'integration': {
-      const integration = await em.findOne(IntegrationSchema, { id: target.id, organizationId, deletedAt: null });
+      const integration = canSeeChannel(target.id) ? await em.findOne(IntegrationSchema, { id: target.id, organizationId, deletedAt: null }) : null;
       if (!integration) throw notFound(uri, 'Channel not found');
       return channelRecord(integration);
     }
@@ -210,7 +216,7 @@ export class ResourceSubscriptions {
       const list: Resource[] = [
         { uri: 'herald://integrations', name: 'channels', title: 'Channels', description: 'The organization\'s connected channels with state, platform rules, limits and settings schema.', mimeType: JSON_TYPE },
         { uri: 'herald://media', name: 'media', title: 'Media library', description: 'The newest 100 files of the media library: use a path as an attachment.', mimeType: JSON_TYPE },
-        ...(await listIntegrations(em, caller.organizationId)).map((integration) => ({
+        ...(await asCaller(caller, () => listIntegrations(em, caller.organizationId))).map((integration) => ({
           uri: `herald://integrations/${integration.id}`,
           name: `channel-${integration.id}`,
           title: `${integration.name} (${platformName(integration)})`,

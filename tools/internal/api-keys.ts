@@ -79,6 +79,9 @@ async function checkSettings(em: EntityManager, organizationId: string, settings
   if (settings.expiresAt && Date.parse(settings.expiresAt) <= now.getTime()) {
     throw invalidInput(`expiresAt (${settings.expiresAt}) has passed.`, { hint: 'Give a future date and time (ISO 8601), or leave it out for a key that does not expire.' });
   }
+  if ((settings.channels || settings.customers) && settings.scopes?.includes('organization:manage')) {
+    throw invalidInput('A key limited to channels cannot have the organization:manage scope.', { hint: 'Managing the organization (keys, webhooks, the gate) reaches every channel: give that scope only to a key without channels.' });
+  }
   if (settings.scopes && settings.scopes.length === 0) throw invalidInput('scopes: give at least one scope.', { hint: `Scopes: ${API_SCOPES.join(', ')}.` });
 }
 
@@ -142,6 +145,10 @@ async function liveKey(em: EntityManager, caller: Caller, id: string): Promise<A
 export async function updateKey(em: EntityManager, caller: Caller, id: string, settings: KeySettings, now: Date): Promise<KeyRecord> {
   const key = await liveKey(em, caller, id);
   await checkSettings(em, caller.organizationId, settings, now);
+  // The key as it would be: a limit added to an organization:manage key (or the reverse) is refused too.
+  const channels = settings.channels !== undefined ? settings.channels : key.channelIds;
+  const customers = settings.customers !== undefined ? settings.customers : key.customerIds;
+  await checkSettings(em, caller.organizationId, { channels: channels ? [] : null, customers: customers ? [] : null, scopes: settings.scopes ?? (key.scopes as ApiScope[]) }, now);
   apply(key, settings);
   await em.flush();
   return toKeyRecord(key);
