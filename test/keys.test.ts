@@ -186,6 +186,18 @@ describe('the approval gate binds every credential that is not an owner\'s', () 
     expect(approved.status).toBe(200);
     expect(approved.body.approval).toMatchObject({ decision: 'approved', decidedBy: `api_key:${reviewer.id}`, keyName: 'Self approver' });
     expect((await as(selfApprover.secret, 'POST', `/posts/${byAgent}/approve`)).status).toBe(200);
+    // The audit trail shows who created and who approved, by key name, over REST.
+    const trail = await herald.rest('GET', `/audit?targetKind=post&targetId=${own}`);
+    expect(trail.body.events.map((event: any) => [event.action, event.actor.kind, event.actor.name, event.via])).toEqual([
+      ['post.approved', 'api_key', 'Reviewer', 'rest'],
+      ['post.created', 'api_key', 'Self approver', 'rest'],
+    ]);
+    const all = await herald.rest('GET', '/audit?limit=2');
+    expect(all.body.events).toHaveLength(2);
+    const next = await herald.rest('GET', `/audit?limit=200&cursor=${all.body.nextCursor}`);
+    expect(next.body.events.some((event: any) => event.action === 'key.created' && event.summary.includes('"Reviewer"'))).toBe(true);
+    // Never a secret in the trail.
+    for (const secret of [agent.secret, selfApprover.secret, reviewer.secret]) expect(JSON.stringify(next.body)).not.toContain(secret);
     await gate(false);
   });
 

@@ -33,6 +33,7 @@ import { webhookTools } from './webhooks.js';
 import { updatePost } from './update-post.js';
 import { analyticsOverview } from './analytics-overview.js';
 import { keyTools } from './api-keys.js';
+import { auditList } from './audit-list.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -80,6 +81,7 @@ export const tools: readonly ToolDefinition[] = [
   approvalSettingsTool,
   setApprovalSettingsTool,
   ...keyTools,
+  auditList,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));
