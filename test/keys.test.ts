@@ -213,3 +213,14 @@ describe('the approval gate binds every credential that is not an owner\'s', () 
     await gate(false);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes the scopes and names each operation\'s required scope', async () => {
+    const document = await (await fetch(`${herald.url}/api/public/v1/openapi.json`)).json();
+    expect(document.components.securitySchemes.apiKey.description).toContain('organization:manage');
+    expect(document.paths['/posts/{id}/approve'].post['x-required-scope']).toBe('approve');
+    expect(document.paths['/keys'].post['x-required-scope']).toBe('organization:manage');
+    expect(document.paths['/posts'].post['x-required-scope']).toBe('posts:write');
+    expect(document.paths['/integrations'].get['x-required-scope']).toBe('read');
+  });
+});
