@@ -97,14 +97,15 @@ export async function listAudit(
   const rows = await em.getConnection().execute<Record<string, any>[]>(
     `select * from audit_event where organization_id = ?
        and (?::text is null or target_kind = ?) and (?::text is null or target_id = ?)
-       and (?::text[] is null or integration_id = any(?::text[]))
+       and (?::jsonb is null or integration_id in (select jsonb_array_elements_text(?::jsonb)))
        and (?::timestamptz is null or (at, id) < (?::timestamptz, ?))
      order by at desc, id desc limit ?`,
     [
       organizationId,
       query.targetKind ?? null, query.targetKind ?? null,
       query.targetId ?? null, query.targetId ?? null,
-      visible ? [...visible] : null, visible ? [...visible] : null,
+      // JSON, not an array: the driver would spread an array binding into a list.
+      visible ? JSON.stringify([...visible]) : null, visible ? JSON.stringify([...visible]) : null,
       at ?? null, at ?? null, id ?? '',
       query.limit + 1,
     ],
