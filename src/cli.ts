@@ -3,7 +3,10 @@ import { loadConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { openServices } from './bootstrap.js';
 import { StartError } from './errors.js';
-import { OrganizationSchema } from './db/entities.js';
+import { ApiKeySchema, OrganizationSchema } from './db/entities.js';
+import { createKey, listKeys, revokeKey } from '../tools/internal/api-keys.js';
+import { API_SCOPES, OWNER_SCOPES, type ApiScope } from '../tools/internal/scopes.js';
+import type { Caller } from '../tools/types.js';
 import { createOrganization, mintApiKey, revokeApiKeys } from '../tools/internal/credentials.js';
 import { createSetupLink, SETUP_LINK_HOURS } from '../tools/internal/accounts.js';
 import { backupCli } from './cli-backup.js';
@@ -13,10 +16,30 @@ const usage = `Usage: npm run herald -- <command>
   org:list                 list organizations
   setup-link [orgId]       print a new setup link: whoever opens it first becomes an owner of the organization (earlier
                            unused setup links of the organization stop working); orgId optional with one organization
-  key:create [orgId]       mint a new API key (the previous key stops working at once); orgId optional with one organization
-  key:revoke [orgId]       revoke the organization's API key
+  key:create [orgId]       mint a new organization key (the owner key: every scope); the previous organization key stops
+                           working at once, named keys stay; orgId optional with one organization
+  key:create --name <name> [--scopes read,posts:write] [--channels id,id] [--customers id,id] [--expires <ISO date>] [--org <orgId>]
+                           a named key (default scopes: read,posts:write, the agent preset), shown once
+  key:list [orgId]         list the live keys (never their secrets)
+  key:revoke [orgId|keyId] revoke the organization key (orgId or nothing), or the named key with that id
   backup FILE              back up the database (consistent while Herald runs; the encryption key is not in it)
   restore FILE [--force]   restore a backup into a new data directory or empty database (--force: replace a non-empty one)`;
+
+/** `--name x --scopes a,b` and positional arguments. */
+function parseFlags(args: string[]): { positional: string[]; name?: string; scopes?: string; channels?: string; customers?: string; expires?: string; org?: string } {
+  const flags: Record<string, string> = {};
+  const positional: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const flag = /^--([a-z]+)(?:=(.*))?$/.exec(args[index]);
+    if (!flag) positional.push(args[index]);
+    else if (flag[2] !== undefined) flags[flag[1]] = flag[2];
+    else flags[flag[1]] = args[++index] ?? '';
+  }
+  return { positional, ...flags };
+}
+
+/** The operator at the command line acts as an owner of the organization. */
+const operator = (organizationId: string): Caller => ({ organizationId, credentialId: 'cli', credentialKind: 'session', scopes: OWNER_SCOPES });
 
 /** The lines that hand a setup link to the operator. */
 const setupLines = (link: string, organizationId: string) =>
@@ -70,13 +93,38 @@ async function main(): Promise<number> {
         for (const organization of await em.find(OrganizationSchema, {}, { orderBy: { createdAt: 'asc' } })) console.log(`${organization.id}\t${organization.name}`);
         return 0;
       case 'key:create': {
-        const id = await organizationId(args[0]);
-        console.log(`API key: ${await mintApiKey(em, id)}\nShown once: store it now. The previous key no longer works.`);
+        const flags = parseFlags(args);
+        if (!flags.name) {
+          const id = await organizationId(flags.positional[0]);
+          console.log(`API key: ${await mintApiKey(em, id)}\nShown once: store it now. The previous organization key no longer works.`);
+          return 0;
+        }
+        const caller = operator(await organizationId(flags.org));
+        const list = (value?: string) => (value === undefined ? undefined : value.split(',').map((item) => item.trim()).filter(Boolean));
+        const scopes = list(flags.scopes);
+        const unknown = scopes?.filter((scope) => !(API_SCOPES as readonly string[]).includes(scope)) ?? [];
+        if (unknown.length > 0) throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Scopes: ${API_SCOPES.join(', ')}.`);
+        const { key, secret } = await createKey(em, caller, { name: flags.name, scopes: scopes as ApiScope[] | undefined, channels: list(flags.channels), customers: list(flags.customers), expiresAt: flags.expires }, new Date());
+        console.log(`API key "${key.name}" (${key.id}): ${secret}\nScopes: ${key.scopes.join(', ')}${key.channels ? `\nChannels: ${key.channels.join(', ')}` : ''}${key.expiresAt ? `\nExpires: ${key.expiresAt}` : ''}\nShown once: store it now.`);
+        return 0;
+      }
+      case 'key:list': {
+        for (const key of await listKeys(em, operator(await organizationId(args[0])))) {
+          console.log([key.id, key.name, key.scopes.join(','), key.channels ? `channels:${key.channels.join(',')}` : 'all channels', key.expiresAt ? `expires ${key.expiresAt}` : '', `…${key.lastFour}`, key.lastUsed ? `last used ${key.lastUsed.at}` : 'never used'].join('\t'));
+        }
         return 0;
       }
       case 'key:revoke': {
-        const count = await revokeApiKeys(em, await organizationId(args[0]));
-        console.log(count > 0 ? 'API key revoked.' : 'No live API key to revoke.');
+        const given = args[0];
+        if (given && !(await em.findOne(OrganizationSchema, { id: given }))) {
+          const key = await em.findOne(ApiKeySchema, { id: given, revokedAt: null });
+          if (!key) throw new Error(`No organization nor live API key ${given}. See org:list and key:list.`);
+          await revokeKey(em, operator(key.organizationId), key.id, new Date());
+          console.log(`API key "${key.name}" revoked.`);
+          return 0;
+        }
+        const count = await revokeApiKeys(em, await organizationId(given));
+        console.log(count > 0 ? 'Organization key revoked.' : 'No live organization key to revoke.');
         return 0;
       }
       default:

@@ -20,6 +20,7 @@ let channelId: string;
 let mcp: Client;
 let userId: string;
 let app: { token: string; appId: string };
+let agentKey: string;
 
 const DAY = 86400_000;
 const at = (days: number) => {
@@ -76,8 +77,10 @@ beforeAll(async () => {
   const em = herald.services.orm.em.fork();
   userId = (await signUp(em, { email: 'owner@example.com', password: 'correct horse battery', name: 'Olivia', organizationName: '', invitationToken: await setupToken(herald) }, { allowSignup: false, now: new Date() })).user.id;
   app = await oauthApp('Acme Planner');
+  // The agent is set up as the README says: an agent key (the default preset) in the Authorization header.
+  agentKey = (await herald.rest('POST', '/keys', { name: 'Claude Desktop' })).body.secret;
   mcp = new Client({ name: 'approval-test', version: '1.0.0' });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${agentKey}` } } }));
 });
 
 afterAll(async () => {
@@ -99,7 +102,8 @@ describe('the approval settings', () => {
     expect((await herald.rest('GET', '/approval-settings')).body).toEqual({ agents: false, apps: [{ appId: app.appId, name: 'Acme Planner', required: null }] });
     const refused = await settings({ agents: false }, app.token);
     expect(refused.status).toBe(403);
-    expect(refused.body.message).toBe('An agent cannot change the approval gate.');
+    expect(refused.body.message).toMatch(/^This credential lacks the organization:manage scope, which setApprovalSettings needs/);
+    expect((await settings({ agents: false }, agentKey)).status).toBe(403);
     expect((await settings({ agents: true })).body).toEqual({ agents: true, apps: [{ appId: app.appId, name: 'Acme Planner', required: null }] });
   });
 });
@@ -150,12 +154,14 @@ describe('with the gate on', () => {
     const created = await schedule(unique('approve me'), { date: at(3) });
     expect((await herald.rest('POST', `/posts/${created.postId}/approve`, undefined, { authorization: app.token })).status).toBe(403);
     expect((await herald.rest('POST', `/posts/${created.postId}/reject`, { reason: 'no' }, { authorization: app.token })).status).toBe(403);
+    // The agent's own key, over REST: no approve scope.
+    expect((await herald.rest('POST', `/posts/${created.postId}/approve`, undefined, { authorization: agentKey })).body.message).toMatch(/lacks the approve scope/);
     const approved = await herald.rest('POST', `/posts/${created.postId}/approve`);
     expect(approved.status).toBe(200);
     expect(approved.body).toMatchObject({ id: created.postId, state: 'QUEUE', publishAt: at(3), approval: { decision: 'approved', decidedBy: expect.stringMatching(/^api_key:/) } });
     expect(await hasPublishJob(herald.services.orm.em.fork(), created.postId)).toBe(true);
     const resource: any = await mcp.readResource({ uri: `herald://posts/${created.postId}` });
-    expect(JSON.parse(resource.contents[0].text).approval).toMatchObject({ status: 'approved', decidedAt: expect.any(String), requestedBy: 'an agent over MCP (API key)' });
+    expect(JSON.parse(resource.contents[0].text).approval).toMatchObject({ status: 'approved', decidedAt: expect.any(String), requestedBy: 'Claude Desktop (API key) over MCP' });
     expect((await notifications())[0]).toMatchObject({ type: 'post_approved', content: expect.stringContaining(`it will be published at ${at(3)}`) });
     expect((await herald.rest('POST', `/posts/${created.postId}/approve`)).status).toBe(409);
   });

@@ -64,8 +64,10 @@ beforeAll(async () => {
   page = await (await browser.newContext({ baseURL: herald.url })).newPage();
   const connected = await herald.rest('POST', '/integrations/bluesky/connect', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password });
   channelId = connected.body.id;
+  // The agent is set up as the README says: an agent key, not the organization (owner) key.
+  const agentKey = (await herald.rest('POST', '/keys', { name: 'Review agent' })).body.secret;
   agent = new Client({ name: 'review-agent', version: '1.0.0' });
-  await agent.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));
+  await agent.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${agentKey}` } } }));
   agent.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updates.push(notification.params.uri));
   worker = await herald.startWorker();
 }, 600_000);
@@ -111,7 +113,7 @@ describe('the console where people check an agent\'s work', () => {
     await page.goto('/approvals');
     const card = page.getByRole('article', { name: 'Post on Alice' });
     expect(await card.getByText('Waiting for an owner\'s approval.').isVisible()).toBe(true);
-    expect(await card.getByText(/Requested by an agent over MCP \(API key\)/).isVisible()).toBe(true);
+    expect(await card.getByText(/Requested by Review agent \(API key\) over MCP/).isVisible()).toBe(true);
     // The text exactly as Bluesky receives it (bold as Unicode), its length against the limit, and the picture.
     expect(await card.locator('pre.preview-text').textContent()).toBe('Launch day: 𝗛𝗲𝗿𝗮𝗹𝗱 𝟮 is out https://example.com/launch');
     expect(await card.locator('.length').textContent()).toMatch(/^54 \/ 300/);

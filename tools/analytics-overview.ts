@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IntegrationSchema } from '../src/db/entities.js';
+import { canSeeChannel, visibleChannelIds } from './internal/visibility.js';
 import { defineTool, readOnly } from './types.js';
 import { channelStatus, providerOf } from './internal/integrations.js';
 import { channelAnalytics } from './internal/analytics.js';
@@ -32,7 +33,7 @@ export const analyticsOverview = defineTool({
   handler: async (input, { em, caller, services, progress, log }) => {
     const channels = await em.find(
       IntegrationSchema,
-      { organizationId: caller.organizationId, deletedAt: null, ...(input.channels ? { id: { $in: input.channels } } : {}) },
+      { organizationId: caller.organizationId, deletedAt: null, ...(input.channels ? { id: { $in: input.channels.filter(canSeeChannel) } } : {}), ...(visibleChannelIds() ? { id: { $in: [...visibleChannelIds()!].filter((id) => !input.channels || input.channels.includes(id)) } } : {}) },
       { orderBy: { createdAt: 'asc', id: 'asc' } },
     );
     const wanted = input.channels ? channels : channels.filter((channel) => channelStatus(channel) === 'active');

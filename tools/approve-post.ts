@@ -1,7 +1,23 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from './types.js';
-import { approvalSettings, approvePost, refuseAgent, rejectPost, setApprovalSettings } from './internal/approval.js';
+import { approvalSettings, approvePost, credentialRef, refuseAgent, rejectPost, setApprovalSettings, type Decider, type Decision } from './internal/approval.js';
 import { idParam } from './shapes.js';
+import { actorOf, auditFrom, recordAudit } from './internal/audit.js';
+import { PostSchema } from '../src/db/entities.js';
+
+/** The trail's record of an approval or a rejection: who decided on which post. */
+async function recordDecision(context: ToolContext, decision: Decision): Promise<void> {
+  const verb = decision.approval.decision === 'approved' ? 'approved' : 'rejected';
+  const root = await context.em.findOne(PostSchema, { id: decision.id });
+  await recordAudit(context.em, {
+    ...auditFrom(context),
+    action: `post.${verb}`,
+    target: { kind: 'post', id: decision.id },
+    integrationId: root?.integrationId ?? null,
+    summary: `${actorOf(context.caller).name} ${verb} post ${decision.id}${decision.approval.reason ? `: ${decision.approval.reason}` : ''}.`,
+    changes: { state: decision.state, ...(decision.approval.reason ? { reason: decision.approval.reason } : {}) },
+  });
+}
 
 const decisionSchema = z.object({
   id: z.string(),
@@ -11,25 +27,28 @@ const decisionSchema = z.object({
   approval: z.record(z.string(), z.unknown()),
 });
 
-/** Who decides, for the post's record and the notification. */
-function decider(context: ToolContext): { id: string; name: string } {
+/** Who decides, for the post's record, the notification and the check that it did not create the post. */
+function decider(context: ToolContext): Decider {
   const { caller } = context;
-  return caller.credentialKind === 'api_key' ? { id: `api_key:${caller.credentialId}`, name: 'The organization\'s API key' } : { id: caller.credentialId, name: 'An owner' };
+  if (caller.credentialKind === 'api_key') return { id: credentialRef(caller), name: caller.name ? `The API key "${caller.name}"` : 'An API key', caller };
+  return { id: caller.credentialId, name: 'An owner', caller };
 }
 
 export const approvePostTool = defineTool({
   name: 'approvePost',
   title: 'Approve a post',
   description:
-    'POST /posts/{id}/approve: an owner approves a post waiting for approval (AWAITING_APPROVAL). It keeps its date, or is published at once when the date has passed (a notification says so). Agents (MCP sessions, OAuth tokens) cannot approve.',
+    'POST /posts/{id}/approve: approves a post waiting for approval (AWAITING_APPROVAL). It keeps its date, or is published at once when the date has passed (a notification says so). Needs the approve scope; no credential approves a post it created.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   mcp: false,
+  scope: 'approve',
   input: z.object({ id: idParam }),
   output: decisionSchema,
   rest: { method: 'POST', path: '/posts/:id/approve', toInput: ({ params }) => ({ id: params.id }) },
   handler: async (input, context) => {
-    refuseAgent(context, 'approve posts');
-    return approvePost(context.services, context.em, context.caller.organizationId, input.id, decider(context));
+    const decision = await approvePost(context.services, context.em, context.caller.organizationId, input.id, decider(context));
+    await recordDecision(context, decision);
+    return decision;
   },
 });
 
@@ -37,15 +56,17 @@ export const rejectPostTool = defineTool({
   name: 'rejectPost',
   title: 'Reject a post',
   description:
-    'POST /posts/{id}/reject {reason}: an owner rejects a post waiting for approval. It becomes a draft; the reason is kept on it (approval.reason) and in a notification, for the agent to read and fix. Agents cannot reject.',
+    'POST /posts/{id}/reject {reason}: rejects a post waiting for approval. It becomes a draft; the reason is kept on it (approval.reason) and in a notification, for the agent to read and fix. Needs the approve scope; no credential rejects a post it created.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   mcp: false,
+  scope: 'approve',
   input: z.object({ id: idParam, reason: z.string().trim().min(1, 'is required: say what is wrong').max(1000) }),
   output: decisionSchema,
   rest: { method: 'POST', path: '/posts/:id/reject' },
   handler: async (input, context) => {
-    refuseAgent(context, 'reject posts');
-    return rejectPost(context.services, context.em, context.caller.organizationId, input.id, input.reason, decider(context));
+    const decision = await rejectPost(context.services, context.em, context.caller.organizationId, input.id, input.reason, decider(context));
+    await recordDecision(context, decision);
+    return decision;
   },
 });
 
@@ -70,14 +91,17 @@ export const setApprovalSettingsTool = defineTool({
   name: 'setApprovalSettings',
   title: 'Change the approval gate',
   description:
-    'PUT /approval-settings {agents?, apps?: [{appId, required: true|false|null}]}: turns the approval gate for agents on or off, and overrides it per OAuth app (null removes the override). Agents cannot change it.',
+    'PUT /approval-settings {agents?, apps?: [{appId, required: true|false|null}]}: turns the approval gate for agents on or off, and overrides it per OAuth app (null removes the override). Needs the organization:manage scope (an owner key); agents cannot change it. Each API key has its own override (PUT /keys/{id} approvalRequired).',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: false,
+  scope: 'organization:manage',
   input: z.object({ agents: z.boolean().optional(), apps: z.array(z.object({ appId: z.string().min(1), required: z.boolean().nullable() })).max(100).optional() }),
   output: settingsSchema,
   rest: { method: 'PUT', path: '/approval-settings' },
   handler: async (input, context) => {
     refuseAgent(context, 'change the approval gate');
-    return setApprovalSettings(context.em, context.caller.organizationId, input);
+    const settings = await setApprovalSettings(context.em, context.caller.organizationId, input);
+    await recordAudit(context.em, { ...auditFrom(context), action: 'approval_settings.changed', target: { kind: 'approval_settings', id: null }, summary: `${actorOf(context.caller).name} changed the approval gate.`, changes: input });
+    return settings;
   },
 });

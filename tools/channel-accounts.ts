@@ -23,6 +23,7 @@ export const chooseChannelAccount = defineTool({
   description: "Makes the channel publish as the chosen page/account (an id from GET /integrations/{id}/accounts) with that page's own token; the channel becomes active.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: false,
+  scope: 'channels:manage',
   acceptsIdempotencyKey: true,
   input: z.object({ id: idParam, account: idParam.describe('An id from GET /integrations/{id}/accounts') }),
   output: integrationRecordSchema,

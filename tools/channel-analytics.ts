@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { canSeeChannel } from './internal/visibility.js';
 import { IntegrationSchema } from '../src/db/entities.js';
 import { invalidInput, notFound } from '../src/errors.js';
 import { findProvider } from '../providers/index.js';
@@ -25,7 +26,7 @@ export const channelAnalytics = defineTool({
   output: wrapped(z.array(analyticsMetricSchema)),
   rest: { method: 'GET', path: '/analytics/:integration', toInput: ({ params, query }) => ({ integration: params.integration, date: query.date }), toResponse: (output) => output.output },
   handler: async (input, { em, caller, services, log }) => {
-    const integration = await em.findOne(IntegrationSchema, { id: input.integration, organizationId: caller.organizationId });
+    const integration = canSeeChannel(input.integration) ? await em.findOne(IntegrationSchema, { id: input.integration, organizationId: caller.organizationId }) : null;
     if (!integration) {
       const byName = await em.count(IntegrationSchema, { organizationId: caller.organizationId, name: input.integration, deletedAt: null });
       if (findProvider(input.integration) || byName > 0) {

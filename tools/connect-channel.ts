@@ -14,6 +14,7 @@ export const connectChannel = defineTool({
     "Connects a channel of a credential platform (bluesky, mastodon, telegram...) with the fields of the provider's connect form, checked against the platform. Connecting the same account again updates its credentials.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: false,
+  scope: 'channels:manage',
   acceptsIdempotencyKey: true,
   input: z.object({ identifier: z.string().trim().min(1), fields: z.record(z.string(), z.string()) }),
   output: integrationRecordSchema.extend({

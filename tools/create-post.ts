@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { defineTool } from './types.js';
 import { createPosts, type PlanEntry } from './internal/create-posts.js';
 import { createdPostSchema, imageSchema, utcDateTime, wrapped } from './shapes.js';
-import { approvalRequest } from './internal/approval.js';
+import { approvalRequest, credentialRef } from './internal/approval.js';
+import { recordPostsCreated } from './internal/audit.js';
 import { reportCreated } from './internal/created-report.js';
 
 /** The body of POST /posts (and of POST /posts/validate). */
@@ -70,8 +71,9 @@ export const createPost = defineTool({
     const { em, caller, services } = context;
     const entries = restPlanEntries(input);
     const approval = await approvalRequest(em, context);
-    const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'API', entries, approval, allowDuplicate: input.allowDuplicate });
+    const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'API', entries, approval, allowDuplicate: input.allowDuplicate, createdBy: credentialRef(caller) });
     reportCreated(context, entries, created, approval);
+    await recordPostsCreated(context, created);
     return { output: created };
   },
 });

@@ -16,6 +16,7 @@ export const deleteIntegration = defineTool({
     'and a second call with confirm: true (after the user agreed) deletes.',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   mcp: true,
+  scope: 'channels:manage',
   input: z.object({
     id: idParam.describe('Channel id from integrationList'),
     confirm: confirmInput,

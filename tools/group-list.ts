@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { CustomerSchema } from '../src/db/entities.js';
 import { defineTool, readOnly } from './types.js';
 import { wrapped } from './shapes.js';
+import { visibleChannelIds } from './internal/visibility.js';
+import { listIntegrations } from './internal/integrations.js';
 
 export const groupList = defineTool({
   name: 'groupList',
@@ -15,6 +17,12 @@ export const groupList = defineTool({
   rest: { method: 'GET', path: '/groups', toInput: () => ({}), toResponse: (output) => output.output },
   handler: async (_input, { em, caller }) => {
     const customers = await em.find(CustomerSchema, { organizationId: caller.organizationId }, { orderBy: { name: 'asc', id: 'asc' } });
+    // A key limited to channels sees only the groups of its channels.
+    const visible = visibleChannelIds();
+    if (visible) {
+      const mine = new Set((await listIntegrations(em, caller.organizationId)).map((integration) => integration.customerId));
+      return { output: customers.filter((customer) => mine.has(customer.id)).map((customer) => ({ id: customer.id, name: customer.name })) };
+    }
     return { output: customers.map((customer) => ({ id: customer.id, name: customer.name })) };
   },
 });

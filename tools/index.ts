@@ -35,6 +35,8 @@ import { analyticsOverview } from './analytics-overview.js';
 import { exportChannelAnalytics, exportPostAnalytics } from './analytics-export.js';
 import { bestTimesTool } from './best-times.js';
 import { commentTools } from './comments.js';
+import { keyTools } from './api-keys.js';
+import { auditList } from './audit-list.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -85,6 +87,8 @@ export const tools: readonly ToolDefinition[] = [
   approvalSettingsTool,
   setApprovalSettingsTool,
   ...commentTools,
+  ...keyTools,
+  auditList,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NotificationSchema } from '../src/db/entities.js';
+import { channelFilter } from './internal/visibility.js';
 import { defineTool, readOnly } from './types.js';
 
 const PAGE_SIZE = 100;
@@ -22,7 +23,8 @@ export const notificationList = defineTool({
   handler: async (input, { em, caller }) => {
     const [rows, total] = await em.findAndCount(
       NotificationSchema,
-      { organizationId: caller.organizationId },
+      // A key limited to channels sees only notifications about its channels.
+      { organizationId: caller.organizationId, ...channelFilter() },
       { orderBy: { createdAt: 'desc', id: 'desc' }, limit: PAGE_SIZE, offset: input.page * PAGE_SIZE },
     );
     return {

@@ -6,6 +6,8 @@ import { counted } from '../src/lib/words.js';
 import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
 import { withIdempotency, type IdempotencyOptions } from './internal/idempotency.js';
 import { rateLimitRefused } from '../src/lib/metrics.js';
+import { hasScope, toolScope } from './internal/scopes.js';
+import { asCaller } from './internal/visibility.js';
 
 export function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -39,14 +41,39 @@ export async function enforcePostCreationLimit(services: Services, caller: Calle
       details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },
     });
   }
+  const own = caller.postsPerHour != null && caller.credentialKind === 'api_key' ? { ...window, name: 'create_post_key', limit: caller.postsPerHour } : undefined;
+  if (own) {
+    const subject = `key:${caller.credentialId}`;
+    const mine = await consumeRateLimit(services.orm.em.fork(), subject, own.name, own.limit, own.now, own.windowMs);
+    if (!mine.allowed) {
+      await refundRateLimit(services.orm.em.fork(), caller.organizationId, window);
+      throw new DomainError('rate_limited', `Post creation limit reached: ${mine.limit} per hour for this API key.`, {
+        hint: `Wait ${counted(mine.resetSeconds, 'second')}, or ask an owner to raise the key's postsPerHour.`,
+        details: { limit: mine.limit, remaining: 0, resetSeconds: mine.resetSeconds },
+      });
+    }
+    return async () => {
+      await refundRateLimit(services.orm.em.fork(), caller.organizationId, window);
+      await refundRateLimit(services.orm.em.fork(), subject, own);
+    };
+  }
   return () => refundRateLimit(services.orm.em.fork(), caller.organizationId, window);
 }
 
-export const WRITE_SCOPE = 'mcp:write';
-
-/** Tools that change data need the write scope; API keys and console sessions carry every scope. */
+/** Each tool needs its scope (tools/internal/scopes.ts); console sessions carry every scope. */
 export function canCall(caller: Caller, tool: ToolDefinition): boolean {
-  return tool.annotations.readOnlyHint || caller.scopes.includes(WRITE_SCOPE);
+  return hasScope(caller, toolScope(tool));
+}
+
+function refuseScope(caller: Caller, tool: ToolDefinition): DomainError {
+  const scope = toolScope(tool);
+  return new DomainError('forbidden', `This credential lacks the ${scope} scope, which ${tool.name} needs (it has: ${caller.scopes.join(', ') || 'none'}).`, {
+    hint:
+      caller.credentialKind === 'oauth_token'
+        ? 'Authorize the app again and approve the mcp:write scope; approving and managing the organization are not granted to apps.'
+        : `Ask an owner for a key with the ${scope} scope (POST /keys, or npm run herald -- key:create --scopes ...).`,
+    details: { requiredScope: scope },
+  });
 }
 
 /** `idempotencyKey`: REST's Idempotency-Key header; `onReplay`: told when the answer is the stored first answer. */
@@ -60,11 +87,7 @@ export async function runTool<Tool extends ToolDefinition>(
   requestId: string,
   options: RunOptions = {},
 ): Promise<z.output<Tool['output']>> {
-  if (!canCall(caller, tool)) {
-    throw new DomainError('forbidden', `This token only grants read access; ${tool.name} changes data.`, {
-      hint: `Authorize the app again and approve the ${WRITE_SCOPE} scope.`,
-    });
-  }
+  if (!canCall(caller, tool)) throw refuseScope(caller, tool);
   refuseUnstorableText(raw);
   const parsed = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
   // A replayed answer creates nothing, so it does not count against the post-creation limit either.
@@ -106,7 +129,8 @@ async function runHandler<Tool extends ToolDefinition>(
     log: options.log,
     confirm: options.confirm,
   };
-  const output = await tool.handler(input as z.output<Tool['input']>, context);
+  // Every lookup inside sees only the caller's channels (tools/internal/visibility.ts).
+  const output = await asCaller(caller, () => tool.handler(input as z.output<Tool['input']>, context));
   // Nothing loaded, created or removed through the entity manager (the hot read paths use plain SQL): nothing to flush.
   const work = em.getUnitOfWork();
   if (work.getIdentityMap().keys().length > 0 || work.getPersistStack().size > 0 || work.getRemoveStack().size > 0) await em.flush();

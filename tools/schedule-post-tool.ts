@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { newId } from '../src/lib/crypto.js';
 import { defineTool } from './types.js';
 import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
-import { approvalRequest } from './internal/approval.js';
+import { approvalRequest, credentialRef } from './internal/approval.js';
+import { recordPostsCreated } from './internal/audit.js';
 import { reportCreated } from './internal/created-report.js';
 import { createdPostSchema, utcDateTime } from './shapes.js';
 import { idempotencyKeyField } from './internal/idempotency.js';
@@ -73,8 +74,9 @@ export const schedulePostTool = defineTool({
     const entries = socialPostEntries(input);
     try {
       const approval = await approvalRequest(em, context);
-      const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries, approval, allowDuplicate: input.allowDuplicate });
+      const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries, approval, allowDuplicate: input.allowDuplicate, createdBy: credentialRef(caller) });
       reportCreated(context, entries, created, approval);
+      await recordPostsCreated(context, created);
       return { output: created };
     } catch (error) {
       if (error instanceof PostValidationError) {

@@ -15,6 +15,7 @@ export const setPostingTimes = defineTool({
     "The channel's own zone is its `timeZone` in integrationList.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: false,
+  scope: 'channels:manage',
   input: z.object({
     id: idParam,
     postingTimes: z.array(z.object({ time: minute })).min(1, 'needs at least one time').max(48),

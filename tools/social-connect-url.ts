@@ -14,6 +14,7 @@ export const socialConnectUrl = defineTool({
   description: 'Answers {url}: the platform authorization page to send the user to. Only OAuth platforms that are configured on this Herald; credential platforms connect with POST /integrations/{identifier}/connect.',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   mcp: false,
+  scope: 'channels:manage',
   input: z.object({ integration: z.string().trim().min(1), refresh: z.string().optional() }),
   output: z.object({ url: z.string() }),
   rest: { method: 'GET', path: '/social/:integration', toInput: ({ params, query }) => ({ integration: params.integration, refresh: query.refresh }) },

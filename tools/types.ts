@@ -10,6 +10,7 @@ import type { MediaFetcher } from '../src/lib/media-fetch.js';
 import type { UrlGuard } from '../src/lib/ssrf.js';
 import type { Storage } from '../src/lib/storage/index.js';
 import type { PostChanges } from '../src/lib/events.js';
+import type { ApiScope } from './internal/scopes.js';
 
 export interface Services {
   config: Config;
@@ -41,8 +42,16 @@ export interface Caller {
   organizationId: string;
   credentialId: string;
   credentialKind: CredentialKind;
-  /** OAuth scopes; API keys carry every scope. */
+  /** Named scopes (tools/internal/scopes.ts): an API key's own, an OAuth token's mapped, every scope for the console. */
   scopes: readonly string[];
+  /** The credential's name for people: an API key's name (the audit trail, approval requests). */
+  name?: string;
+  /** The channels it may see and post to (resolved per request from the key's channels and customers); unset: every channel. */
+  channelIds?: readonly string[];
+  /** An API key's own approval gate: true (always wait), false (never), null/unset (the organization's rule). */
+  approvalRequired?: boolean | null;
+  /** An API key's own post-creation limit per hour (on top of the organization's). */
+  postsPerHour?: number | null;
 }
 
 export interface ToolContext {
@@ -130,6 +139,8 @@ export interface ToolDefinition<InputSchema extends z.ZodType = z.ZodType, Outpu
   output: OutputSchema;
   /** Listed as an MCP tool. */
   mcp: boolean;
+  /** The scope a caller needs (tools/internal/scopes.ts); unset: `read` when read-only, else `posts:write`. */
+  scope?: ApiScope;
   rest?: RestBinding<z.output<OutputSchema>>;
   /** Counts against the per-organization post-creation limit (REST and MCP alike). */
   countsAsPostCreation?: boolean;

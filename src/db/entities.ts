@@ -28,6 +28,23 @@ export const ApiKeySchema = defineEntity({
     organizationId: p.string(),
     keyHash: p.string().unique(),
     lastFour: p.string(),
+    name: p.string(),
+    /** The organization's own key (the owner key `key:create` mints): every scope. */
+    organizationKey: p.boolean().default(false),
+    scopes: p.json<string[]>(),
+    channelIds: p.json<string[]>().nullable(),
+    customerIds: p.json<string[]>().nullable(),
+    expiresAt: timestamp().nullable(),
+    requestsPerMinute: p.integer().nullable(),
+    postsPerHour: p.integer().nullable(),
+    /** This key's approval gate: true/false overrides the organization's rule; null follows it. */
+    approvalRequired: p.boolean().nullable(),
+    /** Who made it (`session:<user>` or `api_key:<id>`). */
+    createdBy: p.string().nullable(),
+    rotatedAt: timestamp().nullable(),
+    lastUsedAt: timestamp().nullable(),
+    lastUsedAddress: p.string().nullable(),
+    lastUsedClient: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     revokedAt: timestamp().nullable(),
   },
@@ -104,6 +121,8 @@ export type PostApproval = {
   /** The OAuth app of the token, when it was one. */
   appId?: string;
   appName?: string;
+  /** The API key's name, when it was one. */
+  keyName?: string;
   decision?: 'approved' | 'rejected';
   decidedAt?: string;
   /** `session:<user id>` (console) or `api_key:<id>` (REST). */
@@ -193,6 +212,8 @@ export const PostSchema = defineEntity({
     creationMethod: p.string(),
     /** The approval gate's record (root item only): null when the post never needed approval. */
     approval: p.json<PostApproval>().nullable(),
+    /** Root item only: the credential that created it (`api_key:<id>`, `oauth_token:<id>`, `session:<id>`): it never approves it. */
+    createdBy: p.string().nullable(),
     /** Root item only: the duplicate guard's key of its text (tools/internal/duplicates.ts); null without text. */
     duplicateKey: p.text().nullable(),
     /** Root item only: the post answers a comment someone left (a reply, tools/internal/comment-replies.ts); null otherwise. */
@@ -217,6 +238,8 @@ export const NotificationSchema = defineEntity({
     type: p.string(),
     content: p.text(),
     link: p.text().nullable(),
+    /** The channel it is about, when one: a key limited to channels sees only those about its channels. */
+    integrationId: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
   },
 });
@@ -240,6 +263,8 @@ export const MediaSchema = defineEntity({
     height: p.integer().nullable(),
     /** Seconds (videos). */
     duration: p.double().nullable(),
+    /** The credential that uploaded it (`credentialRef`): a key limited to channels sees only its own uploads. */
+    uploadedBy: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     deletedAt: timestamp().nullable(),
   },

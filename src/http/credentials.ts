@@ -1,5 +1,5 @@
 // Resolves the Authorization header (raw key or pos_ token on REST, "Bearer <...>" on MCP; both accepted on REST) to a caller.
-import { isOAuthToken, resolveApiKey, resolveApiKeyCounting } from '../../tools/internal/credentials.js';
+import { isOAuthToken, resolveApiKey, resolveApiKeyCounting, type KeyUse } from '../../tools/internal/credentials.js';
 import { consumeRateLimit, type RateLimitState, type Window } from '../lib/rate-limit.js';
 import { resolveOAuthToken } from '../../tools/internal/oauth.js';
 import type { Caller, Services } from '../../tools/types.js';
@@ -16,20 +16,25 @@ export function extractCredential(header: string | undefined, options: { allowRa
  * REST: the caller and one request counted against `window` of its organization. An API key does both in one statement; an
  * OAuth token is looked up, then counted. Undefined (nothing counted) when the credential is missing, unknown or revoked.
  */
-export async function resolveCallerCounting(services: Services, header: string | undefined, window: Window): Promise<{ caller: Caller; limit: RateLimitState } | undefined> {
+export async function resolveCallerCounting(
+  services: Services,
+  header: string | undefined,
+  window: Window,
+  use?: Omit<KeyUse, 'now'>,
+): Promise<{ caller: Caller; limit: RateLimitState; limitOfKey?: boolean } | undefined> {
   const credential = extractCredential(header, { allowRaw: true });
   if (!credential) return undefined;
   const em = services.orm.em.fork();
-  if (!isOAuthToken(credential)) return resolveApiKeyCounting(em, credential, window);
+  if (!isOAuthToken(credential)) return resolveApiKeyCounting(em, credential, window, { ...use, now: window.now });
   const caller = await resolveOAuthToken(em, credential, services.now());
   if (!caller) return undefined;
   return { caller, limit: await consumeRateLimit(em, caller.organizationId, window.name, window.limit, window.now, window.windowMs) };
 }
 
 /** An API key or a `pos_` OAuth token; undefined when missing, unknown, revoked or of a deleted app. */
-export async function resolveCredentialValue(services: Services, credential: string | undefined): Promise<Caller | undefined> {
+export async function resolveCredentialValue(services: Services, credential: string | undefined, use?: Omit<KeyUse, 'now'>): Promise<Caller | undefined> {
   if (!credential) return undefined;
   const em = services.orm.em.fork();
   if (isOAuthToken(credential)) return resolveOAuthToken(em, credential, services.now());
-  return resolveApiKey(em, credential);
+  return resolveApiKey(em, credential, use && { ...use, now: services.now() });
 }

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document of REST v1, generated from the tool registry: each tool's REST binding gives the path and method,
 // its zod input (or the binding's body schema) the parameters and request body, its zod output (or the binding's response
 // schema) the answer. No hand-written copy of any schema.
+import { API_SCOPES, API_SCOPE_DESCRIPTIONS, toolScope } from '../../tools/internal/scopes.js';
 import { z } from 'zod';
 import { errorStatus } from '../errors.js';
 import { tools } from '../../tools/index.js';
@@ -82,7 +83,8 @@ function operation(tool: ToolDefinition): Json {
   const result: Json = {
     operationId: tool.name,
     summary: tool.title,
-    description: tool.description,
+    description: `${tool.description}\n\nRequired scope: \`${toolScope(tool)}\`.`,
+    'x-required-scope': toolScope(tool),
     tags: [binding.path.split('/')[1] || 'root'],
     ...(parameters.length ? { parameters } : {}),
     responses,
@@ -135,7 +137,16 @@ function buildDocument(publicUrl: string): Json {
     paths,
     components: {
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The API key itself (or an OAuth access token pos_…), with no scheme prefix.' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description:
+            'The API key itself (or an OAuth access token pos_…), with no scheme prefix. Each key has scopes; each operation names the one it needs ' +
+            `(x-required-scope): ${API_SCOPES.map((scope) => `${scope}: ${API_SCOPE_DESCRIPTIONS[scope]}`).join('; ')}. ` +
+            'Agent keys (read, posts:write) are held at the approval gate when it is on; the organization key (owner) has every scope. ' +
+            'OAuth tokens: mcp:read = read; mcp:write = read, posts:write, channels:manage. A key limited to channels gets 404 for any other channel.',
+        },
       },
       parameters: {
         IdempotencyKey: {

@@ -22,8 +22,8 @@ export function setRateLimitHeaders(response: Response, state: RateLimitState): 
   response.setHeader('RateLimit-Reset', String(state.resetSeconds));
 }
 
-function rateLimited(state: RateLimitState): DomainError {
-  return new DomainError('rate_limited', `Rate limit reached: ${state.limit} REST requests ${perWindow(state.windowSeconds)} for this organization.`, {
+function rateLimited(state: RateLimitState, ofKey = false): DomainError {
+  return new DomainError('rate_limited', `Rate limit reached: ${state.limit} REST requests ${perWindow(state.windowSeconds)} for this ${ofKey ? 'API key' : 'organization'}.`, {
     hint: `Wait ${counted(state.resetSeconds, 'second')} before the next request.`,
     details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },
   });
@@ -34,12 +34,13 @@ function rateLimited(state: RateLimitState): DomainError {
  * hour when set (API_RATE_LIMIT_PER_HOUR=30 is the spec's strict reading). Answers the caller and the refused limit, or the
  * one closest to running out; undefined for a missing, unknown or revoked credential (which counts nothing).
  */
-async function authenticateCounting(services: Services, header: string | undefined): Promise<{ caller: Caller; state: RateLimitState } | undefined> {
+async function authenticateCounting(services: Services, request: Request): Promise<{ caller: Caller; state: RateLimitState; ofKey?: boolean } | undefined> {
   const now = services.now();
-  const counted = await resolveCallerCounting(services, header, { name: 'rest_minute', limit: services.config.apiRateLimitPerMinute, windowMs: MINUTE_MS, now });
+  const use = { address: request.ip, client: request.headers['user-agent'] };
+  const counted = await resolveCallerCounting(services, request.headers.authorization, { name: 'rest_minute', limit: services.config.apiRateLimitPerMinute, windowMs: MINUTE_MS, now }, use);
   if (!counted) return undefined;
   const minute = counted.limit;
-  if (!minute.allowed || services.config.apiRateLimitPerHour === 0) return { caller: counted.caller, state: minute };
+  if (!minute.allowed || services.config.apiRateLimitPerHour === 0) return { caller: counted.caller, state: minute, ofKey: counted.limitOfKey };
   const hour = await consumeRateLimit(services.orm.em.fork(), counted.caller.organizationId, 'rest_hour', services.config.apiRateLimitPerHour, now, HOUR_MS);
   return { caller: counted.caller, state: !hour.allowed || hour.remaining < minute.remaining ? hour : minute };
 }
@@ -50,13 +51,13 @@ export function restRouter(services: Services): Router {
   // Authentication first, then the per-organization limit: a 401 never counts.
   router.use(async (request: Request, response: Response, next: NextFunction) => {
     try {
-      const authenticated = await authenticateCounting(services, request.headers.authorization);
+      const authenticated = await authenticateCounting(services, request);
       if (!authenticated) throw unauthenticated();
       response.locals.caller = authenticated.caller;
       const state = authenticated.state;
       setRateLimitHeaders(response, state);
       if (!state.allowed) rateLimitRefused('rest');
-      if (!state.allowed) throw rateLimited(state);
+      if (!state.allowed) throw rateLimited(state, authenticated.ofKey);
       next();
     } catch (error) {
       next(error);

@@ -53,7 +53,10 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
         const found = await sessions.resolveWithApiKey(credential, sessionId);
         if (found) return await sessions.handle(request, response, found.caller, found.session);
       }
-      const caller = await resolveCredentialValue(services, credential);
+      // Where and with what client the key was used (the initialize request names the MCP client).
+      const clientInfo = (request.body as { params?: { clientInfo?: { name?: unknown; version?: unknown } } } | undefined)?.params?.clientInfo;
+      const client = typeof clientInfo?.name === 'string' ? `${clientInfo.name}${typeof clientInfo.version === 'string' ? ` ${clientInfo.version}` : ''} (MCP)` : request.headers['user-agent'];
+      const caller = await resolveCredentialValue(services, credential, { address: request.ip, client });
       if (!caller || (source === 'path' && caller.credentialKind !== 'api_key')) {
         // /api/mcp-oauth points clients at its discovery document (RFC 9728 §5.1) so they can get a token on their own.
         if (source !== 'oauth') {

@@ -27,6 +27,7 @@ import { IntegrationSchema, type Integration } from '../db/entities.js';
 import { DomainError } from '../errors.js';
 import { findProvider, providers } from '../../providers/index.js';
 import type { Provider } from '../../providers/types.js';
+import { asCaller, canSeeChannel } from '../../tools/internal/visibility.js';
 import type { Caller, Services } from '../../tools/types.js';
 import { channelStatus, findIntegration, formatPostingTime, listIntegrations } from '../../tools/internal/integrations.js';
 import { settingsJsonSchema, settingsRecord } from '../../tools/internal/settings-record.js';
@@ -165,7 +166,12 @@ function parseResourceUri(uri: string): { kind: 'integrations' | 'media' | 'comm
   return { kind: collection === 'posts' ? 'post' : 'platform', id };
 }
 
-export async function readResource(services: Services, caller: Caller, uri: string): Promise<unknown> {
+/** A resource as `caller` sees it: a channel (or its post) outside a key's channel limit does not exist for it. */
+export function readResource(services: Services, caller: Caller, uri: string): Promise<unknown> {
+  return asCaller(caller, () => readVisibleResource(services, caller, uri));
+}
+
+async function readVisibleResource(services: Services, caller: Caller, uri: string): Promise<unknown> {
   const target = parseResourceUri(uri);
   if (!target) throw notFound(uri);
   const em = services.orm.em.fork();
@@ -176,7 +182,7 @@ export async function readResource(services: Services, caller: Caller, uri: stri
       return { channels: (await listIntegrations(em, organizationId)).map((integration) => channelRecord(integration, zone)) };
     }
     case 'integration': {
-      const integration = await em.findOne(IntegrationSchema, { id: target.id, organizationId, deletedAt: null });
+      const integration = canSeeChannel(target.id) ? await em.findOne(IntegrationSchema, { id: target.id, organizationId, deletedAt: null }) : null;
       if (!integration) throw notFound(uri, 'Channel not found');
       return channelRecord(integration, await organizationZone(em, organizationId));
     }
@@ -274,7 +280,7 @@ export class ResourceSubscriptions {
         { uri: 'herald://integrations', name: 'channels', title: 'Channels', description: 'The organization\'s connected channels with state, platform rules, limits and settings schema.', mimeType: JSON_TYPE },
         { uri: 'herald://comments', name: 'comments', title: 'Comments', description: 'The newest 100 comments people left on published posts, with state (new, answered, hidden, deleted). Subscribe to hear of new ones; answer with replyToComment.', mimeType: JSON_TYPE },
         { uri: 'herald://media', name: 'media', title: 'Media library', description: 'The newest 100 files of the media library: use a path as an attachment.', mimeType: JSON_TYPE },
-        ...(await listIntegrations(em, caller.organizationId)).map((integration) => ({
+        ...(await asCaller(caller, () => listIntegrations(em, caller.organizationId))).map((integration) => ({
           uri: `herald://integrations/${integration.id}`,
           name: `channel-${integration.id}`,
           title: `${integration.name} (${platformName(integration)})`,

@@ -3,6 +3,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { sqlOf, statement } from '../db/sql.js';
+import { KEY_COLUMNS, LIVE_KEY, keyCaller, type KeyRow } from '../../tools/internal/credentials.js';
+import type { Caller } from '../../tools/types.js';
 
 /**
  * Per-session state, kept in the row's `state` column (JSON) and readable by whichever process serves the next request.
@@ -37,10 +39,10 @@ const FIND = statement(
 );
 const FIND_WITH_API_KEY = statement(
   'mcp_session_find_with_api_key',
-  `select k.id as key_id, k.organization_id as key_organization_id, s.id, s.credential_id, s.organization_id, s.protocol_version,
+  `select ${KEY_COLUMNS}, s.id, s.credential_id, s.organization_id, s.protocol_version,
      s.client_info, s.client_capabilities, s.state, s.last_seen_at
    from api_key k left join mcp_session s on s.id = $2 and s.credential_id = k.id
-   where k.key_hash = $1 and k.revoked_at is null`,
+   where ${LIVE_KEY}`,
 );
 const TOUCH = statement('mcp_session_touch', 'update mcp_session set last_seen_at = $2 where id = $1');
 const UPDATE_STATE = statement('mcp_session_state', `update mcp_session set state = state || $2::jsonb where id = $1 returning state`);
@@ -85,10 +87,10 @@ export class SessionStore {
    * An API key (its SHA-256) and its session in one round trip: undefined for an unknown or revoked key; `session` undefined
    * when the key is good but the session is unknown or was opened by another credential.
    */
-  async findWithApiKey(keyHash: string, id: string): Promise<{ keyId: string; organizationId: string; session?: SessionRow } | undefined> {
+  async findWithApiKey(keyHash: string, id: string): Promise<{ caller: Caller; session?: SessionRow } | undefined> {
     const [row] = await this.sql.rows<Record<string, any>>(FIND_WITH_API_KEY, [keyHash, id]);
     if (!row) return undefined;
-    return { keyId: row.key_id, organizationId: row.key_organization_id, session: row.id ? toRow(row) : undefined };
+    return { caller: keyCaller(row as KeyRow), session: row.id ? toRow(row) : undefined };
   }
 
   /** Records that the session was used (at most once a minute). */

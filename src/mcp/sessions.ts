@@ -20,7 +20,7 @@ import {
   type JSONRPCNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller, Services } from '../../tools/types.js';
-import { apiKeyCaller, apiKeyHash } from '../../tools/internal/credentials.js';
+import { apiKeyHash } from '../../tools/internal/credentials.js';
 import { createMcpServer } from './server.js';
 import { EVENT_RETENTION_MS, latestSequence, parseEventId, PostgresEventStore, standaloneStreamOf, storeEvent } from './event-store.js';
 import { isAnswer, SessionHub } from './hub.js';
@@ -69,7 +69,7 @@ export class McpSessions {
     const hash = apiKeyHash(key);
     if (!hash) return undefined;
     const found = await this.store.findWithApiKey(hash, sessionId);
-    return found && { caller: apiKeyCaller(found.keyId, found.organizationId), session: found.session ?? null };
+    return found && { caller: found.caller, session: found.session ?? null };
   }
 
   /** `loaded`: the request's session when the caller was resolved with it (resolveWithApiKey). */

@@ -1,10 +1,11 @@
 // The approval gate for posts made by agents on someone's behalf.
 //
-// An agent is whatever reaches Herald through an MCP session (with an API key or an OAuth token alike), or a third-party
-// app acting for a user with its OAuth token on REST. Not agents: the organization's own API key on REST (its scripts)
-// and people signed in to the console. When the organization's rule (or the override for the agent's OAuth app) says
-// so, what an agent would queue waits in AWAITING_APPROVAL instead; an owner approves it (it keeps its date, or goes out
-// at once when the date has passed) or rejects it (it becomes a draft with the reason). Agents never decide.
+// An agent is every credential that is not an owner's (scopes.ts `isOwnerCredential`), over REST and MCP alike: agent
+// keys (API keys without organization:manage) and OAuth tokens. Not agents: people signed in to the console and owner keys
+// (the organization key). When the organization's rule (or the override for the agent's key or OAuth app) says so, what an
+// agent would queue waits in AWAITING_APPROVAL instead; a person with the permission or a key with the approve scope
+// approves it (it keeps its date, or goes out at once when the date has passed) or rejects it (a draft with the reason).
+// No credential decides on a post it created.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApprovalSettingSchema, IntegrationSchema, PostSchema, type Post, type PostApproval } from '../../src/db/entities.js';
 import { OAuthAppSchema, OAuthTokenSchema } from '../../src/db/account-entities.js';
@@ -16,21 +17,43 @@ import { cancelPublish, schedulePublish } from './queue.js';
 import { announcePostChange } from './announce.js';
 import { refuseDuplicateOf } from './duplicates.js';
 import { decideChange } from './platform-changes.js';
+import { isOwnerCredential } from './scopes.js';
 
-/** How an agent reached Herald; undefined when the caller is not an agent. */
+/** How an agent reached Herald; undefined when the caller is not an agent (an owner credential). */
 export function agentVia(context: { caller: Caller; via?: 'mcp' }): 'mcp' | 'rest' | undefined {
-  if (context.via === 'mcp') return 'mcp';
-  if (context.caller.credentialKind === 'oauth_token') return 'rest';
-  return undefined;
+  if (isOwnerCredential(context.caller)) return undefined;
+  return context.via === 'mcp' ? 'mcp' : 'rest';
 }
 
-/** Agents never approve, reject or change the gate: the person behind them does. */
+/** Agents never change the gate: the person behind them does. */
 export function refuseAgent(context: { caller: Caller; via?: 'mcp' }, what: string): void {
   if (agentVia(context)) {
     throw new DomainError('forbidden', `An agent cannot ${what}.`, {
-      hint: 'An owner of the organization decides in the Herald console (Approvals), or with the organization\'s API key on REST.',
+      hint: 'An owner of the organization decides in the Herald console, or with an owner key (organization:manage) on REST.',
     });
   }
+}
+
+/** A credential as stored on what it does (`createdBy`, `decidedBy`): `api_key:<id>`, `oauth_token:<id>`, `session:<id>`. */
+export function credentialRef(caller: Caller): string {
+  return caller.credentialId.startsWith(`${caller.credentialKind}:`) ? caller.credentialId : `${caller.credentialKind}:${caller.credentialId}`;
+}
+
+/** No credential approves or rejects a post it created: the gate would be no gate. */
+export function refuseOwnPost(caller: Caller, root: Post, what: string): void {
+  const ref = credentialRef(caller);
+  const requester = root.approval ? credentialRef({ ...caller, credentialKind: root.approval.credentialKind as Caller['credentialKind'], credentialId: root.approval.credentialId }) : undefined;
+  if (root.createdBy === ref || requester === ref) {
+    throw new DomainError('forbidden', `This credential created post ${root.id}, so it cannot ${what} it.`, {
+      hint: 'Another person or key with the approve scope decides: an owner in the Herald console (Approvals), or an owner key on REST.',
+    });
+  }
+}
+
+/** A change on the platform (an edit or deletion waiting for approval) is decided by someone other than who asked for it. */
+function refuseOwnChange(decidedBy: Decider, post: Post, what: string): void {
+  const asked = post.platformChange?.state === 'awaiting_approval' ? post.platformChange.approval : undefined;
+  if (decidedBy.caller && asked) refuseOwnPost(decidedBy.caller, { ...post, approval: asked } as Post, what);
 }
 
 async function oauthAppOf(em: EntityManager, caller: Caller): Promise<{ id: string; name: string } | undefined> {
@@ -51,7 +74,9 @@ export async function approvalRequest(em: EntityManager, context: Pick<ToolConte
   const app = await oauthAppOf(em, caller);
   const rules = await em.find(ApprovalSettingSchema, { organizationId: caller.organizationId, appId: { $in: ['', ...(app ? [app.id] : [])] } });
   const appRule = app ? rules.find((rule) => rule.appId === app.id) : undefined;
-  const required = appRule ? appRule.required : (rules.find((rule) => rule.appId === '')?.required ?? false);
+  // The key's own setting, like an app's override, wins over the organization's rule.
+  const keyRule = caller.credentialKind === 'api_key' && caller.approvalRequired != null ? caller.approvalRequired : undefined;
+  const required = keyRule ?? (appRule ? appRule.required : (rules.find((rule) => rule.appId === '')?.required ?? false));
   if (!required) return undefined;
   return {
     requestedAt: context.services.now().toISOString(),
@@ -59,6 +84,7 @@ export async function approvalRequest(em: EntityManager, context: Pick<ToolConte
     credentialKind: caller.credentialKind,
     credentialId: caller.credentialId,
     ...(app ? { appId: app.id, appName: app.name } : {}),
+    ...(caller.credentialKind === 'api_key' && caller.name ? { keyName: caller.name } : {}),
   };
 }
 
@@ -66,6 +92,7 @@ export async function approvalRequest(em: EntityManager, context: Pick<ToolConte
 export function requesterLabel(approval: PostApproval): string {
   const how = approval.via === 'mcp' ? 'over MCP' : 'over REST';
   if (approval.appName) return `${approval.appName} (OAuth app) ${how}`;
+  if (approval.keyName) return `${approval.keyName} (API key) ${how}`;
   return `an agent ${how} (${approval.credentialKind === 'api_key' ? 'API key' : approval.credentialKind})`;
 }
 
@@ -114,6 +141,13 @@ export async function setApprovalSettings(
   return approvalSettings(em, organizationId);
 }
 
+/** Who decides: stored on the post; `caller` (REST) is checked against the post's creator. */
+export interface Decider {
+  id: string;
+  name: string;
+  caller?: Caller;
+}
+
 export interface Decision {
   id: string;
   /** PUBLISHED: the decision was on an edit or deletion of a published post on its platform (platform-changes.ts). */
@@ -141,11 +175,14 @@ async function whereOf(em: EntityManager, post: Post): Promise<string> {
 }
 
 /** Approves a waiting post: it keeps its date, or is published at once when the date has passed (and a notification says so). */
-export async function approvePost(services: Services, em: EntityManager, organizationId: string, id: string, decidedBy: { id: string; name: string }): Promise<Decision> {
+export async function approvePost(services: Services, em: EntityManager, organizationId: string, id: string, decidedBy: Decider): Promise<Decision> {
   // A published post whose edit or deletion on the platform an agent asked for waits for this decision instead.
-  const change = await decideChange(services, em, organizationId, await findPost(em, organizationId, id), { approve: true }, decidedBy);
+  const target = await findPost(em, organizationId, id);
+  refuseOwnChange(decidedBy, target, 'approve');
+  const change = await decideChange(services, em, organizationId, target, { approve: true }, decidedBy);
   if (change) return change;
   const { root, chain } = await awaitingRoot(em, organizationId, id);
+  if (decidedBy.caller) refuseOwnPost(decidedBy.caller, root, 'approve');
   const now = services.now();
   const late = root.publishDate.getTime() <= now.getTime();
   const where = await whereOf(em, root);
@@ -181,13 +218,16 @@ export async function rejectPost(
   organizationId: string,
   id: string,
   reason: string,
-  decidedBy: { id: string; name: string },
+  decidedBy: Decider,
 ): Promise<Decision> {
   const why = reason.trim();
   if (!why) throw invalidInput('A reason is required to reject a post.', { hint: 'Say what is wrong, so the agent (or its user) can fix it.' });
-  const change = await decideChange(services, em, organizationId, await findPost(em, organizationId, id), { approve: false, reason: why }, decidedBy);
+  const target = await findPost(em, organizationId, id);
+  refuseOwnChange(decidedBy, target, 'reject');
+  const change = await decideChange(services, em, organizationId, target, { approve: false, reason: why }, decidedBy);
   if (change) return change;
   const { root, chain } = await awaitingRoot(em, organizationId, id);
+  if (decidedBy.caller) refuseOwnPost(decidedBy.caller, root, 'reject');
   const now = services.now();
   const where = await whereOf(em, root);
   const approval: PostApproval = { ...root.approval!, decision: 'rejected', decidedAt: now.toISOString(), decidedBy: decidedBy.id, decidedByName: decidedBy.name, reason: why };

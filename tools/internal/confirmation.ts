@@ -2,6 +2,7 @@
 // the agent calls twice (the first call answers what would be deleted, the second passes confirm: true). On REST and in the
 // console the request itself is the explicit act (a DELETE sent with the organization's key, a form a person submitted),
 // so the spec's DELETE routes keep working for existing clients.
+import { channelFilter } from './visibility.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema } from '../../src/db/entities.js';
 import { convertContent } from '../../src/lib/content.js';
@@ -41,7 +42,7 @@ export async function groupSummary(
   group: string,
   options: { onPlatform?: boolean } = {},
 ): Promise<{ summary: string; wouldDelete: Record<string, unknown>; count: number }> {
-  const roots = await em.find(PostSchema, { organizationId, group, deletedAt: null, position: 0 }, { orderBy: { publishDate: 'asc', id: 'asc' } });
+  const roots = await em.find(PostSchema, { organizationId, group, deletedAt: null, position: 0, ...channelFilter() }, { orderBy: { publishDate: 'asc', id: 'asc' } });
   const channels = roots.length ? await em.find(IntegrationSchema, { id: { $in: [...new Set(roots.map((post) => post.integrationId))] } }) : [];
   const nameOf = new Map(channels.map((channel) => [channel.id, `${channel.name} (${channel.providerIdentifier})`]));
   const posts = roots.map((post) => {

@@ -1,5 +1,6 @@
 // Creating posts: one validation for REST and MCP, all or nothing, then rows and jobs in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { canSeeChannel } from './visibility.js';
 import { IntegrationSchema, PostSchema, type Integration, type Media, type PostApproval, type PostState, type PostTag, type StoredMedia } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
@@ -41,6 +42,8 @@ export interface PostPlan {
   entries: PlanEntry[];
   /** Set when an agent creates under the approval gate (approval.ts): what would be queued waits in AWAITING_APPROVAL. */
   approval?: PostApproval;
+  /** Who creates it (`credentialRef` of the caller): stored on each root as `createdBy`; it never approves the post. */
+  createdBy?: string;
   /** The request knowingly repeats a recent post's text: the duplicate guard (duplicates.ts) lets it through. */
   allowDuplicate?: boolean;
 }
@@ -175,7 +178,8 @@ export interface PlanCheck {
 export async function checkPlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}): Promise<PlanCheck> {
   const allowedHosts = options.allowedHosts ?? [];
   const ids = [...new Set(plan.entries.map((entry) => entry.integrationId))];
-  const integrations = await em.find(IntegrationSchema, { id: { $in: ids }, organizationId, deletedAt: null });
+  // A channel the caller may not see is answered like an unknown one.
+  const integrations = await em.find(IntegrationSchema, { id: { $in: ids.filter(canSeeChannel) }, organizationId, deletedAt: null });
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
   const library = await findLibraryMedia(em, organizationId, plan.entries.flatMap((entry) => entry.items.flatMap((item) => item.media)));
   const mediaById = new Map(library.map((row) => [row.id, row]));
@@ -303,6 +307,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           publishedAt: null,
           creationMethod: plan.creationMethod,
           approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
+          createdBy: position === 0 ? (plan.createdBy ?? null) : null,
           duplicateKey: position === 0 ? keys[entryIndex].duplicateKey : null,
           allowDuplicate: position === 0 && plan.allowDuplicate === true,
           createdAt: now,

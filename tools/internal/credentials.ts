@@ -6,6 +6,7 @@ import { notFound } from '../../src/errors.js';
 import { sqlOf, statement } from '../../src/db/sql.js';
 import { consumeParameters, consumeSql, rateLimitState, type ConsumedRow, type RateLimitState, type Window } from '../../src/lib/rate-limit.js';
 import type { Caller } from '../types.js';
+import { expandScopes, OWNER_SCOPES } from './scopes.js';
 
 const API_KEY_PREFIX = 'hrld_';
 
@@ -28,19 +29,43 @@ export async function firstOrganization(em: EntityManager): Promise<string | und
   });
 }
 
-/** Revokes every live key of the organization and mints a new one. The returned key is never stored. */
+/**
+ * Mints the organization key (the owner key: every scope) and revokes the previous organization key; the organization's
+ * named keys are left alone. The returned key is never stored.
+ */
 export async function mintApiKey(em: EntityManager, organizationId: string, now = new Date()): Promise<string> {
   const organization = await em.findOne(OrganizationSchema, { id: organizationId });
   if (!organization) throw notFound(`Organization ${organizationId} not found.`);
-  await em.nativeUpdate(ApiKeySchema, { organizationId, revokedAt: null }, { revokedAt: now });
-  const key = `${API_KEY_PREFIX}${randomToken(32)}`;
-  em.create(ApiKeySchema, { id: newId(), organizationId, keyHash: sha256(key), lastFour: key.slice(-4), createdAt: now, revokedAt: null });
+  await em.nativeUpdate(ApiKeySchema, { organizationId, organizationKey: true, revokedAt: null }, { revokedAt: now });
+  const key = newApiKeySecret();
+  em.create(ApiKeySchema, { ...ORGANIZATION_KEY, id: newId(), organizationId, keyHash: sha256(key), lastFour: key.slice(-4), createdAt: now, revokedAt: null });
   await em.flush();
   return key;
 }
 
+export const ORGANIZATION_KEY_NAME = 'Organization key (owner)';
+const ORGANIZATION_KEY = {
+  name: ORGANIZATION_KEY_NAME,
+  organizationKey: true,
+  scopes: [...OWNER_SCOPES],
+  channelIds: null,
+  customerIds: null,
+  expiresAt: null,
+  requestsPerMinute: null,
+  postsPerHour: null,
+  approvalRequired: null,
+  createdBy: null,
+  rotatedAt: null,
+  lastUsedAt: null,
+  lastUsedAddress: null,
+  lastUsedClient: null,
+};
+
+export const newApiKeySecret = (): string => `${API_KEY_PREFIX}${randomToken(32)}`;
+
+/** Revokes the organization key (the named keys stay: each is revoked by its id). */
 export async function revokeApiKeys(em: EntityManager, organizationId: string, now = new Date()): Promise<number> {
-  return em.nativeUpdate(ApiKeySchema, { organizationId, revokedAt: null }, { revokedAt: now });
+  return em.nativeUpdate(ApiKeySchema, { organizationId, organizationKey: true, revokedAt: null }, { revokedAt: now });
 }
 
 /** What an API key is looked up by (its SHA-256), or undefined when `raw` is missing or of a length no key has. */
@@ -52,37 +77,105 @@ export function apiKeyHash(raw: string | undefined): string | undefined {
 /** True for an OAuth access token (`pos_...`); any other credential is taken for an API key. */
 export const isOAuthToken = (value: string): boolean => value.startsWith('pos_');
 
-/** Resolves a raw API key to its caller, or undefined when missing, unknown or revoked. */
-export async function resolveApiKey(em: EntityManager, raw: string | undefined): Promise<Caller | undefined> {
-  const hash = apiKeyHash(raw);
-  if (!hash) return undefined;
-  // Every REST and MCP request runs this: one prepared statement on the unique key_hash index, no entity loaded.
-  const [key] = await sqlOf(em).rows<{ id: string; organization_id: string }>(FIND_API_KEY, [hash]);
-  if (!key) return undefined;
-  return apiKeyCaller(key.id, key.organization_id);
+/**
+ * The columns a key's caller is made of, from `api_key k`: its channel limit resolved now (its channels and every channel of
+ * its customers, so a channel added to a customer later is included), or null for every channel.
+ */
+export const KEY_COLUMNS = `k.id as key_id, k.organization_id as key_organization_id, k.name as key_name, k.scopes as key_scopes,
+  k.approval_required as key_approval_required, k.posts_per_hour as key_posts_per_hour, k.requests_per_minute as key_requests_per_minute,
+  k.last_used_at as key_last_used_at,
+  case when k.channel_ids is null and k.customer_ids is null then null else array(
+    select i.id from integration i where i.organization_id = k.organization_id and (
+      i.id in (select jsonb_array_elements_text(coalesce(k.channel_ids, '[]'::jsonb)))
+      or i.customer_id in (select jsonb_array_elements_text(coalesce(k.customer_ids, '[]'::jsonb))))) end as key_channel_ids`;
+/** A live key: not revoked, not expired. */
+export const LIVE_KEY = 'k.key_hash = $1 and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())';
+
+export interface KeyRow {
+  key_id: string;
+  key_organization_id: string;
+  key_name: string;
+  key_scopes: string[];
+  key_approval_required: boolean | null;
+  key_posts_per_hour: number | null;
+  key_requests_per_minute: number | null;
+  key_last_used_at: Date | string | null;
+  key_channel_ids: string[] | null;
 }
 
-/** The caller of an API key: its organization, every scope. */
-export const apiKeyCaller = (keyId: string, organizationId: string): Caller => ({ organizationId, credentialId: keyId, credentialKind: 'api_key', scopes: ['mcp:read', 'mcp:write'] });
+/** The caller of an API key row (KEY_COLUMNS). */
+export function keyCaller(row: KeyRow): Caller {
+  return {
+    organizationId: row.key_organization_id,
+    credentialId: row.key_id,
+    credentialKind: 'api_key',
+    scopes: expandScopes(row.key_scopes),
+    name: row.key_name,
+    ...(row.key_channel_ids ? { channelIds: row.key_channel_ids } : {}),
+    approvalRequired: row.key_approval_required,
+    postsPerHour: row.key_posts_per_hour,
+  };
+}
 
-const FIND_API_KEY = statement('api_key_by_hash', 'select id, organization_id from api_key where key_hash = $1 and revoked_at is null');
+/** Where and how a key was used, recorded at most once a minute (not a write per request). */
+export interface KeyUse {
+  now: Date;
+  address?: string;
+  client?: string;
+}
 
+/** Resolves a raw API key to its caller, or undefined when missing, unknown, revoked or expired. */
+export async function resolveApiKey(em: EntityManager, raw: string | undefined, use?: KeyUse): Promise<Caller | undefined> {
+  const hash = apiKeyHash(raw);
+  if (!hash) return undefined;
+  // Every MCP request without a session runs this: one prepared statement on the unique key_hash index, no entity loaded.
+  const [key] = await sqlOf(em).rows<KeyRow>(FIND_API_KEY, [hash]);
+  if (!key) return undefined;
+  if (use) await touchKey(em, key, use);
+  return keyCaller(key);
+}
+
+const TOUCH_EVERY_MS = 60_000;
+const TOUCH_KEY = statement('api_key_touch', 'update api_key set last_used_at = $2, last_used_address = $3, last_used_client = $4 where id = $1');
+
+/** Records a key's last use when the stored one is over a minute old. */
+export async function touchKey(em: EntityManager, key: Pick<KeyRow, 'key_id' | 'key_last_used_at'>, use: KeyUse): Promise<void> {
+  const last = key.key_last_used_at ? new Date(key.key_last_used_at).getTime() : 0;
+  if (use.now.getTime() - last < TOUCH_EVERY_MS) return;
+  await sqlOf(em).rows(TOUCH_KEY, [key.key_id, use.now, use.address?.slice(0, 100) ?? null, use.client?.slice(0, 200) ?? null]);
+}
+
+const FIND_API_KEY = statement('api_key_by_hash', `select ${KEY_COLUMNS} from api_key k where ${LIVE_KEY}`);
+
+// The organization's window ($2..$6), then the key's own per-minute window when it has one (same window bounds, its own limit).
+const keyWindow = consumeSql("'key:' || key.key_id", 'from key where key.key_requests_per_minute is not null')
+  .replaceAll('$2::text', "'rest_minute_key'::text")
+  .replaceAll('$6::int', '(select key_requests_per_minute from key)');
 const FIND_API_KEY_AND_COUNT = statement(
   'api_key_by_hash_counted',
-  `with key as (select id, organization_id from api_key where key_hash = $1 and revoked_at is null),
-   consumed as (${consumeSql('key.organization_id', 'from key')})
-   select key.id, key.organization_id, consumed.count, consumed.previous_count, consumed.granted from key left join consumed on true`,
+  `with key as (select ${KEY_COLUMNS} from api_key k where ${LIVE_KEY}),
+   consumed as (${consumeSql('key.key_organization_id', 'from key')}),
+   own as (${keyWindow})
+   select key.*, consumed.count, consumed.previous_count, consumed.granted,
+     own.count as own_count, own.previous_count as own_previous_count, own.granted as own_granted
+   from key left join consumed on true left join own on true`,
 );
 
 /**
- * An API key's caller and one request counted against its organization's `window`, in one round trip (REST runs this on
- * every request: the key lookup and the rate-limit write are the two statements every request pays for). Nothing is counted
- * for an unknown or revoked key.
+ * An API key's caller and one request counted against its organization's `window` (and the key's own per-minute limit), in
+ * one round trip (REST runs this on every request: the key lookup and the rate-limit write are the two statements every
+ * request pays for; the last use is written at most once a minute). Nothing is counted for an unknown, revoked or expired key.
  */
-export async function resolveApiKeyCounting(em: EntityManager, raw: string, window: Window): Promise<{ caller: Caller; limit: RateLimitState } | undefined> {
+export async function resolveApiKeyCounting(em: EntityManager, raw: string, window: Window, use?: KeyUse): Promise<{ caller: Caller; limit: RateLimitState; limitOfKey?: boolean } | undefined> {
   const hash = apiKeyHash(raw);
   if (!hash) return undefined;
-  const [row] = await sqlOf(em).rows<{ id: string; organization_id: string } & ConsumedRow>(FIND_API_KEY_AND_COUNT, [hash, ...consumeParameters(window)]);
+  type Row = KeyRow & ConsumedRow & { own_count: number | null; own_previous_count: number | null; own_granted: boolean | null };
+  const [row] = await sqlOf(em).rows<Row>(FIND_API_KEY_AND_COUNT, [hash, ...consumeParameters(window)]);
   if (!row) return undefined;
-  return { caller: apiKeyCaller(row.id, row.organization_id), limit: rateLimitState(row, window) };
+  if (use) await touchKey(em, row, use);
+  const organization = rateLimitState(row, window);
+  if (row.key_requests_per_minute === null || row.own_granted === null) return { caller: keyCaller(row), limit: organization };
+  const own = rateLimitState({ count: row.own_count!, previous_count: row.own_previous_count!, granted: row.own_granted }, { ...window, limit: row.key_requests_per_minute });
+  const stricter = !own.allowed || (organization.allowed && own.remaining < organization.remaining) ? own : organization;
+  return { caller: keyCaller(row), limit: stricter, ...(stricter === own ? { limitOfKey: true } : {}) };
 }

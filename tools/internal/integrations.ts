@@ -2,6 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlOf, statement } from '../../src/db/sql.js';
 import { CustomerSchema, IntegrationSchema, type Integration } from '../../src/db/entities.js';
+import { canSeeChannel } from './visibility.js';
 import { DomainError, notFound, notSupported } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
@@ -28,7 +29,7 @@ export interface IntegrationRecord {
 }
 
 export async function findIntegration(em: EntityManager, organizationId: string, id: string): Promise<Integration> {
-  const integration = await em.findOne(IntegrationSchema, { id, organizationId, deletedAt: null });
+  const integration = canSeeChannel(id) ? await em.findOne(IntegrationSchema, { id, organizationId, deletedAt: null }) : null;
   if (!integration) {
     throw notFound(`Channel ${id} not found.`, { hint: 'List the channels of this organization with integrationList (MCP) or GET /integrations (REST) and use one of their ids.' });
   }
@@ -57,7 +58,7 @@ const date = (value: string | Date | null) => (value === null ? null : new Date(
  */
 export async function listIntegrations(em: EntityManager, organizationId: string, customerId?: string): Promise<Integration[]> {
   // An empty group is no filter.
-  const rows = await sqlOf(em).rows<Record<string, any>>(LIST_INTEGRATIONS, [organizationId, customerId || null]);
+  const rows = (await sqlOf(em).rows<Record<string, any>>(LIST_INTEGRATIONS, [organizationId, customerId || null])).filter((row) => canSeeChannel(row.id));
   return rows.map((row) => ({
     id: row.id,
     organizationId: row.organization_id,

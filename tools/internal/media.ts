@@ -15,6 +15,7 @@ import { MediaFetchError, type LoadedMedia } from '../../src/lib/media-fetch.js'
 import { isLocalHost } from '../../src/lib/ssrf.js';
 import type { Services } from '../types.js';
 import { paged } from '../shapes.js';
+import { currentCredential, isChannelLimited } from './visibility.js';
 
 export interface IncomingMedia {
   stream: Readable;
@@ -207,6 +208,7 @@ export async function ingestMedia(services: Services, em: EntityManager, organiz
       width: dimensions?.width ?? null,
       height: dimensions?.height ?? null,
       duration: duration ?? null,
+      uploadedBy: currentCredential(),
       createdAt: now,
       deletedAt: null,
     });
@@ -239,7 +241,8 @@ export interface MediaPage {
 export async function listMedia(em: EntityManager, organizationId: string, page: number, pageSize: number): Promise<MediaPage> {
   const [rows, total] = await em.findAndCount(
     MediaSchema,
-    { organizationId, deletedAt: null },
+    // A key limited to channels sees the files it uploaded, not the rest of the organization's library.
+    { organizationId, deletedAt: null, ...(isChannelLimited() ? { uploadedBy: currentCredential() } : {}) },
     { orderBy: { createdAt: 'desc', id: 'desc' }, limit: pageSize, offset: page * pageSize },
   );
   return { media: rows.map(toMediaRecord), ...paged(total, page, pageSize) };
@@ -247,7 +250,7 @@ export async function listMedia(em: EntityManager, organizationId: string, page:
 
 /** Removes a file from the library and from storage. Posts already scheduled with it fail at publish time with a clear message. */
 export async function deleteMedia(services: Services, em: EntityManager, organizationId: string, id: string): Promise<void> {
-  const row = await em.findOne(MediaSchema, { id, organizationId, deletedAt: null });
+  const row = await em.findOne(MediaSchema, { id, organizationId, deletedAt: null, ...(isChannelLimited() ? { uploadedBy: currentCredential() } : {}) });
   if (!row) throw notFound(`Media ${id} not found in this organization.`, { hint: 'List the media library with GET /media.' });
   row.deletedAt = services.now();
   await em.flush();

@@ -8,6 +8,7 @@ import { OAuthAppSchema, OAuthCodeSchema, OAuthTokenSchema, type OAuthApp } from
 import { invalidInput } from '../../src/errors.js';
 import { newId, randomToken, safeEqual, sha256 } from '../../src/lib/crypto.js';
 import type { Caller } from '../types.js';
+import { expandScopes } from './scopes.js';
 
 export const SCOPES = ['mcp:read', 'mcp:write'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -231,7 +232,7 @@ export async function resolveOAuthToken(em: EntityManager, raw: string, now: Dat
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > 60_000) {
     await sqlOf(em).rows(TOUCH_OAUTH_TOKEN, [row.id, now]);
   }
-  return { organizationId: row.organization_id, credentialId: row.id, credentialKind: 'oauth_token', scopes: row.scopes };
+  return { organizationId: row.organization_id, credentialId: row.id, credentialKind: 'oauth_token', scopes: expandScopes(row.scopes) };
 }
 
 const FIND_OAUTH_TOKEN = statement(

@@ -6,9 +6,12 @@ import { listIntegrations, providerOf } from './integrations.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { refuseDuplicateOf, type DuplicateGuardOptions } from './duplicates.js';
 import { changeRecord, changeSummary } from './platform-changes.js';
+import { canSeeChannel, channelFilter } from './visibility.js';
 
 export async function findPost(em: EntityManager, organizationId: string, id: string, status?: number): Promise<Post> {
-  const post = await em.findOne(PostSchema, { id, organizationId, deletedAt: null });
+  const found = await em.findOne(PostSchema, { id, organizationId, deletedAt: null });
+  // A post of a channel the caller may not see does not exist for it.
+  const post = found && canSeeChannel(found.integrationId) ? found : null;
   if (!post) {
     throw notFound(`Post ${id} not found.`, {
       status,
@@ -196,7 +199,7 @@ export async function listPosts(
 /** Soft-deletes every post of the group and cancels their jobs. Answers the number of posts deleted. */
 export async function deleteGroup(em: EntityManager, organizationId: string, group: string, now: Date): Promise<number> {
   return em.transactional(async (transaction) => {
-    const posts = await transaction.find(PostSchema, { organizationId, group, deletedAt: null });
+    const posts = await transaction.find(PostSchema, { organizationId, group, deletedAt: null, ...channelFilter() });
     for (const post of posts) {
       post.deletedAt = now;
       if (post.position === 0) await cancelPublish(transaction, post.id);

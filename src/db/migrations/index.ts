@@ -13,6 +13,7 @@ import { Migration20261126000000 } from './Migration20261126000000.js';
 import { Migration20261126010000 } from './Migration20261126010000.js';
 import { Migration20261126100000 } from './Migration20261126100000.js';
 import { Migration20261126200000 } from './Migration20261126200000.js';
+import { Migration20261127000000 } from './Migration20261127000000.js';
 import { Migration20261127100000 } from './Migration20261127100000.js';
 import { Migration20261127200000 } from './Migration20261127200000.js';
 import { Migration20261127300000 } from './Migration20261127300000.js';
@@ -32,6 +33,7 @@ export const migrationsList = [
   { name: 'Migration20261126010000', class: Migration20261126010000 },
   { name: 'Migration20261126100000', class: Migration20261126100000 },
   { name: 'Migration20261126200000', class: Migration20261126200000 },
+  { name: 'Migration20261127000000', class: Migration20261127000000 },
   { name: 'Migration20261127100000', class: Migration20261127100000 },
   { name: 'Migration20261127200000', class: Migration20261127200000 },
   { name: 'Migration20261127300000', class: Migration20261127300000 },

@@ -8,6 +8,7 @@ import { randomToken, safeEqual, sha256 } from '../../lib/crypto.js';
 import { resolveSession, SESSION_DAYS, type SignedIn } from '../../../tools/internal/accounts.js';
 import { runTool } from '../../../tools/runner.js';
 import type { Caller, Services, ToolDefinition } from '../../../tools/types.js';
+import { OWNER_SCOPES } from '../../../tools/internal/scopes.js';
 
 export const SESSION_COOKIE = 'herald_session';
 const CSRF_COOKIE = 'herald_csrf';
@@ -128,10 +129,10 @@ export function requireOwner(_request: Request, response: Response, next: NextFu
   next();
 }
 
-/** The console acts as the signed-in user's current organization, with every scope. */
+/** The console acts as the signed-in user's current organization, with every scope (pages check owner-only acts themselves). */
 export function consoleCaller(response: Response): Caller {
   const signedIn = consoleLocals(response).signedIn!;
-  return { organizationId: signedIn.organization!.id, credentialId: `session:${signedIn.session.id}`, credentialKind: 'session', scopes: ['mcp:read', 'mcp:write'] };
+  return { organizationId: signedIn.organization!.id, credentialId: `session:${signedIn.session.id}`, credentialKind: 'session', scopes: OWNER_SCOPES };
 }
 
 /** Runs a tool for a console request, as its signed-in user's organization (consoleCaller). */
