@@ -282,6 +282,15 @@ describe('the approval gate', () => {
     expect(await hasChangeJob(toDelete)).toBe(false);
     // Agents cannot decide.
     expect((await herald.rest('POST', `/posts/${toDelete}/approve`, undefined, { authorization: agent })).status).toBe(403);
+    // Nor can a key that may approve decide a change it asked for itself.
+    const reviewer = await herald.rest('POST', '/keys', { name: 'Reviewer agent', scopes: ['read', 'posts:write', 'approve'] });
+    expect(reviewer.status, JSON.stringify(reviewer.body)).toBe(201);
+    const selfAsked = await published(channel.mastodon, ['The reviewer wants to reword this']);
+    const asked = await herald.rest('PUT', `/posts/${selfAsked}`, { value: [{ content: 'Reworded by the reviewer', image: [] }] }, { authorization: reviewer.body.secret });
+    expect(asked.body.platformChange).toMatchObject({ action: 'edit', state: 'awaiting_approval' });
+    const own = await herald.rest('POST', `/posts/${selfAsked}/approve`, undefined, { authorization: reviewer.body.secret });
+    expect(own.status, JSON.stringify(own.body)).toBe(403);
+    expect(own.body.message).toContain('asked for the change');
 
     const rejected = await herald.rest('POST', `/posts/${toEdit}/reject`, { reason: 'Keep the original wording' });
     expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);

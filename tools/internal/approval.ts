@@ -53,7 +53,13 @@ export function refuseOwnPost(caller: Caller, root: Post, what: string): void {
 /** A change on the platform (an edit or deletion waiting for approval) is decided by someone other than who asked for it. */
 function refuseOwnChange(decidedBy: Decider, post: Post, what: string): void {
   const asked = post.platformChange?.state === 'awaiting_approval' ? post.platformChange.approval : undefined;
-  if (decidedBy.caller && asked) refuseOwnPost(decidedBy.caller, { ...post, approval: asked } as Post, what);
+  if (!decidedBy.caller || !asked) return;
+  const requester = credentialRef({ ...decidedBy.caller, credentialKind: asked.credentialKind as Caller['credentialKind'], credentialId: asked.credentialId });
+  if (requester === credentialRef(decidedBy.caller)) {
+    throw new DomainError('forbidden', `This credential asked for the change of post ${post.id} on its platform, so it cannot ${what} it.`, {
+      hint: 'Another person or key with the approve scope decides: an owner in the Herald console (Approvals), or an owner key on REST.',
+    });
+  }
 }
 
 async function oauthAppOf(em: EntityManager, caller: Caller): Promise<{ id: string; name: string } | undefined> {
