@@ -174,10 +174,12 @@ export function channelAnswer(live: AnalyticsMetric[] | undefined, stored: DayVa
     entry.days.set(row.day, row.value);
     byMetric.set(row.metric, entry);
   }
+  const recorded = new Set(byMetric.keys());
   const answer: AnalyticsMetric[] = [];
   const liveKeys = new Set<string>();
+  // The live answer is the platform's own period for `days` (Meta and YouTube date a day by its end, so theirs starts a day
+  // earlier): it is kept whole, the history only fills days around it.
   for (const row of normaliseMetrics(live ?? [], today)) {
-    if (row.day < from) continue;
     const entry = byMetric.get(row.metric) ?? { label: row.label, kind: row.kind, days: new Map() };
     entry.label = row.label;
     entry.kind = row.kind;
@@ -190,7 +192,8 @@ export function channelAnswer(live: AnalyticsMetric[] | undefined, stored: DayVa
     if (liveKeys.has(key)) continue;
     liveKeys.add(key);
     const entry = byMetric.get(key);
-    answer.push(entry && entry.days.size > 0 ? metricOf(metric.label, entry.kind, entry.days) : metric);
+    // Without history for it, the platform's answer stands as given (its own percentage change included).
+    answer.push(entry && recorded.has(key) ? metricOf(metric.label, entry.kind, entry.days) : metric);
   }
   for (const [key, entry] of [...byMetric].sort(([a], [b]) => a.localeCompare(b))) {
     if (!liveKeys.has(key)) answer.push(metricOf(entry.label, entry.kind, entry.days));
