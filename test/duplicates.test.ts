@@ -222,7 +222,8 @@ describe('the duplicate guard', () => {
     const waiting = await create(bobChannel, text, { date: at(40) });
     const id = waiting.body[0].postId;
     const em = herald.services.orm.em.fork();
-    await em.getConnection().execute(`update post set state = 'AWAITING_APPROVAL', approval = ? where root_post_id = ?`, [JSON.stringify({ requestedAt: new Date().toISOString(), via: 'mcp', credentialKind: 'oauth_token', credentialId: 'test' }), id]);
+    // As an agent's post would be: created by the credential that asked for approval (no credential approves its own).
+    await em.getConnection().execute(`update post set state = 'AWAITING_APPROVAL', created_by = 'oauth_token:test', approval = ? where root_post_id = ?`, [JSON.stringify({ requestedAt: new Date().toISOString(), via: 'mcp', credentialKind: 'oauth_token', credentialId: 'test' }), id]);
     // Another post with the same text, made due on purpose while the first one waited.
     expect((await create(bobChannel, text, { date: at(41), allowDuplicate: true })).status).toBe(200);
     const approved = await herald.rest('POST', `/posts/${id}/approve`, {});
