@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, CustomerSchema, IntegrationSchema, type ApiKey } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notFound } from '../../src/errors.js';
 import { newId, sha256 } from '../../src/lib/crypto.js';
-import { newApiKeySecret } from './credentials.js';
+import { newApiKeySecret, NO_LIMITS } from './credentials.js';
 import { AGENT_PRESET, API_SCOPES, type ApiScope } from './scopes.js';
 import type { Caller } from '../types.js';
 import { credentialRef } from './approval.js';
@@ -116,12 +116,7 @@ export async function createKey(em: EntityManager, caller: Caller, settings: Key
     name: settings.name,
     organizationKey: false,
     scopes: [...AGENT_PRESET],
-    channelIds: null,
-    customerIds: null,
-    expiresAt: null,
-    requestsPerMinute: null,
-    postsPerHour: null,
-    approvalRequired: null,
+    ...NO_LIMITS,
     createdBy: credentialRef(caller),
     rotatedAt: null,
     lastUsedAt: null,

@@ -2,6 +2,7 @@
 // app, or Herald itself), when, how (console, REST, MCP, worker) and what changed. Kept in Postgres (audit_event), never
 // holding secrets: callers pass names, ids and the fields that changed, never a key, token or password.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { invalidInput } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { sqlOf, statement } from '../../src/db/sql.js';
 import type { Caller, ToolContext } from '../types.js';
@@ -94,6 +95,9 @@ export async function listAudit(
 ): Promise<{ events: AuditRecord[]; nextCursor: string | null }> {
   const visible = visibleChannelIds();
   const [at, id] = query.cursor ? Buffer.from(query.cursor, 'base64url').toString().split('|') : [];
+  if (query.cursor !== undefined && (id === undefined || Number.isNaN(Date.parse(at ?? '')))) {
+    throw invalidInput(`cursor: "${query.cursor.slice(0, 40)}" is not a cursor of this list.`, { hint: 'Pass nextCursor from the previous page, or no cursor for the first page.' });
+  }
   const rows = await em.getConnection().execute<Record<string, any>[]>(
     `select * from audit_event where organization_id = ?
        and (?::text is null or target_kind = ?) and (?::text is null or target_id = ?)
@@ -106,7 +110,8 @@ export async function listAudit(
       query.targetId ?? null, query.targetId ?? null,
       // JSON, not an array: the driver would spread an array binding into a list.
       visible ? JSON.stringify([...visible]) : null, visible ? JSON.stringify([...visible]) : null,
-      at ?? null, at ?? null, id ?? '',
+      // The cursor's time as Postgres reads it for sure (an ISO instant), whatever form Date.parse accepted.
+      at ? new Date(at).toISOString() : null, at ? new Date(at).toISOString() : null, id ?? '',
       query.limit + 1,
     ],
   );

@@ -14,7 +14,7 @@ import { conflict, invalidInput, notSupported } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { checkContentRules, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
 import type { Services } from '../types.js';
-import { measure } from './create-posts.js';
+import { measure, NOT_YET_PUBLISHED } from './create-posts.js';
 import { providerOf } from './integrations.js';
 import { schedulePublish } from './queue.js';
 import { findComment, platformRefOf, postRefOf } from './comments.js';
@@ -87,17 +87,7 @@ export async function replyToComment(services: Services, em: EntityManager, orga
       delay: 0,
       state,
       publishDate,
-      releaseId: null,
-      releaseUrl: null,
-      releaseMeta: null,
-      releaseWarnings: null,
-      error: null,
-      attemptStartedAt: null,
-      publishProgress: null,
-      attempts: 0,
-      lastError: null,
-      nextAttemptAt: null,
-      publishedAt: null,
+      ...NOT_YET_PUBLISHED,
       creationMethod: request.creationMethod,
       approval: request.approval ?? null,
       replyTo: { commentId: comment.id, root: postRefOf(root), parent: platformRefOf(comment) },

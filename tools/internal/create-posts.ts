@@ -16,6 +16,22 @@ import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
 import { channelHealthWarnings } from './channel-health.js';
 import { findDuplicates, postKeys } from './duplicates.js';
 
+
+/** What a new item has of publishing: nothing yet (creation and comment replies start every item so). */
+export const NOT_YET_PUBLISHED = {
+  releaseId: null,
+  releaseUrl: null,
+  releaseMeta: null,
+  releaseWarnings: null,
+  error: null,
+  attemptStartedAt: null,
+  publishProgress: null,
+  attempts: 0,
+  lastError: null,
+  nextAttemptAt: null,
+  publishedAt: null,
+} as const;
+
 export interface PlanItem {
   content: string;
   media: StoredMedia[];
@@ -294,17 +310,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
           delay: position === 0 ? 0 : item.delay,
           state,
           publishDate,
-          releaseId: null,
-          releaseUrl: null,
-          releaseMeta: null,
-          releaseWarnings: null,
-          error: null,
-          attemptStartedAt: null,
-          publishProgress: null,
-          attempts: 0,
-          lastError: null,
-          nextAttemptAt: null,
-          publishedAt: null,
+          ...NOT_YET_PUBLISHED,
           creationMethod: plan.creationMethod,
           approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
           createdBy: position === 0 ? (plan.createdBy ?? null) : null,

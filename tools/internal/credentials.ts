@@ -10,6 +10,17 @@ import { expandScopes, OWNER_SCOPES } from './scopes.js';
 
 const API_KEY_PREFIX = 'hrld_';
 
+
+/** A key's limits when none are set: every channel, no expiry, the organization's rates and gate (api-keys.ts sets them). */
+export const NO_LIMITS = {
+  channelIds: null,
+  customerIds: null,
+  expiresAt: null,
+  requestsPerMinute: null,
+  postsPerHour: null,
+  approvalRequired: null,
+} as const;
+
 export async function createOrganization(em: EntityManager, name: string): Promise<Organization> {
   const organization = em.create(OrganizationSchema, { id: newId(), name, billingCustomer: null, createdAt: new Date() });
   await em.flush();
@@ -48,12 +59,7 @@ const ORGANIZATION_KEY = {
   name: ORGANIZATION_KEY_NAME,
   organizationKey: true,
   scopes: [...OWNER_SCOPES],
-  channelIds: null,
-  customerIds: null,
-  expiresAt: null,
-  requestsPerMinute: null,
-  postsPerHour: null,
-  approvalRequired: null,
+  ...NO_LIMITS,
   createdBy: null,
   rotatedAt: null,
   lastUsedAt: null,

@@ -11,30 +11,19 @@ import { DomainError } from '../../src/errors.js';
 import { convertContent } from '../../src/lib/content.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { MediaFetchError } from '../../src/lib/media-fetch.js';
-import { CheckAgainLater, CouldNotConfirm, type ChainRefs, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef, type StepAttempt } from '../../providers/types.js';
+import { CheckAgainLater, CouldNotConfirm, type ChainRefs, type JsonValue, type Provider, type ProviderContext, type PublishedRef, type StepAttempt } from '../../providers/types.js';
 import type { Services } from '../types.js';
-import { mediaKind } from './create-posts.js';
 import { postKeys } from './duplicates.js';
 import { providerOf, withChannel } from './integrations.js';
-import { loadLibraryMedia, ingestMedia } from './media.js';
+import { ingestMedia } from './media.js';
 import { notify } from './notifications.js';
 import { shortenContent } from './short-links.js';
 import { announcePostChange } from './announce.js';
-import { backoffSeconds, MAX_PUBLISH_ATTEMPTS } from './publish.js';
+import { backoffSeconds, MAX_PUBLISH_ATTEMPTS, mediaFiles } from './publish.js';
 
 export type ChangeOutcome = { kind: 'done' } | { kind: 'waiting'; runAt: Date } | { kind: 'failed'; error: string } | { kind: 'skipped'; reason: string };
 
 const refOf = (post: Post): PublishedRef => ({ id: post.releaseId!, url: post.releaseUrl ?? undefined, meta: post.releaseMeta ?? undefined });
-
-/** The item's media as publishing hands them to a provider (publish.ts does the same): an edit keeps them as they went out. */
-function mediaFiles(services: Services, post: Post): MediaFile[] {
-  return post.media.map((media) => ({
-    url: media.path,
-    kind: mediaKind(media),
-    alt: media.alt,
-    load: () => (media.type ? loadLibraryMedia(services, post.organizationId, media.id) : services.fetchMedia(media.path)),
-  }));
-}
 
 interface Run {
   services: Services;

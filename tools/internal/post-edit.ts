@@ -3,7 +3,7 @@
 // chain is rewritten in place; a queued post's job follows its new date. An agent's edit under the approval gate sends the
 // post back for approval. A post that went out is edited on its platform instead (published-edit.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PostSchema, type Post, type PostApproval, type PostState, type StoredMedia } from '../../src/db/entities.js';
+import { PostSchema, type Integration, type Post, type PostApproval, type PostState, type StoredMedia } from '../../src/db/entities.js';
 import { conflict } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { sanitizeContent } from '../../src/lib/content.js';
@@ -27,6 +27,21 @@ export interface PostEdit {
 }
 
 const EDITABLE: PostState[] = ['DRAFT', 'QUEUE', 'AWAITING_APPROVAL', 'ERROR'];
+
+/** The duplicate guard on an edit: the edited post against the others of its channel, itself excluded. */
+export async function refuseDuplicateEdit(
+  em: EntityManager,
+  services: ToolContext['services'],
+  edit: { organizationId: string; entry: PlanEntry; integration: Integration; root: Post; keys: ReturnType<typeof postKeys> },
+): Promise<void> {
+  const duplicates = await findDuplicates(em, edit.organizationId, [edit.entry], new Map([[edit.integration.id, edit.integration]]), {
+    now: services.now(),
+    windowDays: services.config.duplicateWindowDays,
+    exclude: [edit.root.id],
+    keys: [edit.keys],
+  });
+  if (duplicates.length > 0) throw new PostValidationError(duplicates);
+}
 
 export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'services'>, em: EntityManager, id: string, edit: PostEdit): Promise<PostView> {
   const { caller, services } = context;
@@ -57,13 +72,7 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
   const moved = entry.date!.getTime() !== root.publishDate.getTime();
   const allowDuplicate = edit.allowDuplicate ?? root.allowDuplicate;
   if (publishing && !allowDuplicate && (moved || keys.key !== comparablePost(root.content, root.settings).key)) {
-    const duplicates = await findDuplicates(em, organizationId, [entry], new Map([[integration.id, integration]]), {
-      now: services.now(),
-      windowDays: services.config.duplicateWindowDays,
-      exclude: [root.id],
-      keys: [keys],
-    });
-    if (duplicates.length > 0) throw new PostValidationError(duplicates);
+    await refuseDuplicateEdit(em, services, { organizationId, entry, integration, root, keys });
   }
 
   // An agent's edit needs a new approval when the gate applies to it; an earlier approval does not cover the new content.

@@ -41,7 +41,8 @@ class OutcomeUnknown extends Error {
   }
 }
 
-function mediaFiles(services: Services, post: Post): MediaFile[] {
+/** An item's media as a provider gets them (also for an edit on the platform, platform-change-run.ts). */
+export function mediaFiles(services: Services, post: Post): MediaFile[] {
   return post.media.map((media) => ({
     url: media.path,
     kind: mediaKind(media),

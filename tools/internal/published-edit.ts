@@ -9,15 +9,15 @@ import type { PlatformChange, StoredMedia } from '../../src/db/entities.js';
 import { conflict } from '../../src/errors.js';
 import { sanitizeContent } from '../../src/lib/content.js';
 import type { ToolContext } from '../types.js';
-import { PostValidationError, planOptions, validatePlan, type PlanEntry } from './create-posts.js';
-import { comparablePost, findDuplicates, postKeys } from './duplicates.js';
+import { planOptions, validatePlan, type PlanEntry } from './create-posts.js';
+import { comparablePost, postKeys } from './duplicates.js';
 import { agentVia, approvalRequest, requesterLabel } from './approval.js';
 import { announcePostChange } from './announce.js';
 import { notify } from './notifications.js';
 import { postView, type PostView } from './post-view.js';
 import { providerOf } from './integrations.js';
 import { cannotChange, isOpen, scheduleChange } from './platform-changes.js';
-import type { PostEdit } from './post-edit.js';
+import { refuseDuplicateEdit, type PostEdit } from './post-edit.js';
 
 const sameMedia = (a: StoredMedia[], b: StoredMedia[]) => a.length === b.length && a.every((media, index) => media.id === b[index].id && media.path === b[index].path);
 const sameSettings = (a: Record<string, unknown>, b: Record<string, unknown>) => JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
@@ -73,13 +73,7 @@ export async function editPublishedPost(context: Pick<ToolContext, 'caller' | 'v
   const allowDuplicate = edit.allowDuplicate ?? root.allowDuplicate;
   const keys = postKeys(contents[0], settings);
   if (!allowDuplicate && keys.key !== comparablePost(root.content, root.settings).key) {
-    const duplicates = await findDuplicates(em, organizationId, [entry], new Map([[integration.id, integration]]), {
-      now: services.now(),
-      windowDays: services.config.duplicateWindowDays,
-      exclude: [root.id],
-      keys: [keys],
-    });
-    if (duplicates.length > 0) throw new PostValidationError(duplicates);
+    await refuseDuplicateEdit(em, services, { organizationId, entry, integration, root, keys });
   }
 
   const approval = agentVia(context) ? await approvalRequest(em, context) : undefined;
