@@ -14,5 +14,15 @@ export function createHttpServer(app: http.RequestListener): http.Server {
   // A client that half-closes its socket once the request is sent (a shell pipe, `nc -N`, some proxies) still waits for the
   // answer: with Node's default (false) the server ends its side on the client's FIN, and the answer, written later, is lost.
   (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true; // read by Node's lib/_http_server.js (socketOnEnd); not in @types/node
+  // An event stream, though, has no end for the answer to wait for: a client that closes its side of one has gone away (an
+  // MCP client that will resume with Last-Event-ID elsewhere), so the stream is closed as Node did before.
+  server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const clientEnded = () => {
+      if (String(response.getHeader('content-type') ?? '').startsWith('text/event-stream')) response.destroy();
+    };
+    request.socket.once('end', clientEnded);
+    // A kept-alive socket serves many requests: each one's listener goes with its response.
+    response.once('close', () => request.socket.off('end', clientEnded));
+  });
   return server;
 }
