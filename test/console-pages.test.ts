@@ -146,3 +146,29 @@ describe('posts, notifications and errors', () => {
     expect((await api.json()).code).toBe('not_found');
   });
 });
+
+describe('the Developer page makes agent keys', () => {
+  it('creates a named key with the agent scopes, shows it once and puts it in the snippets; the key cannot approve; revoking ends it', async () => {
+    const page = await browser.get('/developer');
+    expect(page.text).toContain('Agent keys');
+    expect(page.text).toContain('<code>organization:manage</code>');
+    expect(page.text).toContain('&lt;agent key&gt;');
+
+    const refused = await browser.submit('/developer', '/developer/keys', { name: 'No scopes' });
+    expect(refused.status).toBe(400);
+    const created = await browser.follow(await browser.submit('/developer', '/developer/keys', { name: 'Claude Desktop', scopes: ['read', 'posts:write'] }));
+    const secret = /id="new-agent-key">([^<]+)</.exec(created.text)?.[1];
+    expect(secret, created.text.slice(0, 400)).toBeTruthy();
+    expect(created.text).toContain(`Bearer ${secret}`); // the snippets carry the agent key, not the organization key
+    expect((await browser.get('/developer')).text).not.toContain(secret!); // shown once
+
+    const keys = await herald.rest('GET', '/keys');
+    const record = keys.body.keys.find((key: { name: string }) => key.name === 'Claude Desktop');
+    expect(record.scopes).toEqual(['read', 'posts:write']);
+    expect((await herald.rest('PUT', '/approval-settings', { agents: true }, { authorization: secret! })).status).toBe(403);
+    expect((await herald.rest('GET', '/integrations', undefined, { authorization: secret! })).status).toBe(200);
+
+    expect((await browser.submit('/developer', `/developer/keys/${record.id}/revoke`)).location).toBe('/developer');
+    expect((await herald.rest('GET', '/integrations', undefined, { authorization: secret! })).status).toBe(401);
+  });
+});

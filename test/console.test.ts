@@ -80,7 +80,9 @@ describe('the console in a browser', () => {
     const key = (await page.locator('#new-api-key').textContent())!.trim();
     expect(key).toMatch(/^hrld_/);
     currentKey = key;
-    expect(await page.locator('pre').first().textContent()).toContain(key);
+    // The snippets are for agents: they carry an agent key (made below on the page), never the organization key.
+    expect(await page.locator('pre').first().textContent()).not.toContain(key);
+    expect(await page.locator('pre').first().textContent()).toContain('<agent key>');
     await shot('developer-new-key');
     expect((await rest(key, '/is-connected')).status).toBe(200);
     expect((await rest(herald.apiKey, '/is-connected')).status).toBe(401);

@@ -16,6 +16,7 @@ import { dayKey, isoWeekKey, plusDays, rangeOf, today, weekOf } from './calendar
 import { consoleZones, pageZone, when, zoneNote } from './zones.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
+import { KEY_REVEAL, keyRoutes, keysSection } from './key-pages.js';
 
 /** The publishing status over the whole chain: a retry in progress and a half-published chain stand out. */
 const STATUS_BADGES: Record<string, [string, string]> = { retrying: ['Retrying', 'warn'], partial: ['Published in part', 'error'], failed: ['Failed', 'error'] };
@@ -83,16 +84,19 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   });
 
-  async function developerPage(response: Response, newKey?: string): Promise<void> {
+  async function developerPage(response: Response, revealed?: Record<string, string>): Promise<void> {
     const { signedIn, csrf } = consoleLocals(response);
     const organization = signedIn!.organization as OrganizationChoice;
-    const key = await services.orm.em.fork().findOne(ApiKeySchema, { organizationId: organization.id, revokedAt: null });
+    const newKey = revealed?.key;
+    const created = revealed?.secret ? { name: revealed.name ?? '', secret: revealed.secret } : undefined;
+    const key = await services.orm.em.fork().findOne(ApiKeySchema, { organizationId: organization.id, organizationKey: true, revokedAt: null });
+    const keys = await keysSection(services, response, { csrf, owner: organization.role === 'owner', created });
     const publicUrl = services.config.publicUrl;
     sendPage(
       response,
       { title: 'Developer settings', signedIn, csrf, section: 'developer', flash: newKey ? { kind: 'ok', text: 'New API key created. Copy it now: it is shown only once.' } : undefined },
       html`<h1>Developer settings</h1>
-      <section class="card" aria-labelledby="key-title"><h2 id="key-title">API key</h2>
+      <section class="card" aria-labelledby="key-title"><h2 id="key-title">Organization key (owner)</h2>
       ${newKey
         ? html`<p>Your new key:</p><code class="secret" id="new-api-key">${newKey}</code><p class="hint">Clients using the previous key stop working now.</p>`
         : key
@@ -104,12 +108,13 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
           <button type="submit"${key ? html` class="danger"` : ''}>${key ? 'Regenerate API key' : 'Create API key'}</button></form>`
         : html`<p class="hint">Only owners can create or regenerate the key.</p>`}
       </section>
+      ${keys}
       <section class="card" aria-labelledby="urls-title"><h2 id="urls-title">Endpoints</h2>
         <dl><dt>REST API</dt><dd><code>${publicUrl}/api/public/v1</code> (key in <code>Authorization</code>, no prefix)</dd>
         <dt>MCP (key as Bearer)</dt><dd><code>${publicUrl}/api/mcp</code></dd>
         <dt>MCP (key in the path)</dt><dd><code>${publicUrl}/api/mcp/&lt;API key&gt;</code></dd>
         <dt>MCP (OAuth, no key)</dt><dd><code>${publicUrl}/api/mcp-oauth</code></dd></dl>
-        ${mcpSnippets(publicUrl, newKey ?? '<API key>')}
+        ${mcpSnippets(publicUrl, created?.secret ?? '<agent key>')}
       </section>
       <section class="card" aria-labelledby="reference-title"><h2 id="reference-title">API reference</h2>
         <p>Every REST endpoint with its parameters, bodies, answers and errors: <a href="/api-reference">read the API reference</a>, or give tools the
@@ -119,16 +124,17 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   }
 
-  router.get('/developer', requireSignedIn, (request, response) => developerPage(response, takeReveal(services, request, response, 'api-key')?.key));
+  router.get('/developer', requireSignedIn, (request, response) => developerPage(response, takeReveal(services, request, response, KEY_REVEAL)));
+  keyRoutes(router, services, sessions);
 
   router.post('/developer/api-key', requireSignedIn, requireOwner, async (request, response) => {
     if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', 'Tick the box to confirm: the current key stops working.');
     const organizationId = consoleCaller(response).organizationId;
     const em = services.orm.em.fork();
-    const previous = await em.find(ApiKeySchema, { organizationId, revokedAt: null });
+    const previous = await em.find(ApiKeySchema, { organizationId, organizationKey: true, revokedAt: null });
     const key = await mintApiKey(em, organizationId, services.now());
     for (const old of previous) await sessions.closeForCredential(old.id);
-    revealAfterRedirect(services, request, response, 'api-key', { key });
+    revealAfterRedirect(services, request, response, KEY_REVEAL, { key });
     response.redirect(303, '/developer');
   });
 
