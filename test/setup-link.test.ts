@@ -44,7 +44,8 @@ function cli(args: string[]): Promise<{ code: number | null; output: string }> {
 }
 
 const tokenOf = (text: string, label: RegExp) => {
-  const match = new RegExp(`${label.source}\\s+${publicUrl.replace(/[.]/g, '\\.')}/invite/([\\w-]{32})\\b`).exec(text);
+  // Not \b after the token: a token may end in '-', after which a newline is no word boundary (one link in 64 failed).
+  const match = new RegExp(`${label.source}\\s+${publicUrl.replace(/[.]/g, '\\.')}/invite/([\\w-]{32})(?![\\w-])`).exec(text);
   if (!match) throw new Error(`No setup link in:\n${text}`);
   return match[1];
 };
