@@ -10,7 +10,8 @@ import { PostSchema } from '../db/entities.js';
 import type { Services } from '../../tools/types.js';
 import { deliveryWarnings, isDeliveryWarning, deliveryMeta, redeliver, type Delivery } from '../../providers/nostr/delivery.js';
 import { exclusively } from './exclusive.js';
-import { dialFor, providerEndpoints } from '../../tools/internal/integrations.js';
+import { providerEndpoints } from '../../tools/internal/integrations.js';
+import { dialFor } from '../../tools/internal/typed-hosts.js';
 import nostrProvider from '../../providers/nostr/index.js';
 
 export const NOSTR_REDELIVERY_TASK = 'nostr_redeliver';

@@ -1,7 +1,6 @@
 // What the tests of the five article and newsletter platforms share: the article (a heading, bold, a link, a list), its two
 // pictures uploaded to Herald, publishing through the real worker, and the organization's notifications.
 import { NotificationSchema, type Post } from '../../src/db/entities.js';
-import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import type { Herald } from '../helpers/harness.js';
 import { acceptedSamples, uploaded } from '../helpers/media-samples.js';
 import { chainOf, createPost, waitFor, submitPost } from '../helpers/posts.js';
@@ -57,22 +56,3 @@ export function scheduleWith(herald: Herald, channelId: string, settings: Record
   return submitPost(herald, channelId, [{ content: '<p>x</p>', image: [] }], { settings });
 }
 
-/**
- * Makes the first platform call `matches` selects fail before it reaches the platform, with an outcome Herald cannot know
- * (a connection cut while sending): the step stays open and its recovery must find that nothing was made. Answers a
- * function that puts the real fetch back.
- */
-export function loseBeforeArrival(herald: Herald, matches: (request: PlatformRequest<unknown>) => boolean): () => void {
-  const realFetch = herald.services.fetch;
-  let lost = false;
-  herald.services.fetch = async (request) => {
-    if (!lost && matches(request as PlatformRequest<unknown>)) {
-      lost = true;
-      throw new PlatformHttpError({ status: 0, retryable: true, outcomeUnknown: true, bodyExcerpt: '', message: 'Could not reach the platform: the connection was reset' });
-    }
-    return realFetch(request);
-  };
-  return () => {
-    herald.services.fetch = realFetch;
-  };
-}

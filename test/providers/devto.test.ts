@@ -3,8 +3,8 @@
 // post analytics, and a lost create answer looked up instead of repeated.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import devto from '../../providers/devto.js';
-import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, loseBeforeArrival, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -117,7 +117,7 @@ describe('publishing on DEV', () => {
     fake.articles.push({ id: 778, article: { title: 'Weekly digest', body_markdown: 'This week', published: true }, url: `${fake.url}/heraldwriter/weekly-digest-old`, page_views_count: 0, public_reactions_count: 0, comments_count: 0, published_at: new Date(Date.now() - 7 * 86_400_000).toISOString() });
     const creates = fake.server.requestsTo('POST', '/api/articles').length;
     const digest = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ title: 'Weekly digest' }), allowDuplicate: true });
-    const restore = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/articles'));
+    const restore = loseRequestOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/articles'));
     let outcome;
     try {
       outcome = (await publishUntilSettled(herald, digest)).outcome;
@@ -131,7 +131,7 @@ describe('publishing on DEV', () => {
     expect((await chainOf(herald, digest))[0].releaseId).toBeNull();
     // With this week's own text the lost create is made again, once.
     const fresh = await createPost(herald, channelId, ['<p>This week, again</p>'], { settings: settings({ title: 'Weekly digest' }), allowDuplicate: true });
-    const restoreAgain = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/articles'));
+    const restoreAgain = loseRequestOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/articles'));
     try {
       expect((await publishUntilSettled(herald, fresh)).outcome.kind).toBe('published');
     } finally {

@@ -3,8 +3,8 @@
 // ERROR, the publications and tagsList helpers, views and reactions as post analytics, and a lost publish looked up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import hashnode from '../../providers/hashnode.js';
-import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures, loseBeforeArrival } from '../fakes/articles.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -133,7 +133,7 @@ describe('publishing on Hashnode', () => {
     fake.posts.push({ id: 'abc123abc123abc123abc123', slug: 'weekly-digest', url: 'https://blog.herald.example/weekly-digest', title: 'Weekly digest', publicationId: publication(), input: {}, views: 0, reactionCount: 0, responseCount: 0, publishedAt: new Date(Date.now() - 7 * 86_400_000).toISOString() });
     const digest = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ title: 'Weekly digest' }) });
     const published = fake.posts.length;
-    const restore = loseBeforeArrival(herald, (request) => JSON.stringify(request.json ?? '').includes('mutation PublishPost'));
+    const restore = loseRequestOf(herald, (request) => JSON.stringify(request.json ?? '').includes('mutation PublishPost'));
     try {
       const { outcome, runs } = await publishUntilSettled(herald, digest);
       expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);

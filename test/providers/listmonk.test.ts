@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import listmonk from '../../providers/listmonk.js';
 import { PostSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures, loseBeforeArrival } from '../fakes/articles.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { startListmonkFake, type ListmonkFake } from '../fakes/listmonk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -127,7 +127,7 @@ describe('sending a campaign', () => {
     fake.campaigns.push(older);
     const digest = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ subject: 'Weekly digest' }) });
     const created = creates().length;
-    const restore = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/campaigns'));
+    const restore = loseRequestOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/campaigns'));
     try {
       expect((await publishUntilSettled(herald, digest)).outcome.kind).toBe('published');
     } finally {

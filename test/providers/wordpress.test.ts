@@ -7,8 +7,8 @@ import wordpress from '../../providers/wordpress.js';
 import { IntegrationSchema } from '../../src/db/entities.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
-import { ARTICLE_HTML, connect, loseBeforeArrival, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { ARTICLE_HTML, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
+import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
 import { startWordPressFake, type WordPressFake } from '../fakes/wordpress.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
@@ -228,7 +228,7 @@ describe('publishing on WordPress', () => {
     fake.posts.push(older);
     const created = postsCreated().length;
     const rootId = await createPost(herald, channelId, ['<p>This week</p>'], { settings: settings({ title: 'Weekly digest' }) });
-    const restore = loseBeforeArrival(herald, (request) => request.method === 'POST' && request.url.endsWith('/wp-json/wp/v2/posts'));
+    const restore = loseRequestOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/wp-json/wp/v2/posts'));
     try {
       const { outcome, runs } = await publishUntilSettled(herald, rootId);
       expect(runs.map((run) => run.kind)).toEqual(['waiting', 'published']);

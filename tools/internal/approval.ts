@@ -39,26 +39,29 @@ export function credentialRef(caller: Caller): string {
   return caller.credentialId.startsWith(`${caller.credentialKind}:`) ? caller.credentialId : `${caller.credentialKind}:${caller.credentialId}`;
 }
 
+/** The credential that asked for an approval, as `credentialRef` writes it. */
+const requesterOf = (caller: Caller, approval: PostApproval) =>
+  credentialRef({ ...caller, credentialKind: approval.credentialKind as Caller['credentialKind'], credentialId: approval.credentialId });
+
+function selfDecision(why: string): DomainError {
+  return new DomainError('forbidden', why, {
+    hint: 'Another person or key with the approve scope decides: an owner in the Herald console (Approvals), or an owner key on REST.',
+  });
+}
+
 /** No credential approves or rejects a post it created: the gate would be no gate. */
 export function refuseOwnPost(caller: Caller, root: Post, what: string): void {
   const ref = credentialRef(caller);
-  const requester = root.approval ? credentialRef({ ...caller, credentialKind: root.approval.credentialKind as Caller['credentialKind'], credentialId: root.approval.credentialId }) : undefined;
-  if (root.createdBy === ref || requester === ref) {
-    throw new DomainError('forbidden', `This credential created post ${root.id}, so it cannot ${what} it.`, {
-      hint: 'Another person or key with the approve scope decides: an owner in the Herald console (Approvals), or an owner key on REST.',
-    });
+  if (root.createdBy === ref || (root.approval && requesterOf(caller, root.approval) === ref)) {
+    throw selfDecision(`This credential created post ${root.id}, so it cannot ${what} it.`);
   }
 }
 
 /** A change on the platform (an edit or deletion waiting for approval) is decided by someone other than who asked for it. */
 function refuseOwnChange(decidedBy: Decider, post: Post, what: string): void {
   const asked = post.platformChange?.state === 'awaiting_approval' ? post.platformChange.approval : undefined;
-  if (!decidedBy.caller || !asked) return;
-  const requester = credentialRef({ ...decidedBy.caller, credentialKind: asked.credentialKind as Caller['credentialKind'], credentialId: asked.credentialId });
-  if (requester === credentialRef(decidedBy.caller)) {
-    throw new DomainError('forbidden', `This credential asked for the change of post ${post.id} on its platform, so it cannot ${what} it.`, {
-      hint: 'Another person or key with the approve scope decides: an owner in the Herald console (Approvals), or an owner key on REST.',
-    });
+  if (decidedBy.caller && asked && requesterOf(decidedBy.caller, asked) === credentialRef(decidedBy.caller)) {
+    throw selfDecision(`This credential asked for the change of post ${post.id} on its platform, so it cannot ${what} it.`);
   }
 }
 

@@ -5,6 +5,16 @@ import { PostSchema, type Integration } from '../../src/db/entities.js';
 import { addDays, instantOf, wallClockOf, weekdayOf, type WallClock } from '../../src/lib/time-zone.js';
 import { WEEKDAYS, type BestTimes } from './best-times.js';
 
+/** The minutes (since the epoch) at which the channel has a post between `from` and `until`. */
+async function minutesTaken(em: EntityManager, integration: Pick<Integration, 'id' | 'organizationId'>, from: Date, until: Date): Promise<Set<number>> {
+  const taken = await em.find(
+    PostSchema,
+    { organizationId: integration.organizationId, integrationId: integration.id, deletedAt: null, position: 0, publishDate: { $gte: from, $lt: until } },
+    { fields: ['publishDate'] },
+  );
+  return new Set(taken.map((post) => Math.floor(post.publishDate.getTime() / 60_000)));
+}
+
 /** Bounded search: a channel with posts in every slot for a year is told so instead of looping forever. */
 const SEARCH_DAYS = 366;
 
@@ -26,12 +36,7 @@ export async function findFreeSlot(
   const firstDay: WallClock = { ...wallClockOf(from, zone), hour: 0, minute: 0, second: 0 };
   // A day past the last local day searched: far enough for any offset.
   const horizon = new Date(from.getTime() + (SEARCH_DAYS + 1) * 86_400_000);
-  const taken = await em.find(
-    PostSchema,
-    { organizationId: integration.organizationId, integrationId: integration.id, deletedAt: null, position: 0, publishDate: { $gte: from, $lt: horizon } },
-    { fields: ['publishDate'] },
-  );
-  const takenMinutes = new Set(taken.map((post) => Math.floor(post.publishDate.getTime() / 60_000)));
+  const takenMinutes = await minutesTaken(em, integration, from, horizon);
   for (let offset = 0; offset < SEARCH_DAYS; offset++) {
     const day = addDays(firstDay, offset);
     for (const minutes of times) {
@@ -51,12 +56,7 @@ export async function findFreeSlot(
 export async function findEngagementSlot(em: EntityManager, integration: Integration, now: Date, best: BestTimes): Promise<Date | undefined> {
   if (!best.enoughData) return undefined;
   const horizon = new Date(now.getTime() + 8 * 7 * 86_400_000);
-  const taken = await em.find(
-    PostSchema,
-    { organizationId: integration.organizationId, integrationId: integration.id, deletedAt: null, position: 0, publishDate: { $gte: now, $lt: horizon } },
-    { fields: ['publishDate'] },
-  );
-  const takenMinutes = new Set(taken.map((post) => Math.floor(post.publishDate.getTime() / 60_000)));
+  const takenMinutes = await minutesTaken(em, integration, now, horizon);
   const wanted = best.suggestions.map((slot) => ({ weekday: WEEKDAYS.indexOf(slot.weekday), hour: Number(slot.hour.slice(0, 2)) }));
   const today: WallClock = { ...wallClockOf(now, best.timeZone), hour: 0, minute: 0, second: 0 };
   for (let offset = 0; offset < 8 * 7; offset++) {

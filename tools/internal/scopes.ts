@@ -40,7 +40,7 @@ export function toolScope(tool: Pick<ToolDefinition, 'scope' | 'annotations'>): 
 }
 
 /** Whether the caller holds the scope (scopes stored before named keys, mcp:read and mcp:write, count as what they map to). */
-export const hasScope = (caller: Caller, scope: ApiScope): boolean => caller.scopes.includes(scope) || expandScopes(caller.scopes).includes(scope);
+export const hasScope = (caller: Caller, scope: ApiScope): boolean => expandScopes(caller.scopes).includes(scope);
 
 /**
  * An owner credential: a person signed in to the console, or an API key that manages the organization (the organization
