@@ -225,7 +225,13 @@ export async function ingestMedia(services: Services, em: EntityManager, organiz
     incoming.stream.destroy();
     throw error;
   } finally {
-    output?.destroy();
+    // A stream destroyed before its file finished opening still creates the file when the open completes: wait for its
+    // close, or the removal below runs first and the staged file stays behind.
+    if (output && !output.closed) {
+      const closed = once(output, 'close');
+      output.destroy();
+      await closed;
+    }
     await fs.promises.rm(temporary, { force: true });
   }
 }
