@@ -13,6 +13,7 @@ import { ConsoleClient } from './helpers/console-client.js';
 import { launchBrowser, SCREENSHOT_DIR } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
+import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { snapshotDueMetrics } from '../tools/internal/metrics-snapshots.js';
 import { isoDay } from '../providers/shared.js';
 import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
@@ -23,6 +24,7 @@ const DAY = 86_400_000;
 let herald: Herald;
 let bluesky: BlueskyFake;
 let telegram: TelegramFake;
+let mastodon: MastodonFake;
 let client: ConsoleClient;
 let browser: Browser | undefined;
 let blueskyId: string;
@@ -34,11 +36,13 @@ beforeAll(async () => {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   bluesky = await startBlueskyFake();
   telegram = await startTelegramFake();
+  mastodon = await startMastodonFake();
   herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ telegram: { api: telegram.url } }) });
   client = new ConsoleClient(herald.url);
   await client.signUp({ email: 'owner@example.com', password: 'correct horse battery', invitation: await setupToken(herald) });
   expect((await client.submit('/channels/connect/bluesky', '/channels/connect/bluesky', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password })).location).toBe('/channels?notice=connected');
   expect((await client.submit('/channels/connect/telegram', '/channels/connect/telegram', { botToken: telegram.token, chatId: String(telegram.chat.id) })).location).toBe('/channels?notice=connected');
+  expect((await herald.rest('POST', '/integrations/mastodon/connect', { instance: mastodon.url, accessToken: mastodon.token })).status).toBe(200);
   const db = herald.services.orm.em.fork().getConnection();
   blueskyId = (await db.execute(`select id from integration where provider_identifier = 'bluesky'`))[0].id;
   telegramId = (await db.execute(`select id from integration where provider_identifier = 'telegram'`))[0].id;
@@ -51,6 +55,7 @@ beforeAll(async () => {
   for (let day = 0; day <= 5; day++) {
     herald.setNow(new Date(start + day * DAY));
     bluesky.profile.followersCount = 200 + day * 5;
+    mastodon.account.followers_count = 40 + day;
     bluesky.setEngagement(uri, { likeCount: day * 10 });
     await snapshotDueMetrics(herald.services);
   }
@@ -61,6 +66,7 @@ afterAll(async () => {
   await herald?.stop();
   await bluesky?.close();
   await telegram?.server.close();
+  await mastodon?.close();
 });
 
 describe('console charts', () => {
@@ -107,11 +113,11 @@ describe('console charts', () => {
   it('compares the channels on one metric, listing those without it with the reason', async () => {
     const page = await client.get('/analytics?metric=followers&days=30');
     expect(page.status).toBe(200);
-    // One line per channel with followers: here Bluesky's alone.
-    const figure = /<figure class="metric" id="overview-followers" data-label="([^"]*)"[^>]*>([\s\S]*?)<\/figure>/.exec(page.text);
+    // One line per channel with followers (Bluesky and Mastodon), a column each in the table.
+    const figure = /<figure class="metric" id="overview-followers" data-labels="([^"]*)"[^>]*>([\s\S]*?)<\/figure>/.exec(page.text);
     expect(figure).not.toBeNull();
-    expect(figure![1]).toBe('Alice');
-    expect(figure![2]).toContain(`<tr><td>${isoDay(new Date(start + 5 * DAY))}</td><td>225</td></tr>`);
+    expect(JSON.parse(figure![1].replace(/&quot;/g, '"'))).toEqual(['Alice', 'Herald Test']);
+    expect(figure![2]).toContain(`<tr><td>${isoDay(new Date(start + 5 * DAY))}</td><td>225</td><td>45</td></tr>`);
     expect(page.text).toMatch(/<li><strong>[^<]+<\/strong> \(Telegram\): Telegram offers no analytics API/);
     // An unknown metric or period falls back to followers over 30 days.
     expect((await client.get('/analytics?metric=nope&days=7')).text).toContain('id="overview-followers"');
@@ -164,6 +170,9 @@ describe('console charts', () => {
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'console-post-analytics.png'), fullPage: true });
     await page.goto('/analytics?metric=followers&days=30');
     await page.waitForSelector('#overview-followers .uplot canvas');
+    // Two lines need a legend: uPlot's, next to the chart (the table of numbers stays for screen readers, off screen).
+    expect((await page.locator('#overview-followers .u-legend').boundingBox())!.x).toBeGreaterThan(0);
+    expect(await page.locator('#overview-followers .u-legend').textContent()).toContain('Herald Test');
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'console-analytics-overview.png'), fullPage: true });
     await page.goto(`/channels/${blueskyId}/best-times`);
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'console-best-times.png'), fullPage: true });

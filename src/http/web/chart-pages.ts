@@ -40,7 +40,7 @@ document.querySelectorAll('figure[data-series]').forEach(function (figure) {
 `;
 
 const CHARTS_CSS = `figure.metric{margin:1.5rem 0;background:var(--card,#fff);padding:1rem;border:1px solid var(--line,#d1d9e0);border-radius:6px}
-figure.charted table{position:absolute;left:-9999px}figure.metric figcaption{font-weight:600}`;
+figure.charted>table{position:absolute;left:-9999px}figure.metric figcaption{font-weight:600}`;
 
 /** The scripts and styles of a page with charts (PageOptions.assets). */
 export const CHART_ASSETS = { scripts: ['/assets/uplot/uPlot.iife.min.js', '/assets/charts.js'], styles: ['/assets/uplot/uPlot.min.css', '/assets/charts.css'] };

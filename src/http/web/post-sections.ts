@@ -34,7 +34,7 @@ async function postChart(services: Services, view: PostView): Promise<Markup> {
     return say(`Not read yet: Herald reads a post's metrics ${ages} after publication (the first in about an hour).`);
   }
   return html`<section aria-labelledby="post-metrics-title" id="post-metrics">${heading}
-    <p class="hint">As Herald read them (${snapshots.length} readings; the last of each day shown), read ${ages} after publication.</p>
+    <p class="hint">As Herald read them (${new Set(snapshots.map((snapshot) => snapshot.takenAt.getTime())).size} readings; the last of each day shown), read ${ages} after publication.</p>
     ${metrics.map((metric) =>
       metricFigure({
         id: `post-metric-${metric.label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
