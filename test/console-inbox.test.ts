@@ -148,6 +148,7 @@ describe('the comment inbox without JavaScript', () => {
   it('offers hide and show again where the provider can hide comments, through the hideComment tool', async () => {
     const provider = findProvider('bluesky') as Provider;
     const calls: [string, boolean][] = [];
+    const original = provider.hideComment;
     provider.hideComment = async (_context, comment, hidden) => void calls.push([comment.id, hidden]);
     try {
       const item = itemOf((await client.get('/comments')).text, comments.bluesky);
@@ -160,8 +161,18 @@ describe('the comment inbox without JavaScript', () => {
       expect((await client.submit('/comments', `/comments/${comments.bluesky}/hide`, { hidden: 'false', back: '/comments' })).location).toContain('notice=shown');
       expect(calls).toEqual([[platformIds.bluesky, true], [platformIds.bluesky, false]]);
     } finally {
-      delete provider.hideComment;
+      if (original) provider.hideComment = original;
+      else delete provider.hideComment;
     }
+  });
+
+  it('shows a refused reply\'s reason with what was typed, and creates nothing', async () => {
+    const long = 'word '.repeat(80).trim(); // 399 characters: Bluesky takes 300
+    const refused = await client.submit('/comments', `/comments/${comments.bluesky}/reply`, { content: long, back: `/posts/${posts.bluesky.id}` });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('content: the maximum characters is 300, we got 399.');
+    expect(refused.text).toContain(`${long}</textarea>`);
+    expect((await herald.services.orm.em.fork().findOneOrFail(CommentSchema, { id: comments.bluesky })).replyPostId).toBeNull();
   });
 });
 
