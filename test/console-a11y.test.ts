@@ -113,6 +113,10 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     await check('/notifications', 'notifications');
     await check('/members', 'members');
     await check('/settings', 'settings');
+    await check('/comments', 'comments');
+    await check('/analytics', 'analytics-overview');
+    await check(`/channels/${ids.bluesky}/analytics`, 'channel-analytics');
+    await check(`/channels/${ids.bluesky}/best-times`, 'best-times');
     await check('/device', 'device');
     await check('/channels/connect/myspace', 'error-page', 404);
     // The check itself finds what it should: a picture without a text alternative is a critical violation.

@@ -220,12 +220,17 @@ export interface HistoryStatus {
 }
 
 /** How the history of each channel stands (what the console and the overview say when a chart is empty). */
-export async function channelHistoryStatus(em: EntityManager, organizationId: string, integrationIds: string[]): Promise<Map<string, HistoryStatus>> {
-  if (integrationIds.length === 0) return new Map();
+export const channelHistoryStatus = (em: EntityManager, organizationId: string, integrationIds: string[]) => historyStatus(em, organizationId, 'channel', integrationIds);
+
+/** How the snapshots of each post stand (what a post's chart says when it is empty). */
+export const postHistoryStatus = (em: EntityManager, organizationId: string, postIds: string[]) => historyStatus(em, organizationId, 'post', postIds);
+
+async function historyStatus(em: EntityManager, organizationId: string, kind: 'channel' | 'post', ids: string[]): Promise<Map<string, HistoryStatus>> {
+  if (ids.length === 0) return new Map();
   const rows = await em.getConnection().execute<{ target_id: string; status: ScheduleStatus; last_error: string | null; last_success_at: string | null; next_at: string | null; snapshots: number }[]>(
     `select target_id, status, last_error, last_success_at, next_at, snapshots from metrics_schedule
-      where target_kind = 'channel' and organization_id = ? and target_id in (${integrationIds.map(() => '?').join(', ')})`,
-    [organizationId, ...integrationIds],
+      where target_kind = ? and organization_id = ? and target_id in (${ids.map(() => '?').join(', ')})`,
+    [kind, organizationId, ...ids],
   );
   const date = (value: string | Date | null) => (value === null ? null : new Date(value));
   return new Map(rows.map((row) => [row.target_id, { status: row.status, lastError: row.last_error, lastSuccessAt: date(row.last_success_at), nextAt: date(row.next_at), snapshots: Number(row.snapshots) }]));

@@ -11,32 +11,62 @@ import { findIntegration, providerOf } from '../../../tools/internal/integration
 import { csvOf, periodStart, storedChannelDays, type StoredDay } from '../../../tools/internal/metrics-history.js';
 import { channelHistoryStatus, type HistoryStatus } from '../../../tools/internal/metrics-snapshots.js';
 import { isoDay } from '../../../providers/shared.js';
-import { html, sendPage } from './html.js';
+import { html, sendPage, type Markup } from './html.js';
 import { consoleLocals, requireSignedIn } from './session.js';
 
 const PERIODS = [7, 30, 90, 365];
 const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
 
-// Reads each figure's series and draws it; the table stays for screen readers, visually replaced by the chart.
-const CHARTS_JS = `document.querySelectorAll('figure[data-series]').forEach(function (figure) {
+// Reads each figure's rows ([day or instant, value, value, …]) and draws one line per label (data-labels, else the one
+// data-label); a missing value (null) is a gap the line spans. The table stays for screen readers, visually replaced by
+// the chart.
+const CHARTS_JS = `var COLORS = ['#0b5cad', '#b3261e', '#1e7b34', '#8a4f00', '#6a3d9a', '#00727a'];
+document.querySelectorAll('figure[data-series]').forEach(function (figure) {
   if (!window.uPlot) return;
-  var series = JSON.parse(figure.getAttribute('data-series'));
-  var xs = series.map(function (p) { return Date.parse(p[0] + 'T00:00:00Z') / 1000; });
-  var ys = series.map(function (p) { return p[1]; });
+  var rows = JSON.parse(figure.getAttribute('data-series'));
+  var labels = figure.hasAttribute('data-labels') ? JSON.parse(figure.getAttribute('data-labels')) : [figure.getAttribute('data-label')];
+  var data = [rows.map(function (p) { return Date.parse(p[0].length === 10 ? p[0] + 'T00:00:00Z' : p[0]) / 1000; })];
+  labels.forEach(function (_label, index) { data.push(rows.map(function (p) { return p[index + 1]; })); });
   var box = document.createElement('div');
   box.className = 'chart';
   box.setAttribute('aria-hidden', 'true');
   figure.insertBefore(box, figure.querySelector('table'));
   figure.classList.add('charted');
   new uPlot({ width: Math.min(720, figure.clientWidth || 720), height: 220, scales: { x: { time: true } },
-    series: [{}, { label: figure.getAttribute('data-label'), stroke: '#0b5cad', width: 2, points: { show: series.length < 40 } }] }, [xs, ys], box);
+    series: [{}].concat(labels.map(function (label, index) {
+      return { label: label, stroke: COLORS[index % COLORS.length], width: 2, spanGaps: true, points: { show: rows.length < 40 } };
+    })) }, data, box);
 });
 `;
 
 const CHARTS_CSS = `figure.metric{margin:1.5rem 0;background:var(--card,#fff);padding:1rem;border:1px solid var(--line,#d1d9e0);border-radius:6px}
-figure.charted table{position:absolute;left:-9999px}figure.metric figcaption{font-weight:600}`;
+figure.charted>table{position:absolute;left:-9999px}figure.metric figcaption{font-weight:600}`;
 
-function whyEmpty(provider: ReturnType<typeof providerOf>, status: HistoryStatus | undefined): string {
+/** The scripts and styles of a page with charts (PageOptions.assets). */
+export const CHART_ASSETS = { scripts: ['/assets/uplot/uPlot.iife.min.js', '/assets/charts.js'], styles: ['/assets/uplot/uPlot.min.css', '/assets/charts.css'] };
+
+export interface ChartFigure {
+  id: string;
+  caption: string;
+  /** One per line: the table's columns after the first. */
+  labels: string[];
+  /** [day (YYYY-MM-DD), value per label]; null where that line has no value that day. */
+  rows: [string, ...(number | null)[]][];
+  /** The first column's heading. */
+  first?: string;
+}
+
+/** A chart as a table of its numbers (the page without JavaScript, and for screen readers) that charts.js draws. */
+export function metricFigure(figure: ChartFigure): Markup {
+  const single = figure.labels.length === 1;
+  return html`<figure class="metric" id="${figure.id}" ${single ? html`data-label="${figure.labels[0]}"` : html`data-labels="${JSON.stringify(figure.labels)}"`} data-series="${JSON.stringify(figure.rows)}">
+    <figcaption>${figure.caption}${figure.rows.length < 2 ? html` <span class="hint">(one day recorded so far: a line needs two)</span>` : ''}</figcaption>
+    <table><thead><tr><th scope="col">${figure.first ?? 'Day'}</th>${figure.labels.map((label) => html`<th scope="col">${label}</th>`)}</tr></thead>
+    <tbody>${figure.rows.map(([day, ...values]) => html`<tr><td>${day}</td>${values.map((value) => html`<td>${value ?? '—'}</td>`)}</tr>`)}</tbody></table>
+  </figure>`;
+}
+
+export function whyEmpty(provider: ReturnType<typeof providerOf>, status: HistoryStatus | undefined): string {
   if (!provider.analytics) return `${provider.name} offers no analytics API: Herald cannot read metrics for this channel.`;
   if (!status || status.status === 'pending') return 'Not read yet: Herald reads each channel\'s metrics once a day, the first time within 10 minutes of connecting.';
   if (status.status === 'needs_reconnection') return 'The channel needs reconnecting: Herald cannot read its metrics until then.';
@@ -87,20 +117,15 @@ export function chartPages(router: Router, services: Services): void {
     const locals = consoleLocals(response);
     sendPage(
       response,
-      { title: `${integration.name} analytics`, signedIn: locals.signedIn, csrf: locals.csrf ?? '', section: 'channels', assets: { scripts: ['/assets/uplot/uPlot.iife.min.js', '/assets/charts.js'], styles: ['/assets/uplot/uPlot.min.css', '/assets/charts.css'] } },
+      { title: `${integration.name} analytics`, signedIn: locals.signedIn, csrf: locals.csrf ?? '', section: 'channels', assets: CHART_ASSETS },
       html`<h1>${integration.name}: analytics</h1>
       <p>${provider.name} · the last ${days} days, as Herald recorded them (read daily). ${PERIODS.map((period) => (period === days ? html` <strong>${period} days</strong>` : html` <a href="?days=${period}">${period} days</a>`))}
         · <a href="/channels/${integration.id}/analytics.csv?days=${days}" download>Download CSV</a></p>
       ${status?.lastSuccessAt ? html`<p class="hint">Last read ${status.lastSuccessAt.toISOString().slice(0, 16).replace('T', ' ')} UTC${status.status !== 'ok' ? html` · ${whyEmpty(provider, status)}` : ''}</p>` : ''}
       ${metrics.length === 0
         ? html`<p class="flash error" role="status" id="why-empty">${whyEmpty(provider, status)}</p>`
-        : metrics.map(
-            (metric) => html`<figure class="metric" id="metric-${metric.metric}" data-label="${metric.label}" data-series="${JSON.stringify(metric.points)}">
-              <figcaption>${metric.label}${metric.points.length < 2 ? html` <span class="hint">(one day recorded so far: a line needs two)</span>` : ''}</figcaption>
-              <table><thead><tr><th scope="col">Day</th><th scope="col">${metric.label}</th></tr></thead>
-              <tbody>${metric.points.map(([day, value]) => html`<tr><td>${day}</td><td>${value}</td></tr>`)}</tbody></table>
-            </figure>`,
-          )}
+        : metrics.map((metric) => metricFigure({ id: `metric-${metric.metric}`, caption: metric.label, labels: [metric.label], rows: metric.points }))}
+      <p><a href="/channels/${integration.id}/best-times">Best times to post</a></p>
       <p><a href="/channels">Back to the channels</a></p>`,
     );
   });

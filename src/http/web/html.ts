@@ -58,6 +58,8 @@ const NAV: [string, string][] = [
   ['compose', 'New post'],
   ['channels', 'Channels'],
   ['posts', 'Posts'],
+  ['comments', 'Comments'],
+  ['analytics', 'Analytics'],
   ['calendar', 'Calendar'],
   ['approvals', 'Approvals'],
   ['developer', 'Developer'],

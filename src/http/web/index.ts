@@ -22,6 +22,8 @@ import { consoleLocals, consoleSession } from './session.js';
 import { webhookPages } from './webhook-pages.js';
 import { apiReferencePage } from './api-reference-page.js';
 import { chartPages } from './chart-pages.js';
+import { commentPages } from './comment-pages.js';
+import { overviewPages } from './overview-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -46,6 +48,8 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   authPages(router, services);
   channelPages(router, services);
   chartPages(router, services);
+  overviewPages(router, services);
+  commentPages(router, services);
   consolePages(router, services, sessions);
   postPages(router, services);
   calendarPages(router, services);

@@ -17,6 +17,8 @@ import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, runConsole
 import { platformName } from '../../../tools/internal/channel-health.js';
 import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../../lib/time-zone.js';
 import { consoleZones, formatWhen, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
+import { afterPublishing } from './post-sections.js';
+import { CHART_ASSETS } from './chart-pages.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -211,6 +213,7 @@ async function postPage(services: Services, request: Request, response: Response
   const editable = !view.chain.some((item) => item.state === 'PUBLISHED');
   const siblings = (await em.find(PostSchema, { organizationId, group: view.root.group, position: 0, deletedAt: null }, { orderBy: { publishDate: 'asc' } })).filter((post) => post.id !== view.root.id);
   const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
+  const published = await afterPublishing(services, request, response, view);
   sendPage(
     response,
     {
@@ -220,6 +223,7 @@ async function postPage(services: Services, request: Request, response: Response
       section: 'calendar',
       status: problem?.status,
       zone: pageZone(zones),
+      assets: CHART_ASSETS,
       flash: problem ? { kind: 'error', text: problem.text } : notice ? { kind: 'ok', text: notice } : undefined,
     },
     html`<h1>Post on ${view.integration.name}</h1>
@@ -235,6 +239,7 @@ async function postPage(services: Services, request: Request, response: Response
       ? html`<h2>Created in the same request</h2><ul class="card">${siblings.map((post) => html`<li><a href="/posts/${post.id}">${formatWhen(post.publishDate, zones.viewer)}</a> ${badge(STATE_LABELS, post.state)}</li>`)}</ul>`
       : ''}
     ${editable ? editForm(view, csrf, problem?.values ?? editValuesOf(view, zones.viewer)) : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform.</p>`}
+    ${published}
     <p><a href="/calendar?month=${localInputValue(view.root.publishDate, zones.viewer).slice(0, 7)}">Back to the calendar</a></p>`,
   );
 }
