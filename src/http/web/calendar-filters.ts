@@ -2,14 +2,15 @@
 // comes with the audit trail): "author" is what exists today, how the post was created (MCP: an agent; the REST API,
 // which includes this console) and, for posts that went through the approval gate, the OAuth app that asked.
 import type { Request, Response } from 'express';
-import type { PostRecord } from '../../../tools/internal/posts.js';
+import { calendarPosts, fullContents, type CalendarPost } from '../../../tools/internal/calendar.js';
 import { listIntegrations } from '../../../tools/internal/integrations.js';
-import { postList } from '../../../tools/post-list.js';
+import { asCaller } from '../../../tools/internal/visibility.js';
 import { CustomerSchema } from '../../db/entities.js';
+import { hasHtmlTag } from '../../lib/content.js';
 import type { Services } from '../../../tools/types.js';
 import { html, type Markup } from './html.js';
-import { STATUS_LABELS } from './post-pages.js';
-import { consoleCaller, runConsoleTool } from './session.js';
+import { excerpt, STATUS_LABELS } from './post-pages.js';
+import { consoleCaller } from './session.js';
 
 export interface CalendarFilters {
   channel: string;
@@ -39,50 +40,77 @@ export function filterQuery(filters: CalendarFilters): string {
 }
 
 /** The author of a post as the filter knows it. */
-function authorsOf(post: PostRecord): string[] {
+function authorsOf(post: CalendarPost): string[] {
   const authors = [post.creationMethod === 'MCP' ? 'mcp' : 'api'];
-  if (post.approval?.appId) authors.push(`app:${post.approval.appId}`);
+  if (post.appId) authors.push(`app:${post.appId}`);
   return authors;
 }
 
-const matches = (post: PostRecord, filters: CalendarFilters) =>
-  (!filters.channel || post.integration.id === filters.channel) &&
+const matches = (post: CalendarPost, filters: CalendarFilters) =>
+  (!filters.channel || post.integrationId === filters.channel) &&
   (!filters.state || post.publishStatus === filters.state) &&
   (!filters.author || authorsOf(post).includes(filters.author));
 
+/** A post as a calendar cell shows it. */
+export interface CalendarEntry extends CalendarPost {
+  integration: { id: string; name: string; providerIdentifier: string };
+  excerpt: string;
+}
+
 export interface CalendarData {
-  posts: PostRecord[];
+  posts: CalendarEntry[];
   channels: { id: string; name: string }[];
   customers: { id: string; name: string }[];
   apps: { id: string; name: string }[];
 }
 
-/** Every post of the range (all pages of postsListTool) that passes the filters, with the choices of the filter form. */
+const EXCERPT = 60;
+/** Text the start of a cut content must hold to settle its excerpt: an entity cut at the end changes at most its last characters. */
+const SETTLED = 140;
+
+/**
+ * The excerpt of a post from the start of its content (tools/internal/calendar.ts reads at most CONTENT_PREFIX
+ * characters), exactly as `excerpt` of the whole content; undefined when the start cannot settle it (the whole content is
+ * then read). A start cut at its last `<` holds no tag cut in half, and stripping tags is local to each tag, so its text
+ * begins the whole text; comments, scripts and styles may run past the cut, so a start with one is not settled.
+ */
+function excerptOfStart(post: CalendarPost): string | undefined {
+  if (!post.cut) return excerpt(post.content, EXCERPT);
+  const start = post.html ? post.content.slice(0, Math.max(0, post.content.lastIndexOf('<'))) : post.content;
+  if (post.html && (!hasHtmlTag(start) || /<!--|<script|<style/i.test(start))) return undefined;
+  return excerpt(start, SETTLED + 20).length >= SETTLED ? excerpt(start, EXCERPT) : undefined;
+}
+
+/**
+ * Every post of the range that passes the filters, with the choices of the filter form: a constant number of queries
+ * whatever the number of posts (the posts in one statement, the channels, the customers, and at most one more for the
+ * whole content of posts whose start does not settle their excerpt).
+ */
 export async function calendarData(services: Services, response: Response, range: { start: Date; end: Date }, filters: CalendarFilters): Promise<CalendarData> {
-  const organizationId = consoleCaller(response).organizationId;
+  const caller = consoleCaller(response);
+  const { organizationId } = caller;
   const em = services.orm.em.fork();
-  const all: PostRecord[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await runConsoleTool(
-      postList,
-      { startDate: range.start.toISOString(), endDate: new Date(range.end.getTime() - 1).toISOString(), customer: filters.customer || undefined, cursor },
-      response,
-      services,
-    );
-    all.push(...(page.posts as unknown as PostRecord[]));
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  const apps = new Map<string, string>();
-  for (const post of all) if (post.approval?.appId) apps.set(post.approval.appId, post.approval.appName ?? post.approval.appId);
-  const channels = await listIntegrations(em, organizationId);
-  const customers = await em.find(CustomerSchema, { organizationId }, { orderBy: { name: 'asc' }, fields: ['id', 'name'] });
-  return {
-    posts: all.filter((post) => matches(post, filters)),
-    channels: channels.map((channel) => ({ id: channel.id, name: channel.name })),
-    customers: customers.map((customer) => ({ id: customer.id, name: customer.name })),
-    apps: [...apps].map(([id, name]) => ({ id, name })),
-  };
+  // As the caller: listIntegrations answers only the channels it may see (visibility.ts), and only their posts are read.
+  return asCaller(caller, async () => {
+    const channels = await listIntegrations(em, organizationId);
+    // The customer filter as the post list applies it: the channels of that customer (an empty one is no filter).
+    const inRange = channels.filter((channel) => !filters.customer || channel.customerId === filters.customer);
+    const byId = new Map(inRange.map((channel) => [channel.id, { id: channel.id, name: channel.name, providerIdentifier: channel.providerIdentifier }]));
+    const all = await calendarPosts(em, organizationId, [...byId.keys()], range);
+    const apps = new Map<string, string>();
+    for (const post of all) if (post.appId) apps.set(post.appId, post.appName ?? post.appId);
+    const shown = all.filter((post) => matches(post, filters));
+    const excerpts = shown.map(excerptOfStart);
+    const unsettled = shown.filter((_, index) => excerpts[index] === undefined).map((post) => post.id);
+    const whole = await fullContents(em, organizationId, unsettled);
+    const customers = await em.find(CustomerSchema, { organizationId }, { orderBy: { name: 'asc' }, fields: ['id', 'name'] });
+    return {
+      posts: shown.map((post, index) => ({ ...post, integration: byId.get(post.integrationId)!, excerpt: excerpts[index] ?? excerpt(whole.get(post.id) ?? post.content, EXCERPT) })),
+      channels: channels.map((channel) => ({ id: channel.id, name: channel.name })),
+      customers: customers.map((customer) => ({ id: customer.id, name: customer.name })),
+      apps: [...apps].map(([id, name]) => ({ id, name })),
+    };
+  });
 }
 
 const option = (value: string, label: string, current: string) => html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`;

@@ -5,39 +5,64 @@
 // duplicate guard and the approval rules apply as on the API.
 import type { Response, Router } from 'express';
 import { platformName } from '../../../tools/internal/channel-health.js';
-import type { PostRecord } from '../../../tools/internal/posts.js';
 import type { Services } from '../../../tools/types.js';
-import { canonicalZone, dateKey, timeKey, wallClockOf } from '../../lib/time-zone.js';
-import { calendarData, filterFields, filterQuery, filtersOf } from './calendar-filters.js';
+import { canonicalZone, dateKey, timeKey, wallClockOf, zoneAbbreviation } from '../../lib/time-zone.js';
+import { calendarData, filterFields, filterQuery, filtersOf, type CalendarEntry } from './calendar-filters.js';
 import { addMonths, dayKey, dayName, isoWeekKey, monthKey, monthName, monthOf, plusDays, rangeOf, sameDay, today, weekday, weekOf, type Day } from './calendar-dates.js';
-import { html, sendPage, type Markup } from './html.js';
-import { badge, excerpt, STATUS_LABELS } from './post-pages.js';
+import { escapeHtml, html, Markup, sendPage } from './html.js';
+import { badge, STATUS_LABELS } from './post-pages.js';
 import { consoleLocals, requireSignedIn } from './session.js';
 import { consoleZones, formatWhen, pageZone, zoneDatalist } from './zones.js';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 /** Posts that have not gone out may move; what went out stays where it went. */
 const MOVABLE = new Set(['draft', 'awaiting_approval', 'scheduled', 'retrying', 'failed']);
-const failedOf = (row: PostRecord) => row.publishStatus === 'failed' || row.publishStatus === 'partial';
+const failedOf = (row: CalendarEntry) => row.publishStatus === 'failed' || row.publishStatus === 'partial';
 
 interface Placed {
-  row: PostRecord;
+  row: CalendarEntry;
   day: string;
   hour: number;
   time: string;
   /** Kept by a move: moving a day keeps the time of day exactly. */
   seconds: number;
+  /** The date as formatWhen writes it (zones.ts), from the same reading. */
+  when: string;
 }
 
-function entry(placed: Placed, zone: string, back: string): Markup {
+/**
+ * One post of a cell, as one string (a month holds a thousand: no markup object per field). The same markup as the
+ * `html` template would make: every value escaped; the channel's parts and the badges are made once per page.
+ */
+function entry(placed: Placed, back: string, parts: (row: CalendarEntry) => { name: string; platform: string; badge: string }): string {
   const { row } = placed;
   const movable = MOVABLE.has(row.publishStatus);
-  const label = `${row.integration.name}, ${placed.time}`;
-  return html`<li class="entry${failedOf(row) ? ' failed' : ''} status-${row.publishStatus}"${movable ? html` draggable="true" data-post="${row.id}" data-time="${placed.time}:${String(placed.seconds).padStart(2, '0')}"` : ''}>
-    <a href="/posts/${row.id}" title="${formatWhen(row.publishDate, zone)}">${placed.time} ${row.integration.name}</a>
-    <span class="hint">${platformName(row.integration)}</span> ${badge(STATUS_LABELS, row.publishStatus)}
-    <span class="excerpt">${excerpt(row.content, 60)}</span>
-    ${movable ? html`<a class="move" href="/posts/${row.id}/move?back=${encodeURIComponent(back)}">Move<span class="visually-hidden"> the post on ${label}</span></a>` : ''}</li>`;
+  const { name, platform, badge: status } = parts(row);
+  const id = escapeHtml(row.id);
+  return `<li class="entry${failedOf(row) ? ' failed' : ''} status-${escapeHtml(row.publishStatus)}"${movable ? ` draggable="true" data-post="${id}" data-time="${placed.time}:${String(placed.seconds).padStart(2, '0')}"` : ''}>
+    <a href="/posts/${id}" title="${escapeHtml(placed.when)}">${placed.time} ${name}</a>
+    <span class="hint">${platform}</span> ${status}
+    <span class="excerpt">${escapeHtml(row.excerpt)}</span>
+    ${movable ? `<a class="move" href="/posts/${id}/move?back=${escapeHtml(encodeURIComponent(back))}">Move<span class="visually-hidden"> the post on ${name}, ${placed.time}</span></a>` : ''}</li>`;
+}
+
+/** The escaped name and platform of each channel, and each state's badge, made once for the page. */
+function entryParts(): (row: CalendarEntry) => { name: string; platform: string; badge: string } {
+  const channels = new Map<string, { name: string; platform: string }>();
+  const badges = new Map<string, string>();
+  return (row) => {
+    let channel = channels.get(row.integration.id);
+    if (!channel) {
+      channel = { name: escapeHtml(row.integration.name), platform: escapeHtml(platformName(row.integration)) };
+      channels.set(row.integration.id, channel);
+    }
+    let status = badges.get(row.publishStatus);
+    if (status === undefined) {
+      status = badge(STATUS_LABELS, row.publishStatus).value;
+      badges.set(row.publishStatus, status);
+    }
+    return { ...channel, badge: status };
+  };
 }
 
 export function calendarPages(router: Router, services: Services): void {
@@ -64,8 +89,10 @@ export function calendarPages(router: Router, services: Services): void {
       view === 'week' ? `/calendar?view=week&week=${isoWeekKey(day)}${filterQuery(filters)}${zoneQuery}` : `/calendar?month=${monthKey(day)}${filterQuery(filters)}${zoneQuery}`;
     const here = link(week ? 'week' : 'month', first);
     const placed: Placed[] = data.posts.map((row) => {
-      const wall = wallClockOf(new Date(row.publishDate), zone);
-      return { row, day: dateKey(wall), hour: wall.hour, time: timeKey(wall), seconds: wall.second };
+      const wall = wallClockOf(row.publishDate, zone);
+      const day = dateKey(wall);
+      const time = timeKey(wall);
+      return { row, day, hour: wall.hour, time, seconds: wall.second, when: `${day} ${time} ${zoneAbbreviation(row.publishDate, zone)}` };
     });
     const byCell = new Map<string, Placed[]>();
     for (const item of placed) {
@@ -78,10 +105,7 @@ export function calendarPages(router: Router, services: Services): void {
     const waiting = data.posts.filter((row) => row.publishStatus === 'awaiting_approval').length;
     const title = week ? `Week of ${dayKey(first)}` : monthName(first);
     const zoneChoices = [...new Set([zones.viewer, zones.organization, ...(await channelZones(services, response))])];
-    const cell = (day: Day, hour?: number) => {
-      const items = byCell.get(hour === undefined ? dayKey(day) : `${dayKey(day)}|${hour}`) ?? [];
-      return items.length ? html`<ul>${items.map((item) => entry(item, zone, here))}</ul>` : '';
-    };
+    const grid = new Markup(week ? weekRows(first, byCell, here) : monthRows(gridStart, weeks, first, current, byCell, here));
     sendPage(
       response,
       {
@@ -123,22 +147,63 @@ export function calendarPages(router: Router, services: Services): void {
               const day = plusDays(first, index);
               return html`<th scope="col"${sameDay(day, current) ? html` class="today"` : ''}>${dayName(day)}</th>`;
             })}</tr></thead>
-            <tbody>${Array.from({ length: 24 }, (_, hour) => html`<tr><th scope="row">${String(hour).padStart(2, '0')}:00</th>${Array.from({ length: 7 }, (_, index) => {
-              const day = plusDays(first, index);
-              return html`<td class="slot" data-date="${dayKey(day)}" data-hour="${hour}">${cell(day, hour)}</td>`;
-            })}</tr>`)}</tbody>`
+            <tbody>${grid}</tbody>`
           : html`<thead><tr>${WEEKDAYS.map((name) => html`<th scope="col">${name.slice(0, 3)}</th>`)}</tr></thead>
-            <tbody>${Array.from({ length: weeks }, (_, row) => html`<tr>${Array.from({ length: 7 }, (_, column) => {
-              const day = plusDays(gridStart, row * 7 + column);
-              const outside = day.month !== first.month;
-              return html`<td class="day${outside ? ' outside' : ''}${sameDay(day, current) ? ' today' : ''}" data-date="${dayKey(day)}"><span class="day-number">${day.day}<span class="visually-hidden"> (${dayName(day)})</span></span>${cell(day)}</td>`;
-            })}</tr>`)}</tbody>`}
+            <tbody>${grid}</tbody>`}
       </table>`,
     );
   });
 }
 
 const sameMonth = (a: Day, b: Day) => a.year === b.year && a.month === b.month;
+
+// The grid's rows as one string: pieces pushed on one array and joined once (a month holds a thousand entries; nested
+// templates would copy the page's largest part at every level).
+type Cells = Map<string, Placed[]>;
+
+function pushCell(out: string[], items: Placed[] | undefined, back: string, parts: ReturnType<typeof entryParts>): void {
+  if (!items) return;
+  out.push('<ul>');
+  for (const item of items) out.push(entry(item, back, parts));
+  out.push('</ul>');
+}
+
+/** One row per hour, one column per day of the week starting on `first`. */
+function weekRows(first: Day, byCell: Cells, back: string): string {
+  const parts = entryParts();
+  const days = Array.from({ length: 7 }, (_, index) => dayKey(plusDays(first, index)));
+  const out: string[] = [];
+  for (let hour = 0; hour < 24; hour++) {
+    out.push(`<tr><th scope="row">${String(hour).padStart(2, '0')}:00</th>`);
+    for (const day of days) {
+      out.push(`<td class="slot" data-date="${day}" data-hour="${hour}">`);
+      pushCell(out, byCell.get(`${day}|${hour}`), back, parts);
+      out.push('</td>');
+    }
+    out.push('</tr>');
+  }
+  return out.join('');
+}
+
+/** One row per week from `gridStart`, one cell per day; days outside the month of `first` are marked. */
+function monthRows(gridStart: Day, weeks: number, first: Day, current: Day, byCell: Cells, back: string): string {
+  const parts = entryParts();
+  const out: string[] = [];
+  for (let row = 0; row < weeks; row++) {
+    out.push('<tr>');
+    for (let column = 0; column < 7; column++) {
+      const day = plusDays(gridStart, row * 7 + column);
+      const key = dayKey(day);
+      out.push(
+        `<td class="day${day.month !== first.month ? ' outside' : ''}${sameDay(day, current) ? ' today' : ''}" data-date="${key}"><span class="day-number">${day.day}<span class="visually-hidden"> (${escapeHtml(dayName(day))})</span></span>`,
+      );
+      pushCell(out, byCell.get(key), back, parts);
+      out.push('</td>');
+    }
+    out.push('</tr>');
+  }
+  return out.join('');
+}
 
 /** The zones of the organization's channels that have their own (a client's). */
 async function channelZones(services: Services, response: Response): Promise<string[]> {
