@@ -39,6 +39,7 @@ import twitterText from 'twitter-text';
 import type { ChannelAuth } from '../../providers/types.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 import { contractProblems } from '../contracts/x-openapi.js';
+import { addReplyRoutes } from './x-replies.js';
 import { basicCredentials, createOAuthAuthority, OAuthRefusal, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 
 export interface XFakeMedia {
@@ -105,8 +106,8 @@ export interface XFake {
 const SEGMENT_LIMIT = 5 * 1024 * 1024;
 const POST_FIELDS = new Set(['text', 'media', 'reply', 'reply_settings', 'community_id', 'share_with_followers', 'quote_tweet_id', 'poll', 'made_with_ai', 'paid_partnership', 'nullcast', 'for_super_followers_only', 'geo', 'card_uri', 'direct_message_deep_link', 'edit_options']);
 const CATEGORIES = ['tweet_image', 'tweet_video', 'tweet_gif', 'dm_image', 'dm_video', 'dm_gif', 'subtitles'];
-const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeReply => ({ status, json: { title, detail, type, status } });
-const invalid = (detail: string) => ({ status: 400, json: { errors: [{ message: detail }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } });
+export const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeReply => ({ status, json: { title, detail, type, status } });
+export const invalid = (detail: string) => ({ status: 400, json: { errors: [{ message: detail }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } });
 
 async function multipart(request: RecordedRequest): Promise<FormData | undefined> {
   if (!String(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return undefined;
@@ -384,62 +385,8 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { json: { data: list.map((post) => postView(post, fields)), ...(includes ? { includes } : {}), meta } };
   }));
 
-  const userOf = (id: string) => (id === user.id ? user : others.find((other) => other.id === id));
-  const forbidden = (detail: string) => problem(403, 'Forbidden', detail);
-
-  route('GET', '/2/tweets/search/recent', authed((request) => {
-    if (fake.accessLevel === 'free') {
-      // X's answer to an app whose access level does not include the endpoint.
-      return {
-        status: 403,
-        json: {
-          client_id: '12345678',
-          detail: 'When authenticating requests to the Twitter API v2 endpoints, you must use keys and tokens from a Twitter developer App that is attached to a Project. You can create a project via the developer portal.',
-          registration_url: 'https://developer.twitter.com/en/docs/projects/overview',
-          title: 'Client Forbidden',
-          required_enrollment: 'Appropriate Level of API Access',
-          reason: 'client-not-enrolled',
-          type: 'https://api.twitter.com/2/problems/client-forbidden',
-        },
-      };
-    }
-    const conversation = /^conversation_id:(\d{1,19})$/.exec(request.query.get('query') ?? '')?.[1];
-    if (!conversation) return invalid('this fake answers only query=conversation_id:<post id>');
-    const max = Number(request.query.get('max_results') ?? 10);
-    const weekAgo = Date.now() - 7 * 86_400_000;
-    const since = request.query.get('start_time');
-    if (since && Date.parse(since) < weekAgo) return invalid(`Invalid 'start_time':'${since}'. 'start_time' must be on or after ${new Date(weekAgo).toISOString()}`);
-    const fields = (request.query.get('tweet.fields') ?? '').split(',');
-    const matching = [...posts]
-      .reverse()
-      .filter((post) => post.conversation_id === conversation && Date.parse(post.created_at) >= Math.max(weekAgo, since ? Date.parse(since) : 0));
-    const offset = Number(request.query.get('next_token')?.replace(/^page-/, '') ?? 0);
-    const list = matching.slice(offset, offset + max);
-    const withUsers = (request.query.get('expansions') ?? '').split(',').includes('author_id');
-    const userFields = (request.query.get('user.fields') ?? '').split(',');
-    const authors = [...new Set(list.map((post) => post.author_id))].map((id) => userOf(id)!);
-    const includes = withUsers ? { users: authors.map((author) => ({ id: author.id, name: author.name, username: author.username, ...(userFields.includes('profile_image_url') ? { profile_image_url: `${server.url}/profile_images/${author.id}_normal.jpg` } : {}) })) } : undefined;
-    const more = matching.length > offset + max;
-    return { json: { ...(list.length > 0 ? { data: list.map((post) => postView(post, fields)) } : {}), ...(includes && list.length > 0 ? { includes } : {}), meta: { result_count: list.length, ...(more ? { next_token: `page-${offset + max}` } : {}) } } };
-  }));
-
-  route('PUT', '/2/tweets/*/hidden', authed((request) => {
-    if (!scopesOf(request).includes('tweet.moderate.write')) return forbidden('Forbidden');
-    const reply = posts.find((post) => post.id === request.path.split('/')[3]);
-    if (!reply) return problem(404, 'Not Found Error', 'Could not find tweet.', 'https://api.twitter.com/2/problems/resource-not-found');
-    const root = posts.find((post) => post.id === reply.conversation_id);
-    if (!root || root.id === reply.id || root.author_id !== user.id) return forbidden('You can only hide or unhide replies to conversations you authored.');
-    reply.hidden = request.json.hidden;
-    return { json: { data: { hidden: reply.hidden } } };
-  }));
-
-  route('DELETE', '/2/tweets/*', authed((request) => {
-    const index = posts.findIndex((post) => post.id === request.path.split('/')[3]);
-    if (index < 0) return problem(404, 'Not Found Error', 'Could not find tweet.', 'https://api.twitter.com/2/problems/resource-not-found');
-    if (posts[index].author_id !== user.id) return forbidden('You are not allowed to delete a Tweet that is not yours.');
-    posts.splice(index, 1);
-    return { json: { data: { deleted: true } } };
-  }));
+  // Replies (recent search), hiding and deleting: ./x-replies.ts.
+  addReplyRoutes({ route, authed, problem, invalid, posts, user, others, serverUrl: server.url, postView, accessLevel: () => fake.accessLevel, scopesOf });
 
   return Object.assign(fake, {
     server,
