@@ -10,6 +10,7 @@ import type { Provider } from './types.js';
 import { basicProfile, exchangeCode, linkedinAuthorizeUrl, linkedinEndpoints, postUrl, refresh } from './linkedin/api.js';
 import { administeredOrganizations, pageAnalytics, pagePostAnalytics } from './linkedin/organizations.js';
 import { carouselSetting, linkedinMediaRules, linkedinRules, publishComment, publishPost, recentPosts } from './linkedin/publish.js';
+import { deleteOnLinkedin, deletePageComment, editOnLinkedin, pageComments, replyToComment } from './linkedin/comments.js';
 
 const scopes = ['r_basicprofile', 'w_member_social', 'r_organization_social', 'w_organization_social', 'rw_organization_admin'];
 
@@ -73,7 +74,12 @@ const linkedinPage: Provider = {
 
   // Organizations read their own posts and comments (r_organization_social): an interrupted create is looked up there.
   publish: (context, item) => publishPost(context, item, { canRead: true }),
-  comment: (context, item, { root }) => publishComment(context, item, root, { canRead: true }),
+  // A later item is a comment on the post; an answer to someone's comment is a reply under it (./linkedin/comments.ts).
+  comment: (context, item, { root, parent, toComment }) => (toComment ? replyToComment(context, item, root, parent) : publishComment(context, item, root, { canRead: true })),
+  comments: (context, post) => pageComments(context, post),
+  deleteComment: deletePageComment,
+  editPublished: editOnLinkedin,
+  deletePublished: deleteOnLinkedin,
   analytics: pageAnalytics,
   postAnalytics: (context, post) => pagePostAnalytics(context, post),
   async recent(context) {

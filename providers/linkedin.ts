@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Provider } from './types.js';
 import { exchangeCode, linkedinAuthorizeUrl, linkedinEndpoints, openIdProfile, refresh } from './linkedin/api.js';
 import { carouselSetting, linkedinMediaRules, linkedinRules, publishComment, publishPost } from './linkedin/publish.js';
+import { deleteOnLinkedin, editOnLinkedin, memberComments } from './linkedin/comments.js';
 
 const scopes = ['openid', 'profile', 'w_member_social'];
 
@@ -41,6 +42,10 @@ const linkedin: Provider = {
   // the core stops the item with "could not confirm" rather than risk a duplicate.
   publish: (context, item) => publishPost(context, item, { canRead: false }),
   comment: (context, item, { root }) => publishComment(context, item, root, { canRead: false }),
+  // Reading comments needs r_member_social (approved partners only); the member's own posts can be edited and deleted.
+  comments: () => memberComments(),
+  editPublished: editOnLinkedin,
+  deletePublished: deleteOnLinkedin,
 };
 
 export default linkedin;

@@ -7,15 +7,18 @@
 // requests checked by the fake against X's OpenAPI document 2.167 (https://api.x.com/2/openapi.json, retrieved 2026-08-22,
 // test/contracts/x-openapi.json). Where that document says post.fields / referenced_posts, Herald keeps the documented
 // tweet.fields / referenced_tweets, and the recovery lookup fails closed when the answer lacks what it needs.
+// Replies, hiding and deleting (2026-11-27): see ./comments.ts.
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
 import { currentMetric, firstProblem, oauth2AuthorizeUrl, picturesOrOneVideo } from '../shared.js';
 import { accountFacts, largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
 import { uploadMedia } from './media.js';
+import { deletePost, deleteReply, hideReply, repliesOf } from './comments.js';
 import { couldNotConfirm, recoveryWindowStart } from '../recovery.js';
 
-const scopes = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'];
+// tweet.moderate.write: hiding replies to the account's posts (PUT /2/tweets/:id/hidden).
+const scopes = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access', 'tweet.moderate.write'];
 
 const settings = z.object({
   who_can_reply_post: z.enum(['everyone', 'followers']).describe('Who may reply to the post'),
@@ -220,7 +223,18 @@ const x: Provider = {
   },
 
   publish: (context, item) => createPost(context, item),
+  // A thread item, or a reply to someone's reply: both are posts in_reply_to the post they answer.
   comment: (context, item, { parent }) => createPost(context, item, parent.id),
+
+  comments: (context, post, since) => repliesOf(context, post, since),
+  hideComment: (context, comment, hidden) => hideReply(context, comment, hidden),
+  deleteComment: () => deleteReply(),
+  deletePublished: (context, ref) => deletePost(context, ref),
+  unchangeable: {
+    edit:
+      "Herald does not edit X posts: X's API edits a post only within 30 minutes of posting and at most 5 times, each edit " +
+      'making a new post (edit_options), and not for replies to others or community posts; delete the post and publish it again instead.',
+  },
 
   async postAnalytics(context, post) {
     const answer = await xCall(context, {

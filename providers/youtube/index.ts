@@ -7,6 +7,7 @@
 // locked to private (videos.insert): the video's status is read after the upload and what YouTube set is reported.
 // The request bodies are typed with Google's own client types (`@googleapis/youtube`, youtube_v3.Schema$*; a devDependency read
 // only by tsc): a field YouTube does not have fails the type check.
+// Comments, replies, moderation, edits and deletions (2026-11-27): ./comments.ts.
 import type { youtube_v3 } from '@googleapis/youtube';
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
@@ -16,6 +17,7 @@ import { bearerFetch, dailyMetric, firstProblem, googleAuthorizeUrl, googleEndpo
 import { exchangeGoogleCode, googleUserInfo, refreshGoogleToken } from '../google.js';
 import { classify, probe, startSession, uploadRest, type UploadSession } from './upload.js';
 import { videoOutcome } from './status.js';
+import { deleteOnYouTube, editOnYouTube, editProblem, moderate, removeComment, replyToComment, videoComments } from './comments.js';
 
 /** YouTube counts a description in UTF-8 bytes. */
 export const DESCRIPTION_BYTES = 5000;
@@ -279,7 +281,15 @@ const youtube: Provider = {
 
   refresh: refreshGoogleToken,
   publish,
-  comment: (context, item, { root }) => comment(context, item, root.id),
+  // A later item of the chain is a new comment thread on the video; an answer to someone's comment is a reply in its thread.
+  comment: (context, item, { root, parent, toComment }) => (toComment ? replyToComment(context, item.text, parent, root.id) : comment(context, item, root.id)),
+  comments: videoComments,
+  // heldForReview takes the comment off the video until it is published again (setModerationStatus, by the video's owner).
+  hideComment: (context, target, hidden) => moderate(context, target, hidden ? 'heldForReview' : 'published'),
+  deleteComment: (context, target) => removeComment(context, target),
+  editPublished: editOnYouTube,
+  deletePublished: deleteOnYouTube,
+  editProblem,
   analytics: (context, days) => report(context, days, ['views', 'estimatedMinutesWatched', 'likes', 'comments', 'subscribersGained', 'subscribersLost']),
   postAnalytics: (context, post, days) => report(context, days, ['views', 'estimatedMinutesWatched', 'averageViewDuration', 'likes', 'comments', 'shares'], `video==${post.id}`),
 };

@@ -22,6 +22,7 @@
 // characters, visibility/distribution/lifecycleState, and that media are uploaded, owned by the author and (videos)
 // AVAILABLE; documents need a title, multiImage 2–20 pictures. An identical post answers 422 DUPLICATE_POST. 201 + x-restli-id.
 // Video parts must have exactly the size given; finalize needs the upload token and every part's ETag in order.
+// Comments, replies, edits and deletions: ./linkedin-comments.ts (fake.addComment(postUrn, text, { actor?, parentComment? })).
 // References (read 2026-11-27; LinkedIn publishes no machine-readable contract): learn.microsoft.com/linkedin/shared/authentication/
 // authorization-code-flow (OAuth), .../marketing/versioning (LinkedIn-Version, sunset 426), .../community-management/shares/
 // posts-api (commentary, DUPLICATE_POST, x-restli-id), .../shares/little-text-format (reserved characters, also in comment
@@ -31,6 +32,7 @@ import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, bearerOf, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
 import type { ChannelAuth } from '../../providers/types.js';
+import { addCommentRoutes } from './linkedin-comments.js';
 
 export const SIXTY_DAYS = 60 * 86_400;
 const RESERVED = new Set('\\|{}@[]()<>#*_~');
@@ -56,6 +58,8 @@ export interface FakeComment {
   message: string;
   text: string;
   createdAt: number;
+  /** A reply: the URN of the top-level comment it answers. */
+  parentComment?: string;
 }
 
 interface Upload {
@@ -394,38 +398,8 @@ export async function startLinkedinFake(options: { partSize?: number; appScopes?
     return { json: { paging: { start: 0, count }, elements: elements.map((post) => ({ id: post.urn, author: post.author, commentary: post.commentary, content: post.content, createdAt: post.createdAt, lastModifiedAt: post.createdAt, lifecycleState: 'PUBLISHED', visibility: 'PUBLIC' })) } };
   }));
 
-  const commentEntity = (comment: FakeComment) => ({
-    id: comment.id,
-    $URN: comment.urn,
-    actor: comment.actor,
-    object: comment.object,
-    message: { text: comment.message, attributes: [] },
-    created: { actor: comment.actor, time: comment.createdAt },
-    lastModified: { actor: comment.actor, time: comment.createdAt },
-  });
-
-  server.on('POST', '/rest/socialActions/*/comments', authed((request, scopes) => {
-    const object = urnSegment(request, 3);
-    const post = posts.find((candidate) => candidate.urn === object);
-    if (!object || !post) return restError(404, 'NOT_FOUND', 'post not found (is its URN URL-encoded?)');
-    const { actor, message } = request.json ?? {};
-    if (request.json?.object !== object) return restError(422, 'UNPROCESSABLE_ENTITY', '/object :: must be the URN of the path');
-    if (typeof actor !== 'string' || !canWriteAs(actor, scopes)) return denied('socialActions.comments.CREATE');
-    const text = typeof message?.text === 'string' ? unescapeLittleText(message.text) : '';
-    if (text === undefined) return restError(422, 'UNPROCESSABLE_ENTITY', '/message/text :: reserved characters must be escaped (little text format)');
-    if (!text.trim() || text.length > 1250) return restError(422, 'UNPROCESSABLE_ENTITY', '/message/text :: 1 to 1250 characters');
-    const id = newId();
-    const comment = { id, urn: `urn:li:comment:(${post.activity},${id})`, object, actor, message: message.text, text, createdAt: Date.now() };
-    comments.push(comment);
-    return { status: 201, headers: { 'x-restli-id': id }, json: commentEntity(comment) };
-  }));
-
-  server.on('GET', '/rest/socialActions/*/comments', authed((request, scopes) => {
-    const post = posts.find((candidate) => candidate.urn === urnSegment(request, 3));
-    if (!post) return restError(404, 'NOT_FOUND', 'post not found');
-    if (!canReadAs(post.author, scopes)) return denied('socialActions.comments.GET_ALL');
-    return { json: { paging: { start: 0, count: 10 }, elements: comments.filter((comment) => comment.object === post.urn).map(commentEntity) } };
-  }));
+  // Comments, replies and post changes: ./linkedin-comments.ts.
+  addCommentRoutes({ server, authed: (handler) => authed(handler), denied, restError, canWriteAs, canReadAs, urnSegment, unescape: unescapeLittleText, posts, comments, newId });
 
   // ---- Statistics ----
   const timeIntervals = (request: RecordedRequest) => {
@@ -497,6 +471,15 @@ export async function startLinkedinFake(options: { partSize?: number; appScopes?
     organizations,
     posts,
     comments,
+    /** A comment someone left on a post (a reply when `parentComment` names a top-level comment). */
+    addComment(postUrn: string, text: string, options: { actor?: string; parentComment?: string; createdAt?: number } = {}): FakeComment {
+      const post = posts.find((candidate) => candidate.urn === postUrn);
+      if (!post) throw new Error(`no post ${postUrn}`);
+      const id = newId();
+      const comment: FakeComment = { id, urn: `urn:li:comment:(${post.activity},${id})`, object: post.urn, actor: options.actor ?? 'urn:li:person:visitor42', message: text, text, createdAt: options.createdAt ?? Date.now(), ...(options.parentComment ? { parentComment: options.parentComment } : {}) };
+      comments.push(comment);
+      return comment;
+    },
     images,
     documents,
     videos,

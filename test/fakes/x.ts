@@ -26,11 +26,20 @@
 //   an unknown reply target, a community the user is not in, and text the account posted in the last 24 hours with 403 like X:
 //   X does not document how far back it compares, 24 hours is assumed); GET /2/tweets/:id;
 //   GET /2/users/:id/tweets (newest first; text escaped and links shortened to t.co, as X answers).
+// Replies and changes (2026-11-27; https://docs.x.com/x-api/posts/search/introduction, /x-api/posts/hide-replies/introduction,
+//   developer.x.com …/manage-tweets/api-reference/delete-tweets-id, and the OpenAPI operations searchPostsRecent,
+//   hidePostsReply, deletePosts): GET /2/tweets/search/recent (query `conversation_id:<id>` only; the last 7 days; newest
+//   first, next_token paging; an app on the Free access level is answered 403 client-forbidden like X);
+//   PUT /2/tweets/:id/hidden (needs tweet.moderate.write, else 403; only a reply in a conversation the account started);
+//   DELETE /2/tweets/:id (the account's own posts only, 403 otherwise; an unknown id 404 resource-not-found).
+//   fake.accessLevel = 'free'                            // recent search refused as on X's Free tier
+//   fake.addReply(text, { inReplyTo, author? })         // someone else's reply (author: fake.others[n])
 import { fileTypeFromBuffer } from 'file-type';
 import twitterText from 'twitter-text';
 import type { ChannelAuth } from '../../providers/types.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 import { contractProblems } from '../contracts/x-openapi.js';
+import { addReplyRoutes } from './x-replies.js';
 import { basicCredentials, createOAuthAuthority, OAuthRefusal, type OAuthAuthority, refusalReply } from './oauth-authority.js';
 
 export interface XFakeMedia {
@@ -55,6 +64,9 @@ export interface XFakePost {
   reply_settings: string | null;
   community_id: string | null;
   created_at: string;
+  author_id: string;
+  conversation_id: string;
+  hidden: boolean;
   public_metrics: { impression_count: number; like_count: number; reply_count: number; repost_count: number; quote_count: number; bookmark_count: number };
 }
 
@@ -70,6 +82,12 @@ export interface XFake {
   subscriptionType: 'None' | 'Basic' | 'Premium' | 'PremiumPlus';
   /** Answers post views with the OpenAPI document's `referenced_posts` instead of the documented `referenced_tweets`. */
   answerAsOpenApi: boolean;
+  /** The developer app's access level: 'free' has no recent search (403 client-forbidden), as on X. */
+  accessLevel: 'free' | 'basic';
+  /** Accounts other than the connected user, who reply to its posts. */
+  others: { id: string; name: string; username: string }[];
+  /** Someone else's reply (or the user's own, with author: fake.user) to a post. */
+  addReply(text: string, options: { inReplyTo: string; author?: { id: string; name: string; username: string }; createdAt?: Date }): XFakePost;
   /** Requests that did not match X's contract (answered 400): a test expects none. */
   contractViolations: string[];
   /** Adds a post the account made earlier, outside the API under test. */
@@ -78,6 +96,8 @@ export interface XFake {
   /** Makes the processing of a finalized media fail with this message. */
   failProcessing(id: string, message: string): void;
   channelAuth(): ChannelAuth;
+  /** Takes a scope back from every token issued so far (a channel connected before Herald asked for it). */
+  dropScope(scope: string): void;
   /** Bytes of a chunked upload, segments in order. */
   bytesOf(id: string): Buffer;
   close(): Promise<void>;
@@ -86,8 +106,8 @@ export interface XFake {
 const SEGMENT_LIMIT = 5 * 1024 * 1024;
 const POST_FIELDS = new Set(['text', 'media', 'reply', 'reply_settings', 'community_id', 'share_with_followers', 'quote_tweet_id', 'poll', 'made_with_ai', 'paid_partnership', 'nullcast', 'for_super_followers_only', 'geo', 'card_uri', 'direct_message_deep_link', 'edit_options']);
 const CATEGORIES = ['tweet_image', 'tweet_video', 'tweet_gif', 'dm_image', 'dm_video', 'dm_gif', 'subtitles'];
-const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeReply => ({ status, json: { title, detail, type, status } });
-const invalid = (detail: string) => ({ status: 400, json: { errors: [{ message: detail }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } });
+export const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeReply => ({ status, json: { title, detail, type, status } });
+export const invalid = (detail: string) => ({ status: 400, json: { errors: [{ message: detail }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } });
 
 async function multipart(request: RecordedRequest): Promise<FormData | undefined> {
   if (!String(request.headers['content-type'] ?? '').startsWith('multipart/form-data')) return undefined;
@@ -108,13 +128,28 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
   let processingChecks = 0;
   let nextId = 1880000000000000000n;
   const newId = () => String(++nextId);
-  const fake: { subscriptionType: XFake['subscriptionType']; answerAsOpenApi: boolean } = { subscriptionType: 'None', answerAsOpenApi: false };
+  const fake: { subscriptionType: XFake['subscriptionType']; answerAsOpenApi: boolean; accessLevel: XFake['accessLevel'] } = { subscriptionType: 'None', answerAsOpenApi: false, accessLevel: 'basic' };
+  const others = [
+    { id: '2244994945', name: 'Bob Builder', username: 'bob' },
+    { id: '783214', name: 'Carol', username: 'carol' },
+  ];
+  // Scopes granted to each access token (and carried by its refresh token), for the endpoints that need one more than posting.
+  const ALL_SCOPES = 'tweet.read tweet.write users.read media.write offline.access tweet.moderate.write';
+  const tokenScopes = new Map<string, string>();
+  const refreshScopes = new Map<string, string>();
+  const grant = (issued: { accessToken: string; refreshToken?: string }, scope: string) => {
+    tokenScopes.set(issued.accessToken, scope);
+    if (issued.refreshToken) refreshScopes.set(issued.refreshToken, scope);
+  };
+  const scopesOf = (request: RecordedRequest) => (tokenScopes.get(String(request.headers.authorization ?? '').replace(/^Bearer /, '')) ?? '').split(' ');
+
   const contractViolations: string[] = [];
   // The OAuth pages document these two; X's OpenAPI document does not describe them.
   const outsideDocument = new Set(['GET /i/oauth2/authorize', 'POST /2/oauth2/token']);
   const route = (method: string, path: string, handler: FakeHandler): void =>
     server.on(method, path, async (request) => {
       if (outsideDocument.has(`${method} ${path}`)) return handler(request);
+
       const contentType = request.body.length > 0 ? String(request.headers['content-type'] ?? '') : '';
       const form = contentType.startsWith('multipart/form-data') ? await multipartOf(request) : undefined;
       const problems = contractProblems({ method, path: request.path, query: request.query, contentType, json: request.json, form });
@@ -152,18 +187,25 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
       if (form.has('client_secret')) throw new OAuthRefusal('invalid_client', 'confidential clients authenticate with HTTP Basic, not client_secret in the body');
       const basic = basicCredentials(request.headers.authorization);
       oauth.checkClient(basic.id, basic.secret);
+      let scope = '';
       const issued =
         form.get('grant_type') === 'authorization_code'
           ? (() => {
               if (!form.get('code_verifier')) throw new OAuthRefusal('invalid_request', 'code_verifier is required');
-              return oauth.redeemCode({ code: form.get('code') ?? undefined, redirectUri: form.get('redirect_uri') ?? undefined, codeVerifier: form.get('code_verifier') ?? undefined, clientId: basic.id });
+              const redeemed = oauth.redeemCode({ code: form.get('code') ?? undefined, redirectUri: form.get('redirect_uri') ?? undefined, codeVerifier: form.get('code_verifier') ?? undefined, clientId: basic.id });
+              scope = redeemed.scope ?? '';
+              return redeemed;
             })()
           : form.get('grant_type') === 'refresh_token'
-            ? oauth.redeemRefreshToken(form.get('refresh_token') ?? undefined)
+            ? (() => {
+                scope = refreshScopes.get(form.get('refresh_token') ?? '') ?? '';
+                return oauth.redeemRefreshToken(form.get('refresh_token') ?? undefined);
+              })()
             : (() => {
                 throw new OAuthRefusal('unsupported_grant_type', `grant_type ${form.get('grant_type')} is not supported`);
               })();
-      return { json: { token_type: 'bearer', expires_in: issued.expiresIn, access_token: issued.accessToken, scope: 'tweet.read tweet.write users.read media.write offline.access', refresh_token: issued.refreshToken } };
+      grant(issued, scope);
+      return { json: { token_type: 'bearer', expires_in: issued.expiresIn, access_token: issued.accessToken, scope, refresh_token: issued.refreshToken } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return refusalReply(error);
       throw error;
@@ -287,15 +329,19 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     if (inReplyTo && !posts.some((post) => post.id === inReplyTo)) return invalid('The post you are replying to does not exist or is not visible to you.');
     if (body.community_id !== undefined && (!/^\d{1,19}$/.test(body.community_id) || !communities.has(body.community_id))) return problem(403, 'Forbidden', 'You are not permitted to perform this action.');
     const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
-    if (text.trim() !== '' && posts.some((post) => post.text === text && post.created_at > dayAgo)) return problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
+    if (text.trim() !== '' && posts.some((post) => post.author_id === user.id && post.text === text && post.created_at > dayAgo)) return problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
+    const id = newId();
     const post: XFakePost = {
-      id: newId(),
+      id,
       text,
       media_ids: mediaIds,
       in_reply_to: inReplyTo,
       reply_settings: body.reply_settings ?? null,
       community_id: body.community_id ?? null,
       created_at: new Date().toISOString(),
+      author_id: user.id,
+      conversation_id: inReplyTo ? posts.find((item) => item.id === inReplyTo)!.conversation_id : id,
+      hidden: false,
       public_metrics: { impression_count: 0, like_count: 0, reply_count: 0, repost_count: 0, quote_count: 0, bookmark_count: 0 },
     };
     posts.push(post);
@@ -312,6 +358,8 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     ...(fields.includes('public_metrics') ? { public_metrics: post.public_metrics } : {}),
     ...(fields.includes('referenced_tweets') && post.in_reply_to ? { [fake.answerAsOpenApi ? 'referenced_posts' : 'referenced_tweets']: [{ type: 'replied_to', id: post.in_reply_to }] } : {}),
     ...(post.media_ids.length > 0 ? { attachments: { media_keys: post.media_ids.map((id) => `3_${id}`) } } : {}),
+    ...(fields.includes('author_id') ? { author_id: post.author_id } : {}),
+    ...(fields.includes('conversation_id') ? { conversation_id: post.conversation_id } : {}),
   });
 
   route('GET', '/2/tweets/*', authed((request) => {
@@ -328,7 +376,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     const exclude = (request.query.get('exclude') ?? '').split(',');
     const since = request.query.get('start_time');
     const fields = (request.query.get('tweet.fields') ?? '').split(',');
-    const matching = [...posts].reverse().filter((post) => !(exclude.includes('replies') && post.in_reply_to) && !(since && Date.parse(post.created_at) < Date.parse(since)));
+    const matching = [...posts].reverse().filter((post) => post.author_id === user.id && !(exclude.includes('replies') && post.in_reply_to) && !(since && Date.parse(post.created_at) < Date.parse(since)));
     const list = matching.slice(0, max);
     const withMedia = (request.query.get('expansions') ?? '').includes('attachments.media_keys');
     const includes = withMedia ? { media: list.flatMap((post) => post.media_ids.map((id) => ({ media_key: `3_${id}`, type: 'photo', url: `${server.url}/media/${id}.jpg` }))) } : undefined;
@@ -336,6 +384,9 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     const meta = { result_count: list.length, ...(list.length > 0 ? { newest_id: list[0].id, oldest_id: list.at(-1)!.id } : {}), ...(matching.length > max ? { next_token: 'fake-next-page' } : {}) };
     return { json: { data: list.map((post) => postView(post, fields)), ...(includes ? { includes } : {}), meta } };
   }));
+
+  // Replies (recent search), hiding and deleting: ./x-replies.ts.
+  addReplyRoutes({ route, authed, problem, invalid, posts, user, others, serverUrl: server.url, postView, accessLevel: () => fake.accessLevel, scopesOf });
 
   return Object.assign(fake, {
     server,
@@ -346,6 +397,7 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     media,
     communities,
     contractViolations,
+    others,
     seedPost(text: string, options: { createdAt: Date; inReplyTo?: string }) {
       const post: XFakePost = {
         id: newId(),
@@ -355,12 +407,39 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
         reply_settings: null,
         community_id: null,
         created_at: options.createdAt.toISOString(),
+        author_id: user.id,
+        conversation_id: '',
+        hidden: false,
         public_metrics: { impression_count: 0, like_count: 0, reply_count: 0, repost_count: 0, quote_count: 0, bookmark_count: 0 },
       };
+      post.conversation_id = (options.inReplyTo && posts.find((item) => item.id === options.inReplyTo)?.conversation_id) || post.id;
       posts.push(post);
       posts.sort((a, b) => a.created_at.localeCompare(b.created_at));
       return post;
     },
+    addReply(text: string, options: { inReplyTo: string; author?: { id: string; name: string; username: string }; createdAt?: Date }) {
+      const parent = posts.find((item) => item.id === options.inReplyTo);
+      if (!parent) throw new Error(`no post ${options.inReplyTo} to reply to`);
+      const author = options.author ?? others[0];
+      const post: XFakePost = {
+        id: newId(),
+        text,
+        media_ids: [],
+        in_reply_to: parent.id,
+        reply_settings: null,
+        community_id: null,
+        created_at: (options.createdAt ?? new Date()).toISOString(),
+        author_id: author.id,
+        conversation_id: parent.conversation_id,
+        hidden: false,
+        public_metrics: { impression_count: 0, like_count: 0, reply_count: 0, repost_count: 0, quote_count: 0, bookmark_count: 0 },
+      };
+      posts.push(post);
+      posts.sort((a, b) => a.created_at.localeCompare(b.created_at));
+      parent.public_metrics.reply_count += 1;
+      return post;
+    },
+
     setProcessingChecks(n: number) {
       processingChecks = n;
     },
@@ -368,8 +447,12 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
       const item = mediaOf(id);
       if (item) item.failed = message;
     },
+    dropScope(scope: string) {
+      for (const map of [tokenScopes, refreshScopes]) for (const [token, scopes] of map) map.set(token, scopes.split(' ').filter((item) => item !== scope).join(' '));
+    },
     channelAuth(): ChannelAuth {
       const issued = oauth.issue(user.id);
+      grant(issued, ALL_SCOPES);
       return { accessToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: new Date(Date.now() + issued.expiresIn * 1000), internalId: user.id, data: { username: user.username } };
     },
     bytesOf(id: string) {

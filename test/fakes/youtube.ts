@@ -20,6 +20,17 @@
 // References (read 2026-11-27): developers.google.com/youtube/v3/docs/videos (resource, limits, status), /videos/insert (private
 // lock of unverified projects), /v3/guides/using_resumable_upload_protocol, /commentThreads, /playlistItems, /v3/docs/errors,
 // /youtube/analytics/reference/reports/query; the bodies Herald sends are also type-checked against @googleapis/youtube.
+// Comments and changes (read 2026-11-27: /v3/docs/commentThreads/list, /comments/list, /comments/insert, /comments/update,
+// /comments/setModerationStatus, /comments/delete, /videos/update, /videos/delete, /v3/determine_quota_cost):
+//   GET commentThreads (part snippet[,replies]; videoId; maxResults 1–100; pageToken; only published comments unless
+//   moderationStatus; `replies` carries at most 2 replies, snippet.totalReplyCount all), GET comments?parentId (all the
+//   replies), POST comments (a reply: snippet.parentId must be a top-level comment, else 404 parentCommentNotFound),
+//   PUT comments (the author only), POST comments/setModerationStatus (the video's owner only, 403 forbidden otherwise;
+//   rejected → published refused; banAuthor only with rejected; 204), DELETE comments (the author only, 403 otherwise; 204),
+//   PUT videos (part snippet[,status]; snippet.title and snippet.categoryId required; replaces the parts sent; the owner only),
+//   DELETE videos (204; 404 videoNotFound). Quota: each call costs its documented units (list 1, insert/update/moderate/
+//   delete 50, upload 100); past `fake.quota.limit` a call answers 403 quotaExceeded.
+//   fake.addComment(videoId, text, { parentId?, author? }) -> a comment someone left (author: fake.viewers[n])
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
@@ -46,6 +57,7 @@ export interface FakeSession {
 
 export interface FakeVideo {
   id: string;
+  channelId: string;
   snippet: any;
   status: any;
   bytes: Buffer;
@@ -59,6 +71,18 @@ export const googleError = (code: number, reason: string, message: string, domai
 });
 
 const id = (prefix: string, length = 11) => `${prefix}${randomBytes(16).toString('base64url').slice(0, length)}`;
+
+export interface FakeComment {
+  id: string;
+  commentId: string;
+  videoId: string;
+  text: string;
+  channelId: string;
+  authorName?: string;
+  publishedAt: string;
+  parentId?: string;
+  moderationStatus: 'published' | 'heldForReview' | 'rejected';
+}
 
 export async function startYouTubeFake() {
   const server: FakeServer = await startFakeServer();
@@ -74,7 +98,14 @@ export async function startYouTubeFake() {
   ];
   const sessions: FakeSession[] = [];
   const videos: FakeVideo[] = [];
-  const comments: { id: string; commentId: string; videoId: string; text: string; channelId: string; publishedAt: string }[] = [];
+  /** Top-level comments (`id` the thread, `commentId` the comment) and replies (`parentId` the top-level comment, id = commentId). */
+  const comments: FakeComment[] = [];
+  const viewers = [
+    { id: 'UCviewer0000000000000001', name: 'Bob Viewer' },
+    { id: 'UCviewer0000000000000002', name: 'Carol Viewer' },
+  ];
+  const quota = { used: 0, limit: 10_000 };
+  const COSTS: Record<string, number> = { GET: 1, POST: 50, PUT: 50, DELETE: 50 };
   const project = { unverified: false, reject: undefined as string | undefined };
   const playlistItems: { id: string; playlistId: string; videoId: string }[] = [];
   let cut: { start: number; keep: number } | undefined;
@@ -82,7 +113,15 @@ export async function startYouTubeFake() {
   let actingChannel = () => channels[0];
 
   const unauthorized = googleError(401, 'authError', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', 'global');
-  const authed = authority.guard(unauthorized);
+  const guard = authority.guard(unauthorized);
+  // Every Data API call spends quota units; past the limit YouTube answers 403 quotaExceeded.
+  const authed = (handler: Parameters<typeof guard>[0]) =>
+    guard((request, subject) => {
+      const cost = request.path.startsWith('/upload/') ? 100 : request.path.startsWith('/youtube/v3/') ? COSTS[request.method] ?? 1 : 0;
+      if (cost > 0 && quota.used + cost > quota.limit) return googleError(403, 'quotaExceeded', 'The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>.');
+      quota.used += cost;
+      return handler(request, subject);
+    });
 
   server.on('GET', '/o/oauth2/v2/auth', (request) => {
     const query = request.query;
@@ -163,28 +202,149 @@ export async function startYouTubeFake() {
     return { json: list(found.map((item) => ({ kind: 'youtube#playlistItem', id: item.id })), 'youtube#playlistItemListResponse') };
   }));
 
-  const threadResource = (comment: (typeof comments)[number]) => ({
+  const commentResource = (comment: FakeComment) => ({
+    kind: 'youtube#comment',
+    id: comment.commentId,
+    snippet: {
+      ...(comment.parentId ? { parentId: comment.parentId } : {}),
+      videoId: comment.videoId,
+      textOriginal: comment.text,
+      textDisplay: comment.text,
+      authorDisplayName: comment.authorName ?? channels.find((channel) => channel.id === comment.channelId)?.title ?? comment.channelId,
+      authorChannelUrl: `http://www.youtube.com/channel/${comment.channelId}`,
+      authorChannelId: { value: comment.channelId },
+      canRate: true,
+      viewerRating: 'none',
+      likeCount: 0,
+      ...(comment.moderationStatus !== 'published' ? { moderationStatus: comment.moderationStatus } : {}),
+      publishedAt: comment.publishedAt,
+      updatedAt: comment.publishedAt,
+    },
+  });
+  const repliesOf = (comment: FakeComment, status = 'published') => comments.filter((reply) => reply.parentId === comment.commentId && reply.moderationStatus === status);
+  const threadResource = (comment: FakeComment, withReplies = false) => ({
     kind: 'youtube#commentThread',
     id: comment.id,
-    snippet: { videoId: comment.videoId, topLevelComment: { kind: 'youtube#comment', id: comment.commentId, snippet: { textOriginal: comment.text, textDisplay: comment.text, authorChannelId: { value: comment.channelId }, publishedAt: comment.publishedAt } } },
+    snippet: { videoId: comment.videoId, topLevelComment: commentResource(comment), canReply: true, totalReplyCount: repliesOf(comment).length, isPublic: true },
+    // YouTube includes only some replies in the thread; comments.list?parentId= has them all.
+    ...(withReplies && repliesOf(comment).length > 0 ? { replies: { comments: repliesOf(comment).slice(0, 2).map(commentResource) } } : {}),
   });
+  const page = <T>(items: T[], request: RecordedRequest): { items: T[]; nextPageToken?: string } | { refusal: FakeReply } => {
+    const max = Number(request.query.get('maxResults') ?? 20);
+    if (!Number.isInteger(max) || max < 1 || max > 100) return { refusal: googleError(400, 'invalidValue', 'Invalid value for maxResults: it must be between 1 and 100.', 'global') };
+    const start = Number(request.query.get('pageToken') ?? 0);
+    return { items: items.slice(start, start + max), ...(items.length > start + max ? { nextPageToken: String(start + max) } : {}) };
+  };
+  const videoOf = (videoId: string | undefined) => videos.find((video) => video.id === videoId);
 
   server.on('POST', '/youtube/v3/commentThreads', authed((request) => {
     const snippet = request.json?.snippet;
     const text = snippet?.topLevelComment?.snippet?.textOriginal;
     if (request.query.get('part') !== 'snippet' || typeof text !== 'string' || text.trim() === '') return googleError(400, 'commentTextRequired', 'The comment resource must contain a snippet.topLevelComment.snippet.textOriginal property.');
     if (!videos.some((video) => video.id === snippet.videoId)) return googleError(404, 'videoNotFound', 'The video identified by the videoId parameter could not be found.');
-    const comment = { id: id('Ug', 24), commentId: id('Ug', 24), videoId: snippet.videoId, text, channelId: actingChannel().id, publishedAt: new Date().toISOString() };
+    const comment: FakeComment = { id: id('Ug', 24), commentId: id('Ug', 24), videoId: snippet.videoId, text, channelId: actingChannel().id, publishedAt: new Date().toISOString(), moderationStatus: 'published' };
     comments.push(comment);
     return { json: threadResource(comment) };
   }));
 
   server.on('GET', '/youtube/v3/commentThreads', authed((request) => {
-    const found = comments.filter((comment) => comment.videoId === request.query.get('videoId')).reverse();
-    return { json: list(found.map(threadResource), 'youtube#commentThreadListResponse') };
+    const parts = (request.query.get('part') ?? '').split(',');
+    if (!parts.includes('snippet') || parts.some((part) => !['id', 'snippet', 'replies'].includes(part))) return googleError(400, 'invalidPart', `Invalid part ${request.query.get('part')}.`, 'global');
+    const video = videoOf(request.query.get('videoId') ?? undefined);
+    if (!video) return googleError(404, 'videoNotFound', 'The video identified by the videoId parameter could not be found.');
+    const status = request.query.get('moderationStatus') ?? 'published';
+    const found = comments.filter((comment) => comment.videoId === video.id && !comment.parentId && comment.moderationStatus === status).reverse();
+    const answer = page(found, request);
+    if ('refusal' in answer) return answer.refusal;
+    return { json: { ...list(answer.items.map((comment) => threadResource(comment, parts.includes('replies'))), 'youtube#commentThreadListResponse'), ...(answer.nextPageToken ? { nextPageToken: answer.nextPageToken } : {}) } };
   }));
 
-  const videoResource = (video: FakeVideo) => ({ kind: 'youtube#video', etag: 'etag', id: video.id, snippet: { ...video.snippet, channelId: actingChannel().id }, status: { uploadStatus: 'uploaded', ...video.status } });
+  server.on('GET', '/youtube/v3/comments', authed((request) => {
+    const parent = comments.find((comment) => !comment.parentId && comment.commentId === request.query.get('parentId'));
+    if (!request.query.get('part')?.includes('snippet')) return googleError(400, 'invalidPart', 'part must include snippet.', 'global');
+    if (!parent) return googleError(404, 'commentNotFound', 'One or more of the comments identified by the id parameter could not be found.');
+    const answer = page(repliesOf(parent), request);
+    if ('refusal' in answer) return answer.refusal;
+    return { json: { ...list(answer.items.map(commentResource), 'youtube#commentListResponse'), ...(answer.nextPageToken ? { nextPageToken: answer.nextPageToken } : {}) } };
+  }));
+
+  server.on('POST', '/youtube/v3/comments', authed((request) => {
+    const snippet = request.json?.snippet;
+    if (request.query.get('part') !== 'snippet' || typeof snippet?.textOriginal !== 'string' || snippet.textOriginal.trim() === '') return googleError(400, 'commentTextRequired', 'The comment resource must contain a snippet.textOriginal property.');
+    const unknown = Object.keys(snippet).filter((key) => !['parentId', 'textOriginal'].includes(key));
+    if (unknown.length > 0) return googleError(400, 'invalidCommentMetadata', `The request metadata is invalid (${unknown.join(', ')}).`);
+    // A reply names a top-level comment: YouTube's replies do not nest.
+    const parent = comments.find((comment) => !comment.parentId && comment.commentId === snippet.parentId);
+    if (!parent) return googleError(404, 'parentCommentNotFound', 'The parent comment specified for the reply could not be found.');
+    const reply: FakeComment = { id: '', commentId: `${parent.commentId}.${id('', 22)}`, videoId: parent.videoId, text: snippet.textOriginal, channelId: actingChannel().id, publishedAt: new Date().toISOString(), parentId: parent.commentId, moderationStatus: 'published' };
+    reply.id = reply.commentId;
+    comments.push(reply);
+    return { json: commentResource(reply) };
+  }));
+
+  const commentById = (value: string | null) => comments.find((comment) => comment.commentId === value);
+
+  server.on('PUT', '/youtube/v3/comments', authed((request) => {
+    const comment = commentById(request.json?.id ?? null);
+    if (request.query.get('part') !== 'snippet' || typeof request.json?.snippet?.textOriginal !== 'string') return googleError(400, 'commentTextRequired', 'The comment resource must contain a snippet.textOriginal property.');
+    if (!comment) return googleError(404, 'commentNotFound', 'The comment could not be found.');
+    if (comment.channelId !== actingChannel().id) return googleError(403, 'forbidden', 'The comment could not be updated due to insufficient permissions.');
+    comment.text = request.json.snippet.textOriginal;
+    return { json: commentResource(comment) };
+  }));
+
+  server.on('POST', '/youtube/v3/comments/setModerationStatus', authed((request) => {
+    const status = request.query.get('moderationStatus') ?? '';
+    const targets = (request.query.get('id') ?? '').split(',').filter(Boolean).map((value) => commentById(value));
+    if (!['heldForReview', 'published', 'rejected'].includes(status)) return googleError(400, 'invalidModerationStatus', 'The moderationStatus parameter is invalid.');
+    if (request.query.get('banAuthor') === 'true' && status !== 'rejected') return googleError(400, 'banWithoutReject', 'The banAuthor parameter can only be used if the moderationStatus parameter value is rejected.');
+    if (targets.length === 0 || targets.some((target) => !target)) return googleError(404, 'commentNotFound', 'One or more comments that the request is trying to update cannot be found.');
+    if (targets.some((target) => videoOf(target!.videoId)?.channelId !== actingChannel().id)) return googleError(403, 'forbidden', 'The moderation status of one or more comments cannot be set due to insufficient permissions.');
+    if (status === 'published' && targets.some((target) => target!.moderationStatus === 'rejected')) return googleError(400, 'processingFailure', "A rejected comment's moderation status cannot be changed to published.");
+    for (const target of targets) target!.moderationStatus = status as FakeComment['moderationStatus'];
+    return { status: 204 };
+  }));
+
+  server.on('DELETE', '/youtube/v3/comments', authed((request) => {
+    const comment = commentById(request.query.get('id'));
+    if (!comment) return googleError(404, 'commentNotFound', 'The comment could not be found.');
+    if (comment.channelId !== actingChannel().id) return googleError(403, 'forbidden', 'The comment could not be deleted due to insufficient permissions.');
+    comments.splice(comments.indexOf(comment), 1);
+    return { status: 204 };
+  }));
+
+  server.on('PUT', '/youtube/v3/videos', authed((request) => {
+    const parts = (request.query.get('part') ?? '').split(',');
+    const body = request.json;
+    if (!parts.includes('snippet') && !parts.includes('status')) return googleError(400, 'invalidPart', 'part must name what is updated.', 'global');
+    const video = videoOf(body?.id);
+    if (!video) return googleError(404, 'videoNotFound', 'The video that you are trying to update cannot be found.');
+    if (video.channelId !== actingChannel().id) return googleError(403, 'forbidden', 'The video that you are trying to update cannot be updated due to insufficient permissions.');
+    if (parts.includes('snippet')) {
+      const snippet = body.snippet ?? {};
+      if (typeof snippet.title !== 'string' || snippet.title.trim() === '' || snippet.title.length > 100 || /[<>]/.test(snippet.title)) return googleError(400, 'invalidTitle', 'The request metadata specifies an invalid or empty video title.');
+      if (typeof snippet.categoryId !== 'string') return googleError(400, 'invalidCategoryId', 'The snippet.categoryId property specifies an invalid category ID. Use the videoCategories.list method to retrieve supported categories.');
+      if (/[<>]/.test(snippet.description ?? '') || Buffer.byteLength(String(snippet.description ?? ''), 'utf8') > 5000) return googleError(400, 'invalidDescription', 'The request metadata specifies an invalid video description.');
+      // The snippet is replaced: what is not sent (tags, description) is gone.
+      video.snippet = { title: snippet.title, categoryId: snippet.categoryId, description: snippet.description ?? '', ...(snippet.tags ? { tags: snippet.tags } : {}), ...(snippet.defaultLanguage ? { defaultLanguage: snippet.defaultLanguage } : {}) };
+    }
+    if (parts.includes('status')) {
+      const status = body.status ?? {};
+      if (!['public', 'private', 'unlisted'].includes(status.privacyStatus)) return googleError(400, 'invalidVideoMetadata', 'The request metadata is invalid: status.privacyStatus is required.');
+      video.status = { uploadStatus: video.status.uploadStatus, ...status };
+    }
+    return { json: videoResource(video) };
+  }));
+
+  server.on('DELETE', '/youtube/v3/videos', authed((request) => {
+    const video = videoOf(request.query.get('id') ?? undefined);
+    if (!video) return googleError(404, 'videoNotFound', 'The video that you are trying to delete cannot be found.');
+    if (video.channelId !== actingChannel().id) return googleError(403, 'forbidden', 'The video that you are trying to delete cannot be deleted due to insufficient permissions.');
+    videos.splice(videos.indexOf(video), 1);
+    return { status: 204 };
+  }));
+
+  const videoResource = (video: FakeVideo) => ({ kind: 'youtube#video', etag: 'etag', id: video.id, snippet: { ...video.snippet, channelId: video.channelId }, status: { uploadStatus: 'uploaded', ...video.status } });
 
   server.on('POST', '/upload/youtube/v3/videos', authed((request) => {
     const size = Number(request.headers['x-upload-content-length']);
@@ -240,7 +400,8 @@ export async function startYouTubeFake() {
       ...(project.unverified ? { privacyStatus: 'private' } : {}),
     };
     project.reject = undefined;
-    const video: FakeVideo = { id: id('', 11), snippet: session.metadata.snippet, status, bytes: Buffer.concat(session.received), sessionId: session.id };
+    // YouTube files a video without a category under People & Blogs (22).
+    const video: FakeVideo = { id: id('', 11), channelId: actingChannel().id, snippet: { categoryId: '22', ...session.metadata.snippet }, status, bytes: Buffer.concat(session.received), sessionId: session.id };
     videos.push(video);
     session.videoId = video.id;
     return { status: 201, json: videoResource(video) };
@@ -285,6 +446,16 @@ export async function startYouTubeFake() {
     /** The SOCIAL_ENDPOINTS entry pointing the youtube provider here. */
     endpoints: { authorize: url, token: url, api: url, analytics: url },
     project,
+    viewers,
+    quota,
+    /** A comment someone left on a video (a reply when `parentId` names a top-level comment). */
+    addComment(videoId: string, text: string, options: { parentId?: string; author?: { id: string; name: string }; publishedAt?: Date } = {}): FakeComment {
+      const author = options.author ?? viewers[0];
+      const commentId = options.parentId ? `${options.parentId}.${id('', 22)}` : id('Ug', 24);
+      const comment: FakeComment = { id: commentId, commentId, videoId, text, channelId: author.id, authorName: author.name, publishedAt: (options.publishedAt ?? new Date()).toISOString(), parentId: options.parentId, moderationStatus: 'published' };
+      comments.push(comment);
+      return comment;
+    },
     cutChunk(start: number, keep: number) {
       cut = { start, keep };
     },

@@ -55,7 +55,7 @@ describe('connecting an X account', () => {
     const query = connected.authorizeUrl.searchParams;
     expect(connected.authorizeUrl.pathname).toBe('/i/oauth2/authorize');
     expect(query.get('code_challenge_method')).toBe('S256');
-    expect(query.get('scope')).toBe('tweet.read tweet.write users.read media.write offline.access');
+    expect(query.get('scope')).toBe('tweet.read tweet.write users.read media.write offline.access tweet.moderate.write');
 
     const [exchange] = tokenRequests();
     expect(exchange.headers.authorization).toBe(`Basic ${Buffer.from(`${fake.oauth.clientId}:${fake.oauth.clientSecret}`).toString('base64')}`);

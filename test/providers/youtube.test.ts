@@ -250,7 +250,7 @@ describe('comments published exactly once', () => {
   beforeAll(() => fake.actAs(fake.channels[1].id));
   const isComment = (request: { method?: string; url: string }) => request.method === 'POST' && request.url.endsWith('/youtube/v3/commentThreads');
   const olderComment = (videoId: string, text: string) =>
-    fake.comments.push({ id: `UgOld${fake.comments.length}`, commentId: `UgOldC${fake.comments.length}`, videoId, text, channelId: fake.channels[1].id, publishedAt: hoursAgo(30).toISOString() });
+    fake.comments.push({ id: `UgOld${fake.comments.length}`, commentId: `UgOldC${fake.comments.length}`, videoId, text, channelId: fake.channels[1].id, publishedAt: hoursAgo(30).toISOString(), moderationStatus: 'published' });
 
   it('posts the comment once when its insert never reached YouTube, never taking an older comment of the channel with the same text', async () => {
     const rootId = await createPost(herald, channelId, [{ content: 'With a comment', image: [video] }, 'First!'], { settings: settings() });
