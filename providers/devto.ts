@@ -7,9 +7,16 @@
 // What DEV would run (issue 21): Forem renders body_markdown, then runs Liquid tags ({% embed %}, {{ }}) over the page
 // (app/services/markdown_processor/parser.rb, read 2026-11), so braces in text go as entities; a body starting with `---`
 // lines is front matter, so rules are written `***`. The title and tags are plain text fields.
+// Changes and comments (issue 24; developers.forem.com/api/v1 read 2026-11: updateArticle, getCommentsByArticleId,
+// unpublishArticle): an article is edited with PUT /api/articles/{id} {article: {title, body_markdown, main_image, tags}}; the API
+// has no deletion (its only removal, PUT /api/articles/{id}/unpublish, is for admins and moderators, and unpublishing by
+// `published: false` leaves the article in the account as a draft, which is not what "deleted" promises), so Herald does not
+// delete DEV articles. Comments are read from GET /api/comments?a_id= (threads of `id_code`, `body_html`, `user`, `children`);
+// the API has no call to write, hide or delete a comment, so they are read only.
 import { z } from 'zod';
-import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import type { ConnectContext, Provider, ProviderContext } from './types.js';
+import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
+import type { ConnectContext, PlatformComment, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
+import { convertContent } from '../src/lib/content.js';
 import { currentMetric, noVideo, tagsSchema } from './shared.js';
 import { markdownArticle, picturesOf, plainRefusal, saidIn, splitCover, valuesOf } from './articles/common.js';
 import { recoveryWindowStart } from './recovery.js';
@@ -52,7 +59,7 @@ type Api = Pick<ConnectContext, 'fetch' | 'endpoints'> & { apiKey: string };
 
 const apiOf = (context: ProviderContext): Api => ({ fetch: context.fetch, endpoints: context.endpoints, apiKey: context.auth.accessToken });
 
-async function call<T>(api: Api, path: string, schema: z.ZodType<T>, request: { method?: 'POST'; json?: unknown; query?: Record<string, string | number> } = {}): Promise<T> {
+async function call<T>(api: Api, path: string, schema: z.ZodType<T>, request: { method?: 'POST' | 'PUT'; json?: unknown; query?: Record<string, string | number> } = {}): Promise<T> {
   const response = await api.fetch({
     ...request,
     url: `${api.endpoints.api}/api/${path}`,
@@ -73,6 +80,59 @@ async function myArticles(api: Api, which: 'all' | 'published', pages = 3) {
     if (batch.length < 1000) break;
   }
   return all;
+}
+
+/** The article as DEV takes it, from the item and the post's settings (the same for a creation and an edit). */
+function articleOf(context: ProviderContext, item: PublishItem) {
+  const options = settings.parse(context.settings);
+  const { cover, rest } = splitCover(picturesOf(item.media, 'DEV'));
+  // DEV's Markdown (Redcarpet with hard_wrap) breaks lines on a newline and knows GFM tables.
+  const body = markdownArticle(item.text, rest, { tables: true, lineBreak: '\n', templates: 'liquid' });
+  const article = {
+    title: options.title,
+    body_markdown: body,
+    published: true,
+    main_image: cover?.url,
+    tags: valuesOf(options.tags),
+    organization_id: options.organization ? Number(options.organization) : undefined,
+  };
+  return { article, body };
+}
+
+type ForemComment = { id_code: string; created_at: string; body_html: string; user: { user_id: number; username: string; name?: string | null; profile_image_90?: string | null }; children: ForemComment[] };
+const commentSchema: z.ZodType<ForemComment> = z.lazy(() =>
+  z.looseObject({
+    id_code: z.string(),
+    created_at: z.string(),
+    body_html: z.string(),
+    user: z.looseObject({ user_id: z.number(), username: z.string(), name: z.string().nullish(), profile_image_90: z.string().nullish() }),
+    children: z.array(commentSchema).default([]),
+  }),
+);
+
+/** The comment threads of one article, flattened; Forem shows a deleted comment in its place as "[deleted]". */
+async function commentsOf(context: ProviderContext, post: PublishedRef): Promise<PlatformComment[]> {
+  const threads = await call(apiOf(context), 'comments', z.array(commentSchema), { query: { a_id: post.id } });
+  const found: PlatformComment[] = [];
+  const walk = (comments: ForemComment[], parentId: string | undefined) => {
+    for (const comment of comments) {
+      const text = convertContent(comment.body_html, 'plain').trim();
+      if (!/^\[(deleted|hidden by post author)\]$/.test(text)) {
+        found.push({
+          id: comment.id_code,
+          parentId,
+          author: { id: String(comment.user.user_id), name: comment.user.name || comment.user.username, handle: comment.user.username, url: `${context.endpoints.api}/${comment.user.username}`, picture: comment.user.profile_image_90 ?? undefined },
+          text,
+          createdAt: comment.created_at,
+          url: `${context.endpoints.api}/${comment.user.username}/comment/${comment.id_code}`,
+          byAccount: String(comment.user.user_id) === context.auth.internalId,
+        });
+      }
+      walk(comment.children, comment.id_code);
+    }
+  };
+  walk(threads, undefined);
+  return found.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
 }
 
 const devto: Provider = {
@@ -129,17 +189,7 @@ const devto: Provider = {
   async publish(context, item) {
     const options = settings.parse(context.settings);
     const api = apiOf(context);
-    const { cover, rest } = splitCover(picturesOf(item.media, 'DEV'));
-    // DEV's Markdown (Redcarpet with hard_wrap) breaks lines on a newline and knows GFM tables.
-    const body = markdownArticle(item.text, rest, { tables: true, lineBreak: '\n', templates: 'liquid' });
-    const article = {
-      title: options.title,
-      body_markdown: body,
-      published: true,
-      main_image: cover?.url,
-      tags: valuesOf(options.tags),
-      organization_id: options.organization ? Number(options.organization) : undefined,
-    };
+    const { article, body } = articleOf(context, item);
     const created = await context.step(
       'article',
       () => call(api, 'articles', articleSchema, { method: 'POST', json: { article } }),
@@ -155,6 +205,31 @@ const devto: Provider = {
     );
     return { id: String(created.id), url: created.url };
   },
+
+  // Setting the same article again is harmless: an interrupted edit is simply made again.
+  async editPublished(context, ref, item) {
+    const { article } = articleOf(context, item);
+    const { published: _published, ...changes } = article;
+    const api = apiOf(context);
+    const edited = await context.step(
+      'edit',
+      () =>
+        call(api, `articles/${encodeURIComponent(ref.id)}`, articleSchema, { method: 'PUT', json: { article: changes } }).catch(async (error: unknown) => {
+          // Forem answers 401 both for a dead key and for an article the key's user may not change (its Pundit refusal): a key
+          // that still reads the user means the latter, which must not disconnect the channel.
+          if (!(error instanceof PlatformHttpError && error.status === 401)) throw error;
+          await call(api, 'users/me', userSchema);
+          throw new PlatformHttpError({ status: 403, retryable: false, bodyExcerpt: error.bodyExcerpt, message: 'DEV refused the edit: the article is not one this account may change (unauthorized)' });
+        }),
+      async () => undefined,
+    );
+    return { id: String(edited.id), url: edited.url };
+  },
+  unchangeable: {
+    delete:
+      "DEV's API cannot delete an article (only DEV's admins and moderators may unpublish one through it): delete it on dev.to, from the article's Manage page.",
+  },
+  comments: (context, post) => commentsOf(context, post),
 
   async postAnalytics(context, post) {
     const article = (await myArticles(apiOf(context), 'published')).find((mine) => String(mine.id) === post.id);

@@ -5,10 +5,15 @@
 // the first picture is the cover (`coverImageOptions.coverImageURL`), the others follow the text, all by public URL.
 // What Hashnode would read as markup (issue 21): the body is GFM Markdown written out by Herald (raw HTML, javascript: links
 // and `%[url]` embeds of the text arrive as literal text); title and subtitle are plain text fields.
+// Changes and comments (issue 24; gql-skill at ebd06df, 2026-07, schema.graphql and mutations.md, read 2026-11): updatePost
+// (UpdatePostInput keyed by `id`, every content field optional) edits the title, subtitle, text and tags; removePost ({id})
+// soft-deletes the post (author or publication admin only; NOT_FOUND for one already removed, which counts as done); both are
+// Pro-gated like publishing. Comments are read from Post.comments(first, after) with each Comment's replies; the API has no
+// mutation to write, hide or delete a comment, so they are read only.
 import { z } from 'zod';
 import { invalidInput } from '../src/errors.js';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import type { ConnectContext, Provider, ProviderContext } from './types.js';
+import type { ConnectContext, PlatformComment, Provider, ProviderContext, PublishedRef } from './types.js';
 import { currentMetric, noVideo, permanent, pickedId, tagsSchema } from './shared.js';
 import { markdownArticle, picturesOf, saidIn, splitCover } from './articles/common.js';
 import { recoveryWindowStart } from './recovery.js';
@@ -28,6 +33,10 @@ const PUBLICATIONS = 'query Publications { me { publications(first: 50) { edges 
 const TAG = 'query Tag($slug: String!) { tag(slug: $slug) { id name slug } }';
 const PUBLISH = 'mutation PublishPost($input: PublishPostInput!) { publishPost(input: $input) { post { id slug url } } }';
 const RECENT = 'query Recent($id: ObjectId!) { publication(id: $id) { posts(first: 20) { edges { node { id title url publishedAt } } } } }';
+const UPDATE = 'mutation UpdatePost($input: UpdatePostInput!) { updatePost(input: $input) { post { id slug url } } }';
+const REMOVE = 'mutation RemovePost($input: RemovePostInput!) { removePost(input: $input) { post { id } } }';
+const COMMENT_FIELDS = 'id dateAdded content { text } author { id username name profilePicture }';
+const COMMENTS = `query Comments($id: ID!, $after: String) { post(id: $id) { comments(first: 50, after: $after) { edges { node { ${COMMENT_FIELDS} replies(first: 50) { edges { node { ${COMMENT_FIELDS} } } } } } pageInfo { hasNextPage endCursor } } } }`;
 const STATS = 'query PostStats($id: ID!) { post(id: $id) { id views reactionCount responseCount } }';
 
 const tagSchema = z.object({ id: z.string(), name: z.string(), slug: z.string() });
@@ -91,6 +100,41 @@ async function tagInputs(api: Api, tags: { value: string; label: string }[]) {
     inputs.push(found ? { id: found.id } : { slug: value.toLowerCase(), name: tag.label.trim() || value });
   }
   return inputs;
+}
+
+const commentNode = z.object({ id: z.string(), dateAdded: z.string(), content: z.object({ text: z.string() }), author: z.object({ id: z.string(), username: z.string(), name: z.string().nullish(), profilePicture: z.string().nullish() }) });
+const commentsSchema = z.object({
+  post: z
+    .object({
+      comments: z.object({
+        edges: z.array(z.object({ node: commentNode.extend({ replies: edges(commentNode) }) })),
+        pageInfo: z.object({ hasNextPage: z.boolean().nullish(), endCursor: z.string().nullish() }),
+      }),
+    })
+    .nullable(),
+});
+
+/** A post's comments and their replies (up to 10 pages of 50), oldest first. */
+async function commentsOf(context: ProviderContext, post: PublishedRef): Promise<PlatformComment[]> {
+  const found: PlatformComment[] = [];
+  const toComment = (node: z.infer<typeof commentNode>, parentId?: string): PlatformComment => ({
+    id: node.id,
+    parentId,
+    author: { id: node.author.id, name: node.author.name || node.author.username, handle: node.author.username, url: `https://hashnode.com/@${node.author.username}`, picture: node.author.profilePicture ?? undefined },
+    text: node.content.text.trim(),
+    createdAt: node.dateAdded,
+    url: post.url ? `${post.url}#comment-${node.id}` : undefined,
+    byAccount: node.author.id === context.auth.internalId,
+  });
+  let after: string | undefined;
+  for (let page = 0; page < 10; page++) {
+    const answer = await gql(apiOf(context), COMMENTS, { id: post.id, after }, commentsSchema);
+    if (!answer.post) break;
+    for (const { node } of answer.post.comments.edges) found.push(toComment(node), ...node.replies.edges.map((reply) => toComment(reply.node, node.id)));
+    if (!answer.post.comments.pageInfo.hasNextPage || !answer.post.comments.pageInfo.endCursor) break;
+    after = answer.post.comments.pageInfo.endCursor;
+  }
+  return found.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
 }
 
 const hashnode: Provider = {
@@ -173,6 +217,38 @@ const hashnode: Provider = {
     );
     return { id: post.id, url: post.url };
   },
+
+  // Setting the same content again is harmless: an interrupted edit is simply made again.
+  async editPublished(context, ref, item) {
+    const options = settings.parse(context.settings);
+    const api = apiOf(context);
+    const { rest } = splitCover(picturesOf(item.media, 'Hashnode'));
+    const input = {
+      id: ref.id,
+      title: options.title,
+      subtitle: options.subtitle ?? '',
+      contentMarkdown: markdownArticle(item.text, rest, { tables: true, lineBreak: '\\\n' }),
+      tags: await tagInputs(api, options.tags),
+    };
+    const post = await context.step('edit', async () => (await gql(api, UPDATE, { input }, z.object({ updatePost: z.object({ post: z.object({ id: z.string(), url: z.string() }) }) }))).updatePost.post, async () => undefined);
+    return { id: post.id, url: post.url };
+  },
+
+  // A post already removed answers NOT_FOUND (gql-skill mutations.md): done, so a repeat after a lost answer removes nothing else.
+  async deletePublished(context, ref) {
+    await context.step(
+      'delete',
+      async () => {
+        await gql(apiOf(context), REMOVE, { input: { id: ref.id } }, z.unknown()).catch((error: unknown) => {
+          if (!(error instanceof PlatformHttpError && /\(NOT_FOUND\)$/.test(error.message))) throw error;
+        });
+        return true;
+      },
+      async () => undefined,
+    );
+  },
+
+  comments: (context, post) => commentsOf(context, post),
 
   async postAnalytics(context, post) {
     const stats = (await gql(apiOf(context), STATS, { id: post.id }, z.object({ post: z.object({ views: z.number(), reactionCount: z.number(), responseCount: z.number() }).nullable() }))).post;

@@ -4,12 +4,13 @@
 // POST /api/v3/comment {post_id, content, parent_id}, GET /api/v3/post, GET /api/v3/post/list; pict-rs at POST /pictrs/image),
 // https://join-lemmy.org/docs/contributors/09-api-v4.html and LemmyNet/lemmy-js-client 1.0 (v4, Lemmy 1.0: /account/auth/login,
 // GET /account, search_term, POST /api/v4/image). Lemmy 1.0 still answers the v3 calls used here, so v3 is the default
-// (`apiVersion`); instances on 1.0 can be switched to v4.
+// (`apiVersion`); instances on 1.0 can be switched to v4. Comments, moderation, edits and deletion: lemmy-comments.ts.
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
 import { blobOf, currentMetric, firstProblem, idsOf, normalizeInstance, othersMeta, permanent, textOnlyComments, tool } from './shared.js';
 import { couldNotConfirm, earliestCreation } from './recovery.js';
+import { deletePublished, editProblem, editPublished, findComment, moderateComment, readComments } from './lemmy-comments.js';
 
 const endpoints = { instance: 'https://lemmy.world', apiVersion: 'v3' };
 
@@ -59,13 +60,14 @@ function classifyLemmy(status: number, body: string): Partial<PlatformHttpErrorI
   return { message: said ? `${said} (${code})` : `${code || body.slice(0, 200) || 'no answer body'} (HTTP ${status})` };
 }
 
-type ApiContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: Pick<ChannelAuth, 'accessToken' | 'data'> };
+export type ApiContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: Pick<ChannelAuth, 'accessToken' | 'data'> };
 
-const versionOf = (context: Pick<ProviderContext, 'endpoints'>): Version => versionSchema.catch('v3').parse(context.endpoints.apiVersion);
-const instanceOf = (context: ApiContext) => normalizeInstance(context.auth.data.instanceUrl || context.endpoints.instance);
+export const versionOf = (context: Pick<ProviderContext, 'endpoints'>): Version => versionSchema.catch('v3').parse(context.endpoints.apiVersion);
+export const instanceOf = (context: ApiContext) => normalizeInstance(context.auth.data.instanceUrl || context.endpoints.instance);
 
-async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined> } = {}): Promise<T> {
+export async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined>; method?: 'PUT' } = {}): Promise<T> {
   const response = await context.fetch({
+    method: options.method,
     url: `${instanceOf(context)}/api/${versionOf(context)}/${path}`,
     query: options.query,
     headers: context.auth.accessToken ? { authorization: `Bearer ${context.auth.accessToken}` } : {},
@@ -254,17 +256,31 @@ const lemmy: Provider = {
     return { id: first, url: postUrl(context, first), ...othersMeta(others) };
   },
 
-  async comment(context, item, { root, parent }) {
-    const posts = idsOf(root);
-    const parents = parent.id === root.id ? undefined : idsOf(parent);
+  async comment(context, item, { root, parent, toComment }) {
+    // A reply to someone's comment goes under that comment, on the one community post it was left on.
+    const targets = toComment
+      ? [{ postId: parent.meta?.post ?? root.id, parentId: parent.id }]
+      : idsOf(root).map((postId, index) => ({ postId, parentId: parent.id === root.id ? undefined : idsOf(parent)[index] }));
     const ids: number[] = [];
-    for (const [index, postId] of posts.entries()) {
-      const body = { post_id: Number(postId), content: item.text, ...(parents?.[index] ? { parent_id: Number(parents[index]) } : {}) };
-      ids.push(await context.step(`comment:${index}`, async () => (await api(context, 'comment', z.object({ comment_view: z.looseObject({ comment: z.looseObject({ id: z.number() }) }) }), { json: body })).comment_view.comment.id));
+    for (const [index, { postId, parentId }] of targets.entries()) {
+      const body = { post_id: Number(postId), content: item.text, ...(parentId ? { parent_id: Number(parentId) } : {}) };
+      ids.push(
+        await context.step(
+          `comment:${index}`,
+          async () => (await api(context, 'comment', z.object({ comment_view: z.looseObject({ comment: z.looseObject({ id: z.number() }) }) }), { json: body })).comment_view.comment.id,
+          ({ startedAt }) => findComment(context, postId, parentId, item.text, startedAt),
+        ),
+      );
     }
     const [first, ...others] = ids.map(String);
     return { id: first, url: `${instanceOf(context)}/comment/${first}`, ...othersMeta(others) };
   },
+
+  comments: (context, post, since) => readComments(context, post, since),
+  hideComment: (context, comment, hidden, post) => moderateComment(context, comment, hidden, post),
+  editPublished,
+  deletePublished,
+  editProblem,
 
   async postAnalytics(context, post) {
     let score = 0;

@@ -36,6 +36,10 @@ function classifyReddit(status: number, body: string, headers: Headers): Partial
     return { retryAfterSeconds: wait, message: `rate limit reached (${said})${wait ? `; Reddit opens the next window in ${wait} s` : ''}` };
   }
   if (status === 401) return { status: 401, retryable: false, message: `the access token was refused (${said}); it expired or was revoked` };
+  // A channel connected before Herald asked for a scope (edit, modposts) holds a token without it.
+  if (status === 403 && /insufficient_scope/.test(headers.get('www-authenticate') ?? '')) {
+    return { message: `Reddit refused this: the channel's authorization lacks the scope it needs (insufficient_scope); reconnect the channel to grant it` };
+  }
   if (status === 403) return { message: `Reddit refused this (${said}): the subreddit may be private, restricted or have banned the account` };
   if (status === 404) return { message: `not found (${said}): check the subreddit's name` };
   return { message: `${said} (HTTP ${status})` };

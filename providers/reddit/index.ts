@@ -3,15 +3,17 @@
 // and /comments, GET /subreddits/search, GET /r/{sr}/about, GET /api/v1/{sr}/post_requirements, GET /r/{sr}/api/link_flair_v2,
 // GET /api/v1/me), https://github.com/reddit-archive/reddit/wiki/OAuth2 (authorize with duration=permanent, token endpoint with
 // HTTP Basic, refresh), https://support.reddithelp.com/hc/en-us/articles/16160319875092-Reddit-Data-API-Wiki (User-Agent format,
-// rate-limit headers). The media lease (POST /api/media/asset.json → S3 form) is undocumented: it follows PRAW
+// rate-limit headers). Comments, moderation, edits and deletion: see community.ts (edit and delete need the `edit` scope,
+// removing a comment `modposts`, which only matters for an account that moderates the subreddit). The media lease (POST /api/media/asset.json → S3 form) is undocumented: it follows PRAW
 // (praw/models/media.py, PostMedia._upload) and Postiz.
 import { z } from 'zod';
 import type { Provider, ValidationItem } from '../types.js';
 import { countMedia, currentMetric, idsOf, oauth2AuthorizeUrl, textOnlyComments, tool } from '../shared.js';
 import { listing, redditCall, tokenCall } from './api.js';
 import { publishComments, publishSubmissions, subredditName, type SubredditEntry } from './submit.js';
+import { deleteThings, editText, moderateComment, readComments, submissionProblem } from './community.js';
 
-const scopes = ['read', 'identity', 'submit', 'flair', 'history'];
+const scopes = ['read', 'identity', 'submit', 'flair', 'history', 'edit', 'modposts'];
 const MAX_TITLE = 300;
 /** Reddit's limit for a comment's text (a self post's body takes 40,000). */
 const MAX_COMMENT = 10_000;
@@ -136,7 +138,13 @@ const reddit: Provider = {
   },
 
   publish: (context, item) => publishSubmissions(context, item),
+  // A later item, or a reply to someone's comment (`parent` is then that comment: the reply's thing_id is its t1_ fullname).
   comment: (context, item, { root, parent }) => publishComments(context, item, root, parent),
+  comments: (context, post) => readComments(context, post),
+  hideComment: (context, comment, hidden) => moderateComment(context, comment, hidden),
+  editPublished: (context, ref, item, thread) => editText(context, ref, item, thread),
+  deletePublished: (context, ref, thread) => deleteThings(context, ref, thread),
+  editProblem: submissionProblem,
 
   async postAnalytics(context, post) {
     const info = await redditCall(context, {

@@ -18,6 +18,12 @@
 //                                            public_reactions_count, comments_count (tests bump them) and organization
 //   GET  /api/tags                          popular tags
 //   GET  /api/organizations/:username       an organization
+//   PUT  /api/articles/:id                  {article: {...}} (updateArticle, read 2026-11): 404 {error: "not found"} for an unknown
+//                                            id, 401 for an article of another user (Forem's Pundit refusal), 422 as a creation
+//                                            for what the fields break; answers the article
+//   GET  /api/comments?a_id=                the article's comment threads (getCommentsByArticleId): id_code, created_at,
+//                                            body_html, user {user_id, username, name, profile_image_90}, children; public;
+//                                            404 for an unknown article; a deleted comment shows "[deleted]" in its place
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 import { startFakeServer } from '../helpers/fake-server.js';
 
@@ -32,6 +38,18 @@ export interface DevtoFakeArticle {
   comments_count: number;
   /** When it was published (ISO 8601); a test may add older articles. */
   published_at: string;
+  /** Written by another user: the key's user may not update it. */
+  foreign?: boolean;
+}
+
+export interface DevtoFakeComment {
+  id_code: string;
+  articleId: number;
+  parent?: string;
+  body: string;
+  user: { user_id: number; username: string; name: string };
+  created_at: string;
+  deleted?: boolean;
 }
 
 export interface DevtoFake {
@@ -42,6 +60,9 @@ export interface DevtoFake {
   user: { id: number; username: string; name: string; profile_image: string };
   organizations: { id: number; username: string; name: string }[];
   articles: DevtoFakeArticle[];
+  comments: DevtoFakeComment[];
+  /** A comment by someone (Ann by default) on an article, or under another comment of it. */
+  addComment(articleId: number, body: string, options?: { parent?: string; user?: DevtoFakeComment['user']; secondsAgo?: number }): DevtoFakeComment;
   close(): Promise<void>;
 }
 
@@ -54,11 +75,12 @@ export async function startDevtoFake(): Promise<DevtoFake> {
   const organizations = [{ id: 42, username: 'heraldlabs', name: 'Herald Labs' }];
   const articles: DevtoFakeArticle[] = [];
   let nextId = 2_000_000;
+  const comments: DevtoFakeComment[] = [];
 
   const authorized = (handler: (request: RecordedRequest) => FakeReply) => (request: RecordedRequest) =>
     request.headers['api-key'] === apiKey ? handler(request) : { status: 401, json: { error: 'unauthorized', status: 401 } };
 
-  function validate(article: Record<string, unknown>): FakeReply | undefined {
+  function validate(article: Record<string, unknown>, except?: DevtoFakeArticle): FakeReply | undefined {
     const title = typeof article.title === 'string' ? article.title.trim() : '';
     if (!title) return unprocessable("Title can't be blank");
     if (title.length > 128) return unprocessable('Title is too long (maximum is 128 characters)');
@@ -67,7 +89,7 @@ export async function startDevtoFake(): Promise<DevtoFake> {
     const wrongTag = tags.find((tag) => !/^[\p{L}\p{N}]+$/u.test(tag) || tag.length > 30);
     if (wrongTag) return unprocessable(`Tag "${wrongTag}" contains non-alphanumeric or prohibited unicode characters`);
     if (article.main_image !== undefined && article.main_image !== null && !/^https?:\/\/[^\s]+$/.test(String(article.main_image))) return unprocessable('Main image is not a valid URL');
-    if (articles.some((other) => other.article.title === article.title && other.article.body_markdown === article.body_markdown)) return unprocessable('Body markdown has already been taken');
+    if (articles.some((other) => other !== except && other.article.title === article.title && other.article.body_markdown === article.body_markdown)) return unprocessable('Body markdown has already been taken');
     return undefined;
   }
 
@@ -124,6 +146,36 @@ export async function startDevtoFake(): Promise<DevtoFake> {
     return organization ? { json: { type_of: 'organization', ...organization, summary: 'We publish.' } } : { status: 404, json: { error: 'not found', status: 404 } };
   });
 
+  server.on('PUT', '/api/articles/*', authorized((request) => {
+    const target = articles.find((candidate) => String(candidate.id) === request.path.split('/').pop());
+    if (!target) return { status: 404, json: { error: 'not found', status: 404 } };
+    if (target.foreign) return { status: 401, json: { error: 'unauthorized', status: 401 } };
+    const changes = (request.json as { article?: unknown } | undefined)?.article;
+    if (!changes || typeof changes !== 'object' || Array.isArray(changes)) return unprocessable('article param must be a JSON object. You provided article as a NilClass');
+    const merged = { ...target.article, ...(changes as Record<string, unknown>) };
+    const refusal = validate(merged, target);
+    if (refusal) return refusal;
+    target.article = merged;
+    return { json: { type_of: 'article', id: target.id, title: merged.title, url: target.url, published: merged.published === true, body_markdown: merged.body_markdown, tags: merged.tags ?? [], edited_at: new Date().toISOString() } };
+  }));
+
+  server.on('GET', '/api/comments', (request) => {
+    const articleId = Number(request.query.get('a_id'));
+    if (!articles.some((article) => article.id === articleId)) return { status: 404, json: { error: 'not found', status: 404 } };
+    const thread = (parent: string | undefined): unknown[] =>
+      comments
+        .filter((comment) => comment.articleId === articleId && comment.parent === parent)
+        .map((comment) => ({
+          type_of: 'comment',
+          id_code: comment.id_code,
+          created_at: comment.created_at,
+          body_html: comment.deleted ? '<p>[deleted]</p>' : `<p>${comment.body}</p>\n\n`,
+          user: { ...comment.user, twitter_username: null, github_username: null, website_url: null, profile_image: `${server.url}/p/${comment.user.user_id}.png`, profile_image_90: `${server.url}/p/${comment.user.user_id}-90.png` },
+          children: thread(comment.id_code),
+        }));
+    return { json: thread(undefined) };
+  });
+
   return {
     server,
     url: server.url,
@@ -136,6 +188,19 @@ export async function startDevtoFake(): Promise<DevtoFake> {
     user,
     organizations,
     articles,
+    comments,
+    addComment(articleId, body, options = {}) {
+      const comment: DevtoFakeComment = {
+        id_code: Math.floor(Math.random() * 36 ** 4).toString(36),
+        articleId,
+        parent: options.parent,
+        body,
+        user: options.user ?? { user_id: 77, username: 'ann', name: 'Ann' },
+        created_at: new Date(Date.now() - (options.secondsAgo ?? 0) * 1000).toISOString(),
+      };
+      comments.push(comment);
+      return comment;
+    },
     close: () => server.close(),
   };
 }

@@ -14,6 +14,11 @@
 //   me (needs the token: `Authorization: <token>` or `Bearer <token>`, else 200 with UNAUTHENTICATED), tag(slug), post(id),
 //   publication(id) with posts(first), and publishPost(input) (token; the publication must be one of the user's, else
 //   FORBIDDEN; at most 15 tags, each an existing id or a slug and name; the cover URL http(s), else BAD_USER_INPUT).
+// Changes and comments (github.com/Hashnode/gql-skill at ebd06df, 2026-07: schema.graphql and mutations.md, read 2026-11):
+//   updatePost(input: UpdatePostInput) and removePost(input: {id}) (token; the post's author only, else FORBIDDEN; a post that
+//   is removed or unknown answers NOT_FOUND, also on a second removal, as mutations.md says; a removed post stays readable
+//   through post(id)); Post.comments(first, after) with Comment {id, content {markdown html text}, author, dateAdded,
+//   replies(first, after)}. The API has no mutation to write, hide or delete a comment.
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 import { startFakeServer } from '../helpers/fake-server.js';
 
@@ -26,7 +31,21 @@ const OBJECTS: Record<string, Fields> = {
     post: { type: 'Post', args: { id: 'ID!' } },
     publication: { type: 'Publication', args: { id: 'ObjectId', host: 'String' } },
   },
-  Mutation: { publishPost: { type: 'PublishPostPayload!', args: { input: 'PublishPostInput!' } } },
+  Mutation: {
+    publishPost: { type: 'PublishPostPayload!', args: { input: 'PublishPostInput!' } },
+    updatePost: { type: 'UpdatePostPayload!', args: { input: 'UpdatePostInput!' } },
+    removePost: { type: 'RemovePostPayload!', args: { input: 'RemovePostInput!' } },
+  },
+  UpdatePostPayload: { post: { type: 'Post' } },
+  RemovePostPayload: { post: { type: 'Post' } },
+  CommentConnection: { edges: { type: '[CommentEdge!]!' }, pageInfo: { type: 'PageInfo!' } },
+  CommentEdge: { node: { type: 'Comment!' }, cursor: { type: 'String!' } },
+  Comment: {
+    id: { type: 'ID!' }, content: { type: 'Content!' }, author: { type: 'User!' }, dateAdded: { type: 'DateTime!' }, totalReactions: { type: 'Int!' },
+    replies: { type: 'CommentConnection!', args: { first: 'Int!', after: 'String' } },
+  },
+  Content: { markdown: { type: 'String!' }, html: { type: 'String!' }, text: { type: 'String!' } },
+  User: { id: { type: 'ID!' }, username: { type: 'String!' }, name: { type: 'String!' }, profilePicture: { type: 'String' } },
   MyUser: {
     id: { type: 'ID!' }, username: { type: 'String!' }, name: { type: 'String!' }, profilePicture: { type: 'String' }, tagline: { type: 'String' },
     publications: { type: 'UserPublicationsConnection!', args: { first: 'Int!', after: 'String', filter: 'UserPublicationsConnectionFilter' } },
@@ -43,6 +62,7 @@ const OBJECTS: Record<string, Fields> = {
     id: { type: 'ID!' }, slug: { type: 'String!' }, url: { type: 'String!' }, title: { type: 'String!' }, subtitle: { type: 'String' }, brief: { type: 'String!' },
     views: { type: 'Int!' }, reactionCount: { type: 'Int!' }, responseCount: { type: 'Int!' }, replyCount: { type: 'Int!' }, publishedAt: { type: 'DateTime!' },
     coverImage: { type: 'PostCoverImage' }, tags: { type: '[Tag!]' },
+    comments: { type: 'CommentConnection!', args: { first: 'Int!', after: 'String' } },
   },
   PostCoverImage: { url: { type: 'String!' } },
   Tag: { id: { type: 'ID!' }, name: { type: 'String!' }, slug: { type: 'String!' }, postsCount: { type: 'Int!' } },
@@ -57,6 +77,12 @@ const INPUTS: Record<string, Record<string, string>> = {
     seriesId: 'ObjectId', settings: 'PublishPostSettingsInput', coAuthors: '[ObjectId!]',
   },
   PublishPostTagInput: { id: 'ObjectId', slug: 'String', name: 'String' },
+  UpdatePostInput: {
+    id: 'ID!', title: 'String', subtitle: 'String', contentMarkdown: 'String', coverImage: 'String', slug: 'String', tags: '[PublishPostTagInput!]', originalArticleURL: 'String',
+    metaTitle: 'String', metaDescription: 'String', ogImage: 'String', disableComments: 'Boolean', isDelisted: 'Boolean', enableToc: 'Boolean', publishAs: 'ObjectId',
+    coAuthors: '[ObjectId!]', seriesId: 'ObjectId', publishedAt: 'DateTime',
+  },
+  RemovePostInput: { id: 'ID!' },
   CoverImageOptionsInput: { coverImageURL: 'String', coverImageAttribution: 'String', coverImagePhotographer: 'String', isCoverAttributionHidden: 'Boolean', stickCoverToBottom: 'Boolean' },
   MetaTagsInput: { title: 'String', description: 'String', image: 'String' },
   PublishPostSettingsInput: { scheduled: 'Boolean', enableTableOfContent: 'Boolean', slugOverridden: 'Boolean', isNewsletterActivated: 'Boolean', delisted: 'Boolean' },
@@ -238,6 +264,20 @@ export interface HashnodeFakePost {
   responseCount: number;
   /** When it was published (ISO 8601); a test may add older posts. */
   publishedAt: string;
+  /** The UpdatePostInputs received, in order. */
+  updates?: Record<string, unknown>[];
+  removed?: boolean;
+  /** Written by another member: the token's user may neither update nor remove it. */
+  foreign?: boolean;
+}
+
+export interface HashnodeFakeComment {
+  id: string;
+  postId: string;
+  parentId?: string;
+  text: string;
+  author: { id: string; username: string; name: string };
+  dateAdded: string;
 }
 
 export interface HashnodeFake {
@@ -248,6 +288,9 @@ export interface HashnodeFake {
   publications: { id: string; title: string; url: string }[];
   tags: { id: string; name: string; slug: string }[];
   posts: HashnodeFakePost[];
+  comments: HashnodeFakeComment[];
+  /** A comment by someone (Ann by default) on a post, or a reply under a comment (`parentId`). */
+  addComment(postId: string, text: string, options?: { parentId?: string; author?: HashnodeFakeComment['author']; secondsAgo?: number }): HashnodeFakeComment;
   close(): Promise<void>;
 }
 
@@ -264,7 +307,38 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
   let next = 0x6a603fb103e2cb323e7851f0n;
 
   const unauthenticated = () => new GraphqlError('You must be logged in to perform this action.', 'UNAUTHENTICATED', 200);
-  const postView = (post: HashnodeFakePost) => ({ ...post, brief: '', replyCount: 0, coverImage: null, tags: [] });
+  const comments: HashnodeFakeComment[] = [];
+  /** A cursor connection over `items` (the cursor is the index after the last one given). */
+  const connection = <T>(items: T[], view: (item: T) => unknown) => ({ first, after }: { first: number; after?: string }) => {
+    if (first > 50) throw new GraphqlError('first must be at most 50.', 'BAD_USER_INPUT', 200);
+    const start = after ? Number(after) : 0;
+    const page = items.slice(start, start + first);
+    return { edges: page.map((item, index) => ({ node: view(item), cursor: String(start + index + 1) })), pageInfo: { hasNextPage: start + first < items.length, endCursor: String(start + page.length) } };
+  };
+  const commentView = (comment: HashnodeFakeComment): unknown => ({
+    id: comment.id,
+    content: { markdown: comment.text, html: `<p>${comment.text}</p>`, text: comment.text },
+    author: { ...comment.author, profilePicture: null },
+    dateAdded: comment.dateAdded,
+    totalReactions: 0,
+    replies: connection(comments.filter((item) => item.parentId === comment.id), commentView),
+  });
+  const postView = (post: HashnodeFakePost) => ({
+    ...post,
+    brief: '',
+    replyCount: 0,
+    coverImage: null,
+    tags: [],
+    comments: connection(comments.filter((item) => item.postId === post.id && !item.parentId), commentView),
+  });
+  /** The post a change names, or why Hashnode refuses it. */
+  const ownPost = (id: unknown, authorized: boolean) => {
+    if (!authorized) throw unauthenticated();
+    const post = posts.find((candidate) => candidate.id === id && !candidate.removed);
+    if (!post) throw new GraphqlError('Post not found.', 'NOT_FOUND', 200);
+    if (post.foreign) throw new GraphqlError('Only the author of the post or a publication admin can do this.', 'FORBIDDEN', 200);
+    return post;
+  };
 
   function publishPost(input: Record<string, unknown>, authorized: boolean) {
     if (!authorized) throw unauthenticated();
@@ -313,6 +387,18 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
           return { ...publication, displayTitle: null, posts: ({ first }: { first: number }) => ({ edges: mine.slice(0, first).map((post) => ({ node: postView(post), cursor: post.id })), pageInfo: {}, totalDocuments: mine.length }) };
         },
         publishPost: ({ input }: { input: Record<string, unknown> }) => publishPost(input, authorized),
+        updatePost: ({ input }: { input: Record<string, unknown> }) => {
+          const post = ownPost(input.id, authorized);
+          if (input.title !== undefined && !String(input.title).trim()) throw new GraphqlError('Title cannot be empty.', 'BAD_USER_INPUT', 200);
+          post.updates = [...(post.updates ?? []), input];
+          if (typeof input.title === 'string') post.title = input.title;
+          return { post: postView(post) };
+        },
+        removePost: ({ input }: { input: { id: string } }) => {
+          const post = ownPost(input.id, authorized);
+          post.removed = true;
+          return { post: postView(post) };
+        },
       };
       return { json: { data: project(root, operation.selections, variables) } };
     } catch (error) {
@@ -321,5 +407,18 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
     }
   });
 
-  return { server, url: server.url, token, user, publications, tags, posts, close: () => server.close() };
+  let nextComment = 0;
+  const addComment: HashnodeFake['addComment'] = (postId, text, options = {}) => {
+    const comment: HashnodeFakeComment = {
+      id: `65c0ffee00000000000000${(nextComment++).toString(16).padStart(2, '0')}`,
+      postId,
+      parentId: options.parentId,
+      text,
+      author: options.author ?? { id: '64b000000000000000000a11', username: 'ann', name: 'Ann' },
+      dateAdded: new Date(Date.now() - (options.secondsAgo ?? 0) * 1000).toISOString(),
+    };
+    comments.push(comment);
+    return comment;
+  };
+  return { server, url: server.url, token, user, publications, tags, posts, comments, addComment, close: () => server.close() };
 }

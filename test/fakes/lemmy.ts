@@ -11,6 +11,14 @@
 // in an unknown community; a comment whose parent is not a comment of that post; an image upload without the instance's
 // form field (`images[]` for pict-rs, `image` for v4) or without a login; search without its term parameter (`q` in v3,
 // `search_term` in v4).
+//
+// Comments and changes (reference 2026-11: join-lemmy.org/api, lemmy-js-client GetComments/EditPost/EditComment/DeletePost/
+// DeleteComment/RemoveComment/GetCommunity, Lemmy's crates/api_crud post/delete.rs and comment/delete.rs): GET comment/list
+// (post_id, sort New, limit at most 50, `page` in v3 answering `comments`, `page_cursor` in v4 answering `items` and
+// `next_page`), PUT post and PUT comment (the creator only: no_post_edit_allowed / no_comment_edit_allowed), POST post/delete
+// and comment/delete (the creator only; a delete of what is already deleted is refused couldnt_update_post /
+// couldnt_update_comment, as Lemmy does), POST comment/remove (a moderator of the community only: not_a_mod_or_admin),
+// GET community?id= with its `moderators`, GET comment?id=.
 import { randomBytes } from 'node:crypto';
 import { bearerOf } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
@@ -27,6 +35,7 @@ export interface FakeLemmyPost {
   comments: number;
   /** ISO time of publication (v3 answers it as `published`, v4 as `published_at`). */
   published: string;
+  deleted?: boolean;
 }
 
 export interface FakeLemmyComment {
@@ -35,6 +44,11 @@ export interface FakeLemmyComment {
   parentId: number | null;
   content: string;
   path: string;
+  creatorId?: number;
+  /** ISO time, without a zone as Lemmy 0.19 writes it. */
+  published?: string;
+  deleted?: boolean;
+  removed?: boolean;
 }
 
 const error = (status: number, code: string): FakeReply => ({ status, json: { error: code } });
@@ -47,11 +61,14 @@ export async function startLemmyFake() {
   const accounts = [
     { id: 7, name: 'herald', display_name: 'Herald Bot', totp: undefined as string | undefined },
     { id: 8, name: 'guarded', display_name: null, totp: '246810' },
+    { id: 21, name: 'bob', display_name: 'Bob', totp: 'no login' },
   ];
   const communities = [
     { id: 11, name: 'selfhosted', title: 'Self-hosted', local: true, actor_id: `${url}/c/selfhosted` },
     { id: 12, name: 'technology', title: 'Technology', local: false, actor_id: 'https://lemmy.world/c/technology' },
   ];
+  /** The persons who moderate each community (by community id). */
+  const moderators = new Map<number, number[]>([[11, [21]], [12, []]]);
   const sessions = new Map<string, number>();
   const posts: FakeLemmyPost[] = [];
   const comments: FakeLemmyComment[] = [];
@@ -76,7 +93,7 @@ export async function startLemmyFake() {
   const communityView = (community: (typeof communities)[number]) => ({ community: { ...community, ap_id: community.actor_id }, counts: { subscribers: 10 }, subscribed: 'NotSubscribed', blocked: false });
   const postView = (post: FakeLemmyPost) => {
     const counts = { score: post.score, comments: post.comments, upvotes: post.score, downvotes: 0 };
-    return { post: { id: post.id, name: post.name, body: post.body, url: post.url, thumbnail_url: post.customThumbnail, community_id: post.communityId, creator_id: post.creatorId, ap_id: `${url}/post/${post.id}`, published: post.published, ...counts }, counts };
+    return { post: { id: post.id, name: post.name, body: post.body, url: post.url, thumbnail_url: post.customThumbnail, community_id: post.communityId, creator_id: post.creatorId, ap_id: `${url}/post/${post.id}`, published: post.published, deleted: post.deleted ?? false, ...counts }, counts };
   };
 
   const login: FakeHandler = (request) => {
@@ -101,8 +118,11 @@ export async function startLemmyFake() {
 
   both('GET', 'community', (request) => {
     const name = request.query.get('name') ?? '';
-    const community = communities.find((item) => item.name === name || `${item.name}@${new URL(item.actor_id).host}` === name);
-    return community ? { json: { community_view: communityView(community) } } : error(404, 'couldnt_find_community');
+    const id = Number(request.query.get('id') ?? NaN);
+    const community = communities.find((item) => item.id === id || item.name === name || `${item.name}@${new URL(item.actor_id).host}` === name);
+    const mods = (community && moderators.get(community.id)) ?? [];
+    const moderatorViews = mods.map((person) => ({ community: community!, moderator: personOf(accounts.find((account) => account.id === person)!) }));
+    return community ? { json: { community_view: communityView(community), moderators: moderatorViews, discussion_languages: [] } } : error(404, 'couldnt_find_community');
   });
 
   both('GET', 'search', (request) => {
@@ -150,7 +170,7 @@ export async function startLemmyFake() {
     return { json: request.path.startsWith('/api/v4/') ? { items: list } : { posts: list } };
   });
 
-  both('POST', 'comment', authed((request) => {
+  both('POST', 'comment', authed((request, account) => {
     const body = (request.json ?? {}) as { post_id?: number; content?: string; parent_id?: number };
     const post = posts.find((item) => item.id === body.post_id);
     if (!post) return error(404, 'couldnt_find_post');
@@ -158,10 +178,94 @@ export async function startLemmyFake() {
     const parent = body.parent_id === undefined ? undefined : comments.find((item) => item.id === body.parent_id);
     if (body.parent_id !== undefined && (!parent || parent.postId !== post.id)) return error(404, 'couldnt_find_comment');
     const id = nextId++;
-    const comment: FakeLemmyComment = { id, postId: post.id, parentId: parent?.id ?? null, content: body.content, path: `${parent?.path ?? '0'}.${id}` };
+    const comment: FakeLemmyComment = { id, postId: post.id, parentId: parent?.id ?? null, content: body.content, path: `${parent?.path ?? '0'}.${id}`, creatorId: account.id, published: new Date().toISOString().replace('Z', '') };
     comments.push(comment);
     post.comments += 1;
     return { json: { comment_view: { comment: { id, post_id: post.id, content: comment.content, path: comment.path, ap_id: `${url}/comment/${id}` } } } };
+  }));
+
+  const commentView = (comment: FakeLemmyComment, v4: boolean) => {
+    const post = posts.find((item) => item.id === comment.postId)!;
+    const community = communities.find((item) => item.id === post.communityId)!;
+    const creator = accounts.find((account) => account.id === (comment.creatorId ?? 7))!;
+    const published = comment.published ?? new Date().toISOString().replace('Z', '');
+    return {
+      comment: { id: comment.id, creator_id: creator.id, post_id: post.id, content: comment.deleted || comment.removed ? '' : comment.content, removed: comment.removed ?? false, deleted: comment.deleted ?? false, path: comment.path, ap_id: `${url}/comment/${comment.id}`, local: true, distinguished: false, ...(v4 ? { published_at: `${published}Z` } : { published }) },
+      creator: personOf(creator),
+      post: postView(post).post,
+      community: communityView(community).community,
+      counts: { score: 1, upvotes: 1, downvotes: 0, child_count: comments.filter((item) => item.parentId === comment.id).length },
+    };
+  };
+
+  both('GET', 'comment/list', (request) => {
+    const v4 = request.path.startsWith('/api/v4/');
+    const postId = Number(request.query.get('post_id'));
+    const limit = Number(request.query.get('limit') ?? 10);
+    if (limit > 50) return error(400, 'couldnt_get_comments');
+    if (request.query.get('sort') !== 'New') return error(400, 'this fake answers sort=New only');
+    const all = comments.filter((item) => item.postId === postId).sort((a, b) => (b.published ?? '').localeCompare(a.published ?? '') || b.id - a.id);
+    const start = v4 ? Number(request.query.get('page_cursor') ?? 0) : (Number(request.query.get('page') ?? 1) - 1) * limit;
+    const page = all.slice(start, start + limit).map((item) => commentView(item, v4));
+    if (v4) return { json: { items: page, next_page: start + limit < all.length ? String(start + limit) : null } };
+    return { json: { comments: page } };
+  });
+
+  both('GET', 'comment', (request) => {
+    const comment = comments.find((item) => item.id === Number(request.query.get('id')));
+    return comment ? { json: { comment_view: commentView(comment, request.path.startsWith('/api/v4/')) } } : error(404, 'couldnt_find_comment');
+  });
+
+  both('PUT', 'post', authed((request, account) => {
+    const body = (request.json ?? {}) as { post_id?: number; name?: string; url?: string; body?: string };
+    const post = posts.find((item) => item.id === body.post_id);
+    if (!post || post.deleted) return error(404, 'couldnt_find_post');
+    if (post.creatorId !== account.id) return error(400, 'no_post_edit_allowed');
+    if (body.name !== undefined && (!body.name.trim() || body.name.length > 200)) return error(400, 'invalid_post_title');
+    if (body.url !== undefined && !/^https?:\/\/\S+$/.test(body.url)) return error(400, 'invalid_url');
+    Object.assign(post, { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.url !== undefined ? { url: body.url } : {}), ...(body.body !== undefined ? { body: body.body } : {}) });
+    return { json: { post_view: postView(post) } };
+  }));
+
+  both('PUT', 'comment', authed((request, account) => {
+    const body = (request.json ?? {}) as { comment_id?: number; content?: string };
+    const comment = comments.find((item) => item.id === body.comment_id);
+    if (!comment || comment.deleted) return error(404, 'couldnt_find_comment');
+    if ((comment.creatorId ?? 7) !== account.id) return error(400, 'no_comment_edit_allowed');
+    if (!body.content?.trim()) return error(400, 'couldnt_update_comment');
+    comment.content = body.content;
+    return { json: { comment_view: commentView(comment, request.path.startsWith('/api/v4/')) } };
+  }));
+
+  both('POST', 'post/delete', authed((request, account) => {
+    const body = (request.json ?? {}) as { post_id?: number; deleted?: boolean };
+    const post = posts.find((item) => item.id === body.post_id);
+    if (!post) return error(404, 'couldnt_find_post');
+    if ((post.deleted ?? false) === body.deleted) return error(400, 'couldnt_update_post');
+    if (post.creatorId !== account.id) return error(400, 'no_post_edit_allowed');
+    post.deleted = body.deleted === true;
+    return { json: { post_view: postView(post) } };
+  }));
+
+  both('POST', 'comment/delete', authed((request, account) => {
+    const body = (request.json ?? {}) as { comment_id?: number; deleted?: boolean };
+    const comment = comments.find((item) => item.id === body.comment_id);
+    if (!comment) return error(404, 'couldnt_find_comment');
+    if ((comment.deleted ?? false) === body.deleted) return error(400, 'couldnt_update_comment');
+    if ((comment.creatorId ?? 7) !== account.id) return error(400, 'no_comment_edit_allowed');
+    comment.deleted = body.deleted === true;
+    return { json: { comment_view: commentView(comment, request.path.startsWith('/api/v4/')) } };
+  }));
+
+  both('POST', 'comment/remove', authed((request, account) => {
+    const body = (request.json ?? {}) as { comment_id?: number; removed?: boolean };
+    const comment = comments.find((item) => item.id === body.comment_id);
+    if (!comment) return error(404, 'couldnt_find_comment');
+    const post = posts.find((item) => item.id === comment.postId)!;
+    if (!(moderators.get(post.communityId) ?? []).includes(account.id)) return error(400, 'not_a_mod_or_admin');
+    if (typeof body.removed !== 'boolean') return error(400, 'invalid_body');
+    comment.removed = body.removed;
+    return { json: { comment_view: commentView(comment, request.path.startsWith('/api/v4/')) } };
   }));
 
   return {
@@ -174,6 +278,16 @@ export async function startLemmyFake() {
     posts,
     comments,
     images,
+    moderators,
+    /** Someone else's comment (Bob's) on a post, or under a comment of it, `secondsAgo` in the past. */
+    addComment(postId: number, content: string, options: { parentId?: number; secondsAgo?: number; creatorId?: number } = {}): FakeLemmyComment {
+      const parent = options.parentId === undefined ? undefined : comments.find((item) => item.id === options.parentId)!;
+      const id = nextId++;
+      const published = new Date(Date.now() - (options.secondsAgo ?? 0) * 1000).toISOString().replace('Z', '');
+      const comment: FakeLemmyComment = { id, postId, parentId: parent?.id ?? null, content, path: `${parent?.path ?? '0'}.${id}`, creatorId: options.creatorId ?? 21, published };
+      comments.push(comment);
+      return comment;
+    },
     /** Every JWT stops working (the instance's logins were cleared). */
     dropSessions() {
       sessions.clear();

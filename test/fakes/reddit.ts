@@ -15,6 +15,16 @@
 // url, an image whose url is not an object uploaded through a lease, a missing or unknown flair where the subreddit
 // requires one, a comment on an unknown thing. The S3 form refuses an upload missing a lease field or with the file before
 // the fields (403 XML, as S3 does).
+//
+// Comments and changes (reference 2026-11: reddit.com/dev/api GET /comments/{article}, GET /api/morechildren, POST
+// /api/editusertext, /api/del, /api/remove, /api/approve, GET /r/{sr}/about user_is_moderator; comment fields as in
+// Pyprohly/reddit-api-doc-notes): the tree answers `[t3 listing, t1 listing]` with `replies` '' or a Listing and, past
+// `fake.setTreeLimit(n)` top-level comments, a `more` stub whose children /api/morechildren answers flat. Each call checks the
+// token's scopes as granted at authorization (read for reading, edit for editusertext and del, modposts for remove and
+// approve: a 403 with `WWW-Authenticate: ... error="insufficient_scope"`, as Reddit answers); editusertext and del refuse
+// another user's thing (403), editusertext a link or image post (403: it has no body); remove and approve refuse an account
+// that does not moderate the subreddit (403). A deleted thing shows with author and body "[deleted]"; a delete of one already
+// deleted answers `{}` like the first.
 import { randomBytes } from 'node:crypto';
 import { basicCredentials, bearerOf, createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
@@ -25,6 +35,8 @@ export interface FakeSubreddit {
   submissionType: 'any' | 'self' | 'link';
   flairRequired: boolean;
   flairs: { id: string; text: string }[];
+  /** The connected account moderates this subreddit. */
+  moderator?: boolean;
 }
 
 export interface FakeSubmission {
@@ -41,6 +53,7 @@ export interface FakeSubmission {
   numComments: number;
   /** Listing reads before an image submission shows (Reddit makes media posts asynchronously). */
   hiddenReads: number;
+  deleted?: boolean;
 }
 
 export interface FakeComment {
@@ -51,6 +64,9 @@ export interface FakeComment {
   author: string;
   /** Seconds since the epoch, as Reddit's created_utc. */
   createdUtc: number;
+  deleted?: boolean;
+  /** Removed by a moderator (shown to moderators with `removed: true`). */
+  removed?: boolean;
 }
 
 const AGENT = /^web:herald\.[\w-]+:\d+\.\d+\.\d+(?: \(by \/u\/([\w-]+)\))?$/;
@@ -73,6 +89,9 @@ export async function startRedditFake(options: { username?: string } = {}) {
   const leases = new Map<string, Record<string, string>>();
   const objects = new Map<string, { bytes: Buffer; contentType: string }>();
   let imageListingDelay = 0;
+  let treeLimit = Infinity;
+  /** The scopes granted with each access and refresh token, as Reddit keeps them. */
+  const scopesOf = new Map<string, string[]>();
 
   const permalink = (post: FakeSubmission) => `/r/${post.subreddit}/comments/${post.id}/${post.title.toLowerCase().replace(/\W+/g, '_').slice(0, 40)}/`;
 
@@ -90,6 +109,14 @@ export async function startRedditFake(options: { username?: string } = {}) {
     };
   const www = (method: string, path: string, handler: FakeHandler) => server.on(method, path, guarded(handler, { oauth: false }));
   const oauth = (method: string, path: string, handler: FakeHandler) => server.on(method, path, guarded(handler, { oauth: true }));
+  /** An oauth call that also needs `scope` among the token's granted scopes. */
+  const scoped = (method: string, path: string, scope: string, handler: FakeHandler) =>
+    oauth(method, path, (request) =>
+      (scopesOf.get(bearerOf(request.headers.authorization) ?? '') ?? []).includes(scope)
+        ? handler(request)
+        : { status: 403, headers: { 'www-authenticate': `Bearer realm="reddit", error="insufficient_scope"` }, json: { message: 'Forbidden', error: 403 } },
+    );
+  const forbidden: FakeReply = { status: 403, json: { message: 'Forbidden', error: 403 } };
 
   server.on('GET', '/api/v1/authorize', (request) => {
     const query = request.query;
@@ -111,11 +138,14 @@ export async function startRedditFake(options: { username?: string } = {}) {
     try {
       if (form.get('grant_type') === 'authorization_code') {
         const issued = authority.redeemCode({ code: form.get('code') ?? undefined, redirectUri: form.get('redirect_uri') ?? undefined });
+        for (const token of [issued.accessToken, issued.refreshToken]) if (token) scopesOf.set(token, (issued.scope ?? '').split(' '));
         return { json: { access_token: issued.accessToken, token_type: 'bearer', expires_in: issued.expiresIn, scope: issued.scope, refresh_token: issued.refreshToken } };
       }
       if (form.get('grant_type') === 'refresh_token') {
         const issued = authority.redeemRefreshToken(form.get('refresh_token') ?? undefined);
-        return { json: { access_token: issued.accessToken, token_type: 'bearer', expires_in: issued.expiresIn, scope: 'read identity submit flair history' } };
+        const granted = scopesOf.get(form.get('refresh_token') ?? '') ?? [];
+        scopesOf.set(issued.accessToken, granted);
+        return { json: { access_token: issued.accessToken, token_type: 'bearer', expires_in: issued.expiresIn, scope: granted.join(' ') } };
       }
       return { json: { error: 'unsupported_grant_type' } };
     } catch (error) {
@@ -178,7 +208,21 @@ export async function startRedditFake(options: { username?: string } = {}) {
     return { json: { json: { errors: [], data: { url: `https://www.reddit.com${permalink(post)}`, drafts_count: 0, id: post.id, name: `t3_${post.id}` } } } };
   });
 
-  const commentData = (comment: FakeComment) => ({ id: comment.id, name: `t1_${comment.id}`, parent_id: comment.parentId, link_id: comment.linkId, body: comment.body, author: comment.author, created_utc: comment.createdUtc, permalink: `/r/x/comments/${comment.linkId.slice(3)}/_/${comment.id}/` });
+  const subredditOfComment = (comment: FakeComment) => submissions.find((item) => `t3_${item.id}` === comment.linkId)?.subreddit ?? 'x';
+  const commentData = (comment: FakeComment) => ({
+    id: comment.id,
+    name: `t1_${comment.id}`,
+    parent_id: comment.parentId,
+    link_id: comment.linkId,
+    subreddit: subredditOfComment(comment),
+    body: comment.deleted ? '[deleted]' : comment.body,
+    author: comment.deleted ? '[deleted]' : comment.author,
+    ...(comment.deleted ? {} : { author_fullname: `t2_${comment.author}` }),
+    created_utc: comment.createdUtc,
+    edited: false,
+    ...(subreddits.find((sub) => sub.name === subredditOfComment(comment))?.moderator ? { removed: comment.removed ?? false } : {}),
+    permalink: `/r/${subredditOfComment(comment)}/comments/${comment.linkId.slice(3)}/_/${comment.id}/`,
+  });
 
   oauth('POST', '/api/comment', (request) => {
     const form = request.form ?? new URLSearchParams();
@@ -226,6 +270,7 @@ export async function startRedditFake(options: { username?: string } = {}) {
 
   oauth('GET', '/api/info', (request) => {
     const ids = (request.query.get('id') ?? '').split(',');
+    if (ids.every((id) => id.startsWith('t1_'))) return listing(comments.filter((item) => ids.includes(`t1_${item.id}`)).map(commentData), 't1');
     return listing(submissions.filter((post) => ids.includes(`t3_${post.id}`)).map(submissionData), 't3');
   });
 
@@ -237,7 +282,7 @@ export async function startRedditFake(options: { username?: string } = {}) {
   const subredditOf = (request: RecordedRequest, segment: number) => subreddits.find((sub) => sub.name.toLowerCase() === request.path.split('/')[segment].toLowerCase());
   oauth('GET', '/r/*/about', (request) => {
     const sub = subredditOf(request, 2);
-    return sub ? { json: { kind: 't5', data: { display_name: sub.name, title: sub.title, submission_type: sub.submissionType, allow_images: true } } } : { status: 404, json: { message: 'Not Found', error: 404 } };
+    return sub ? { json: { kind: 't5', data: { display_name: sub.name, title: sub.title, submission_type: sub.submissionType, allow_images: true, user_is_moderator: sub.moderator ?? false } } } : { status: 404, json: { message: 'Not Found', error: 404 } };
   });
   oauth('GET', '/api/v1/*/post_requirements', (request) => {
     const sub = subredditOf(request, 3);
@@ -249,6 +294,86 @@ export async function startRedditFake(options: { username?: string } = {}) {
     if (sub.flairs.length === 0) return { status: 403, json: { message: 'Forbidden', error: 403 } };
     return { json: sub.flairs.map((flair) => ({ id: flair.id, text: flair.text, type: 'text', text_editable: false, background_color: '', text_color: 'dark' })) };
   });
+
+  /** A comment node with its replies as Reddit nests them ('' when none). */
+  const commentNode = (comment: FakeComment): unknown => {
+    const replies = comments.filter((item) => item.parentId === `t1_${comment.id}`);
+    return { kind: 't1', data: { ...commentData(comment), replies: replies.length > 0 ? { kind: 'Listing', data: { after: null, before: null, children: replies.map(commentNode) } } : '' } };
+  };
+  const moreNode = (parentId: string, rest: FakeComment[]) => ({ kind: 'more', data: { count: rest.length, name: `t1_${rest[0].id}`, id: rest[0].id, parent_id: parentId, depth: 0, children: rest.map((item) => item.id) } });
+
+  scoped('GET', '/comments/*', 'read', (request) => {
+    const post = submissions.find((item) => item.id === request.path.split('/')[2]);
+    if (!post) return { status: 404, json: { message: 'Not Found', error: 404 } };
+    const focus = request.query.get('comment');
+    const top = focus ? comments.filter((item) => item.id === focus) : comments.filter((item) => item.parentId === `t3_${post.id}`);
+    const shown = top.slice(0, treeLimit).map(commentNode);
+    const rest = top.slice(treeLimit);
+    const children = rest.length > 0 ? [...shown, moreNode(`t3_${post.id}`, rest)] : shown;
+    return { json: [listing([submissionData(post)], 't3').json, { kind: 'Listing', data: { after: null, before: null, children } }] };
+  });
+
+  scoped('GET', '/api/morechildren', 'read', (request) => {
+    if (request.query.get('api_type') !== 'json') return { json: { jquery: [], success: false } };
+    const linkId = request.query.get('link_id') ?? '';
+    if (!submissions.some((item) => `t3_${item.id}` === linkId)) return formErrors(['NO_THING_ID', 'that link does not exist', 'link_id']);
+    const ids = (request.query.get('children') ?? '').split(',').filter(Boolean);
+    if (ids.length === 0) return formErrors(['BAD_NUMBER', 'children is required', 'children']);
+    // The asked comments and everything under them, flat, each naming its parent.
+    const things: unknown[] = [];
+    const add = (comment: FakeComment) => {
+      things.push({ kind: 't1', data: { ...commentData(comment), replies: '' } });
+      for (const reply of comments.filter((item) => item.parentId === `t1_${comment.id}`)) add(reply);
+    };
+    for (const comment of comments.filter((item) => item.linkId === linkId && ids.includes(item.id))) add(comment);
+    return { json: { json: { errors: [], data: { things } } } };
+  });
+
+  /** The account's own submission or comment named by a fullname, or why Reddit refuses it. */
+  const ownThing = (fullname: string): { post?: FakeSubmission; comment?: FakeComment } | undefined => {
+    const post = fullname.startsWith('t3_') ? submissions.find((item) => item.id === fullname.slice(3)) : undefined;
+    const comment = fullname.startsWith('t1_') ? comments.find((item) => item.id === fullname.slice(3)) : undefined;
+    if (post && post.author === username) return { post };
+    if (comment && comment.author === username) return { comment };
+    return undefined;
+  };
+
+  scoped('POST', '/api/editusertext', 'edit', (request) => {
+    const form = request.form ?? new URLSearchParams();
+    if (form.get('api_type') !== 'json') return { json: { jquery: [], success: false } };
+    const text = form.get('text') ?? '';
+    const own = ownThing(form.get('thing_id') ?? '');
+    if (!own || own.post?.deleted || own.comment?.deleted) return forbidden;
+    if (own.post) {
+      if (own.post.kind !== 'self') return forbidden;
+      if ([...text].length > 40_000) return formErrors(['TOO_LONG', 'this is too long (max: 40000)', 'text']);
+      own.post.text = text;
+      return { json: { json: { errors: [], data: { things: [{ kind: 't3', data: { ...submissionData(own.post), selftext: text } }] } } } };
+    }
+    if (!text.trim()) return formErrors(['NO_TEXT', 'we need something here', 'text']);
+    if ([...text].length > 10_000) return formErrors(['TOO_LONG', 'this is too long (max: 10000)', 'text']);
+    own.comment!.body = text;
+    return { json: { json: { errors: [], data: { things: [{ kind: 't1', data: commentData(own.comment!) }] } } } };
+  });
+
+  scoped('POST', '/api/del', 'edit', (request) => {
+    const own = ownThing(request.form?.get('id') ?? '');
+    if (!own) return forbidden;
+    if (own.post) own.post.deleted = true;
+    if (own.comment) own.comment.deleted = true;
+    return { json: {} };
+  });
+
+  for (const action of ['remove', 'approve'] as const) {
+    scoped('POST', `/api/${action}`, 'modposts', (request) => {
+      const id = request.form?.get('id') ?? '';
+      const comment = id.startsWith('t1_') ? comments.find((item) => item.id === id.slice(3)) : undefined;
+      const sub = comment && subreddits.find((item) => item.name === subredditOfComment(comment));
+      if (!comment || !sub?.moderator) return forbidden;
+      comment.removed = action === 'remove';
+      return { json: {} };
+    });
+  }
 
   return {
     server,
@@ -262,6 +387,17 @@ export async function startRedditFake(options: { username?: string } = {}) {
     objects,
     setImageListingDelay(reads: number) {
       imageListingDelay = reads;
+    },
+    /** Top-level comments the tree shows before a `more` stub. */
+    setTreeLimit(limit: number) {
+      treeLimit = limit;
+    },
+    /** Someone else's comment under `parent` (a submission id as t3_…, or a comment as t1_…). */
+    addComment(parent: string, body: string, author = 'bob', secondsAgo = 0): FakeComment {
+      const linkId = parent.startsWith('t3_') ? parent : comments.find((item) => `t1_${item.id}` === parent)!.linkId;
+      const comment: FakeComment = { id: base36(), parentId: parent, linkId, body, author, createdUtc: Date.now() / 1000 - secondsAgo };
+      comments.push(comment);
+      return comment;
     },
     close: () => server.close(),
   };

@@ -54,7 +54,7 @@ describe('connecting a Reddit account', () => {
     const query = connected.authorizeUrl.searchParams;
     expect(connected.authorizeUrl.pathname).toBe('/api/v1/authorize');
     expect(query.get('duration')).toBe('permanent');
-    expect(query.get('scope')).toBe('read identity submit flair history');
+    expect(query.get('scope')).toBe('read identity submit flair history edit modposts');
     const [exchange] = fake.server.requestsTo('POST', '/api/v1/access_token');
     expect(exchange.headers.authorization).toBe(`Basic ${Buffer.from(`${fake.authority.clientId}:${fake.authority.clientSecret}`).toString('base64')}`);
     expect(exchange.headers['user-agent']).toMatch(/^web:herald\.reddit-client-id:\d+\.\d+\.\d+$/);
