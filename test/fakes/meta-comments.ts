@@ -23,6 +23,18 @@ import { graphTime, topFields, type FakeComment, type GraphModel } from './faceb
 
 type Versioned = Parameters<typeof import('./facebook-graph.js').createGraphModel>[0]['versioned'];
 
+/** The fields asked inside an edge's expansion ("replies{id,from{id}}" → "id,from{id}"), or undefined. */
+function expansion(fields: string, edge: string): string | undefined {
+  const start = fields.indexOf(`${edge}{`);
+  if (start < 0) return undefined;
+  let depth = 0;
+  for (let index = start + edge.length; index < fields.length; index++) {
+    if (fields[index] === '{') depth++;
+    if (fields[index] === '}' && --depth === 0) return fields.slice(start + edge.length + 1, index);
+  }
+  return undefined;
+}
+
 export const PAGE_GRANTS = ['pages_manage_posts', 'pages_manage_engagement', 'pages_read_engagement', 'pages_read_user_content', 'instagram_basic', 'instagram_manage_comments'];
 
 export function registerMetaComments(server: FakeServer, options: { model: GraphModel; pages: FakePage[]; versioned: Versioned; metaError: typeof MetaError }) {
@@ -35,8 +47,9 @@ export function registerMetaComments(server: FakeServer, options: { model: Graph
 
   const lacking = (token: FakeToken, needed: string[]): FakeReply | undefined => {
     const viaInstagramLogin = token.kind === 'ig' || token.kind === 'ig-short';
-    const has = (permission: string) => (viaInstagramLogin ? token.scopes.includes(permission.replace(/^instagram_/, 'instagram_business_')) : pageGrants.has(permission));
-    const missing = needed.filter((permission) => !(viaInstagramLogin && permission.startsWith('pages_')) && !has(permission));
+    // Instagram Login names the same permissions instagram_business_* and needs no Page permission.
+    const names = viaInstagramLogin ? needed.filter((permission) => !permission.startsWith('pages_')).map((permission) => permission.replace(/^instagram_/, 'instagram_business_')) : needed;
+    const missing = names.filter((permission) => !(viaInstagramLogin ? token.scopes.includes(permission) : pageGrants.has(permission)));
     return missing.length > 0 ? metaError(10, `(#10) This endpoint requires the '${missing.join("' and '")}' permission`) : undefined;
   };
   /** The Page post or video a Facebook comment (at any depth) is under. */
@@ -65,9 +78,10 @@ export function registerMetaComments(server: FakeServer, options: { model: Graph
       if (!instagramOf(token).includes(item.owner)) return notFound(id);
       const refused = lacking(token, ['instagram_basic', 'instagram_manage_comments', 'pages_read_engagement']);
       if (refused) return refused;
-      const view = (comment: FakeComment): Record<string, unknown> =>
-        pick({ id: comment.id, text: comment.message, timestamp: graphTime(comment.createdTime), username: authorName(comment), from: { id: comment.authorId, username: authorName(comment) }, hidden: comment.hidden ?? false }, fields);
-      return paged(request, commentsOn(id).map((comment) => ({ ...view(comment), ...(fields.includes('replies') ? { replies: { data: commentsOn(comment.id).map(view) } } : {}) })));
+      const view = (comment: FakeComment, asked: string[]): Record<string, unknown> =>
+        pick({ id: comment.id, text: comment.message, timestamp: graphTime(comment.createdTime), username: authorName(comment), from: { id: comment.authorId, username: authorName(comment) }, hidden: comment.hidden ?? false }, asked);
+      const replyFields = topFields(expansion(request.query.get('fields') ?? '', 'replies') ?? 'id');
+      return paged(request, commentsOn(id).map((comment) => ({ ...view(comment, fields), ...(fields.includes('replies') ? { replies: { data: commentsOn(comment.id).map((reply) => view(reply, replyFields)) } } : {}) })));
     }
     const root = facebookRoot(id);
     if (!root || token.kind !== 'page' || token.subject !== root.pageId) return notFound(id);
