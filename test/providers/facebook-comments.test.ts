@@ -7,7 +7,8 @@ import facebook from '../../providers/facebook.js';
 import { PostSchema } from '../../src/db/entities.js';
 import { pollDueComments } from '../../tools/internal/comment-poll.js';
 import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
-import { startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
+import { rateLimited, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
+import { CommentPollSchema } from '../../src/db/comment-entities.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
@@ -158,6 +159,23 @@ describe('Facebook Page comments', () => {
     await expect(facebook.hideComment!(context, { id: own.id }, true, { id: post.releaseId! })).rejects.toThrow(/own comments cannot be hidden/);
     // Another Page's token sees nothing of this Page's comments.
     await expect(facebook.comments!(providerContext({ endpoints: fake.endpoints.facebook, auth: fake.pageAuth('102') }), { id: post.releaseId! }, undefined)).rejects.toThrow(/does not exist/);
+  });
+
+  it('waits for Meta\'s reset when reading comments is rate limited, then reads them', async () => {
+    const id = await published(['Busy Page']);
+    const [post] = await chainOf(herald, id);
+    fake.addComment(post.releaseId!, 'Hello from the queue');
+    fake.server.failNext('GET', `/${fake.version}/*/comments`, rateLimited(30));
+    const before = Date.now();
+    await pollAt(5);
+    // The refused read (of whichever of the Page's posts came first) holds every post of the channel until Meta's reset.
+    const polls = await em().find(CommentPollSchema, { integrationId: page });
+    const refused = polls.find((poll) => /rate limit/.test(poll.lastError ?? ''));
+    expect(refused, JSON.stringify(polls)).toBeDefined();
+    expect(refused!.nextPollAt.getTime() - before).toBeGreaterThanOrEqual(5 * 60_000 + 30 * 60_000 - 5000);
+    expect(await commentsOf(id)).toHaveLength(0);
+    await pollAt(40);
+    expect((await commentsOf(id)).map((comment) => comment.text)).toEqual(['Hello from the queue']);
   });
 });
 
