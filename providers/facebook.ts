@@ -7,6 +7,7 @@
 //   https://developers.facebook.com/docs/platforminsights/page (and its deprecated-metrics page: impressions → media views,
 //   page_fans → page_follows since 15 November 2025)
 //   https://developers.facebook.com/docs/graph-api/reference/page/published_posts/ , /video/ and /comment/ (created_time, from)
+//   comments, replies, hiding, deleting, and editing or deleting a post: see ./meta/comments.ts
 // (read 2026-11-27). An interrupted create is looked up among what the Page made since the attempt began
 // (providers/recovery-window.ts): an older post or comment with the same text is never taken for it.
 import { z } from 'zod';
@@ -16,8 +17,11 @@ import { createdSince, onlyCandidate } from './recovery.js';
 import { currentMetric, facebookDialogUrl, firstProblem, httpUrl, META_GRAPH_VERSION, picturesOrOneVideo } from './shared.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, node } from './meta/graph.js';
 import { chosenPage, exchangeFacebookCode, managedPages, pictureOf } from './meta/login.js';
+import { deleteNode, facebookComments, hideFacebookComment, replyTarget } from './meta/comments.js';
 
-const scopes = ['pages_show_list', 'business_management', 'pages_manage_posts', 'pages_manage_engagement', 'pages_read_engagement', 'read_insights'];
+// pages_read_user_content: people's comments (and who wrote them) on the Page's posts; pages_manage_engagement: the Page's
+// comments and replies, hiding and deleting comments; pages_manage_posts: publishing, editing and deleting posts.
+const scopes = ['pages_show_list', 'business_management', 'pages_manage_posts', 'pages_manage_engagement', 'pages_read_engagement', 'pages_read_user_content', 'read_insights'];
 
 const PAGE_METRICS = { page_media_view: 'Views', page_total_media_view_unique: 'Reach', page_post_engagements: 'Engagements', page_follows: 'Followers' };
 const POST_METRICS = { post_media_view: 'Views', post_total_media_view_unique: 'Reach', post_clicks: 'Clicks' };
@@ -176,20 +180,38 @@ const facebook: Provider = {
     return { id: created.id, url: await permalinkOf(context, created.id), meta: { kind: video ? 'video' : 'post' } };
   },
 
-  async comment(context, item, { root }) {
+  // A comment on the post (a later item of the chain), or a reply to someone's comment: a comment on that comment.
+  async comment(context, item, { root, parent, toComment }) {
+    const { target, warnings } = toComment ? replyTarget(parent, root, 'Facebook') : { target: root.id, warnings: undefined };
     const created = await context.step(
       'comment',
-      () => graph(context, `${node(root.id)}/comments`, { json: { message: item.text || undefined, attachment_url: item.media[0]?.url }, schema: idSchema }),
+      () => graph(context, `${node(target)}/comments`, { json: { message: item.text || undefined, attachment_url: item.media[0]?.url }, schema: idSchema }),
       // The Page's comment with the same text, written since the attempt began.
       async (attempt) => {
-        const { data } = await graph(context, `${node(root.id)}/comments`, { query: { fields: 'id,message,created_time,from', limit: 50, order: 'reverse_chronological' }, schema: listSchema });
+        const { data } = await graph(context, `${node(target)}/comments`, { query: { fields: 'id,message,created_time,from', limit: 50, order: 'reverse_chronological' }, schema: listSchema });
         const mine = data.filter((comment) => (comment.message ?? '') === item.text && comment.from?.id === context.auth.internalId && createdSince(attempt, comment.created_time));
         const found = onlyCandidate(mine, 'Facebook', 'comments');
         return found && { id: found.id };
       },
     );
-    return { id: created.id, url: (await permalinkOf(context, created.id)) ?? root.url };
+    return { id: created.id, url: (await permalinkOf(context, created.id)) ?? root.url, ...(warnings ? { warnings } : {}) };
   },
+
+  comments: (context, post, since) => facebookComments(context, post, since),
+  hideComment: (context, comment, hidden) => hideFacebookComment(context, comment, hidden),
+  deleteComment: (context, comment) => deleteNode(context, comment.id),
+
+  // A post's message (a video's description, a comment's message) is edited in place; setting it again is harmless.
+  async editPublished(context, ref, item, thread) {
+    const link = typeof context.settings.url === 'string' ? context.settings.url : undefined;
+    const video = !thread && ref.meta?.kind === 'video';
+    const text = thread ? item.text : textWithLink(item.text, link, item.media.length > 0);
+    await context.step('edit', async () => (await graph(context, node(ref.id), { json: video ? { description: text } : { message: text }, schema: z.looseObject({ success: z.boolean() }) })).success);
+    return { id: ref.id, url: ref.url, meta: ref.meta };
+  },
+  deletePublished: (context, ref) => context.step('delete', async () => (await deleteNode(context, ref.id), true)).then(() => undefined),
+  // Facebook keeps a published post's link preview (and its media) as they were: only the text can change.
+  editProblem: (before, after) => ((before.url ?? undefined) !== (after.url ?? undefined) ? 'Facebook cannot change the link of a published post: only its text can be edited. Delete it and publish again to change the link.' : undefined),
 
   async analytics(context, days) {
     const response = await graph(context, `${pageOf(context)}/insights`, {

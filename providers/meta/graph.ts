@@ -25,6 +25,8 @@ export interface GraphCall<T> {
   form?: Record<string, string>;
   /** Another token than the channel's (during OAuth), or null for none. */
   token?: string | null;
+  /** DELETE (a comment, a post); otherwise POST when a body is given, else GET. */
+  method?: 'DELETE';
   /** Endpoint key of the host; `graph` by default. */
   host?: string;
   /** Paths outside the versioned API (Instagram Login's token endpoints). */
@@ -39,7 +41,7 @@ export async function graph<T>(context: GraphContext, path: string, call: GraphC
   const url = call.unversioned ? `${base}/${path}` : `${base}/${metaGraphVersion(context.endpoints)}/${path}`;
   const token = call.token === undefined ? context.auth?.accessToken : call.token;
   const response = await context.fetch({
-    method: call.json || call.form ? 'POST' : 'GET',
+    method: call.method ?? (call.json || call.form ? 'POST' : 'GET'),
     url,
     query: call.query,
     json: call.json,

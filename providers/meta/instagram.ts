@@ -11,12 +11,14 @@
 //   https://developers.facebook.com/docs/instagram-platform/reference/instagram-media/insights
 //   https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-media (timestamp) and
 //   .../ig-comment (timestamp, from); stories take one image_url or video_url (media_type STORIES) (read 2026-11-27).
+// Comments, replies, hiding and deleting them, and why a published post cannot be edited or deleted: see ./comments.ts.
 // A recovery takes only media or comments made since the interrupted call began (providers/recovery-window.ts).
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import {
   CheckAgainLater,
   type AnalyticsMetric,
+  type CommentThread,
   type MediaFile,
   type Provider,
   type ProviderContext,
@@ -28,6 +30,7 @@ import {
 import { currentMetric, firstProblem, textOnlyComments } from '../shared.js';
 import { createdSince, onlyCandidate } from '../recovery.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, mediaProblem, node } from './graph.js';
+import { deleteNode, hideInstagramComment, instagramComments, replyTarget } from './comments.js';
 
 /** Settings keys shared by both Instagram providers (the business login adds `audio`). */
 export const instagramSettings = {
@@ -92,9 +95,9 @@ const mediaListSchema = z.object({
   ),
 });
 const limitSchema = z.object({ data: z.array(z.object({ quota_usage: z.number(), config: z.object({ quota_total: z.number() }).optional() })) });
-const commentsSchema = z.object({
-  data: z.array(z.object({ id: z.string(), text: z.string().optional(), timestamp: z.string().optional(), from: z.object({ id: z.string() }).optional() })),
-});
+const ownCommentSchema = z.object({ id: z.string(), text: z.string().optional(), timestamp: z.string().optional(), from: z.object({ id: z.string() }).optional() });
+const commentsSchema = z.object({ data: z.array(ownCommentSchema) });
+const repliesSchema = z.object({ data: z.array(z.object({ id: z.string(), replies: z.object({ data: z.array(ownCommentSchema) }).optional() })) });
 
 const userOf = (context: ProviderContext) => node(context.auth.internalId);
 
@@ -224,20 +227,27 @@ async function publishToInstagram(context: ProviderContext, item: PublishItem, o
   return { id: published.id, url: await permalinkOf(context, published.id), meta: { kind } };
 }
 
-/** A top-level comment on the published media (Instagram comments take text only). */
-async function commentOnInstagram(context: ProviderContext, item: PublishItem, root: PublishedRef): Promise<PublishedRef> {
+/**
+ * A top-level comment on the published media (a later item of the chain), or a reply to someone's comment (POST
+ * /{comment-id}/replies; Instagram takes replies on top-level comments only). Instagram comments take text only.
+ */
+async function commentOnInstagram(context: ProviderContext, item: PublishItem, thread: CommentThread): Promise<PublishedRef> {
+  const { target, warnings } = thread.toComment ? replyTarget(thread.parent, thread.root, 'Instagram') : { target: thread.root.id, warnings: undefined };
+  const edge = thread.toComment ? 'replies' : 'comments';
   const created = await context.step(
     'comment',
-    () => graph(context, `${node(root.id)}/comments`, { json: { message: item.text }, schema: idSchema }),
-    // The account's own comment with the same text, written since the attempt began.
+    () => graph(context, `${node(target)}/${edge}`, { json: { message: item.text }, schema: idSchema }),
+    // The account's own comment with the same text, written since the attempt began (a reply: among the comment's replies).
     async (attempt) => {
-      const { data } = await graph(context, `${node(root.id)}/comments`, { query: { fields: 'id,text,timestamp,from', limit: 50 }, schema: commentsSchema });
+      const data = thread.toComment
+        ? ((await graph(context, `${node(thread.root.id)}/comments`, { query: { fields: 'id,replies{id,text,timestamp,from}', limit: 50 }, schema: repliesSchema })).data.find((comment) => comment.id === target)?.replies?.data ?? [])
+        : (await graph(context, `${node(target)}/comments`, { query: { fields: 'id,text,timestamp,from', limit: 50 }, schema: commentsSchema })).data;
       const mine = data.filter((comment) => comment.text === item.text && comment.from?.id === context.auth.internalId && createdSince(attempt, comment.timestamp));
       const found = onlyCandidate(mine, 'Instagram', 'comments');
       return found && { id: found.id };
     },
   );
-  return { id: created.id, url: root.url };
+  return { id: created.id, url: thread.root.url, ...(warnings ? { warnings } : {}) };
 }
 
 const ACCOUNT_SERIES = { reach: 'Reach', follower_count: 'New followers' };
@@ -288,7 +298,14 @@ export function instagramProvider(options: { audio: boolean }) {
     recordsSteps: true,
     validate: instagramMediaRules,
     publish: (context, item) => publishToInstagram(context, item, options),
-    comment: (context, item, { root }) => commentOnInstagram(context, item, root),
+    comment: (context, item, thread) => commentOnInstagram(context, item, thread),
+    comments: (context, post) => instagramComments(context, post),
+    hideComment: (context, comment, hidden) => hideInstagramComment(context, comment, hidden),
+    deleteComment: (context, comment) => deleteNode(context, comment.id),
+    unchangeable: {
+      edit: 'The Instagram API cannot change a published post\'s caption or media (it can only turn its comments on or off): edit it in the Instagram app.',
+      delete: 'The Instagram API cannot delete a published post: delete it in the Instagram app.',
+    },
     analytics: instagramAnalytics,
     postAnalytics: instagramPostAnalytics,
     recent: instagramRecent,

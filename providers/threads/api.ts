@@ -45,14 +45,14 @@ interface GraphContext {
 
 type Parameters = Record<string, string | number | undefined>;
 
-/** A versioned Graph call: GET with query parameters, POST with a form body, the token among the parameters. */
-export async function graph<T>(context: GraphContext, request: { method?: 'GET' | 'POST'; path: string; params?: Parameters; schema: z.ZodType<T> }): Promise<T> {
+/** A versioned Graph call: GET (and DELETE) with query parameters, POST with a form body, the token among the parameters. */
+export async function graph<T>(context: GraphContext, request: { method?: 'GET' | 'POST' | 'DELETE'; path: string; params?: Parameters; schema: z.ZodType<T> }): Promise<T> {
   const url = `${context.endpoints.graph}/${context.endpoints.graphVersion}/${request.path}`;
   const params = { ...request.params, access_token: context.auth.accessToken };
   const response =
     request.method === 'POST'
       ? await context.fetch({ method: 'POST', url, form: Object.fromEntries(Object.entries(params).map(([key, value]) => [key, value === undefined ? undefined : String(value)])), schema: request.schema, classify: classifyThreads })
-      : await context.fetch({ url, query: params, schema: request.schema, classify: classifyThreads });
+      : await context.fetch({ method: request.method ?? 'GET', url, query: params, schema: request.schema, classify: classifyThreads });
   return response.data;
 }
 

@@ -3,15 +3,19 @@
 // https://developers.facebook.com/docs/threads/get-started/long-lived-tokens, https://developers.facebook.com/docs/threads/posts
 // (containers, carousels, limits), https://developers.facebook.com/docs/threads/reference/publishing,
 // https://developers.facebook.com/docs/threads/troubleshooting (container status), https://developers.facebook.com/docs/threads/insights,
-// https://developers.facebook.com/docs/threads/threads-profiles, https://developers.facebook.com/docs/threads/overview (limits, hosts).
+// https://developers.facebook.com/docs/threads/threads-profiles, https://developers.facebook.com/docs/threads/overview (limits, hosts);
+// replies, their hiding and the deletion of a post: see ./replies.ts (read 2026-11-27).
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, Provider } from '../types.js';
 import { currentMetric, firstProblem, oauth2AuthorizeUrl } from '../shared.js';
 import { exchangeForLongLived, graph, refreshLongLived } from './api.js';
 import { publishThread } from './publish.js';
+import { deletePost, hideReply, repliesOf } from './replies.js';
 
-const scopes = ['threads_basic', 'threads_content_publish', 'threads_manage_replies', 'threads_manage_insights'];
+// threads_read_replies reads the replies under the account's posts, threads_manage_replies hides them (and publishes replies),
+// threads_delete deletes the account's own posts.
+const scopes = ['threads_basic', 'threads_content_publish', 'threads_read_replies', 'threads_manage_replies', 'threads_manage_insights', 'threads_delete'];
 
 const MAX_LENGTH = 500;
 const MAX_CAROUSEL = 20;
@@ -94,7 +98,15 @@ const threads: Provider = {
   refresh: (context) => refreshLongLived(context.fetch, context.endpoints, context.auth.accessToken),
 
   publish: (context, item) => publishThread(context, item),
+  // A thread item, or a reply to someone's reply: both are posts with reply_to_id the post (or reply) they answer.
   comment: (context, item, { parent }) => publishThread(context, item, parent.id),
+
+  comments: (context, post, since) => repliesOf(context, post, since),
+  hideComment: (context, reply, hidden, post) => hideReply(context, reply, hidden, post),
+  deletePublished: (context, ref) => deletePost(context, ref),
+  unchangeable: {
+    edit: 'The Threads API cannot edit a published post (Threads lets people edit a post only in its app, for 15 minutes after posting).',
+  },
 
   async analytics(context, days) {
     const until = Math.floor(Date.now() / 1000);

@@ -29,7 +29,7 @@ export interface FakeFacebookPost {
 export interface FakePhoto { id: string; pageId: string; url: string; caption?: string; published: boolean; bytes: number; postId?: string; attached: boolean }
 export interface FakeVideo { id: string; pageId: string; fileUrl: string; description?: string; pendingChecks: number; failed: boolean; bytes: number; createdTime: string }
 /** `authorId`: the Page, or the Instagram account, that wrote it. */
-export interface FakeComment { id: string; parentId: string; authorId: string; message?: string; attachmentUrl?: string; createdTime: string }
+export interface FakeComment { id: string; parentId: string; authorId: string; message?: string; attachmentUrl?: string; createdTime: string; authorName?: string; hidden?: boolean }
 export interface FakeContainer {
   id: string;
   owner: string;
@@ -65,12 +65,12 @@ const PICTURE = (bytes: Buffer) =>
 const MP4 = (bytes: Buffer) => bytes.subarray(4, 8).toString('latin1') === 'ftyp';
 const DAY = 86_400_000;
 /** Graph writes times as ISO 8601 with a "+0000" offset ("2026-11-27T10:00:00+0000"). */
-const graphTime = (iso: string) => iso.replace(/\.\d{3}Z$/, '+0000');
+export const graphTime = (iso: string) => iso.replace(/\.\d{3}Z$/, '+0000');
 
 type Projection = { value: Record<string, unknown>; refusal?: undefined } | { refusal: FakeReply; value?: undefined };
 
 /** The top-level names of a Graph `fields` parameter ("a,b{c,d},e.summary(true)" → a, b, e). */
-function topFields(fields: string | null): string[] {
+export function topFields(fields: string | null): string[] {
   if (!fields) return [];
   const names: string[] = [];
   let depth = 0;
@@ -486,7 +486,11 @@ export function createGraphModel(options: {
           comments.push(comment);
           return { json: { id: comment.id } };
         }
-        const owner = posts.find((post) => post.id === id)?.pageId ?? videos.find((video) => video.id === id)?.pageId;
+        const target = comments.find((comment) => comment.id === id);
+        // A reply to a comment: Facebook nests two levels, so a reply (a comment whose parent is a comment) takes none.
+        if (target && comments.some((comment) => comment.id === target.parentId)) return metaError(100, '(#100) Can not comment on a reply: answer its top-level comment');
+        const on = target?.parentId ?? id;
+        const owner = posts.find((post) => post.id === on)?.pageId ?? videos.find((video) => video.id === on)?.pageId;
         if (!owner || token.kind !== 'page' || token.subject !== owner) return notFound(id);
         const attachmentUrl = text(params.attachment_url);
         if (!message && !attachmentUrl) return metaError(100, '(#100) Missing message or attachment');
@@ -623,6 +627,8 @@ export function createGraphModel(options: {
 
   return {
     register,
+    /** What the comment and change routes (test/fakes/meta-comments.ts) share with the rest of the model. */
+    internals: { posts, videos, comments, media, instagramOf, notFound, segment, paramsOf, next, commentsOn },
     state: {
       posts,
       photos,

@@ -28,6 +28,7 @@ import type { ChannelAuth } from '../../providers/types.js';
 import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 import { createOAuthAuthority, OAuthRefusal, bearerOf } from './oauth-authority.js';
 import { createGraphModel, type GraphModel } from './facebook-graph.js';
+import { registerMetaComments } from './meta-comments.js';
 
 export interface FakeInstagramAccount {
   id: string;
@@ -249,6 +250,7 @@ export async function startFacebookFake(options: { version?: string } = {}) {
   });
 
   model.register(server);
+  const moderation = registerMetaComments(server, { model, pages, versioned, metaError });
 
   const endpoints = {
     facebook: { dialog: url, graph: url, web: url, graphVersion: version },
@@ -268,6 +270,11 @@ export async function startFacebookFake(options: { version?: string } = {}) {
     endpoints,
     tokens,
     ...model.state,
+    /** Comments by people, permissions of the Page tokens, and what was deleted (test/fakes/meta-comments.ts). */
+    addComment: moderation.addComment,
+    pageGrants: moderation.pageGrants,
+    setCommentPageSize: moderation.setCommentPageSize,
+    deletedNodes: moderation.deleted,
     /** Herald's environment for the three providers: client ids and secrets, SOCIAL_ENDPOINTS. */
     environment: (): Record<string, string> => ({
       FACEBOOK_CLIENT_ID: app.id,
@@ -284,7 +291,7 @@ export async function startFacebookFake(options: { version?: string } = {}) {
     pageAuth: (pageId = '101'): ChannelAuth => ({ accessToken: pageToken(pageId), internalId: pageId, data: {} }),
     instagramAuth: (): ChannelAuth => ({ accessToken: pageToken('101'), internalId: pages[0].instagram!.id, data: { pageId: '101' } }),
     standaloneAuth: (): ChannelAuth => {
-      const accessToken = issue('ig', solo.userId, 60 * DAY);
+      const accessToken = issue('ig', solo.userId, 60 * DAY, ['instagram_business_basic', 'instagram_business_content_publish', 'instagram_business_manage_comments', 'instagram_business_manage_insights']);
       return { accessToken, internalId: solo.userId, data: {}, expiresAt: new Date(tokens.get(accessToken)!.expiresAt) };
     },
     /** Permissions the next logins do not grant (add to decline, delete to grant again). */

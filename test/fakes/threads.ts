@@ -15,6 +15,13 @@
 //   bytes, ≤ 5 links; reply_to_id must be a published post) — the media URL is really downloaded; GET /v1.0/{container}
 //   ?fields=status,error_message; POST /v1.0/{uid}/threads_publish (refused unless FINISHED, and once published);
 //   GET /v1.0/{media}?fields=permalink; GET /v1.0/{uid}/threads and /replies; GET /v1.0/{uid}/threads_insights; GET /v1.0/{media}/insights.
+// Replies (Meta's reply-management docs, read 2026-11-27: …/threads/retrieve-and-manage-replies/replies-and-conversations,
+//   …/threads/reference/reply-management, …/threads/posts/delete-posts): GET /v1.0/{media}/conversation (every reply at any
+//   depth, newest first unless reverse=false, 2 per page here so paging is exercised; needs threads_read_replies; only under
+//   the account's own posts) and /v1.0/{media}/replies (top level); POST /v1.0/{reply}/manage_reply hide=true|false (needs
+//   threads_manage_replies; a top-level reply under the account's post only); DELETE /v1.0/{media} (needs threads_delete;
+//   the account's own posts only; one gone answers code 100/33). People's replies: fake.addReply(parentId, text).
+//   A token's permissions are those of its authorization (channelAuth(permissions) for a channel made without one).
 import { randomBytes } from 'node:crypto';
 import type { ChannelAuth } from '../../providers/types.js';
 import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
@@ -38,6 +45,9 @@ export interface ThreadsFakePost {
   children: string[];
   timestamp: string;
   permalink: string;
+  /** Who wrote it: the account's own username, or another person's (their replies under the account's posts). */
+  username: string;
+  hide_status: 'NOT_HUSHED' | 'HIDDEN' | 'UNHUSHED';
   insights: Record<'views' | 'likes' | 'replies' | 'reposts' | 'quotes' | 'shares', number>;
 }
 
@@ -55,10 +65,15 @@ export interface ThreadsFake {
   user: { id: string; username: string; name: string; threads_profile_picture_url: string; followers_count: number };
   containers: ThreadsFakeContainer[];
   posts: ThreadsFakePost[];
+  /** Posts the account deleted through the API. */
+  deleted: ThreadsFakePost[];
   downloads: ThreadsFakeDownload[];
   setVideoChecks(n: number): void;
   failNextVideo(errorMessage: string): void;
-  channelAuth(): ChannelAuth;
+  /** Another person's reply to `parentId` (a post of the account or a reply under it). */
+  addReply(parentId: string, text: string, options?: { username?: string; createdAt?: Date }): ThreadsFakePost;
+  /** A connected channel's token; `permissions` defaults to every permission Herald asks for. */
+  channelAuth(permissions?: string[]): ChannelAuth;
   close(): Promise<void>;
 }
 
@@ -86,15 +101,30 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
   const posts: ThreadsFakePost[] = [];
   const downloads: ThreadsFakeDownload[] = [];
   const longLived = new Set<string>();
+  const deleted: ThreadsFakePost[] = [];
+  /** The permissions granted with each token (what the person approved at authorization). */
+  const granted = new Map<string, Set<string>>();
+  const ALL = ['threads_basic', 'threads_content_publish', 'threads_read_replies', 'threads_manage_replies', 'threads_manage_insights', 'threads_delete'];
   const videoErrors: string[] = [];
   let videoChecks = 0;
   let nextId = 18000000000000000n;
   const newId = () => String(++nextId);
 
-  const issueLongLived = () => {
+  const issueLongLived = (permissions: Iterable<string> = ALL) => {
     const issued = oauth.issue(user.id);
     longLived.add(issued.accessToken);
+    granted.set(issued.accessToken, new Set(permissions));
     return issued.accessToken;
+  };
+  /** Meta's refusal of a call whose token lacks the permission (code 10). */
+  const lacks = (request: RecordedRequest, permission: string): FakeReply | undefined =>
+    granted.get(tokenOf(request) ?? '')?.has(permission) ? undefined : metaError(`(#10) Application does not have permission for this action: ${permission} is required`, 10);
+  const nowStamp = (date = new Date()) => date.toISOString().replace(/\.\d{3}Z$/, '+0000');
+  /** The account's own post a reply is under (the root of its chain). */
+  const rootOf = (post: ThreadsFakePost): ThreadsFakePost => {
+    let current = post;
+    for (let parent = posts.find((item) => item.id === current.reply_to_id); parent; parent = posts.find((item) => item.id === current.reply_to_id)) current = parent;
+    return current;
   };
   /** The token of a Graph call: `access_token` in the query (GET) or the form body (POST). */
   const tokenOf = (request: RecordedRequest) => request.form?.get('access_token') ?? request.query.get('access_token') ?? undefined;
@@ -123,6 +153,7 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
       if (param(request, 'grant_type') !== 'authorization_code') throw new OAuthRefusal('unsupported_grant_type', 'grant_type must be authorization_code');
       oauth.checkClient(param(request, 'client_id'), param(request, 'client_secret'));
       const issued = oauth.redeemCode({ code: param(request, 'code'), redirectUri: param(request, 'redirect_uri'), clientId: param(request, 'client_id') });
+      granted.set(issued.accessToken, new Set((issued.scope ?? '').split(/[ ,]/).filter(Boolean)));
       return { json: { access_token: issued.accessToken, user_id: Number(user.id) } };
     } catch (error) {
       if (error instanceof OAuthRefusal) return metaError(`${error.error}: ${error.description}`, error.error === 'invalid_client' ? 101 : 100);
@@ -135,14 +166,14 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
     if (request.query.get('grant_type') !== 'th_exchange_token') return metaError('grant_type must be th_exchange_token', 100);
     if (request.query.get('client_secret') !== oauth.clientSecret) return metaError('Error validating client secret.', 1);
     if (!token || longLived.has(token) || !oauth.subjectOf(token)) return expired();
-    return { json: { access_token: issueLongLived(), token_type: 'bearer', expires_in: 5183944 } };
+    return { json: { access_token: issueLongLived(granted.get(token)), token_type: 'bearer', expires_in: 5183944 } };
   });
 
   server.on('GET', '/refresh_access_token', (request) => {
     const token = request.query.get('access_token') ?? undefined;
     if (request.query.get('grant_type') !== 'th_refresh_token') return metaError('grant_type must be th_refresh_token', 100);
     if (!token || !longLived.has(token) || !oauth.subjectOf(token)) return expired();
-    return { json: { access_token: issueLongLived(), token_type: 'bearer', expires_in: 5183944 } };
+    return { json: { access_token: issueLongLived(granted.get(token)), token_type: 'bearer', expires_in: 5183944 } };
   });
 
   server.on('GET', '/v1.0/*', authed((request) => {
@@ -159,7 +190,7 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
       return { json: pick({ id: container.id, status: container.status, error_message: container.error_message }) };
     }
     const post = posts.find((item) => item.id === id);
-    if (post) return { json: pick({ id: post.id, permalink: post.permalink, text: post.text, media_type: post.media_type, timestamp: post.timestamp }) };
+    if (post) return { json: pick({ id: post.id, permalink: post.permalink, text: post.text, media_type: post.media_type, timestamp: post.timestamp, username: post.username }) };
     return metaError(`Unsupported get request. Object with ID '${id}' does not exist`, 100, { error_subcode: 33 });
   }));
 
@@ -178,6 +209,8 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
 
   server.on('POST', '/v1.0/*/threads', authed(async (request) => {
     if (!ownUser(request)) return metaError('Unsupported post request.', 100, { error_subcode: 33 });
+    const refused = lacks(request, 'threads_content_publish') ?? (param(request, 'reply_to_id') ? lacks(request, 'threads_manage_replies') : undefined);
+    if (refused) return refused;
     const params = Object.fromEntries([...(request.form ?? new URLSearchParams()).entries()].filter(([key]) => key !== 'access_token'));
     const type = params.media_type;
     const text = params.text ?? '';
@@ -227,8 +260,10 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
       text: container.params.text ?? '',
       reply_to_id: container.params.reply_to_id ?? null,
       children: (container.params.children ?? '').split(',').filter(Boolean),
-      timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, '+0000'),
+      timestamp: nowStamp(),
       permalink: `https://www.threads.net/@${user.username}/post/${id.slice(-11)}`,
+      username: user.username,
+      hide_status: 'NOT_HUSHED',
       insights: { views: 0, likes: 0, replies: 0, reposts: 0, quotes: 0, shares: 0 },
     };
     posts.push(post);
@@ -241,7 +276,7 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
     if (!ownUser(request)) return metaError('Unsupported get request.', 100, { error_subcode: 33 });
     const fields = (request.query.get('fields') ?? 'id').split(',');
     const limit = Number(request.query.get('limit') ?? 25);
-    const chosen = [...posts].reverse().filter((post) => (post.reply_to_id !== null) === replies).slice(0, limit);
+    const chosen = [...posts].reverse().filter((post) => post.username === user.username && (post.reply_to_id !== null) === replies).slice(0, limit);
     const data = chosen.map((post) => {
       const view: Record<string, unknown> = { id: post.id, text: post.text, permalink: post.permalink, media_type: post.media_type, timestamp: post.timestamp };
       if (post.media_type === 'IMAGE') view.media_url = `${server.url}/cdn/${post.id}.jpg`;
@@ -252,7 +287,68 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
     return { json: { data, paging: { cursors: { before: 'BEFORE', after: 'AFTER' } } } };
   });
   server.on('GET', '/v1.0/*/threads', list(false));
-  server.on('GET', '/v1.0/*/replies', list(true));
+
+  /** The replies under one of the account's posts: every depth (conversation) or the top level (replies), Meta's fields. */
+  const repliesUnder = (topLevel: boolean): FakeHandler => (request) => {
+    const refused = lacks(request, 'threads_read_replies');
+    if (refused) return refused;
+    const post = posts.find((item) => item.id === request.path.split('/')[2]);
+    if (!post) return metaError(`Object with ID '${request.path.split('/')[2]}' does not exist`, 100, { error_subcode: 33 });
+    if (rootOf(post).username !== user.username) return metaError('Unsupported get request. The replies of another person\'s post cannot be read.', 100, { error_subcode: 33 });
+    const fields = (request.query.get('fields') ?? 'id').split(',');
+    const under = posts.filter((item) => item !== post && (topLevel ? item.reply_to_id === post.id : rootOf(item) === post));
+    const ordered = request.query.get('reverse') === 'false' ? under : [...under].reverse();
+    const after = Number(request.query.get('after') ?? 0);
+    const page = ordered.slice(after, after + 2);
+    const data = page.map((reply) => {
+      const view: Record<string, unknown> = {
+        id: reply.id,
+        text: reply.text,
+        username: reply.username,
+        permalink: reply.permalink,
+        timestamp: reply.timestamp,
+        media_type: reply.media_type,
+        replied_to: { id: reply.reply_to_id },
+        root_post: { id: post.id },
+        is_reply: true,
+        is_reply_owned_by_me: reply.username === user.username,
+        hide_status: reply.hide_status,
+      };
+      return Object.fromEntries(Object.entries(view).filter(([key]) => key === 'id' || fields.includes(key)));
+    });
+    const more = after + page.length < ordered.length;
+    return { json: { data, paging: { cursors: { before: String(after), after: String(after + page.length) }, ...(more ? { next: `${server.url}${request.path}?after=${after + page.length}` } : {}) } } };
+  };
+  const ownReplies = list(true);
+  const mediaReplies = authed(repliesUnder(true));
+  server.on('GET', '/v1.0/*/replies', (request) => (ownUser(request) ? ownReplies(request) : mediaReplies(request)));
+  server.on('GET', '/v1.0/*/conversation', authed(repliesUnder(false)));
+
+  server.on('POST', '/v1.0/*/manage_reply', authed((request) => {
+    const refused = lacks(request, 'threads_manage_replies');
+    if (refused) return refused;
+    const reply = posts.find((item) => item.id === request.path.split('/')[2]);
+    if (!reply || reply.reply_to_id === null) return metaError(`Object with ID '${request.path.split('/')[2]}' does not exist or is not a reply`, 100, { error_subcode: 33 });
+    const parent = posts.find((item) => item.id === reply.reply_to_id)!;
+    if (parent.username !== user.username || parent.reply_to_id !== null) return metaError('Only top-level replies to your own posts can be hidden', 100);
+    const hide = param(request, 'hide');
+    if (hide !== 'true' && hide !== 'false') return metaError('Param hide must be a boolean', 100);
+    reply.hide_status = hide === 'true' ? 'HIDDEN' : 'UNHUSHED';
+    return { json: { success: true } };
+  }));
+
+  server.on('DELETE', '/v1.0/*', authed((request) => {
+    const refused = lacks(request, 'threads_delete');
+    if (refused) return refused;
+    const id = request.path.split('/')[2];
+    const post = posts.find((item) => item.id === id);
+    if (!post) return metaError(`Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`, 100, { error_subcode: 33 });
+    // Graph's permissions error (code 200), not "does not exist": a post of someone else is never taken for one already gone.
+    if (post.username !== user.username) return metaError('(#200) Permissions error: only the author can delete a post', 200);
+    posts.splice(posts.indexOf(post), 1);
+    deleted.push(post);
+    return { json: { success: true, deleted_id: id } };
+  }));
 
   server.on('GET', '/v1.0/*/threads_insights', authed((request) => {
     if (!ownUser(request)) return metaError('Unsupported get request.', 100, { error_subcode: 33 });
@@ -288,6 +384,7 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
     user,
     containers,
     posts,
+    deleted,
     downloads,
     setVideoChecks(n: number) {
       videoChecks = n;
@@ -295,8 +392,29 @@ export async function startThreadsFake(options: { clientId?: string; clientSecre
     failNextVideo(errorMessage: string) {
       videoErrors.push(errorMessage);
     },
-    channelAuth(): ChannelAuth {
-      return { accessToken: issueLongLived(), expiresAt: new Date(Date.now() + 5183944_000), internalId: user.id, data: {} };
+    addReply(parentId: string, text: string, options: { username?: string; createdAt?: Date } = {}) {
+      const parent = posts.find((item) => item.id === parentId);
+      if (!parent) throw new Error(`no post ${parentId} to reply to`);
+      const id = newId();
+      const username = options.username ?? 'bob.threads';
+      const reply: ThreadsFakePost = {
+        id,
+        container: 'none',
+        media_type: 'TEXT_POST',
+        text,
+        reply_to_id: parentId,
+        children: [],
+        timestamp: nowStamp(options.createdAt),
+        permalink: `https://www.threads.net/@${username}/post/${id.slice(-11)}`,
+        username,
+        hide_status: 'NOT_HUSHED',
+        insights: { views: 0, likes: 0, replies: 0, reposts: 0, quotes: 0, shares: 0 },
+      };
+      posts.push(reply);
+      return reply;
+    },
+    channelAuth(permissions?: string[]): ChannelAuth {
+      return { accessToken: issueLongLived(permissions), expiresAt: new Date(Date.now() + 5183944_000), internalId: user.id, data: {} };
     },
     close: () => server.close(),
   };

@@ -19,7 +19,7 @@ let channelId: string;
 
 /** A post the account made a day ago, outside Herald. */
 const seedPost = (text: string) => {
-  const post = { id: `1799${Date.now()}`, container: 'none', media_type: 'TEXT_POST', text, reply_to_id: null, children: [], timestamp: new Date(Date.now() - 86_400_000).toISOString().replace(/\.\d{3}Z$/, '+0000'), permalink: 'https://www.threads.com/@herald/post/old', insights: { views: 0, likes: 0, replies: 0, reposts: 0, quotes: 0, shares: 0 } };
+  const post = { id: `1799${Date.now()}`, container: 'none', media_type: 'TEXT_POST', text, reply_to_id: null, children: [], timestamp: new Date(Date.now() - 86_400_000).toISOString().replace(/\.\d{3}Z$/, '+0000'), permalink: 'https://www.threads.com/@herald/post/old', username: fake.user.username, hide_status: 'NOT_HUSHED' as const, insights: { views: 0, likes: 0, replies: 0, reposts: 0, quotes: 0, shares: 0 } };
   fake.posts.push(post);
   return post;
 };
@@ -57,7 +57,7 @@ describe('connecting a Threads account', () => {
     channelId = connected.integrationId;
     const query = connected.authorizeUrl.searchParams;
     expect(connected.authorizeUrl.pathname).toBe('/oauth/authorize');
-    expect(query.get('scope')).toBe('threads_basic,threads_content_publish,threads_manage_replies,threads_manage_insights');
+    expect(query.get('scope')).toBe('threads_basic,threads_content_publish,threads_read_replies,threads_manage_replies,threads_manage_insights,threads_delete');
     expect(query.has('code_challenge')).toBe(false);
 
     const [exchange] = fake.server.requestsTo('POST', '/oauth/access_token');
