@@ -276,7 +276,7 @@ export async function decideChange(
         : `${decidedBy.name} rejected the ${verb} on the platform of post ${post.rootPostId}: ${decision.reason}. Nothing changed on the platform.`,
     );
     await transaction.flush();
-    // audit: post.change_approved / post.change_rejected
+    // The trail records the decision (approval.ts, for posts and changes alike).
     if (decision.approve) await scheduleChange(transaction, post.rootPostId, now);
   });
   return { id: post.rootPostId, state: 'PUBLISHED', publishAt: null, approval, platformChange: first.action };
