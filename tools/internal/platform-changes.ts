@@ -13,6 +13,7 @@ import { agentVia, approvalRequest, requesterLabel } from './approval.js';
 import { cancelPublish } from './queue.js';
 import { notify } from './notifications.js';
 import { providerOf } from './integrations.js';
+import { recordChange } from './audit.js';
 
 export const CHANGE_TASK = 'platform_change';
 export const changeJobKey = (rootPostId: string) => `platform-change:${rootPostId}`;
@@ -177,7 +178,13 @@ export async function deleteGroupOnPlatform(
         transaction.merge(item).platformChange = structuredClone(change);
         (approval ? answer.awaitingApproval : answer.pending).push(itemOf(item, integration));
       }
-      // audit: post.delete_on_platform (one call per chain: who asked, the items, pending or awaiting approval)
+      await recordChange(transaction, organizationId, {
+        action: 'post.delete_on_platform_asked',
+        target: { kind: 'post', id: chain[0].rootPostId },
+        integrationId: chain[0].integrationId,
+        did: `asked to delete ${toDelete.length} published item${toDelete.length === 1 ? '' : 's'} of post ${chain[0].rootPostId} on the platform${approval ? ' (waiting for approval)' : ''}`,
+        changes: { items: toDelete.map((item) => item.position + 1), awaitingApproval: Boolean(approval) },
+      });
       if (!approval) await scheduleChange(transaction, chain[0].rootPostId, now);
     }
     if (approval && answer.awaitingApproval.length) {
