@@ -214,6 +214,9 @@ export async function approvePost(services: Services, em: EntityManager, organiz
       late
         ? `${decidedBy.name} approved the post on ${where} after its date (${root.publishDate.toISOString()}) had passed: it is being published now.`
         : `${decidedBy.name} approved the post on ${where}: it will be published at ${root.publishDate.toISOString()}.`,
+      undefined,
+      undefined,
+      root.integrationId,
     );
     await transaction.flush();
     await schedulePublish(transaction, root.id, late ? now : root.publishDate);
@@ -262,7 +265,7 @@ export async function rejectPost(
       if (row.state === 'AWAITING_APPROVAL') row.state = 'DRAFT';
     }
     transaction.merge(root).approval = approval;
-    notify(transaction, organizationId, 'post_rejected', `${decidedBy.name} rejected the post on ${where} (post ${root.id}): ${why}. It is now a draft: edit it and schedule it again.`);
+    notify(transaction, organizationId, 'post_rejected', `${decidedBy.name} rejected the post on ${where} (post ${root.id}): ${why}. It is now a draft: edit it and schedule it again.`, undefined, undefined, root.integrationId);
     await transaction.flush();
     await cancelPublish(transaction, root.id);
   });

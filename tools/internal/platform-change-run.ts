@@ -176,6 +176,8 @@ async function failChain(run: Run, item: Post, message: string): Promise<ChangeO
     `${action === 'edit' ? 'Editing' : 'Deleting'} your post on ${provider.name} (${integration.name}) failed at item ${item.position + 1}: ${message}` +
       (action === 'edit' ? ' The post keeps its earlier text in Herald.' : ' The post stays listed in Herald; delete it again to retry, or without deleteOnPlatform to forget it.'),
     item.releaseUrl ?? undefined,
+    undefined,
+    item.integrationId,
   );
   await em.flush();
   await recordChange(em, item.organizationId, { action: 'post.change_failed', target: { kind: 'post', id: item.rootPostId }, integrationId: item.integrationId, did: `could not ${action} post ${item.rootPostId} on the platform: ${message}`, changes: { platformChange: action, item: item.position + 1, error: message } });

@@ -193,6 +193,10 @@ export async function deleteGroupOnPlatform(
         organizationId,
         'post_awaiting_approval',
         `${capitalized(requesterLabel(approval))} asks to delete ${answer.awaitingApproval.length} published item${answer.awaitingApproval.length === 1 ? '' : 's'} on the platform (group ${group}). Approve or reject it in the console under Approvals.`,
+        undefined,
+        undefined,
+        // A group's posts may be on several channels: tagged with one only when it is.
+        new Set(chains.map((chain) => chain[0].integrationId)).size === 1 ? chains[0][0].integrationId : undefined,
       );
     }
     await transaction.flush();
@@ -281,6 +285,9 @@ export async function decideChange(
       decision.approve
         ? `${decidedBy.name} approved the ${verb} on the platform of post ${post.rootPostId}: it is being made now.`
         : `${decidedBy.name} rejected the ${verb} on the platform of post ${post.rootPostId}: ${decision.reason}. Nothing changed on the platform.`,
+      undefined,
+      undefined,
+      post.integrationId,
     );
     await transaction.flush();
     // The trail records the decision (approval.ts, for posts and changes alike).
