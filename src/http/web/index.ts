@@ -22,6 +22,7 @@ import { consoleLocals, consoleSession } from './session.js';
 import { webhookPages } from './webhook-pages.js';
 import { apiReferencePage } from './api-reference-page.js';
 import { chartPages } from './chart-pages.js';
+import { activityPages } from './activity-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -48,6 +49,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   chartPages(router, services);
   consolePages(router, services, sessions);
   postPages(router, services);
+  activityPages(router, services);
   calendarPages(router, services);
   movePages(router, services);
   composePages(router, services);

@@ -17,6 +17,7 @@ import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, runConsole
 import { platformName } from '../../../tools/internal/channel-health.js';
 import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../../lib/time-zone.js';
 import { consoleZones, formatWhen, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
+import { postActivitySection } from './activity-pages.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -235,6 +236,7 @@ async function postPage(services: Services, request: Request, response: Response
       ? html`<h2>Created in the same request</h2><ul class="card">${siblings.map((post) => html`<li><a href="/posts/${post.id}">${formatWhen(post.publishDate, zones.viewer)}</a> ${badge(STATE_LABELS, post.state)}</li>`)}</ul>`
       : ''}
     ${editable ? editForm(view, csrf, problem?.values ?? editValuesOf(view, zones.viewer)) : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform.</p>`}
+    ${await postActivitySection(services, request, response, view.root.id)}
     <p><a href="/calendar?month=${localInputValue(view.root.publishDate, zones.viewer).slice(0, 7)}">Back to the calendar</a></p>`,
   );
 }
