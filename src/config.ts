@@ -107,6 +107,7 @@ const environmentSchema = z.object({
   METRICS_TOKEN: optionalString,
   METRICS_ALLOW: optionalString,
   ANALYTICS_HISTORY_DAYS: intFromEnv(400, 1),
+  AUDIT_RETENTION_DAYS: intFromEnv(400, 1),
   COMMENT_POLL_SECONDS: intFromEnv(120, 5),
   COMMENT_POLL_DAYS: intFromEnv(14, 0),
 });
@@ -239,6 +240,8 @@ export interface Config {
   comments: { pollSeconds: number; pollDays: number };
   /** Analytics history (channel metrics per day, post snapshots) older than this many days is deleted. */
   analyticsHistoryDays: number;
+  /** Audit trail events (tools/internal/audit.ts) older than this many days are deleted by the daily prune. */
+  auditRetentionDays: number;
   metrics: MetricsSettings;
 }
 
@@ -483,6 +486,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     duplicateWindowDays: values.DUPLICATE_WINDOW_DAYS,
     metrics: { token: values.METRICS_TOKEN, allow: metricsAllow },
     analyticsHistoryDays: values.ANALYTICS_HISTORY_DAYS,
+    auditRetentionDays: values.AUDIT_RETENTION_DAYS,
     comments: { pollSeconds: values.COMMENT_POLL_SECONDS, pollDays: values.COMMENT_POLL_DAYS },
   };
 }

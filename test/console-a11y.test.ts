@@ -111,6 +111,8 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     await check('/apps', 'apps');
     await check('/approved', 'approved');
     await check('/notifications', 'notifications');
+    await check('/activity', 'activity');
+    await check(`/activity?action=post&from=2020-01-01&to=2099-12-31`, 'activity-filtered');
     await check('/members', 'members');
     await check('/settings', 'settings');
     await check('/comments', 'comments');

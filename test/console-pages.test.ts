@@ -168,7 +168,23 @@ describe('the Developer page makes agent keys', () => {
     expect((await herald.rest('PUT', '/approval-settings', { agents: true }, { authorization: secret! })).status).toBe(403);
     expect((await herald.rest('GET', '/integrations', undefined, { authorization: secret! })).status).toBe(200);
 
+    // Rotating shows the new secret once; the old one stops working, the new one works.
+    expect((await browser.submit('/developer', `/developer/keys/${record.id}/rotate`)).status).toBe(400); // unconfirmed
+    const rotated = await browser.follow(await browser.submit('/developer', `/developer/keys/${record.id}/rotate`, { confirm: 'yes' }));
+    const fresh = /id="new-agent-key">([^<]+)</.exec(rotated.text)?.[1];
+    expect(fresh, rotated.text.slice(0, 400)).toBeTruthy();
+    expect(fresh).not.toBe(secret);
+    expect(rotated.text).toContain('The old secret has stopped working.');
+    expect((await herald.rest('GET', '/integrations', undefined, { authorization: secret! })).status).toBe(401);
+    expect((await herald.rest('GET', '/integrations', undefined, { authorization: fresh! })).status).toBe(200);
+    // The Activity page shows who rotated it, from the console.
+    const activity = await browser.get('/activity?action=key');
+    expect(activity.status).toBe(200);
+    expect(activity.text).toContain('rotated the API key &quot;Claude Desktop&quot;');
+    expect(activity.text).toContain('key.rotated');
+
     expect((await browser.submit('/developer', `/developer/keys/${record.id}/revoke`)).location).toBe('/developer');
+    expect((await herald.rest('GET', '/integrations', undefined, { authorization: fresh! })).status).toBe(401);
     expect((await herald.rest('GET', '/integrations', undefined, { authorization: secret! })).status).toBe(401);
   });
 });

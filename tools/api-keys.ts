@@ -1,22 +1,10 @@
 // REST /keys: the organization's named API keys, for an owner (organization:manage). Like GitHub's fine-grained tokens: a
 // name, scopes, optionally channels or customers, an expiry, its own limits and gate; the secret is answered once.
 import { z } from 'zod';
-import { defineTool, readOnly, type ToolContext } from './types.js';
-import { actorOf, auditFrom, recordAudit } from './internal/audit.js';
+import { defineTool, readOnly } from './types.js';
 import { idParam } from './shapes.js';
-import { createKey, listKeys, revokeKey, rotateKey, updateKey, type KeyRecord } from './internal/api-keys.js';
+import { createKey, listKeys, revokeKey, rotateKey, updateKey } from './internal/api-keys.js';
 import { AGENT_PRESET, API_SCOPES, API_SCOPE_DESCRIPTIONS } from './internal/scopes.js';
-
-/** The trail's record of a key change: its name, scopes and limits, never its secret. */
-async function recordKey(context: ToolContext, action: string, key: KeyRecord, verb: string, change?: Record<string, unknown>): Promise<void> {
-  await recordAudit(context.em, {
-    ...auditFrom(context),
-    action,
-    target: { kind: 'api_key', id: key.id },
-    summary: `${actorOf(context.caller).name} ${verb} the API key "${key.name}".`,
-    changes: change ?? { name: key.name, scopes: key.scopes, channels: key.channels, customers: key.customers, expiresAt: key.expiresAt },
-  });
-}
 
 const scopeList = API_SCOPES.map((scope) => `${scope} (${API_SCOPE_DESCRIPTIONS[scope]})`).join('; ');
 
@@ -79,9 +67,7 @@ export const createKeyTool = defineTool({
   output: withSecret,
   rest: { method: 'POST', path: '/keys', status: 201 },
   handler: async (input, context) => {
-    const created = await createKey(context.em, context.caller, input, context.services.now());
-    await recordKey(context, 'key.created', created.key, 'created');
-    return created;
+    return createKey(context.em, context.caller, input, context.services.now());
   },
 });
 
@@ -99,9 +85,7 @@ export const updateKeyTool = defineTool({
   output: keySchema,
   rest: { method: 'PUT', path: '/keys/:id' },
   handler: async ({ id, ...change }, context) => {
-    const key = await updateKey(context.em, context.caller, id, change, context.services.now());
-    await recordKey(context, 'key.changed', key, 'changed', change);
-    return key;
+    return updateKey(context.em, context.caller, id, change, context.services.now());
   },
 });
 
@@ -116,9 +100,7 @@ export const rotateKeyTool = defineTool({
   output: withSecret,
   rest: { method: 'POST', path: '/keys/:id/rotate', toInput: ({ params }) => ({ id: params.id }) },
   handler: async ({ id }, context) => {
-    const rotated = await rotateKey(context.em, context.caller, id, context.services.now());
-    await recordKey(context, 'key.rotated', rotated.key, 'rotated');
-    return rotated;
+    return rotateKey(context.em, context.caller, id, context.services.now());
   },
 });
 
@@ -133,9 +115,7 @@ export const revokeKeyTool = defineTool({
   output: z.object({ revoked: keySchema }),
   rest: { method: 'DELETE', path: '/keys/:id', toInput: ({ params }) => ({ id: params.id }) },
   handler: async ({ id }, context) => {
-    const revoked = await revokeKey(context.em, context.caller, id, context.services.now());
-    await recordKey(context, 'key.revoked', revoked, 'revoked');
-    return { revoked };
+    return { revoked: await revokeKey(context.em, context.caller, id, context.services.now()) };
   },
 });
 

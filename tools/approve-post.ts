@@ -1,23 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from './types.js';
-import { approvalSettings, approvePost, credentialRef, refuseAgent, rejectPost, setApprovalSettings, type Decider, type Decision } from './internal/approval.js';
+import { approvalSettings, approvePost, credentialRef, refuseAgent, rejectPost, setApprovalSettings, type Decider } from './internal/approval.js';
 import { idParam } from './shapes.js';
-import { actorOf, auditFrom, recordAudit } from './internal/audit.js';
-import { PostSchema } from '../src/db/entities.js';
-
-/** The trail's record of an approval or a rejection: who decided on which post. */
-async function recordDecision(context: ToolContext, decision: Decision): Promise<void> {
-  const verb = decision.approval.decision === 'approved' ? 'approved' : 'rejected';
-  const root = await context.em.findOne(PostSchema, { id: decision.id });
-  await recordAudit(context.em, {
-    ...auditFrom(context),
-    action: `post.${verb}`,
-    target: { kind: 'post', id: decision.id },
-    integrationId: root?.integrationId ?? null,
-    summary: `${actorOf(context.caller).name} ${verb} post ${decision.id}${decision.approval.reason ? `: ${decision.approval.reason}` : ''}.`,
-    changes: { state: decision.state, ...(decision.approval.reason ? { reason: decision.approval.reason } : {}) },
-  });
-}
 
 const decisionSchema = z.object({
   id: z.string(),
@@ -47,7 +31,6 @@ export const approvePostTool = defineTool({
   rest: { method: 'POST', path: '/posts/:id/approve', toInput: ({ params }) => ({ id: params.id }) },
   handler: async (input, context) => {
     const decision = await approvePost(context.services, context.em, context.caller.organizationId, input.id, decider(context));
-    await recordDecision(context, decision);
     return decision;
   },
 });
@@ -65,7 +48,6 @@ export const rejectPostTool = defineTool({
   rest: { method: 'POST', path: '/posts/:id/reject' },
   handler: async (input, context) => {
     const decision = await rejectPost(context.services, context.em, context.caller.organizationId, input.id, input.reason, decider(context));
-    await recordDecision(context, decision);
     return decision;
   },
 });
@@ -100,8 +82,6 @@ export const setApprovalSettingsTool = defineTool({
   rest: { method: 'PUT', path: '/approval-settings' },
   handler: async (input, context) => {
     refuseAgent(context, 'change the approval gate');
-    const settings = await setApprovalSettings(context.em, context.caller.organizationId, input);
-    await recordAudit(context.em, { ...auditFrom(context), action: 'approval_settings.changed', target: { kind: 'approval_settings', id: null }, summary: `${actorOf(context.caller).name} changed the approval gate.`, changes: input });
-    return settings;
+    return setApprovalSettings(context.em, context.caller.organizationId, input);
   },
 });

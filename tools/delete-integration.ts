@@ -6,6 +6,7 @@ import { cancelPublish } from './internal/queue.js';
 import { confirmDeletion } from './internal/confirmation.js';
 import { platformName } from './internal/channel-health.js';
 import { confirmInput, deletionOutput, idParam } from './shapes.js';
+import { recordChange } from './internal/audit.js';
 
 export const deleteIntegration = defineTool({
   name: 'deleteIntegration',
@@ -52,6 +53,13 @@ export const deleteIntegration = defineTool({
       }
       transaction.merge(integration).deletedAt = now;
       await transaction.flush();
+      await recordChange(transaction, caller.organizationId, {
+        action: 'channel.removed',
+        target: { kind: 'channel', id: integration.id },
+        integrationId: integration.id,
+        did: `removed the channel "${integration.name}" (${platform}) and ${posts.filter((post) => post.position === 0).length} unpublished post(s)`,
+        changes: { name: integration.name, platform: integration.providerIdentifier, profile: integration.profile, unpublishedPosts: byState },
+      });
     });
     context.log?.('notice', `Deleted the channel ${integration.name} (${platform}) and ${pending.length} unpublished post${pending.length === 1 ? '' : 's'}.`, { id: integration.id });
     return { id: integration.id, deleted: true };

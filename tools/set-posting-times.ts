@@ -3,6 +3,7 @@ import { defineTool } from './types.js';
 import { findIntegration } from './internal/integrations.js';
 import { zoneInput } from './internal/time-zones.js';
 import { idParam } from './shapes.js';
+import { recordChange } from './internal/audit.js';
 
 const minute = z.number().int().min(0).max(1439);
 
@@ -29,6 +30,13 @@ export const setPostingTimes = defineTool({
     integration.postingTimes = [...new Set(input.postingTimes.map((item) => item.time))].sort((a, b) => a - b);
     integration.postingTimesZone = zone;
     await em.flush();
+    await recordChange(em, caller.organizationId, {
+      action: 'channel.posting_times_changed',
+      target: { kind: 'channel', id: integration.id },
+      integrationId: integration.id,
+      did: `changed the posting times of the channel "${integration.name}"`,
+      changes: { postingTimes: integration.postingTimes, timeZone: zone },
+    });
     return { id: integration.id, postingTimes: integration.postingTimes.map((time) => ({ time })), timeZone: zone };
   },
 });

@@ -46,12 +46,24 @@ export interface Caller {
   scopes: readonly string[];
   /** The credential's name for people: an API key's name (the audit trail, approval requests). */
   name?: string;
+  /** The signed-in person's user id (console): the trail names a person, not one of their sessions. */
+  personId?: string;
   /** The channels it may see and post to (resolved per request from the key's channels and customers); unset: every channel. */
   channelIds?: readonly string[];
   /** An API key's own approval gate: true (always wait), false (never), null/unset (the organization's rule). */
   approvalRequired?: boolean | null;
   /** An API key's own post-creation limit per hour (on top of the organization's). */
   postsPerHour?: number | null;
+  /** Where the request came from, for the audit trail: set by the REST and MCP adapters and the console. */
+  origin?: CallerOrigin;
+}
+
+export interface CallerOrigin {
+  via: 'console' | 'rest' | 'mcp' | 'cli';
+  /** The client's address (as express reads it, TRUST_PROXY applied). */
+  address?: string | null;
+  /** The User-Agent, or the MCP client's clientInfo ("Claude Desktop 1.2 (MCP)"). */
+  client?: string | null;
 }
 
 export interface ToolContext {

@@ -53,7 +53,8 @@ export function restRouter(services: Services): Router {
     try {
       const authenticated = await authenticateCounting(services, request);
       if (!authenticated) throw unauthenticated();
-      response.locals.caller = authenticated.caller;
+      // Where the request came from, for the audit trail (tools/internal/audit.ts).
+      response.locals.caller = { ...authenticated.caller, origin: { via: 'rest', address: request.ip ?? null, client: request.get('user-agent') ?? null } };
       const state = authenticated.state;
       setRateLimitHeaders(response, state);
       if (!state.allowed) rateLimitRefused('rest');

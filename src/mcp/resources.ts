@@ -7,6 +7,7 @@
 //   herald://channels/{id}/best-times      when to post on a channel, from its own posts' engagement (bestTimesTool)
 //   herald://comments                      the newest 100 comments people left on published posts (tools/internal/comments.ts)
 //   herald://posts/{id}/comments           the comments on one post
+//   herald://audit                         the audit trail, newest 100 first; herald://audit?cursor=… the next page
 // A client subscribed to a post gets notifications/resources/updated when it is published, fails, is approved, rejected
 // or edited, whichever Herald process did it and whichever holds its stream (`resourceUpdates`). A client subscribed to
 // comments gets it when a comment is stored or changes state: the comment table's trigger (Migration20261127200000) writes
@@ -42,6 +43,7 @@ import { channelZone, organizationZone } from '../../tools/internal/time-zones.j
 import { bestTimes } from '../../tools/internal/best-times.js';
 import { listComments } from '../../tools/internal/comments.js';
 import { findPost } from '../../tools/internal/posts.js';
+import { listAudit } from '../../tools/internal/audit-query.js';
 
 const JSON_TYPE = 'application/json';
 
@@ -133,8 +135,12 @@ function channelRecord(integration: Integration, organizationDefault: string) {
 }
 
 /** What a resource URI names, or undefined when it is not one of Herald's. */
-function parseResourceUri(uri: string): { kind: 'integrations' | 'media' | 'comments' } | { kind: 'integration' | 'post' | 'platform' | 'best-times' | 'postComments'; id: string } | undefined {
+function parseResourceUri(
+  uri: string,
+): { kind: 'integrations' | 'media' | 'comments' } | { kind: 'audit'; cursor?: string } | { kind: 'integration' | 'post' | 'platform' | 'best-times' | 'postComments'; id: string } | undefined {
   if (uri === 'herald://comments') return { kind: 'comments' };
+  const audit = /^herald:\/\/audit(?:\?cursor=([\w-]{1,500}))?$/.exec(uri);
+  if (audit) return { kind: 'audit', cursor: audit[1] };
   const comments = /^herald:\/\/posts\/([^/?#]+)\/comments$/.exec(uri);
   if (comments) {
     try {
@@ -197,6 +203,11 @@ async function readVisibleResource(services: Services, caller: Caller, uri: stri
     }
     case 'comments':
       return { uri, ...(await listComments(em, organizationId, { page: 0, pageSize: 100 })) };
+    case 'audit': {
+      // A key limited to channels sees its channels' events only (listAudit, through asCaller above).
+      const page = await listAudit(em, organizationId, { cursor: target.cursor, limit: 100 });
+      return { uri, ...page, next: page.nextCursor ? `herald://audit?cursor=${page.nextCursor}` : null };
+    }
     case 'postComments': {
       try {
         const root = (await findPost(em, organizationId, target.id)).rootPostId;
@@ -279,6 +290,7 @@ export class ResourceSubscriptions {
       const list: Resource[] = [
         { uri: 'herald://integrations', name: 'channels', title: 'Channels', description: 'The organization\'s connected channels with state, platform rules, limits and settings schema.', mimeType: JSON_TYPE },
         { uri: 'herald://comments', name: 'comments', title: 'Comments', description: 'The newest 100 comments people left on published posts, with state (new, answered, hidden, deleted). Subscribe to hear of new ones; answer with replyToComment.', mimeType: JSON_TYPE },
+        { uri: 'herald://audit', name: 'audit', title: 'Audit trail', description: 'Who changed what, when, how and from where: the newest 100 events; `next` names the following page (herald://audit?cursor=…). Never holds secrets.', mimeType: JSON_TYPE },
         { uri: 'herald://media', name: 'media', title: 'Media library', description: 'The newest 100 files of the media library: use a path as an attachment.', mimeType: JSON_TYPE },
         ...(await asCaller(caller, () => listIntegrations(em, caller.organizationId))).map((integration) => ({
           uri: `herald://integrations/${integration.id}`,

@@ -103,7 +103,7 @@ export class McpSessions {
       response.status(202).end();
       return;
     }
-    await this.serve(request, response, this.context(session, caller), messages);
+    await this.serve(request, response, this.context(session, caller, request), messages);
   }
 
   private async initialize(request: Request, response: Response, caller: Caller): Promise<void> {
@@ -127,16 +127,19 @@ export class McpSessions {
     };
     // Stored before the answer: the client's next request may reach another process at once.
     await this.store.create(session, session.lastSeenAt);
-    await this.serve(request, response, this.context(session, caller), [request.body]);
+    await this.serve(request, response, this.context(session, caller, request), [request.body]);
   }
 
-  private context(session: SessionRow, caller: Caller): SessionContext {
+  private context(session: SessionRow, caller: Caller, request: Request): SessionContext {
+    // Where the request came from and with which MCP client (its clientInfo), for the audit trail.
+    const info = session.clientInfo as { name?: unknown; version?: unknown } | undefined;
+    const client = typeof info?.name === 'string' ? `${info.name}${typeof info.version === 'string' ? ` ${info.version}` : ''} (MCP)` : (request.get('user-agent') ?? null);
     const context: SessionContext = {
       id: session.id,
       protocolVersion: session.protocolVersion,
       clientInfo: session.clientInfo,
       clientCapabilities: session.clientCapabilities,
-      caller,
+      caller: { ...caller, origin: { via: 'mcp', address: request.ip ?? null, client } },
       state: session.state,
       updateState: async (patch) => {
         context.state = await this.store.updateState(session.id, patch);

@@ -7,6 +7,8 @@ import { conflict, DomainError, invalidInput, notFound } from '../../src/errors.
 import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
 import { decoyHash, hashPassword, verifyPassword } from '../../src/lib/password.js';
 import { createOrganization } from './credentials.js';
+import { recordAudit, recordChange } from './audit.js';
+import { currentCaller } from './visibility.js';
 
 export const SESSION_DAYS = 30;
 const INVITATION_DAYS = 7;
@@ -63,6 +65,7 @@ export async function signUp(em: EntityManager, input: SignUpInput, options: { a
     }
     tx.create(MembershipSchema, { userId: user.id, organizationId, role, createdAt: options.now });
     await tx.flush();
+    if (invitation) await recordJoined(tx, organizationId, user, role, options.now);
     return { user, organizationId };
   });
 }
@@ -172,7 +175,26 @@ export async function describeInvitation(em: EntityManager, token: string, now: 
 }
 
 export async function createInvitation(em: EntityManager, organizationId: string, createdBy: string, role: Role, now: Date): Promise<string> {
-  return insertInvitation(em, { organizationId, createdBy, role, now, lifetimeMs: INVITATION_DAYS * DAY_MS });
+  const token = await insertInvitation(em, { organizationId, createdBy, role, now, lifetimeMs: INVITATION_DAYS * DAY_MS });
+  await recordChange(em, organizationId, { action: 'member.invited', target: { kind: 'invitation', id: null }, did: `invited a new ${role}`, changes: { role } });
+  return token;
+}
+
+/** The trail's record of a person joining: they are the actor (they may belong to no organization the console acts on yet). */
+async function recordJoined(em: EntityManager, organizationId: string, user: User, role: Role, now: Date): Promise<void> {
+  const actor = { kind: 'person' as const, id: user.id, name: user.name || user.email };
+  const origin = currentCaller()?.origin;
+  await recordAudit(em, {
+    organizationId,
+    actor,
+    via: 'console',
+    address: origin?.address ?? null,
+    client: origin?.client ?? null,
+    action: 'member.joined',
+    target: { kind: 'member', id: user.id },
+    summary: `${actor.name} joined the organization as ${role === 'owner' ? 'an owner' : 'a member'}.`,
+    changes: { role, email: user.email },
+  }, now);
 }
 
 async function insertInvitation(em: EntityManager, values: { organizationId: string; createdBy: string | null; role: Role; now: Date; lifetimeMs: number }): Promise<string> {
@@ -220,9 +242,13 @@ export async function acceptInvitation(em: EntityManager, token: string, userId:
     await claimInvitation(tx, invitation, userId, now);
     const existing = await tx.findOne(MembershipSchema, { userId, organizationId: invitation.organizationId });
     // A member given an owner's link (a setup link, to hand an organization back to someone) becomes an owner.
+    const roleBefore = existing?.role;
     if (!existing) tx.create(MembershipSchema, { userId, organizationId: invitation.organizationId, role: invitation.role, createdAt: now });
     else if (invitation.role === 'owner') existing.role = 'owner';
     await tx.flush();
+    if (!existing || (invitation.role === 'owner' && roleBefore !== 'owner')) {
+      await recordJoined(tx, invitation.organizationId, await tx.findOneOrFail(UserSchema, { id: userId }), invitation.role, now);
+    }
     return invitation.organizationId;
   });
 }

@@ -8,6 +8,7 @@ import { newApiKeySecret, NO_LIMITS } from './credentials.js';
 import { AGENT_PRESET, API_SCOPES, type ApiScope } from './scopes.js';
 import type { Caller } from '../types.js';
 import { credentialRef } from './approval.js';
+import { recordChange } from './audit.js';
 
 /** What an owner sets on a key; every field optional on a change. */
 export interface KeySettings {
@@ -127,7 +128,19 @@ export async function createKey(em: EntityManager, caller: Caller, settings: Key
   });
   apply(key, settings);
   await em.flush();
+  await recordKey(em, 'key.created', key, 'created');
   return { key: toKeyRecord(key), secret };
+}
+
+/** The trail's record of a key change (REST and console alike): its name, scopes and limits, never its secret. */
+async function recordKey(em: EntityManager, action: string, key: ApiKey, verb: string, change?: Record<string, unknown>): Promise<void> {
+  const record = toKeyRecord(key);
+  await recordChange(em, key.organizationId, {
+    action,
+    target: { kind: 'api_key', id: key.id },
+    did: `${verb} the API key "${key.name}"`,
+    changes: change ?? { name: record.name, scopes: record.scopes, channels: record.channels, customers: record.customers, expiresAt: record.expiresAt },
+  });
 }
 
 async function liveKey(em: EntityManager, caller: Caller, id: string): Promise<ApiKey> {
@@ -146,6 +159,7 @@ export async function updateKey(em: EntityManager, caller: Caller, id: string, s
   await checkSettings(em, caller.organizationId, { channels: channels ? [] : null, customers: customers ? [] : null, scopes: settings.scopes ?? (key.scopes as ApiScope[]) }, now);
   apply(key, settings);
   await em.flush();
+  await recordKey(em, 'key.changed', key, 'changed', { ...settings });
   return toKeyRecord(key);
 }
 
@@ -157,6 +171,7 @@ export async function rotateKey(em: EntityManager, caller: Caller, id: string, n
   key.lastFour = secret.slice(-4);
   key.rotatedAt = now;
   await em.flush();
+  await recordKey(em, 'key.rotated', key, 'rotated', {});
   return { key: toKeyRecord(key), secret };
 }
 
@@ -164,5 +179,6 @@ export async function revokeKey(em: EntityManager, caller: Caller, id: string, n
   const key = await liveKey(em, caller, id);
   key.revokedAt = now;
   await em.flush();
+  await recordKey(em, 'key.revoked', key, 'revoked', {});
   return toKeyRecord(key);
 }

@@ -12,6 +12,7 @@ import { OAuthAppSchema, OAuthTokenSchema } from '../../src/db/account-entities.
 import { conflict, DomainError, invalidInput } from '../../src/errors.js';
 import type { Caller, Services, ToolContext } from '../types.js';
 import { notify } from './notifications.js';
+import { recordChange } from './audit.js';
 import { chainOf, findPost, rootOf } from './posts.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { announcePostChange } from './announce.js';
@@ -147,6 +148,7 @@ export async function setApprovalSettings(
     await upsert(app.appId, app.required);
   }
   await em.flush();
+  await recordChange(em, organizationId, { action: 'approval_settings.changed', target: { kind: 'approval_settings', id: null }, did: 'changed the approval gate', changes: change });
   return approvalSettings(em, organizationId);
 }
 
@@ -189,7 +191,7 @@ export async function approvePost(services: Services, em: EntityManager, organiz
   const target = await findPost(em, organizationId, id);
   refuseOwnChange(decidedBy, target, 'approve');
   const change = await decideChange(services, em, organizationId, target, { approve: true }, decidedBy);
-  if (change) return change;
+  if (change) return recordDecision(em, organizationId, change, target.integrationId);
   const { root, chain } = await awaitingRoot(em, organizationId, id);
   if (decidedBy.caller) refuseOwnPost(decidedBy.caller, root, 'approve');
   const now = services.now();
@@ -212,12 +214,29 @@ export async function approvePost(services: Services, em: EntityManager, organiz
       late
         ? `${decidedBy.name} approved the post on ${where} after its date (${root.publishDate.toISOString()}) had passed: it is being published now.`
         : `${decidedBy.name} approved the post on ${where}: it will be published at ${root.publishDate.toISOString()}.`,
+      undefined,
+      undefined,
+      root.integrationId,
     );
     await transaction.flush();
     await schedulePublish(transaction, root.id, late ? now : root.publishDate);
   });
   await announcePostChange(services, root.id);
-  return { id: root.id, state: 'QUEUE', publishAt: (late ? now : root.publishDate).toISOString(), approval };
+  return recordDecision(em, organizationId, { id: root.id, state: 'QUEUE', publishAt: (late ? now : root.publishDate).toISOString(), approval }, root.integrationId);
+}
+
+/** The trail's record of a decision (console, REST or MCP alike): who approved or rejected which post, or which change of it. */
+async function recordDecision(em: EntityManager, organizationId: string, decision: Decision, integrationId: string): Promise<Decision> {
+  const verb = decision.approval.decision === 'approved' ? 'approved' : 'rejected';
+  const what = decision.platformChange ? `the ${decision.platformChange === 'edit' ? 'edit' : 'deletion'} on the platform of post ${decision.id}` : `post ${decision.id}`;
+  await recordChange(em, organizationId, {
+    action: decision.platformChange ? `post.change_${verb}` : `post.${verb}`,
+    target: { kind: 'post', id: decision.id },
+    integrationId,
+    did: `${verb} ${what}${decision.approval.reason ? `: ${decision.approval.reason}` : ''}`,
+    changes: { state: decision.state, ...(decision.platformChange ? { platformChange: decision.platformChange } : {}), ...(decision.approval.reason ? { reason: decision.approval.reason } : {}) },
+  });
+  return decision;
 }
 
 /** Rejects a waiting post: it becomes a draft, and the reason is kept on it (and in a notification) for the agent to read. */
@@ -234,7 +253,7 @@ export async function rejectPost(
   const target = await findPost(em, organizationId, id);
   refuseOwnChange(decidedBy, target, 'reject');
   const change = await decideChange(services, em, organizationId, target, { approve: false, reason: why }, decidedBy);
-  if (change) return change;
+  if (change) return recordDecision(em, organizationId, change, target.integrationId);
   const { root, chain } = await awaitingRoot(em, organizationId, id);
   if (decidedBy.caller) refuseOwnPost(decidedBy.caller, root, 'reject');
   const now = services.now();
@@ -246,12 +265,12 @@ export async function rejectPost(
       if (row.state === 'AWAITING_APPROVAL') row.state = 'DRAFT';
     }
     transaction.merge(root).approval = approval;
-    notify(transaction, organizationId, 'post_rejected', `${decidedBy.name} rejected the post on ${where} (post ${root.id}): ${why}. It is now a draft: edit it and schedule it again.`);
+    notify(transaction, organizationId, 'post_rejected', `${decidedBy.name} rejected the post on ${where} (post ${root.id}): ${why}. It is now a draft: edit it and schedule it again.`, undefined, undefined, root.integrationId);
     await transaction.flush();
     await cancelPublish(transaction, root.id);
   });
   await announcePostChange(services, root.id);
-  return { id: root.id, state: 'DRAFT', publishAt: null, approval };
+  return recordDecision(em, organizationId, { id: root.id, state: 'DRAFT', publishAt: null, approval }, root.integrationId);
 }
 
 /** Waiting posts of the organization, oldest request first (the console's queue). */

@@ -1,12 +1,12 @@
 // The audit trail (issue 23, DESIGN §9): every change recorded with who did it (a person, an API key by name, an OAuth
-// app, or Herald itself), when, how (console, REST, MCP, worker) and what changed. Kept in Postgres (audit_event), never
-// holding secrets: callers pass names, ids and the fields that changed, never a key, token or password.
+// app, or Herald itself), when, how (console, REST, MCP, worker), from where (address and client) and what changed. Kept
+// in Postgres (audit_event), never holding secrets: callers pass names, ids and the fields that changed, never a key,
+// token or password. Pruned after AUDIT_RETENTION_DAYS.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { invalidInput } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { sqlOf, statement } from '../../src/db/sql.js';
 import type { Caller, ToolContext } from '../types.js';
-import { visibleChannelIds } from './visibility.js';
+import { currentCaller } from './visibility.js';
 
 export interface AuditActor {
   kind: 'person' | 'api_key' | 'oauth_app' | 'herald';
@@ -30,6 +30,16 @@ export interface AuditEvent {
   changes?: Record<string, unknown>;
 }
 
+/** What a change says about itself; who, how and from where come from the caller. */
+export interface AuditChange {
+  action: string;
+  target: { kind: string; id: string | null };
+  integrationId?: string | null;
+  /** The sentence after the actor's name, e.g. `disabled the channel "Acme on X"`. */
+  did: string;
+  changes?: Record<string, unknown>;
+}
+
 /** Herald itself (publishing outcomes, the daily jobs). */
 export const HERALD: AuditActor = { kind: 'herald', id: null, name: 'Herald' };
 
@@ -37,24 +47,33 @@ export const HERALD: AuditActor = { kind: 'herald', id: null, name: 'Herald' };
 export function actorOf(caller: Caller): AuditActor {
   if (caller.credentialKind === 'api_key') return { kind: 'api_key', id: caller.credentialId, name: caller.name ?? 'API key' };
   if (caller.credentialKind === 'oauth_token') return { kind: 'oauth_app', id: caller.credentialId, name: caller.name ?? 'OAuth app' };
-  return { kind: 'person', id: caller.credentialId, name: caller.name ?? 'A person in the console' };
+  return { kind: 'person', id: caller.personId ?? caller.credentialId, name: caller.name ?? 'A person in the console' };
 }
 
-/** The event's `actor` and `via` for a tool call. */
-export function auditFrom(context: Pick<ToolContext, 'caller' | 'via'>): Pick<AuditEvent, 'organizationId' | 'actor' | 'via'> {
-  const { caller } = context;
-  return { organizationId: caller.organizationId, actor: actorOf(caller), via: context.via === 'mcp' ? 'mcp' : caller.credentialKind === 'session' ? 'console' : 'rest' };
+type Source = Pick<AuditEvent, 'organizationId' | 'actor' | 'via' | 'address' | 'client'>;
+
+/** Who, how and from where, for a caller (Herald itself when there is none: a job). */
+export function sourceOf(caller: Caller | undefined, organizationId: string, mcp = false): Source {
+  if (!caller) return { organizationId, actor: HERALD, via: 'worker', address: null, client: null };
+  const via = mcp ? 'mcp' : (caller.origin?.via ?? (caller.credentialKind === 'session' ? 'console' : 'rest'));
+  return { organizationId, actor: actorOf(caller), via, address: caller.origin?.address ?? null, client: caller.origin?.client?.slice(0, 200) ?? null };
 }
 
-const INSERT = statement(
-  'audit_insert',
-  `insert into audit_event (id, organization_id, at, actor_kind, actor_id, actor_name, via, address, client, action, target_kind, target_id, integration_id, summary, changes)
-   values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)`,
-);
+/** The event's who, how and from where for a tool call. */
+export function auditFrom(context: Pick<ToolContext, 'caller' | 'via'>): Source {
+  return sourceOf(context.caller, context.caller.organizationId, context.via === 'mcp');
+}
 
-/** Records one event. The one function every tool and job calls. */
-export async function recordAudit(em: EntityManager, event: AuditEvent, at = new Date()): Promise<void> {
-  await sqlOf(em).rows(INSERT, [
+/** The columns of an event, in the order of `auditRow`'s values (for a job that inserts an event in its own statement). */
+export const AUDIT_COLUMNS = 'id, organization_id, at, actor_kind, actor_id, actor_name, via, address, client, action, target_kind, target_id, integration_id, summary, changes';
+
+/**
+ * The 15 values of one event, in AUDIT_COLUMNS' order (cast the last, `changes`, to jsonb): for the publishing job to
+ * insert a Herald event (post.published / post.failed) in the same statement as the outcome it records, e.g.
+ * `insert into audit_event (${AUDIT_COLUMNS}) values ($1, …, $15::jsonb)`.
+ */
+export function auditRow(event: AuditEvent, at = new Date()): unknown[] {
+  return [
     newId(),
     event.organizationId,
     at,
@@ -70,67 +89,35 @@ export async function recordAudit(em: EntityManager, event: AuditEvent, at = new
     event.integrationId ?? null,
     event.summary,
     JSON.stringify(event.changes ?? {}),
-  ]);
+  ];
 }
 
-export interface AuditRecord {
-  id: string;
-  at: string;
-  actor: AuditActor;
-  via: string;
-  address: string | null;
-  client: string | null;
-  action: string;
-  target: { kind: string; id: string | null };
-  integrationId: string | null;
-  summary: string;
-  changes: Record<string, unknown>;
-}
+const INSERT = statement('audit_insert', `insert into audit_event (${AUDIT_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)`);
 
-/** Newest first, paged by cursor (the last event's `at|id`); filtered by target. A key limited to channels sees its channels' events. */
-export async function listAudit(
-  em: EntityManager,
-  organizationId: string,
-  query: { targetKind?: string; targetId?: string; cursor?: string; limit: number },
-): Promise<{ events: AuditRecord[]; nextCursor: string | null }> {
-  const visible = visibleChannelIds();
-  const [at, id] = query.cursor ? Buffer.from(query.cursor, 'base64url').toString().split('|') : [];
-  if (query.cursor !== undefined && (id === undefined || Number.isNaN(Date.parse(at ?? '')))) {
-    throw invalidInput(`cursor: "${query.cursor.slice(0, 40)}" is not a cursor of this list.`, { hint: 'Pass nextCursor from the previous page, or no cursor for the first page.' });
+/** Records one event; inside a transaction (`em` of em.transactional), it commits or rolls back with the change. */
+export async function recordAudit(em: EntityManager, event: AuditEvent, at = new Date()): Promise<void> {
+  const transaction = em.getTransactionContext();
+  if (!transaction) {
+    await sqlOf(em).rows(INSERT, auditRow(event, at));
+    return;
   }
-  const rows = await em.getConnection().execute<Record<string, any>[]>(
-    `select * from audit_event where organization_id = ?
-       and (?::text is null or target_kind = ?) and (?::text is null or target_id = ?)
-       and (?::jsonb is null or integration_id in (select jsonb_array_elements_text(?::jsonb)))
-       and (?::timestamptz is null or (at, id) < (?::timestamptz, ?))
-     order by at desc, id desc limit ?`,
-    [
-      organizationId,
-      query.targetKind ?? null, query.targetKind ?? null,
-      query.targetId ?? null, query.targetId ?? null,
-      // JSON, not an array: the driver would spread an array binding into a list.
-      visible ? JSON.stringify([...visible]) : null, visible ? JSON.stringify([...visible]) : null,
-      // The cursor's time as Postgres reads it for sure (an ISO instant), whatever form Date.parse accepted.
-      at ? new Date(at).toISOString() : null, at ? new Date(at).toISOString() : null, id ?? '',
-      query.limit + 1,
-    ],
-  );
-  const page = rows.slice(0, query.limit);
-  const events = page.map((row) => ({
-    id: row.id,
-    at: new Date(row.at).toISOString(),
-    actor: { kind: row.actor_kind, id: row.actor_id, name: row.actor_name },
-    via: row.via,
-    address: row.address,
-    client: row.client,
-    action: row.action,
-    target: { kind: row.target_kind, id: row.target_id },
-    integrationId: row.integration_id,
-    summary: row.summary,
-    changes: row.changes,
-  }));
-  const last = events.at(-1);
-  return { events, nextCursor: rows.length > query.limit && last ? Buffer.from(`${last.at}|${last.id}`).toString('base64url') : null };
+  await em.getConnection().execute(`insert into audit_event (${AUDIT_COLUMNS}) values (${'?, '.repeat(14)}?::jsonb)`, auditRow(event, at), 'run', transaction);
+}
+
+/**
+ * Records a change made by the current caller (the tool call, REST or MCP request or console page it runs in), or by
+ * Herald when there is none. The one function the internal units call: they need not know who called them.
+ */
+export async function recordChange(em: EntityManager, organizationId: string, change: AuditChange, at = new Date()): Promise<void> {
+  const source = sourceOf(currentCaller(), organizationId);
+  await recordAudit(em, { ...source, action: change.action, target: change.target, integrationId: change.integrationId ?? null, summary: `${source.actor.name} ${change.did}.`, changes: change.changes }, at);
+}
+
+/** Deletes events older than AUDIT_RETENTION_DAYS (the daily prune job). Answers how many went. */
+export async function pruneAudit(em: EntityManager, now: Date, retentionDays: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - retentionDays * 24 * 60 * 60 * 1000);
+  const rows = await em.getConnection().execute<{ count: number }[]>('with gone as (delete from audit_event where at < ? returning 1) select count(*)::int as count from gone', [cutoff.toISOString()]);
+  return Number(rows[0]?.count ?? 0);
 }
 
 /** One `post.created` event per created post (waiting for approval or not). */

@@ -18,6 +18,7 @@ import { measure, NOT_YET_PUBLISHED } from './create-posts.js';
 import { providerOf } from './integrations.js';
 import { schedulePublish } from './queue.js';
 import { findComment, platformRefOf, postRefOf } from './comments.js';
+import { recordChange } from './audit.js';
 
 export interface ReplyRequest {
   /** HTML or plain text, as a post's content. */
@@ -102,8 +103,14 @@ export async function replyToComment(services: Services, em: EntityManager, orga
     await transaction.flush();
     await transaction.nativeUpdate(CommentSchema, { id: comment.id }, { replyPostId: id, updatedAt: now });
     if (state === 'QUEUE') await schedulePublish(transaction, id, publishDate);
+    await recordChange(transaction, organizationId, {
+      action: 'comment.replied',
+      target: { kind: 'comment', id: comment.id },
+      integrationId: integration.id,
+      did: `replied to a comment on post ${comment.postId} with post ${id}${state === 'AWAITING_APPROVAL' ? ' (waiting for approval)' : ''}`,
+      changes: { replyPostId: id, postId: comment.postId, awaitingApproval: state === 'AWAITING_APPROVAL' },
+    });
   });
-  // audit: comment.reply (the helper's recordAudit(...) goes here: who answered which comment, with which post)
   return {
     postId: id,
     commentId: comment.id,

@@ -14,6 +14,7 @@ import type { Services } from '../types.js';
 import { findIntegration, listIntegrations, providerFailure, providerOf, withChannel } from './integrations.js';
 import { findPost } from './posts.js';
 import { notify } from './notifications.js';
+import { recordChange } from './audit.js';
 
 export interface CommentRecord {
   id: string;
@@ -207,10 +208,16 @@ export async function hideComment(services: Services, em: EntityManager, organiz
   } catch (error) {
     throw providerFailure(provider, error);
   }
-  // audit: comment.hide (the helper's recordAudit(...) goes here: who hid or showed which comment)
   if (hidden) comment.state = 'hidden';
   else if (comment.state === 'hidden') comment.state = await wasAnswered(em, comment) ? 'answered' : 'new';
   await em.flush();
+  await recordChange(em, organizationId, {
+    action: hidden ? 'comment.hidden' : 'comment.shown',
+    target: { kind: 'comment', id: comment.id },
+    integrationId: integration.id,
+    did: `${hidden ? 'hid' : 'showed again'} a comment on post ${comment.postId} on ${provider.name} (${integration.name})`,
+    changes: { hidden, postId: comment.postId },
+  });
   return comment;
 }
 
@@ -232,9 +239,15 @@ export async function deleteComment(services: Services, em: EntityManager, organ
   } catch (error) {
     throw providerFailure(provider, error);
   }
-  // audit: comment.delete (the helper's recordAudit(...) goes here: who deleted which comment on the platform)
   comment.state = 'deleted';
   await em.flush();
+  await recordChange(em, organizationId, {
+    action: 'comment.deleted',
+    target: { kind: 'comment', id: comment.id },
+    integrationId: integration.id,
+    did: `deleted a comment on post ${comment.postId} on ${provider.name} (${integration.name})`,
+    changes: { postId: comment.postId },
+  });
   return comment;
 }
 

@@ -12,6 +12,7 @@ import { DeviceCodeSchema, OAuthAppSchema, type DeviceCode, type OAuthApp } from
 import { DomainError, invalidInput } from '../../src/errors.js';
 import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
 import { authenticateClient, issueAccessToken, OAuthError, SCOPES, type Scope } from './oauth.js';
+import { recordChange } from './audit.js';
 
 export const DEVICE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 const LIFETIME_SECONDS = 15 * 60;
@@ -154,6 +155,9 @@ export async function decideDevice(
       : { status: 'denied', userId: decision.userId, decidedAt: now },
   );
   if (updated !== 1) throw new DomainError('conflict', 'This request was already decided.');
+  if (decision.approve) {
+    await recordChange(em, decision.organizationId, { action: 'app.authorized', target: { kind: 'device_login', id: device.id }, did: `authorized a device login (${granted.join(', ')})`, changes: { scopes: granted } });
+  }
 }
 
 export interface DeviceToken {

@@ -13,6 +13,7 @@ import type { Services } from '../types.js';
 import { notify } from './notifications.js';
 import { recordReconnectReason } from './channel-health.js';
 import { channelZone, organizationZone } from './time-zones.js';
+import { recordChange } from './audit.js';
 
 export interface IntegrationRecord {
   id: string;
@@ -321,6 +322,14 @@ export async function saveConnectedAccount(
         deletedAt: null,
       });
   await em.flush();
+  const what = `${provider.name} channel "${integration.name}" (${integration.profile})`;
+  await recordChange(em, organizationId, {
+    action: existing ? 'channel.reconnected' : 'channel.connected',
+    target: { kind: 'channel', id: integration.id },
+    integrationId: integration.id,
+    did: `${existing ? 'reconnected' : 'connected'} the ${what}`,
+    changes: { platform: provider.identifier, name: integration.name, profile: integration.profile },
+  });
   return integration;
 }
 
@@ -337,8 +346,18 @@ export const formatPostingTime = (minutes: number) => `${String(Math.floor(minut
 
 export async function setChannelDisabled(em: EntityManager, organizationId: string, id: string, disabled: boolean): Promise<Integration> {
   const integration = await findIntegration(em, organizationId, id);
+  const changed = integration.disabled !== disabled;
   integration.disabled = disabled;
   await em.flush();
+  if (changed) {
+    await recordChange(em, organizationId, {
+      action: disabled ? 'channel.disabled' : 'channel.enabled',
+      target: { kind: 'channel', id: integration.id },
+      integrationId: integration.id,
+      did: `${disabled ? 'disabled' : 'enabled'} the channel "${integration.name}"`,
+      changes: { disabled },
+    });
+  }
   return integration;
 }
 
@@ -351,16 +370,30 @@ export async function setPreferredCustomer(
   now: Date,
 ): Promise<Integration> {
   const integration = await findIntegration(em, organizationId, id);
+  const before = integration.customerId;
+  let customerName: string | null = null;
   if (choice.newName?.trim()) {
     const customer = em.create(CustomerSchema, { id: newId(), organizationId, name: choice.newName.trim().slice(0, 100), createdAt: now });
     integration.customerId = customer.id;
+    customerName = customer.name;
+    await recordChange(em, organizationId, { action: 'customer.created', target: { kind: 'customer', id: customer.id }, integrationId: integration.id, did: `created the customer "${customer.name}"`, changes: { name: customer.name } });
   } else if (choice.customerId) {
     const customer = await em.findOne(CustomerSchema, { id: choice.customerId, organizationId });
     if (!customer) throw notFound('That customer does not exist in this organization.');
     integration.customerId = customer.id;
+    customerName = customer.name;
   } else {
     integration.customerId = null;
   }
   await em.flush();
+  if (before !== integration.customerId) {
+    await recordChange(em, organizationId, {
+      action: 'channel.customer_changed',
+      target: { kind: 'channel', id: integration.id },
+      integrationId: integration.id,
+      did: customerName ? `gave the channel "${integration.name}" to the customer "${customerName}"` : `took the channel "${integration.name}" from its customer`,
+      changes: { customerId: { from: before, to: integration.customerId } },
+    });
+  }
   return integration;
 }

@@ -15,7 +15,7 @@ import { MediaFetchError, type LoadedMedia } from '../../src/lib/media-fetch.js'
 import { isLocalHost } from '../../src/lib/ssrf.js';
 import type { Services } from '../types.js';
 import { paged } from '../shapes.js';
-import { currentCredential, isChannelLimited } from './visibility.js';
+import { currentCredential, isChannelLimited, visibleChannelIds } from './visibility.js';
 
 export interface IncomingMedia {
   stream: Readable;
@@ -244,11 +244,26 @@ export interface MediaPage {
   hasMore: boolean;
 }
 
+/**
+ * What of the library a key limited to channels sees: the files it uploaded and the files used by posts of its channels,
+ * not the rest of the organization's library ({} when the caller is not limited).
+ */
+async function visibleMediaFilter(em: EntityManager, organizationId: string): Promise<Record<string, unknown>> {
+  const channels = visibleChannelIds();
+  if (!channels) return {};
+  const used = await em.getConnection().execute<{ id: string }[]>(
+    `select distinct item->>'id' as id from post, jsonb_array_elements(post.media) item
+      where post.organization_id = ? and post.deleted_at is null and item->>'id' is not null
+        and post.integration_id in (select jsonb_array_elements_text(?::jsonb))`,
+    [organizationId, JSON.stringify([...channels])],
+  );
+  return { $or: [{ uploadedBy: currentCredential() }, { id: { $in: used.map((row) => row.id) } }] };
+}
+
 export async function listMedia(em: EntityManager, organizationId: string, page: number, pageSize: number): Promise<MediaPage> {
   const [rows, total] = await em.findAndCount(
     MediaSchema,
-    // A key limited to channels sees the files it uploaded, not the rest of the organization's library.
-    { organizationId, deletedAt: null, ...(isChannelLimited() ? { uploadedBy: currentCredential() } : {}) },
+    { organizationId, deletedAt: null, ...(await visibleMediaFilter(em, organizationId)) },
     { orderBy: { createdAt: 'desc', id: 'desc' }, limit: pageSize, offset: page * pageSize },
   );
   return { media: rows.map(toMediaRecord), ...paged(total, page, pageSize) };

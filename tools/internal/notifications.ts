@@ -17,13 +17,29 @@ export type NotificationType =
   | 'comment_created';
 export type { NotificationSubject };
 
+function channelOf(subject: NotificationSubject | undefined): string | null {
+  if (!subject) return null;
+  if ('post' in subject) return subject.post.integrationId;
+  return subject.integration.id;
+}
+
 /**
  * The one place notifications are made. Each also raises the matching webhook event (post.published, post.failed,
  * post.partial, channel.needs_reconnection, channel.token_expiring, comment.created), committed with it; `subject` (the post
  * item, with its chain, the channel, or the comment) gives the event its structured data.
  */
-export function notify(em: EntityManager, organizationId: string, type: NotificationType, content: string, link?: string, subject?: NotificationSubject): void {
+export function notify(
+  em: EntityManager,
+  organizationId: string,
+  type: NotificationType,
+  content: string,
+  link?: string,
+  subject?: NotificationSubject,
+  integrationId?: string,
+): void {
   const createdAt = new Date();
-  em.create(NotificationSchema, { id: newId(), organizationId, type, content, link: link ?? null, createdAt });
+  // The channel it is about (a key limited to channels sees only its channels' notifications): named, or the subject's.
+  const channel = integrationId ?? channelOf(subject);
+  em.create(NotificationSchema, { id: newId(), organizationId, integrationId: channel, type, content, link: link ?? null, createdAt });
   raiseWebhookEvent(em, organizationId, type, { content, link, subject, createdAt });
 }

@@ -6,6 +6,7 @@ import { invalidInput, notFound } from '../../src/errors.js';
 import { newId, sha256 } from '../../src/lib/crypto.js';
 import { newClientId, newClientSecret, OAuthError, revokeTokens, SCOPES } from './oauth.js';
 import { DEVICE_GRANT_TYPE } from './device.js';
+import { recordChange } from './audit.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'ftp:', 'ws:', 'wss:']);
@@ -63,6 +64,7 @@ export async function registerApp(em: EntityManager, organizationId: string, inp
     deletedAt: null,
   });
   await em.flush();
+  await recordChange(em, organizationId, { action: 'app.created', target: { kind: 'oauth_app', id: app.id }, did: `created the OAuth app "${app.name}"`, changes: { name: app.name, redirectUris: app.redirectUris } });
   return { app, clientSecret };
 }
 
@@ -82,6 +84,7 @@ export async function rotateSecret(em: EntityManager, organizationId: string, ap
   const clientSecret = newClientSecret();
   Object.assign(app, { clientSecretHash: sha256(clientSecret), secretRotatedAt: now });
   await em.flush();
+  await recordChange(em, organizationId, { action: 'app.secret_rotated', target: { kind: 'oauth_app', id: app.id }, did: `rotated the secret of the OAuth app "${app.name}"` });
   return { app, clientSecret };
 }
 
@@ -92,6 +95,7 @@ export async function deleteApp(em: EntityManager, organizationId: string, appId
   const revoked = await revokeTokens(em, { appId: app.id }, now);
   await em.nativeDelete(OAuthCodeSchema, { appId: app.id, usedAt: null });
   await em.flush();
+  await recordChange(em, organizationId, { action: 'app.removed', target: { kind: 'oauth_app', id: app.id }, did: `removed the OAuth app "${app.name}" (${revoked.length} token(s) revoked)`, changes: { name: app.name, revokedTokens: revoked.length } });
   return revoked;
 }
 
@@ -230,5 +234,7 @@ export async function approvedApps(em: EntityManager, organizationId: string, us
 export async function revokeApproval(em: EntityManager, organizationId: string, userId: string, appId: string, now: Date): Promise<string[]> {
   const revoked = await revokeTokens(em, { appId, organizationId, userId }, now);
   if (revoked.length === 0) throw notFound('This app has no access to revoke.');
+  const app = await em.findOne(OAuthAppSchema, { id: appId });
+  await recordChange(em, organizationId, { action: 'app.access_revoked', target: { kind: 'oauth_app', id: appId }, did: `revoked the access of the app "${app?.name ?? appId}"`, changes: { revokedTokens: revoked.length } });
   return revoked;
 }

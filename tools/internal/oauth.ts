@@ -9,6 +9,7 @@ import { invalidInput } from '../../src/errors.js';
 import { newId, randomToken, safeEqual, sha256 } from '../../src/lib/crypto.js';
 import type { Caller } from '../types.js';
 import { expandScopes } from './scopes.js';
+import { recordChange } from './audit.js';
 
 export const SCOPES = ['mcp:read', 'mcp:write'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -117,6 +118,12 @@ export async function approve(em: EntityManager, request: AuthorizationRequest, 
     tokenId: null,
   });
   await em.flush();
+  await recordChange(em, organizationId, {
+    action: 'app.authorized',
+    target: { kind: 'oauth_app', id: request.app.id },
+    did: `authorized the app "${request.app.name}" (${request.scopes.join(', ')})`,
+    changes: { scopes: request.scopes },
+  });
   return withQuery(request.redirectUri, { code, state: request.state });
 }
 

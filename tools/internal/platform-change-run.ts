@@ -20,6 +20,7 @@ import { notify } from './notifications.js';
 import { shortenContent } from './short-links.js';
 import { announcePostChange } from './announce.js';
 import { backoffSeconds, MAX_PUBLISH_ATTEMPTS, mediaFiles } from './publish.js';
+import { recordChange } from './audit.js';
 
 export type ChangeOutcome = { kind: 'done' } | { kind: 'waiting'; runAt: Date } | { kind: 'failed'; error: string } | { kind: 'skipped'; reason: string };
 
@@ -63,7 +64,7 @@ async function runChain(services: Services, em: EntityManager, chain: Post[]): P
     const outcome = await changeItem(run, item);
     if (outcome) return outcome;
   }
-  return finish(services, em, chain);
+  return finish(services, em, chain, action);
 }
 
 function fail(item: Post, message: string): void {
@@ -71,13 +72,17 @@ function fail(item: Post, message: string): void {
 }
 
 /** A chain whose deletion is complete leaves Herald too; an edit that is complete gives every item the new settings. */
-async function finish(services: Services, em: EntityManager, chain: Post[]): Promise<ChangeOutcome> {
+async function finish(services: Services, em: EntityManager, chain: Post[], made?: 'edit' | 'delete'): Promise<ChangeOutcome> {
   const deletions = chain.filter((item) => item.platformChange?.action === 'delete');
+  const root = chain[0];
   if (deletions.length > 0 && deletions.every((item) => item.platformChange!.state === 'done')) {
     const now = services.now();
     for (const item of chain) item.deletedAt = now;
     await em.flush();
-    // audit: post.deleted_on_platform (the chain is gone from the platform and from Herald)
+    // The chain is gone from the platform and from Herald: Herald did it (on whoever's request the trail shows before).
+    await recordChange(em, root.organizationId, { action: 'post.deleted_on_platform', target: { kind: 'post', id: root.id }, integrationId: root.integrationId, did: `deleted post ${root.id} on the platform`, changes: { items: deletions.length } });
+  } else if (made === 'edit') {
+    await recordChange(em, root.organizationId, { action: 'post.edited_on_platform', target: { kind: 'post', id: root.id }, integrationId: root.integrationId, did: `edited post ${root.id} on the platform`, changes: { items: chain.filter((item) => item.platformChange?.action === 'edit').length } });
   }
   return { kind: 'done' };
 }
@@ -171,8 +176,11 @@ async function failChain(run: Run, item: Post, message: string): Promise<ChangeO
     `${action === 'edit' ? 'Editing' : 'Deleting'} your post on ${provider.name} (${integration.name}) failed at item ${item.position + 1}: ${message}` +
       (action === 'edit' ? ' The post keeps its earlier text in Herald.' : ' The post stays listed in Herald; delete it again to retry, or without deleteOnPlatform to forget it.'),
     item.releaseUrl ?? undefined,
+    undefined,
+    item.integrationId,
   );
   await em.flush();
+  await recordChange(em, item.organizationId, { action: 'post.change_failed', target: { kind: 'post', id: item.rootPostId }, integrationId: item.integrationId, did: `could not ${action} post ${item.rootPostId} on the platform: ${message}`, changes: { platformChange: action, item: item.position + 1, error: message } });
   services.logger.warn({ postId: item.id, integrationId: item.integrationId, action }, `platform change failed: ${message}`);
   return { kind: 'failed', error: message };
 }

@@ -13,6 +13,7 @@ import { agentVia, approvalRequest, requesterLabel } from './approval.js';
 import { cancelPublish } from './queue.js';
 import { notify } from './notifications.js';
 import { providerOf } from './integrations.js';
+import { recordChange } from './audit.js';
 
 export const CHANGE_TASK = 'platform_change';
 export const changeJobKey = (rootPostId: string) => `platform-change:${rootPostId}`;
@@ -177,7 +178,13 @@ export async function deleteGroupOnPlatform(
         transaction.merge(item).platformChange = structuredClone(change);
         (approval ? answer.awaitingApproval : answer.pending).push(itemOf(item, integration));
       }
-      // audit: post.delete_on_platform (one call per chain: who asked, the items, pending or awaiting approval)
+      await recordChange(transaction, organizationId, {
+        action: 'post.delete_on_platform_asked',
+        target: { kind: 'post', id: chain[0].rootPostId },
+        integrationId: chain[0].integrationId,
+        did: `asked to delete ${toDelete.length} published item${toDelete.length === 1 ? '' : 's'} of post ${chain[0].rootPostId} on the platform${approval ? ' (waiting for approval)' : ''}`,
+        changes: { items: toDelete.map((item) => item.position + 1), awaitingApproval: Boolean(approval) },
+      });
       if (!approval) await scheduleChange(transaction, chain[0].rootPostId, now);
     }
     if (approval && answer.awaitingApproval.length) {
@@ -186,6 +193,10 @@ export async function deleteGroupOnPlatform(
         organizationId,
         'post_awaiting_approval',
         `${capitalized(requesterLabel(approval))} asks to delete ${answer.awaitingApproval.length} published item${answer.awaitingApproval.length === 1 ? '' : 's'} on the platform (group ${group}). Approve or reject it in the console under Approvals.`,
+        undefined,
+        undefined,
+        // A group's posts may be on several channels: tagged with one only when it is.
+        new Set(chains.map((chain) => chain[0].integrationId)).size === 1 ? chains[0][0].integrationId : undefined,
       );
     }
     await transaction.flush();
@@ -274,9 +285,12 @@ export async function decideChange(
       decision.approve
         ? `${decidedBy.name} approved the ${verb} on the platform of post ${post.rootPostId}: it is being made now.`
         : `${decidedBy.name} rejected the ${verb} on the platform of post ${post.rootPostId}: ${decision.reason}. Nothing changed on the platform.`,
+      undefined,
+      undefined,
+      post.integrationId,
     );
     await transaction.flush();
-    // audit: post.change_approved / post.change_rejected
+    // The trail records the decision (approval.ts, for posts and changes alike).
     if (decision.approve) await scheduleChange(transaction, post.rootPostId, now);
   });
   return { id: post.rootPostId, state: 'PUBLISHED', publishAt: null, approval, platformChange: first.action };

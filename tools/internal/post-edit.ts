@@ -16,6 +16,7 @@ import { cancelPublish, schedulePublish } from './queue.js';
 import { postView, type PostView } from './post-view.js';
 import { providerOf } from './integrations.js';
 import { editPublishedPost } from './published-edit.js';
+import { recordChange } from './audit.js';
 
 export interface PostEdit {
   date?: Date;
@@ -90,6 +91,8 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
   const now = services.now();
   const settings = { ...entry.settings, __type: integration.providerIdentifier };
   const date = entry.date!;
+  // As it was, for the trail (the rows are changed in place below).
+  const before = { state: root.state, date: root.publishDate.toISOString() };
   await em.transactional(async (transaction) => {
     let parent: Post | undefined;
     for (const [position, item] of entry.items.entries()) {
@@ -137,6 +140,20 @@ export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'se
     await transaction.flush();
     if (state === 'QUEUE') await schedulePublish(transaction, root.id, date);
     else await cancelPublish(transaction, root.id);
+    // Which fields changed, never their whole text (the post itself holds it).
+    const fields = [
+      ...(moved ? ['date'] : []),
+      ...(edit.items ? ['items'] : []),
+      ...(edit.settings ? ['settings'] : []),
+      ...(edit.allowDuplicate !== undefined ? ['allowDuplicate'] : []),
+    ];
+    await recordChange(transaction, organizationId, {
+      action: 'post.edited',
+      target: { kind: 'post', id: root.id },
+      integrationId: integration.id,
+      did: `edited post ${root.id}${state === 'AWAITING_APPROVAL' && before.state !== 'AWAITING_APPROVAL' ? ' (it now waits for approval)' : ''}`,
+      changes: { fields, ...(moved ? { date: { from: before.date, to: date.toISOString() } } : {}), ...(edit.items ? { items: edit.items.length } : {}), state: { from: before.state, to: state } },
+    });
   });
   await announcePostChange(services, root.id);
   return postView(services.orm.em.fork(), organizationId, root.id);

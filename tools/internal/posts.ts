@@ -7,6 +7,7 @@ import { cancelPublish, schedulePublish } from './queue.js';
 import { refuseDuplicateOf, type DuplicateGuardOptions } from './duplicates.js';
 import { changeRecord, changeSummary } from './platform-changes.js';
 import { canSeeChannel, channelFilter } from './visibility.js';
+import { recordChange } from './audit.js';
 
 export async function findPost(em: EntityManager, organizationId: string, id: string, status?: number): Promise<Post> {
   const found = await em.findOne(PostSchema, { id, organizationId, deletedAt: null });
@@ -205,6 +206,15 @@ export async function deleteGroup(em: EntityManager, organizationId: string, gro
       if (post.position === 0) await cancelPublish(transaction, post.id);
     }
     await transaction.flush();
+    for (const post of posts.filter((item) => item.position === 0)) {
+      await recordChange(transaction, organizationId, {
+        action: 'post.deleted',
+        target: { kind: 'post', id: post.id },
+        integrationId: post.integrationId,
+        did: `deleted post ${post.id} (${post.state.toLowerCase().replace('_', ' ')}) from Herald`,
+        changes: { state: post.state, group, deleteOnPlatform: false },
+      });
+    }
     return posts.length;
   });
 }
@@ -239,6 +249,7 @@ export async function changeStatus(
     if (root.state === 'DRAFT' || root.state === 'ERROR') await refuseDuplicateOf(em, root, integration, options.duplicateGuard);
     if (options.duplicateGuard.allowDuplicate) root.allowDuplicate = true;
   }
+  const stateBefore = root.state;
   await em.transactional(async (transaction) => {
     for (const item of chain) {
       const row = transaction.merge(item);
@@ -255,6 +266,13 @@ export async function changeStatus(
     await transaction.flush();
     if (target === 'QUEUE') await schedulePublish(transaction, root.id, root.publishDate);
     else await cancelPublish(transaction, root.id);
+    await recordChange(transaction, root.organizationId, {
+      action: 'post.status_changed',
+      target: { kind: 'post', id: root.id },
+      integrationId: root.integrationId,
+      did: `${target === 'DRAFT' ? 'turned post ' + root.id + ' into a draft' : `scheduled post ${root.id}${target === 'AWAITING_APPROVAL' ? ' (waiting for approval)' : ''}`}`,
+      changes: { state: { from: stateBefore, to: target } },
+    });
   });
   return target;
 }

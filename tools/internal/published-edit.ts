@@ -18,6 +18,7 @@ import { postView, type PostView } from './post-view.js';
 import { providerOf } from './integrations.js';
 import { cannotChange, isOpen, scheduleChange } from './platform-changes.js';
 import { refuseDuplicateEdit, type PostEdit } from './post-edit.js';
+import { recordChange } from './audit.js';
 
 const sameMedia = (a: StoredMedia[], b: StoredMedia[]) => a.length === b.length && a.every((media, index) => media.id === b[index].id && media.path === b[index].path);
 const sameSettings = (a: Record<string, unknown>, b: Record<string, unknown>) => JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
@@ -92,10 +93,16 @@ export async function editPublishedPost(context: Pick<ToolContext, 'caller' | 'v
       transaction.merge(item).platformChange = change;
     }
     if (edit.allowDuplicate !== undefined) transaction.merge(root).allowDuplicate = edit.allowDuplicate;
-    // audit: post.edit_on_platform (who asked, the items, pending or awaiting approval)
+    await recordChange(transaction, organizationId, {
+      action: 'post.edit_on_platform_asked',
+      target: { kind: 'post', id: root.id },
+      integrationId: integration.id,
+      did: `asked to edit post ${root.id} on the platform${approval ? ' (waiting for approval)' : ''}`,
+      changes: { items: changed.map((item) => item.position + 1), ...(edit.settings ? { settings: Object.keys(edit.settings) } : {}), awaitingApproval: Boolean(approval) },
+    });
     if (approval) {
       const label = requesterLabel(approval);
-      notify(transaction, organizationId, 'post_awaiting_approval', `${label.charAt(0).toUpperCase()}${label.slice(1)} asks to edit post ${root.id}, published on ${integration.name} (${provider.name}). Approve or reject it in the console under Approvals.`);
+      notify(transaction, organizationId, 'post_awaiting_approval', `${label.charAt(0).toUpperCase()}${label.slice(1)} asks to edit post ${root.id}, published on ${integration.name} (${provider.name}). Approve or reject it in the console under Approvals.`, undefined, undefined, integration.id);
     }
     await transaction.flush();
     if (!approval) await scheduleChange(transaction, root.id, now);

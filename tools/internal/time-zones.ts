@@ -6,6 +6,7 @@ import { UserSchema } from '../../src/db/account-entities.js';
 import { invalidInput } from '../../src/errors.js';
 import { canonicalZone } from '../../src/lib/time-zone.js';
 import { findIntegration } from './integrations.js';
+import { recordChange } from './audit.js';
 
 /** A zone a client sent, as its canonical IANA name; a clear 400 when it is not one. */
 export function zoneInput(value: string, field = 'timeZone'): string {
@@ -28,7 +29,11 @@ export const channelZone = (integration: Pick<Integration, 'timeZone'>, organiza
 
 export async function setOrganizationZone(em: EntityManager, organizationId: string, value: string): Promise<string> {
   const zone = zoneInput(value);
+  const before = await organizationZone(em, organizationId);
   await em.nativeUpdate(OrganizationSchema, { id: organizationId }, { timeZone: zone });
+  if (before !== zone) {
+    await recordChange(em, organizationId, { action: 'organization.time_zone_changed', target: { kind: 'organization', id: organizationId }, did: `changed the organization's time zone to ${zone}`, changes: { timeZone: { from: before, to: zone } } });
+  }
   return zone;
 }
 
@@ -42,7 +47,17 @@ export async function setUserZone(em: EntityManager, userId: string, value: stri
 /** A channel's zone; an empty value follows the organization's again. */
 export async function setChannelZone(em: EntityManager, organizationId: string, id: string, value: string): Promise<Integration> {
   const integration = await findIntegration(em, organizationId, id);
+  const before = integration.timeZone ?? null;
   integration.timeZone = value.trim() ? zoneInput(value) : null;
   await em.flush();
+  if (before !== integration.timeZone) {
+    await recordChange(em, organizationId, {
+      action: 'channel.time_zone_changed',
+      target: { kind: 'channel', id: integration.id },
+      integrationId: integration.id,
+      did: `changed the time zone of the channel "${integration.name}" to ${integration.timeZone ?? "the organization's"}`,
+      changes: { timeZone: { from: before, to: integration.timeZone } },
+    });
+  }
   return integration;
 }

@@ -13,6 +13,8 @@ interface Visibility {
   channels?: ReadonlySet<string>;
   /** `credentialRef` of the caller (the uploader of media it creates). */
   credential: string;
+  /** The caller itself (who an audit event names, tools/internal/audit.ts). */
+  caller: Caller;
 }
 
 const store = new AsyncLocalStorage<Visibility>();
@@ -21,7 +23,7 @@ const refOf = (caller: Caller) => (caller.credentialId.startsWith(`${caller.cred
 
 /** Runs `run` as `caller`: every lookup inside sees only the caller's channels. */
 export function asCaller<T>(caller: Caller, run: () => Promise<T>): Promise<T> {
-  return store.run({ channels: caller.channelIds ? new Set(caller.channelIds) : undefined, credential: refOf(caller) }, run);
+  return store.run({ channels: caller.channelIds ? new Set(caller.channelIds) : undefined, credential: refOf(caller), caller }, run);
 }
 
 /** The channel ids the current caller may see, or undefined for every channel (also outside any call: jobs). */
@@ -43,6 +45,11 @@ export function channelFilter(): { integrationId?: { $in: string[] } } {
 /** The current caller as stored on what it creates, or null outside any call. */
 export function currentCredential(): string | null {
   return store.getStore()?.credential ?? null;
+}
+
+/** The current caller, or undefined outside any call (jobs: Herald itself). */
+export function currentCaller(): Caller | undefined {
+  return store.getStore()?.caller;
 }
 
 /** True when the current caller is limited to channels. */

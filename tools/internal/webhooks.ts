@@ -22,6 +22,7 @@ import { createUrlGuard, FetchFailedError, type UrlGuard } from '../../src/lib/s
 import type { Services } from '../types.js';
 import { TEST_EVENT } from './webhook-events.js';
 import { webhookAttempted } from '../../src/lib/metrics.js';
+import { recordChange } from './audit.js';
 
 export const DELIVER_TASK = 'deliver_webhook';
 export const deliveryJobKey = (deliveryId: string) => `webhook:${deliveryId}`;
@@ -126,6 +127,7 @@ export async function createWebhook(
     deletedAt: null,
   });
   await em.flush();
+  await recordChange(em, organizationId, { action: 'webhook.created', target: { kind: 'webhook', id: webhook.id }, did: `created a webhook to ${webhook.url}`, changes: { url: webhook.url, events: webhook.events, description: webhook.description } });
   return { webhook, secret };
 }
 
@@ -136,12 +138,14 @@ export async function rotateWebhookSecret(services: Services, em: EntityManager,
   webhook.previousSecretExpiresAt = new Date(services.now().getTime() + PREVIOUS_SECRET_HOURS * 3600_000);
   webhook.secret = services.secrets.seal(secret);
   await em.flush();
+  await recordChange(em, webhook.organizationId, { action: 'webhook.secret_rotated', target: { kind: 'webhook', id: webhook.id }, did: `rotated the signing secret of the webhook to ${webhook.url}` });
   return secret;
 }
 
 export async function deleteWebhook(services: Services, em: EntityManager, webhook: Webhook): Promise<void> {
   webhook.deletedAt = services.now();
   await em.flush();
+  await recordChange(em, webhook.organizationId, { action: 'webhook.removed', target: { kind: 'webhook', id: webhook.id }, did: `removed the webhook to ${webhook.url}`, changes: { url: webhook.url, events: webhook.events } });
   // Deliveries still waiting for a retry have nowhere to go.
   await em.getConnection().execute(
     `select graphile_worker.remove_job('webhook:' || id) from webhook_delivery where webhook_id = ? and state = 'pending'`,

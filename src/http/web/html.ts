@@ -67,6 +67,7 @@ const NAV: [string, string][] = [
   ['apps', 'OAuth apps'],
   ['approved', 'Approved apps'],
   ['notifications', 'Notifications'],
+  ['activity', 'Activity'],
   ['members', 'Members'],
   ['settings', 'Settings'],
 ];

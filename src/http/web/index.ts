@@ -24,6 +24,7 @@ import { apiReferencePage } from './api-reference-page.js';
 import { chartPages } from './chart-pages.js';
 import { commentPages } from './comment-pages.js';
 import { overviewPages } from './overview-pages.js';
+import { activityPages } from './activity-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -52,6 +53,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   commentPages(router, services);
   consolePages(router, services, sessions);
   postPages(router, services);
+  activityPages(router, services);
   calendarPages(router, services);
   movePages(router, services);
   composePages(router, services);

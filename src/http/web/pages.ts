@@ -88,7 +88,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const { signedIn, csrf } = consoleLocals(response);
     const organization = signedIn!.organization as OrganizationChoice;
     const newKey = revealed?.key;
-    const created = revealed?.secret ? { name: revealed.name ?? '', secret: revealed.secret } : undefined;
+    const created = revealed?.secret ? { name: revealed.name ?? '', secret: revealed.secret, rotated: revealed.rotated === 'yes' } : undefined;
     const key = await services.orm.em.fork().findOne(ApiKeySchema, { organizationId: organization.id, organizationKey: true, revokedAt: null });
     const keys = await keysSection(services, response, { csrf, owner: organization.role === 'owner', created });
     const publicUrl = services.config.publicUrl;

@@ -19,6 +19,7 @@ import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../..
 import { consoleZones, formatWhen, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
 import { afterPublishing } from './post-sections.js';
 import { CHART_ASSETS } from './chart-pages.js';
+import { postActivitySection } from './activity-pages.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -240,6 +241,7 @@ async function postPage(services: Services, request: Request, response: Response
       : ''}
     ${editable ? editForm(view, csrf, problem?.values ?? editValuesOf(view, zones.viewer)) : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform.</p>`}
     ${published}
+    ${await postActivitySection(services, request, response, view.root.id)}
     <p><a href="/calendar?month=${localInputValue(view.root.publishDate, zones.viewer).slice(0, 7)}">Back to the calendar</a></p>`,
   );
 }

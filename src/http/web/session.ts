@@ -9,6 +9,7 @@ import { resolveSession, SESSION_DAYS, type SignedIn } from '../../../tools/inte
 import { runTool } from '../../../tools/runner.js';
 import type { Caller, Services, ToolDefinition } from '../../../tools/types.js';
 import { OWNER_SCOPES } from '../../../tools/internal/scopes.js';
+import { asCaller } from '../../../tools/internal/visibility.js';
 
 export const SESSION_COOKIE = 'herald_session';
 const CSRF_COOKIE = 'herald_csrf';
@@ -77,7 +78,9 @@ export function consoleSession(services: Services) {
         throw new DomainError('forbidden', 'The form expired or was not sent from this console.', { hint: 'Go back, reload the page and send the form again.' });
       }
     }
-    next();
+    // Everything the page does runs as the signed-in person: the audit trail names them (tools/internal/audit.ts).
+    if (signedIn?.organization) await asCaller(consoleCaller(response), async () => next());
+    else next();
   };
 }
 
@@ -132,7 +135,16 @@ export function requireOwner(_request: Request, response: Response, next: NextFu
 /** The console acts as the signed-in user's current organization, with every scope (pages check owner-only acts themselves). */
 export function consoleCaller(response: Response): Caller {
   const signedIn = consoleLocals(response).signedIn!;
-  return { organizationId: signedIn.organization!.id, credentialId: `session:${signedIn.session.id}`, credentialKind: 'session', scopes: OWNER_SCOPES };
+  return {
+    organizationId: signedIn.organization!.id,
+    credentialId: `session:${signedIn.session.id}`,
+    credentialKind: 'session',
+    scopes: OWNER_SCOPES,
+    // Who and from where, for the audit trail.
+    name: signedIn.user.name || signedIn.user.email,
+    personId: signedIn.user.id,
+    origin: { via: 'console', address: response.req.ip ?? null, client: response.req.get('user-agent') ?? null },
+  };
 }
 
 /** Runs a tool for a console request, as its signed-in user's organization (consoleCaller). */
