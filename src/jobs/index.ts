@@ -21,6 +21,7 @@ import { NOSTR_REDELIVERY_TASK, nostrRedeliveryTask, scheduleRelayRedeliveries }
 import { platformChangeTask, sweepPendingChanges } from './platform-change.js';
 import { CHANGE_TASK } from '../../tools/internal/platform-changes.js';
 import { METRICS_HISTORY_CRONTAB, metricsHistoryTasks } from './metrics-history.js';
+import { AUDIT_CRONTAB, auditTasks } from './audit.js';
 
 export function publishPostTask(services: Services): Task {
   return exclusiveTask({
@@ -59,6 +60,7 @@ export const taskList = (services: Services) => ({
   ...agentApiTasks(services),
   ...metricsHistoryTasks(services),
   ...commentTasks(services),
+  ...auditTasks(services),
 });
 
 export interface Worker {
@@ -121,7 +123,7 @@ export async function startWorker(services: Services, connectionString: string):
     // Awaited before each job is taken: every id that may lock a job is recorded first.
     forbiddenFlags: () => presence.recorded(),
     taskList: punctual(taskList(services), (at) => presence.arm(at)),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}${COMMENT_CRONTAB}`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}${COMMENT_CRONTAB}${AUDIT_CRONTAB}`,
   });
   await startCommentPolling(runner).catch((error: Error) => services.logger.warn({ err: error.message }, 'could not start the comment poll'));
   return {
