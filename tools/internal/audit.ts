@@ -46,15 +46,13 @@ export function auditFrom(context: Pick<ToolContext, 'caller' | 'via'>): Pick<Au
   return { organizationId: caller.organizationId, actor: actorOf(caller), via: context.via === 'mcp' ? 'mcp' : caller.credentialKind === 'session' ? 'console' : 'rest' };
 }
 
-const INSERT = statement(
-  'audit_insert',
-  `insert into audit_event (id, organization_id, at, actor_kind, actor_id, actor_name, via, address, client, action, target_kind, target_id, integration_id, summary, changes)
-   values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)`,
-);
+/** The audit_event columns and their values in that order ($1..$15), for a statement that records an event as part of its own work (publish-outcome.ts). */
+export const AUDIT_COLUMNS = 'id, organization_id, at, actor_kind, actor_id, actor_name, via, address, client, action, target_kind, target_id, integration_id, summary, changes';
 
-/** Records one event. The one function every tool and job calls. */
-export async function recordAudit(em: EntityManager, event: AuditEvent, at = new Date()): Promise<void> {
-  await sqlOf(em).rows(INSERT, [
+const INSERT = statement('audit_insert', `insert into audit_event (${AUDIT_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)`);
+
+export function auditValues(event: AuditEvent, at = new Date()): unknown[] {
+  return [
     newId(),
     event.organizationId,
     at,
@@ -70,7 +68,12 @@ export async function recordAudit(em: EntityManager, event: AuditEvent, at = new
     event.integrationId ?? null,
     event.summary,
     JSON.stringify(event.changes ?? {}),
-  ]);
+  ];
+}
+
+/** Records one event. The one function every tool and job calls. */
+export async function recordAudit(em: EntityManager, event: AuditEvent, at = new Date()): Promise<void> {
+  await sqlOf(em).rows(INSERT, auditValues(event, at));
 }
 
 export interface AuditRecord {

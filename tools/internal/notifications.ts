@@ -24,6 +24,13 @@ export type { NotificationSubject };
  */
 export function notify(em: EntityManager, organizationId: string, type: NotificationType, content: string, link?: string, subject?: NotificationSubject): void {
   const createdAt = new Date();
-  em.create(NotificationSchema, { id: newId(), organizationId, type, content, link: link ?? null, createdAt });
+  em.create(NotificationSchema, { id: newId(), organizationId, type, content, link: link ?? null, integrationId: integrationOf(subject), createdAt });
   raiseWebhookEvent(em, organizationId, type, { content, link, subject, createdAt });
+}
+
+/** The channel a notification is about, from its subject (a channel-limited key sees only its channels' notifications). */
+export function integrationOf(subject: NotificationSubject | undefined): string | null {
+  if (!subject) return null;
+  if ('post' in subject) return subject.post.integrationId;
+  return subject.integration.id;
 }
