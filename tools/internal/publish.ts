@@ -289,6 +289,8 @@ async function publishItem(
       announce: last,
     });
     if (last) run.announced = true;
+    // Anything else the provider's context changed (none on the usual path: then this sends nothing).
+    await em.flush();
     return undefined;
   } catch (error) {
     return handleFailure(run, item, error);
