@@ -1,7 +1,7 @@
 // Memory over a long run (issue 26: "10,000 creates, 2,000 publishes and 30 minutes of mixed REST and MCP traffic; RSS of
 // the node process at the end ≤ 250 MiB and not growing over its last 15 minutes"). Herald runs as `npm start` runs it (one
 // process, web and worker); SOAK_CLIENTS (4) clients send, each in turn, a create (POST /posts, one post, until the creates
-// are done), GET /posts (a 3-day window), GET /integrations, an MCP integrationList and an MCP listPosts on open sessions,
+// are done), GET /posts (a 3-day window), GET /integrations, an MCP integrationList and an MCP groupList on open sessions,
 // for SOAK_MINUTES (30). Of the creates, SOAK_PUBLISHES are due during the run (spread evenly between its first and its
 // last minute) and go out on the zero-latency fake platform; the others are due next month. The node processes' RSS is
 // sampled every 10 s; the figure is the RSS at the end, its peak, and the slope of a least-squares line through the samples
@@ -53,7 +53,7 @@ export async function soakFigure(): Promise<void> {
     const firstDue = started + Math.min(60_000, (minutes * 60_000) / 4);
     const lastDue = end - Math.min(60_000, (minutes * 60_000) / 4);
     let created = 0;
-    const counts = { create: 0, 'GET /posts': 0, 'GET /integrations': 0, 'MCP integrationList': 0, 'MCP listPosts': 0 };
+    const counts = { create: 0, 'GET /posts': 0, 'GET /integrations': 0, 'MCP integrationList': 0, 'MCP groupList': 0 };
     let errors = 0;
     let firstError = '';
     const window = () => `startDate=${new Date(Date.now() - 86_400_000).toISOString()}&endDate=${new Date(Date.now() + 2 * 86_400_000).toISOString()}`;
@@ -70,7 +70,7 @@ export async function soakFigure(): Promise<void> {
       ['GET /posts', () => rest(herald, apiKey, 'GET', `/posts?${window()}`)],
       ['GET /integrations', () => rest(herald, apiKey, 'GET', '/integrations')],
       ['MCP integrationList', (session) => session.callTool({ name: 'integrationList', arguments: {} })],
-      ['MCP listPosts', (session) => session.callTool({ name: 'listPosts', arguments: { startDate: new Date(Date.now() - 86_400_000).toISOString(), endDate: new Date(Date.now() + 86_400_000).toISOString() } })],
+      ['MCP groupList', (session) => session.callTool({ name: 'groupList', arguments: {} })],
     ];
     // Creates spread over the run: a client creates when the creates are behind their share of the time elapsed.
     const createsDue = () => (creates * (Date.now() - started)) / (minutes * 60_000);
