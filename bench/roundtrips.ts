@@ -31,11 +31,12 @@ async function idleRate(proxy: PgProxy, seconds: number): Promise<number> {
 }
 
 /** One operation's round trips: the count from its start until SETTLE_MS after it ended. */
-async function counted(proxy: PgProxy, operation: () => Promise<void>): Promise<{ roundTrips: number; connections: number }> {
+async function counted(proxy: PgProxy, operation: () => Promise<void>): Promise<{ roundTrips: number; connections: number; statements: string[] }> {
   proxy.reset();
   await operation();
   await sleep(SETTLE_MS);
-  return { roundTrips: proxy.count(), connections: proxy.connections() };
+  const statements = proxy.statements().map(({ connection, statements }) => `#${connection} ${statements.join(' | ').replace(/\s+/g, ' ').slice(0, 240)}`);
+  return { roundTrips: proxy.count(), connections: proxy.connections(), statements };
 }
 
 interface Operation {
@@ -95,11 +96,12 @@ export async function roundtripsFigure(): Promise<void> {
     await waitForMessage(fake, await publishOne());
     const idleSeconds = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
     const [webIdle, workerIdle] = await Promise.all([idleRate(webProxy, idleSeconds), idleRate(workerProxy, idleSeconds)]);
-    const results = new Map<string, { roundTrips: number[]; connections: number[] }>();
-    const record = (name: string, value: { roundTrips: number; connections: number }) => {
-      const entry = results.get(name) ?? { roundTrips: [], connections: [] };
+    const results = new Map<string, { roundTrips: number[]; connections: number[]; statements: string[] }>();
+    const record = (name: string, value: { roundTrips: number; connections: number; statements: string[] }) => {
+      const entry = results.get(name) ?? { roundTrips: [], connections: [], statements: [] };
       entry.roundTrips.push(value.roundTrips);
       entry.connections.push(value.connections);
+      entry.statements = value.statements;
       results.set(name, entry);
     };
     for (let run = 0; run < runs; run++) {
@@ -117,6 +119,10 @@ export async function roundtripsFigure(): Promise<void> {
       const sorted = [...entry.roundTrips].sort((a, b) => a - b);
       const range = `${sorted[0].toFixed(0)}–${sorted.at(-1)!.toFixed(0)}`;
       console.log(`  ${name.padEnd(56)} ${median(sorted).toFixed(0).padStart(11)} ${range.padStart(9)} ${goals.get(name)!.padStart(12)}  ${median(entry.connections)}`);
+    }
+    // BENCH_ROUNDTRIP_LOG=1: the SQL of each round trip of every operation's last run (the proxy reads it off the wire).
+    if (process.env.BENCH_ROUNDTRIP_LOG) {
+      for (const [name, entry] of results) console.log(`\n  ${name}, last run:\n${entry.statements.map((line) => `    ${line}`).join('\n')}`);
     }
   } finally {
     await mcp?.close().catch(() => undefined);

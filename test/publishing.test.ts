@@ -99,6 +99,17 @@ describe('a scheduled thread is published at its date, exactly once, on each pla
 
       const notifications = await herald.rest('GET', '/notifications');
       expect(notifications.body.notifications.filter((item: { type: string }) => item.type === 'post_published')).toHaveLength(3);
+      // Written with each outcome (tools/internal/publish-outcome.ts): the notification names its channel, and the audit
+      // trail records the publication by Herald, from the worker.
+      const em = herald.services.orm.em.fork();
+      const made = await em.find(NotificationSchema, { type: 'post_published', integrationId: { $in: Object.values(channel) } });
+      expect(made.map((notification) => notification.integrationId).sort()).toEqual(Object.values(channel).sort());
+      const audit = await em.getConnection().execute(`select actor_kind, actor_name, via, target_id, integration_id from audit_event where action = 'post.published'`);
+      expect((audit as { target_id: string }[]).sort((a, b) => (a.target_id < b.target_id ? -1 : 1))).toEqual(
+        Object.entries(ids)
+          .map(([platform, postId]) => ({ actor_kind: 'herald', actor_name: 'Herald', via: 'worker', target_id: postId, integration_id: channel[platform as keyof typeof channel] }))
+          .sort((a, b) => (a.target_id < b.target_id ? -1 : 1)),
+      );
     } finally {
       await worker.stop();
     }
@@ -187,6 +198,10 @@ describe('resuming and failing', () => {
     expect(root.error).toContain('Text character limit of 500 exceeded');
     const list = await herald.rest('GET', '/notifications');
     expect(list.body.notifications[0].content).toContain('Text character limit of 500 exceeded');
+    const em = herald.services.orm.em.fork();
+    expect((await em.findOneOrFail(NotificationSchema, { type: 'post_failed', content: { $like: '%Text character limit%' } })).integrationId).toBe(channel.mastodon);
+    const audit = await em.getConnection().execute(`select actor_kind, via, integration_id, summary from audit_event where action = 'post.failed' and target_id = ?`, [rootId]);
+    expect(audit).toEqual([expect.objectContaining({ actor_kind: 'herald', via: 'worker', integration_id: channel.mastodon })]);
   });
 
   it('backs off on a retryable error and gives up with ERROR on the last attempt', async () => {

@@ -36,6 +36,8 @@ export interface PgProxy {
   perConnection(): Map<number, number>;
   /** Connections opened since the last reset. */
   connections(): number;
+  /** The SQL of each round trip since the last reset, in order (connection number and statements). */
+  statements(): { connection: number; statements: string[] }[];
   reset(): void;
   /** Changes the delay per round trip for what is sent from now on. */
   setDelay(ms: number): void;
@@ -48,8 +50,11 @@ export interface PgProxy {
 class ClientMessages {
   private buffer: Buffer = Buffer.alloc(0);
   private startup = true;
+  /** Prepared statements of this connection by name ('' the unnamed one), and what was sent since the last round trip. */
+  private readonly prepared = new Map<string, string>();
+  private pending: string[] = [];
   constructor(
-    private readonly onRoundTrip: () => void,
+    private readonly onRoundTrip: (statements: string[]) => void,
     /** An SSLRequest or GSSENCRequest arrived: the proxy answers it itself, it is not forwarded. */
     private readonly onEncryptionRequest: () => void,
   ) {}
@@ -78,12 +83,40 @@ class ClientMessages {
       if (this.buffer.length - offset < 5) break;
       const length = this.buffer.readInt32BE(offset + 1);
       if (this.buffer.length - offset < 1 + length) break;
-      if (WAITS_FOR_ANSWER.has(String.fromCharCode(this.buffer[offset]))) this.onRoundTrip();
+      const type = String.fromCharCode(this.buffer[offset]);
+      this.note(type, this.buffer.subarray(offset + 5, offset + 1 + length));
+      if (WAITS_FOR_ANSWER.has(type)) {
+        this.onRoundTrip(this.pending);
+        this.pending = [];
+      }
       forward.push(this.buffer.subarray(offset, offset + 1 + length));
       offset += 1 + length;
     }
     this.buffer = this.buffer.subarray(offset);
     return forward.length === 1 ? forward[0] : Buffer.concat(forward);
+  }
+
+  /** The SQL a message runs: Query (its text), Parse (name, text: remembered), Bind (portal, statement name: executed). */
+  private note(type: string, body: Buffer): void {
+    const cstrings = (count: number) => {
+      const strings: string[] = [];
+      let start = 0;
+      for (let index = 0; index < count; index++) {
+        const end = body.indexOf(0, start);
+        if (end < 0) break;
+        strings.push(body.toString('utf8', start, end));
+        start = end + 1;
+      }
+      return strings;
+    };
+    if (type === 'Q') this.pending.push(cstrings(1)[0] ?? '');
+    else if (type === 'P') {
+      const [name, text] = cstrings(2);
+      this.prepared.set(name ?? '', text ?? '');
+    } else if (type === 'B') {
+      const [, name] = cstrings(2);
+      this.pending.push(this.prepared.get(name ?? '') ?? `(prepared ${name})`);
+    } else if (type === 'F') this.pending.push('(function call)');
   }
 }
 
@@ -145,6 +178,7 @@ export async function startPgProxy(upstreamUrl: string, options: { delayMs?: num
   let appliedSum = 0;
   let appliedCount = 0;
   let perConnection = new Map<number, number>();
+  let log: { connection: number; statements: string[] }[] = [];
   let nextId = 0;
   const sockets = new Set<net.Socket>();
 
@@ -161,9 +195,10 @@ export async function startPgProxy(upstreamUrl: string, options: { delayMs?: num
       appliedCount++;
     });
     const messages = new ClientMessages(
-      () => {
+      (statements) => {
         total++;
         perConnection.set(id, (perConnection.get(id) ?? 0) + 1);
+        if (log.length < 10_000) log.push({ connection: id, statements });
       },
       () => answers.push(Buffer.from('N')),
     );
@@ -197,8 +232,10 @@ export async function startPgProxy(upstreamUrl: string, options: { delayMs?: num
     count: () => total,
     perConnection: () => new Map(perConnection),
     connections: () => opened,
+    statements: () => [...log],
     reset() {
       total = 0;
+      log = [];
       opened = 0;
       appliedSum = 0;
       appliedCount = 0;

@@ -6,6 +6,7 @@ import { WorkerPresence } from './presence.js';
 import { z } from 'zod';
 import type { Services } from '../../tools/types.js';
 import { publishChain } from '../../tools/internal/publish.js';
+import type { Post } from '../db/entities.js';
 import { PUBLISH_TASK, publishJobKey, sweepDuePosts } from '../../tools/internal/queue.js';
 import { pruneRateLimits } from '../lib/rate-limit.js';
 import { pruneExpiredAccess } from '../../tools/internal/oauth-apps.js';
@@ -30,9 +31,11 @@ export function publishPostTask(services: Services): Task {
     jobKey: ({ postId }) => publishJobKey(postId),
     maxAttempts: 8,
     run: async ({ postId }) => {
-      const outcome = await publishChain(services, postId);
-      // A Nostr note that some relays missed is sent to them again later.
-      await scheduleRelayRedeliveries(services.orm.em.fork(), postId, services.now());
+      let chain: Post[] = [];
+      const outcome = await publishChain(services, postId, { ranOn: (loaded) => (chain = loaded) });
+      // A Nostr note that some relays missed is sent to them again later: asked only when an item of the chain (as this run
+      // left it in memory, its outcome written) went out with relays pending, so other publications spend no round trip on it.
+      if (chain.some((item) => item.state === 'PUBLISHED' && item.releaseMeta?.pendingRelays)) await scheduleRelayRedeliveries(services.orm.em.fork(), postId, services.now());
       return outcome.kind === 'waiting' ? outcome.runAt : undefined;
     },
   });
@@ -104,7 +107,7 @@ export async function startWorker(services: Services, connectionString: string):
   // others (and by this one as it starts), never those of a live one; the per-post advisory lock still prevents two runs
   // of one post.
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
-  const presence = new WorkerPresence({ connectionString, pool: pgPool, logger: services.logger, wake: () => workerPool?.nudge(concurrency), events });
+  const presence = new WorkerPresence({ connectionString, pool: pgPool, logger: services.logger, wake: (jobs) => workerPool?.nudge(Math.min(jobs ?? concurrency, concurrency)), events });
   // Jobs are locked in the name of the pool (graphile-worker 0.17) or of one of its workers: both are recorded as this process's.
   const register = (id: string) => void presence.register(id).catch(() => undefined); // logged, and tried again before a job is taken
   events.on('pool:create', ({ workerPool: created }) => {

@@ -45,7 +45,8 @@ const MAX_TIMERS = 10_000;
 export class WorkerPresence {
   readonly processId = randomUUID();
   private readonly listener: Listener;
-  private readonly timers = new Map<number, NodeJS.Timeout>();
+  /** A timer per known due time, and how many jobs are known due then (that many workers are woken, no more). */
+  private readonly timers = new Map<number, { timer: NodeJS.Timeout; jobs: number }>();
   private readonly intervals: NodeJS.Timeout[] = [];
   /** graphile-worker ids of this process (its pools and workers), and whether each is recorded yet. */
   private readonly ownIds = new Map<string, Promise<void>>();
@@ -61,8 +62,12 @@ export class WorkerPresence {
       /** A pool for the recovery and look-ahead queries (not the presence connection, which only listens). */
       pool: pg.Pool;
       logger: Logger;
-      /** Wakes the idle workers (graphile-worker's pool nudge). */
-      wake: () => void;
+      /**
+       * Wakes idle workers (graphile-worker's pool nudge): `jobs` of them when that many jobs fell due (each woken worker
+       * that finds nothing spends a database round trip; one that finds a job goes on taking due jobs until none is
+       * left), every idle one when not said.
+       */
+      wake: (jobs?: number) => void;
       /** graphile-worker's events: which jobs this process is running. */
       events: WorkerEvents;
     },
@@ -131,24 +136,33 @@ export class WorkerPresence {
     return null;
   }
 
-  /** Wakes the workers at `at` (at once when it is due). */
-  arm(at: number): void {
+  /**
+   * Wakes workers at `at` (at once when it is due) for `jobs` more jobs due then (a NOTIFY, a re-schedule), or for `jobs`
+   * in all when `counted` (the look-ahead, which counts every job due then).
+   */
+  arm(at: number, jobs = 1, counted = false): void {
     const wait = at - Date.now();
-    if (wait <= 2) return this.options.wake();
-    if (this.timers.has(at) || this.timers.size >= MAX_TIMERS) return;
+    if (wait <= 2) return this.options.wake(jobs);
+    const armed = this.timers.get(at);
+    if (armed) {
+      armed.jobs = counted ? Math.max(armed.jobs, jobs) : armed.jobs + jobs;
+      return;
+    }
+    if (this.timers.size >= MAX_TIMERS) return;
     const timer = setTimeout(() => {
+      const fired = this.timers.get(at);
       this.timers.delete(at);
-      this.options.wake();
+      this.options.wake(fired?.jobs);
     }, wait);
     timer.unref();
-    this.timers.set(at, timer);
+    this.timers.set(at, { timer, jobs });
   }
 
   /** After graphile-worker has stopped (nothing of this process runs any more): releases what is still locked in its name. */
   async stop(): Promise<void> {
     for (const interval of this.intervals) clearInterval(interval);
     clearTimeout(this.confirmTimer);
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     try {
       await this.options.pool.query('select graphile_worker.force_unlock_workers($1::text[])', [[...this.ownIds.keys()]]);
@@ -222,11 +236,11 @@ export class WorkerPresence {
   /** Arms a timer for each job due within the next 35 seconds. */
   private async lookAhead(): Promise<void> {
     try {
-      const { rows } = await this.options.pool.query<{ at: number }>(
-        `select distinct (extract(epoch from run_at) * 1000)::float8 as at from graphile_worker._private_jobs
-         where is_available = true and run_at > now() and run_at <= now() + interval '${LOOKAHEAD_SPAN}' limit 1000`,
+      const { rows } = await this.options.pool.query<{ at: number; jobs: string }>(
+        `select (extract(epoch from run_at) * 1000)::float8 as at, count(*) as jobs from graphile_worker._private_jobs
+         where is_available = true and run_at > now() and run_at <= now() + interval '${LOOKAHEAD_SPAN}' group by run_at limit 1000`,
       );
-      for (const row of rows) this.arm(Math.round(Number(row.at)));
+      for (const row of rows) this.arm(Math.round(Number(row.at)), Number(row.jobs), true);
     } catch (error) {
       this.options.logger.warn({ err: (error as Error).message }, 'could not look ahead for due jobs');
     }

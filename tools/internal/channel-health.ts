@@ -9,6 +9,7 @@ import { findProvider } from '../../providers/index.js';
 import { isoDay } from '../../providers/shared.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
+import { listedNotice } from './integrations.js';
 
 export const channelHealthSchema = z.object({
   state: z.enum(['active', 'token_expiring', 'needs_reconnection', 'disabled']),
@@ -92,6 +93,9 @@ export async function healthByChannel(services: Services, em: EntityManager, int
  */
 async function latestNotices(em: EntityManager, integrations: Integration[]): Promise<Map<string, string>> {
   if (integrations.length === 0) return new Map();
+  // Channels from listIntegrations came with their notice (read by the list query itself).
+  const listed = integrations.map(listedNotice);
+  if (listed.every((notice) => notice !== undefined)) return new Map(integrations.flatMap((integration, index) => (listed[index] ? [[integration.id, listed[index]!] as const] : [])));
   const rows: { integration_id: string; notice: string | null }[] = await em.getConnection().execute(
     `select distinct on (integration_id) integration_id, release_meta->>'channelNotice' as notice from post
      where integration_id in (${integrations.map(() => '?').join(',')}) and position = 0 and published_at is not null and deleted_at is null

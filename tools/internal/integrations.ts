@@ -45,10 +45,22 @@ export function providerOf(integration: Integration): Provider {
 const LIST_INTEGRATIONS = statement(
   'integrations_of_organization',
   `select id, organization_id, provider_identifier, internal_id, name, picture, profile, credentials, token_expires_at, disabled,
-     refresh_needed, in_between_steps, customer_id, posting_times, posting_times_zone, time_zone, additional_settings, created_at, updated_at, deleted_at
+     refresh_needed, in_between_steps, customer_id, posting_times, posting_times_zone, time_zone, additional_settings, created_at, updated_at, deleted_at,
+     (select o.time_zone from organization o where o.id = $1) as organization_time_zone,
+     (select p.release_meta->>'channelNotice' from post p where p.integration_id = integration.id and p.position = 0 and p.published_at is not null
+        and p.deleted_at is null order by p.published_at desc limit 1) as channel_notice
    from integration where organization_id = $1 and deleted_at is null and ($2::text is null or customer_id = $2)
    order by created_at, id`,
 );
+
+/**
+ * What the list query read with each channel, so that the records and the health of a listed channel cost no query of
+ * their own (issue 26: a REST request in 2 round trips): the organization's zone and the channel's latest notice.
+ */
+const listedWith = new WeakMap<Integration, { organizationZone: string; notice: string | null }>();
+
+/** The `channelNotice` of the channel's latest published post, when the channel came from listIntegrations (else undefined). */
+export const listedNotice = (integration: Integration): string | null | undefined => listedWith.get(integration)?.notice;
 
 const date = (value: string | Date | null) => (value === null ? null : new Date(value));
 
@@ -59,7 +71,16 @@ const date = (value: string | Date | null) => (value === null ? null : new Date(
 export async function listIntegrations(em: EntityManager, organizationId: string, customerId?: string): Promise<Integration[]> {
   // An empty group is no filter.
   const rows = (await sqlOf(em).rows<Record<string, any>>(LIST_INTEGRATIONS, [organizationId, customerId || null])).filter((row) => canSeeChannel(row.id));
-  return rows.map((row) => ({
+  return rows.map((row) => {
+    const integration = integrationOfRow(row);
+    listedWith.set(integration, { organizationZone: row.organization_time_zone ?? 'UTC', notice: row.channel_notice ?? null });
+    return integration;
+  });
+}
+
+/** A channel from its row (column names; timestamps as Date or text, as from `to_jsonb(integration)`), not managed by an entity manager. */
+export function integrationOfRow(row: Record<string, any>): Integration {
+  return {
     id: row.id,
     organizationId: row.organization_id,
     providerIdentifier: row.provider_identifier,
@@ -80,7 +101,7 @@ export async function listIntegrations(em: EntityManager, organizationId: string
     createdAt: date(row.created_at)!,
     updatedAt: date(row.updated_at)!,
     deletedAt: date(row.deleted_at),
-  }));
+  };
 }
 
 /** Records of loaded channels, with their customer (group) when they have one, and their zone. */
@@ -88,7 +109,8 @@ export async function recordsOf(em: EntityManager, organizationId: string, integ
   const customerIds = [...new Set(integrations.map((integration) => integration.customerId).filter((id): id is string => Boolean(id)))];
   const customers = customerIds.length ? await em.find(CustomerSchema, { id: { $in: customerIds }, organizationId }) : [];
   const customerById = new Map(customers.map((customer) => [customer.id, customer]));
-  const zone = await organizationZone(em, organizationId);
+  const listed = integrations.length > 0 ? listedWith.get(integrations[0]) : undefined;
+  const zone = listed ? listed.organizationZone : await organizationZone(em, organizationId);
   return integrations.map((integration) => ({
     ...toIntegrationRecord(integration, integration.customerId ? customerById.get(integration.customerId) : undefined),
     timeZone: channelZone(integration, zone),

@@ -2,11 +2,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema, type Integration, type Post, type PostApproval, type PostState, type PostTag } from '../../src/db/entities.js';
 import { conflict, invalidInput, notFound, notSupported } from '../../src/errors.js';
-import { listIntegrations, providerOf } from './integrations.js';
+import { integrationOfRow, providerOf } from './integrations.js';
+import { sqlOf, statement } from '../../src/db/sql.js';
 import { cancelPublish, schedulePublish } from './queue.js';
 import { refuseDuplicateOf, type DuplicateGuardOptions } from './duplicates.js';
 import { changeRecord, changeSummary } from './platform-changes.js';
-import { canSeeChannel, channelFilter } from './visibility.js';
+import { canSeeChannel, channelFilter, visibleChannelIds } from './visibility.js';
 import { recordChange } from './audit.js';
 
 export async function findPost(em: EntityManager, organizationId: string, id: string, status?: number): Promise<Post> {
@@ -164,36 +165,62 @@ export function toPostRecord(post: Post, chain: Post[], integration: Integration
 
 export const MAX_PAGE = 1000;
 
+/**
+ * A page of root posts in the range with their chains and channels, in one query (issue 26: a REST request in 2 round
+ * trips, the credential check and this): the caller's visible channels (of one customer when given), the page's roots, and
+ * the later items of their chains.
+ */
+const LIST_POSTS = statement(
+  'posts_in_range',
+  `with channel as (
+     select i.* from integration i where i.organization_id = $1 and i.deleted_at is null and ($2::text is null or i.customer_id = $2)
+       and ($3::text[] is null or i.id = any($3::text[]))),
+   root as (
+     select p.* from post p where p.organization_id = $1 and p.deleted_at is null and p.position = 0
+       and p.integration_id in (select id from channel) and p.publish_date >= $4 and p.publish_date <= $5
+       and ($6::timestamptz is null or p.publish_date > $6 or (p.publish_date = $6 and p.id > $7))
+     order by p.publish_date, p.id limit $8)
+   select r.*, (select to_jsonb(c) from channel c where c.id = r.integration_id) as herald_channel from root r
+   union all
+   select p.*, null from post p where p.root_post_id in (select id from root) and p.position > 0 and p.deleted_at is null`,
+);
+
 export async function listPosts(
   em: EntityManager,
   organizationId: string,
   range: { startDate: Date; endDate: Date; customer?: string; cursor?: string; limit?: number },
 ): Promise<{ posts: PostRecord[]; nextCursor: string | null }> {
-  // Read only, like the posts below: plain rows the entity manager does not track.
-  const integrations = await listIntegrations(em, organizationId, range.customer || undefined);
-  if (integrations.length === 0) return { posts: [], nextCursor: null };
-  const byId = new Map(integrations.map((integration) => [integration.id, integration]));
   const limit = Math.min(range.limit ?? MAX_PAGE, MAX_PAGE);
   const after = range.cursor ? decodeCursor(range.cursor) : undefined;
-  const roots = await em.find(
-    PostSchema,
-    {
-      organizationId,
-      deletedAt: null,
-      position: 0,
-      integrationId: { $in: [...byId.keys()] },
-      publishDate: { $gte: range.startDate, $lte: range.endDate },
-      ...(after ? { $or: [{ publishDate: { $gt: after.date } }, { publishDate: after.date, id: { $gt: after.id } }] } : {}),
-    },
-    // Read only: up to a thousand posts not tracked by the entity manager (nothing for the flush after the tool to check).
-    { orderBy: { publishDate: 'asc', id: 'asc' }, limit: limit + 1, disableIdentityMap: true },
-  );
+  const visible = visibleChannelIds();
+  const rows = await sqlOf(em).rows<Record<string, any> & { herald_channel: Record<string, any> | null }>(LIST_POSTS, [
+    organizationId,
+    range.customer || null,
+    visible ? [...visible] : null,
+    range.startDate,
+    range.endDate,
+    after?.date ?? null,
+    after?.id ?? '',
+    limit + 1,
+  ]);
+  // Read only: mapped by an entity manager of their own, never flushed (nothing for the flush after the tool to check).
+  const reader = em.fork();
+  const channels = new Map<string, Integration>();
+  const roots: Post[] = [];
+  const later: Post[] = [];
+  for (const { herald_channel: channel, ...row } of rows) {
+    const post = reader.map(PostSchema, row);
+    if (post.position === 0) roots.push(post);
+    else later.push(post);
+    if (channel && !channels.has(channel.id)) channels.set(channel.id, integrationOfRow(channel));
+  }
+  roots.sort((a, b) => a.publishDate.getTime() - b.publishDate.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  later.sort((a, b) => a.position - b.position);
   const more = roots.length > limit;
   const page = more ? roots.slice(0, limit) : roots;
-  const later = page.length > 0 ? await em.find(PostSchema, { rootPostId: { $in: page.map((post) => post.id) }, position: { $gt: 0 }, deletedAt: null }, { orderBy: { position: 'asc' }, disableIdentityMap: true }) : [];
   const chains = new Map(page.map((post) => [post.id, [post]]));
   for (const item of later) chains.get(item.rootPostId)?.push(item);
-  const posts = page.map((post) => toPostRecord(post, chains.get(post.id)!, byId.get(post.integrationId)!));
+  const posts = page.map((post) => toPostRecord(post, chains.get(post.id)!, channels.get(post.integrationId)!));
   return { posts, nextCursor: more ? encodeCursor(page.at(-1)!) : null };
 }
 

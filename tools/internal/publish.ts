@@ -19,6 +19,8 @@ import { shortenContent } from './short-links.js';
 import { announcePost } from './announce.js';
 import { publishFailed, timedPublish } from '../../src/lib/metrics.js';
 import { markAnswered } from './comments.js';
+import { flushWithAudit, recordAttemptStarted, recordPublished } from './publish-outcome.js';
+import { HERALD, type AuditEvent } from './audit.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -66,6 +68,8 @@ interface Run {
   /** e.g. "Bluesky (Alice)". */
   where: string;
   chain: Post[];
+  /** The outcome's statement already told the subscribed MCP sessions (publish-outcome.ts). */
+  announced?: boolean;
 }
 
 /**
@@ -101,31 +105,57 @@ async function failFrom(run: Run, item: Post, message: string): Promise<PublishO
     const what = item.position === 0 ? 'Your post' : `Item ${item.position + 1} of your post`;
     notify(em, item.organizationId, 'post_failed', `${what} on ${where} failed: ${message}`, undefined, { post: item });
   }
-  await em.flush();
+  // The audit trail's record is committed with the outcome (one transaction; a failure is not the hot path).
+  await flushWithAudit(em, {
+      organizationId: item.organizationId,
+      actor: HERALD,
+      via: 'worker',
+      action: 'post.failed',
+      target: { kind: 'post', id: item.rootPostId },
+      integrationId: item.integrationId,
+      summary: `Herald could not publish ${item.position === 0 ? `post ${item.rootPostId}` : `item ${item.position + 1} of post ${item.rootPostId}`} on ${where}${sent.length > 0 ? ' (published in part)' : ''}.`,
+      changes: { item: item.position, error: message, published: sent.map((other) => other.position) },
+  });
   services.logger.warn({ postId: item.id, integrationId: item.integrationId, partial: sent.length > 0 }, `publishing failed: ${message}`);
   return { kind: 'failed', error: message };
 }
 
 /** Publishes what is due of a chain; a chain that went out or failed is announced to MCP resource subscribers (announce.ts). */
-export async function publishChain(services: Services, rootPostId: string): Promise<PublishOutcome> {
-  const { outcome, root } = await runChain(services, rootPostId);
+export async function publishChain(services: Services, rootPostId: string, options: { ranOn?: (chain: Post[]) => void } = {}): Promise<PublishOutcome> {
+  const { outcome, root, announced } = await runChain(services, rootPostId, options.ranOn);
   // The root as runChain left it: its state is set in memory and flushed before a published or failed outcome.
-  if (root && (outcome.kind === 'published' || outcome.kind === 'failed')) await announcePost(services, root);
+  if (root && !announced && (outcome.kind === 'published' || outcome.kind === 'failed')) await announcePost(services, root);
   return outcome;
 }
 
+/**
+ * The chain (the root first) and its channel in one query, as managed entities; the channel is undefined when it was
+ * deleted. Every publication starts here.
+ */
+async function loadChain(em: EntityManager, rootPostId: string): Promise<{ chain: Post[]; integration?: Integration }> {
+  const rows = await em.getConnection().execute<(Record<string, unknown> & { herald_integration: Record<string, unknown> | null })[]>(
+    `select p.*, case when p.position = 0 then (select to_jsonb(i) from integration i where i.id = p.integration_id and i.deleted_at is null) end as herald_integration
+       from post p where p.root_post_id = ? and p.deleted_at is null order by p.position asc`,
+    [rootPostId],
+  );
+  const chain = rows.map(({ herald_integration: _, ...row }) => em.map(PostSchema, row));
+  const integration = rows[0]?.herald_integration ? em.map(IntegrationSchema, rows[0].herald_integration) : undefined;
+  return { chain, integration };
+}
+
 /** Runs what is due of the chain; answers the outcome and the chain's root (undefined when the post is gone). */
-async function runChain(services: Services, rootPostId: string): Promise<{ outcome: PublishOutcome; root?: Post }> {
+async function runChain(services: Services, rootPostId: string, ranOn?: (chain: Post[]) => void): Promise<{ outcome: PublishOutcome; root?: Post; announced?: boolean }> {
   const em = services.orm.em.fork();
-  // The chain in one query (the root is its first item): every publication starts here.
-  const chain = await em.find(PostSchema, { rootPostId, deletedAt: null }, { orderBy: { position: 'asc' } });
+  const { chain, integration } = await loadChain(em, rootPostId);
+  ranOn?.(chain);
   const root = chain[0];
   if (!root || root.id !== rootPostId) return { outcome: { kind: 'skipped', reason: 'post deleted' } };
-  return { outcome: await runLoadedChain(services, em, chain), root };
+  const state = { announced: false };
+  return { outcome: await runLoadedChain(services, em, chain, integration, state), root, announced: state.announced };
 }
 
 /** runChain once the chain is loaded: `chain[0]` is the root. */
-async function runLoadedChain(services: Services, em: EntityManager, chain: Post[]): Promise<PublishOutcome> {
+async function runLoadedChain(services: Services, em: EntityManager, chain: Post[], integration: Integration | undefined, state: { announced: boolean }): Promise<PublishOutcome> {
   const root = chain[0];
   const now = services.now();
   if (root.state === 'QUEUE' && root.publishDate.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: root.publishDate };
@@ -134,12 +164,15 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
   // An item waiting for a retry or the platform's processing runs at its time, not before (a sweep or a replaced job).
   if (pending.nextAttemptAt && pending.nextAttemptAt.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: pending.nextAttemptAt };
 
-  const integration = await em.findOne(IntegrationSchema, { id: root.integrationId, deletedAt: null });
   if (!integration) {
     return failFrom({ services, em, provider: { name: 'the platform' } as Provider, where: 'a deleted channel', chain }, pending, 'The channel was deleted.');
   }
   const provider = providerOf(integration);
   const run: Run = { services, em, provider, where: `${provider.name} (${integration.name})`, chain };
+  const done = (outcome: PublishOutcome) => {
+    state.announced = run.announced === true;
+    return outcome;
+  };
   if (integration.disabled) return failFrom(run, pending, 'Channel disabled: enable it in the console, then retry the post.');
   if (integration.refreshNeeded) return failFrom(run, pending, 'The channel needs to be reconnected before it can publish: reconnect it, then retry the post.');
 
@@ -160,11 +193,11 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
       return failFrom(run, item, couldNotConfirm(provider, 'an earlier attempt was interrupted'));
     }
     const outcome = await timedPublish(provider.identifier, item, () => publishItem(run, integration, item, rootRef, parent));
-    if (outcome) return outcome;
+    if (outcome) return done(outcome);
     rootRef ??= refOf(item);
     parent = item;
   }
-  return { kind: 'published' };
+  return done({ kind: 'published' });
 }
 
 /** `context.step` of one item: results recorded in the item's publish progress before the next step. */
@@ -217,8 +250,8 @@ async function publishItem(
   parent: Post | undefined,
 ): Promise<PublishOutcome | undefined> {
   const { services, em, provider } = run;
-  item.attemptStartedAt = services.now();
-  await em.flush();
+  // Committed before the platform is called: an attempt found open after a crash is never blindly repeated.
+  await recordAttemptStarted(em, item, services.now());
   const step = stepsOf(run, item);
   try {
     const publishItemInput = { postId: item.id, text: convertContent(await shortenContent(services, em, item), provider.editor), media: mediaFiles(services, item) };
@@ -240,17 +273,42 @@ async function publishItem(
     item.nextAttemptAt = null;
     item.error = null;
     item.lastError = null;
-    if (item.position === 0) {
-      const what = item.replyTo ? 'Your reply to a comment' : 'Your post';
-      notify(em, item.organizationId, 'post_published', `${what} has been published on ${run.where}${ref.url ? ` at ${ref.url}` : ''}.`, ref.url, { post: item });
+    const content = `${item.replyTo ? 'Your reply to a comment' : 'Your post'} has been published on ${run.where}${ref.url ? ` at ${ref.url}` : ''}.`;
+    if (item.replyTo) {
+      // A reply: the comment it answers is answered, in the same commit as the reply's platform id (not the hot path).
+      if (item.position === 0) notify(em, item.organizationId, 'post_published', content, ref.url, { post: item });
+      await markAnswered(em, item.replyTo.commentId);
+      if (item.position === 0) await flushWithAudit(em, publishedAudit(run, item));
+      else await em.flush();
+      return undefined;
     }
-    // The comment it answers is answered, in the same commit as the reply's platform id.
-    if (item.replyTo) await markAnswered(em, item.replyTo.commentId);
+    const last = item === run.chain.at(-1);
+    await recordPublished(em, item, {
+      notification: item.position === 0 ? { type: 'post_published', content, link: ref.url } : undefined,
+      audit: item.position === 0 ? publishedAudit(run, item) : undefined,
+      announce: last,
+    });
+    if (last) run.announced = true;
+    // Anything else the provider's context changed (none on the usual path: then this sends nothing).
     await em.flush();
     return undefined;
   } catch (error) {
     return handleFailure(run, item, error);
   }
+}
+
+/** The audit trail's record of a published post: by Herald, from the worker. */
+function publishedAudit(run: Run, item: Post): AuditEvent {
+  return {
+    organizationId: item.organizationId,
+    actor: HERALD,
+    via: 'worker',
+    action: 'post.published',
+    target: { kind: 'post', id: item.rootPostId },
+    integrationId: item.integrationId,
+    summary: `Herald published post ${item.rootPostId} on ${run.where}${item.releaseUrl ? ` at ${item.releaseUrl}` : ''}.`,
+    changes: { releaseId: item.releaseId, releaseUrl: item.releaseUrl },
+  };
 }
 
 /** The job runs again at `runAt`; the item stays QUEUE with what happened recorded for REST, MCP and the console. */

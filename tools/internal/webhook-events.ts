@@ -82,6 +82,19 @@ function commentData(subject: { comment: Comment; integration: Integration }): R
   };
 }
 
+/** The webhook event of a notification (its type and data), or undefined when the notification raises none. */
+export function webhookEventOf(
+  notificationType: string,
+  notification: { content: string; link?: string; subject?: NotificationSubject },
+): { type: WebhookEventType; data: Record<string, unknown> } | undefined {
+  const type = EVENT_OF[notificationType];
+  if (!type) return undefined;
+  const { subject } = notification;
+  const specific =
+    subject && 'post' in subject ? postData(type, subject) : subject && 'comment' in subject ? commentData(subject) : subject && 'integration' in subject ? channelData(type, subject) : {};
+  return { type, data: { message: notification.content, ...(notification.link ? { link: notification.link } : {}), ...specific } };
+}
+
 /** Stages the webhook event of a notification in the same unit of work (a database trigger enqueues its fan-out on commit). */
 export function raiseWebhookEvent(
   em: EntityManager,
@@ -89,11 +102,7 @@ export function raiseWebhookEvent(
   notificationType: string,
   notification: { content: string; link?: string; subject?: NotificationSubject; createdAt: Date },
 ): void {
-  const type = EVENT_OF[notificationType];
-  if (!type) return;
-  const { subject } = notification;
-  const specific =
-    subject && 'post' in subject ? postData(type, subject) : subject && 'comment' in subject ? commentData(subject) : subject && 'integration' in subject ? channelData(type, subject) : {};
-  const data = { message: notification.content, ...(notification.link ? { link: notification.link } : {}), ...specific };
-  em.create(WebhookEventSchema, { id: newId(), organizationId, type, data, createdAt: notification.createdAt });
+  const event = webhookEventOf(notificationType, notification);
+  if (!event) return;
+  em.create(WebhookEventSchema, { id: newId(), organizationId, type: event.type, data: event.data, createdAt: notification.createdAt });
 }
