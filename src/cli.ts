@@ -4,7 +4,9 @@ import { createLogger } from './lib/logger.js';
 import { openServices } from './bootstrap.js';
 import { StartError } from './errors.js';
 import { ApiKeySchema, OrganizationSchema } from './db/entities.js';
-import { createKey, listKeys, revokeKey } from '../tools/internal/api-keys.js';
+import { createKey, listKeys, revokeKey, rotateKey } from '../tools/internal/api-keys.js';
+import { asCaller } from '../tools/internal/visibility.js';
+import os from 'node:os';
 import { API_SCOPES, OWNER_SCOPES, type ApiScope } from '../tools/internal/scopes.js';
 import type { Caller } from '../tools/types.js';
 import { createOrganization, mintApiKey, revokeApiKeys } from '../tools/internal/credentials.js';
@@ -21,6 +23,7 @@ const usage = `Usage: npm run herald -- <command>
   key:create --name <name> [--scopes read,posts:write] [--channels id,id] [--customers id,id] [--expires <ISO date>] [--org <orgId>]
                            a named key (default scopes: read,posts:write, the agent preset), shown once
   key:list [orgId]         list the live keys (never their secrets)
+  key:rotate <keyId>       a new secret for a named key (same name, scopes and limits); the old one stops working at once
   key:revoke [orgId|keyId] revoke the organization key (orgId or nothing), or the named key with that id
   backup FILE              back up the database (consistent while Herald runs; the encryption key is not in it)
   restore FILE [--force]   restore a backup into a new data directory or empty database (--force: replace a non-empty one)`;
@@ -39,7 +42,14 @@ function parseFlags(args: string[]): { positional: string[]; name?: string; scop
 }
 
 /** The operator at the command line acts as an owner of the organization. */
-const operator = (organizationId: string): Caller => ({ organizationId, credentialId: 'cli', credentialKind: 'session', scopes: OWNER_SCOPES });
+const operator = (organizationId: string): Caller => ({
+  organizationId,
+  credentialId: 'cli',
+  credentialKind: 'session',
+  scopes: OWNER_SCOPES,
+  name: 'The operator (command line)',
+  origin: { via: 'cli', address: null, client: `herald CLI (${os.userInfo().username})` },
+});
 
 /** The lines that hand a setup link to the operator. */
 const setupLines = (link: string, organizationId: string) =>
@@ -96,7 +106,7 @@ async function main(): Promise<number> {
         const flags = parseFlags(args);
         if (!flags.name) {
           const id = await organizationId(flags.positional[0]);
-          console.log(`API key: ${await mintApiKey(em, id)}\nShown once: store it now. The previous organization key no longer works.`);
+          console.log(`API key: ${await asCaller(operator(id), () => mintApiKey(em, id))}\nShown once: store it now. The previous organization key no longer works.`);
           return 0;
         }
         const caller = operator(await organizationId(flags.org));
@@ -104,7 +114,9 @@ async function main(): Promise<number> {
         const scopes = list(flags.scopes);
         const unknown = scopes?.filter((scope) => !(API_SCOPES as readonly string[]).includes(scope)) ?? [];
         if (unknown.length > 0) throw new Error(`Unknown scope(s): ${unknown.join(', ')}. Scopes: ${API_SCOPES.join(', ')}.`);
-        const { key, secret } = await createKey(em, caller, { name: flags.name, scopes: scopes as ApiScope[] | undefined, channels: list(flags.channels), customers: list(flags.customers), expiresAt: flags.expires }, new Date());
+        const { key, secret } = await asCaller(caller, () =>
+          createKey(em, caller, { name: flags.name!, scopes: scopes as ApiScope[] | undefined, channels: list(flags.channels), customers: list(flags.customers), expiresAt: flags.expires }, new Date()),
+        );
         console.log(`API key "${key.name}" (${key.id}): ${secret}\nScopes: ${key.scopes.join(', ')}${key.channels ? `\nChannels: ${key.channels.join(', ')}` : ''}${key.expiresAt ? `\nExpires: ${key.expiresAt}` : ''}\nShown once: store it now.`);
         return 0;
       }
@@ -114,12 +126,21 @@ async function main(): Promise<number> {
         }
         return 0;
       }
+      case 'key:rotate': {
+        const key = args[0] ? await em.findOne(ApiKeySchema, { id: args[0], revokedAt: null, organizationKey: false }) : null;
+        if (!key) throw new Error(`key:rotate needs the id of a live named key (key:list shows them); the organization key is renewed with key:create [orgId].`);
+        const caller = operator(key.organizationId);
+        const { secret } = await asCaller(caller, () => rotateKey(em, caller, key.id, new Date()));
+        console.log(`API key "${key.name}" (${key.id}): ${secret}\nShown once: store it now. The previous secret no longer works.`);
+        return 0;
+      }
       case 'key:revoke': {
         const given = args[0];
         if (given && !(await em.findOne(OrganizationSchema, { id: given }))) {
           const key = await em.findOne(ApiKeySchema, { id: given, revokedAt: null });
           if (!key) throw new Error(`No organization nor live API key ${given}. See org:list and key:list.`);
-          await revokeKey(em, operator(key.organizationId), key.id, new Date());
+          const caller = operator(key.organizationId);
+          await asCaller(caller, () => revokeKey(em, caller, key.id, new Date()));
           console.log(`API key "${key.name}" revoked.`);
           return 0;
         }

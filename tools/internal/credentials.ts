@@ -7,6 +7,7 @@ import { sqlOf, statement } from '../../src/db/sql.js';
 import { consumeParameters, consumeSql, rateLimitState, type ConsumedRow, type RateLimitState, type Window } from '../../src/lib/rate-limit.js';
 import type { Caller } from '../types.js';
 import { expandScopes, OWNER_SCOPES } from './scopes.js';
+import { recordChange } from './audit.js';
 
 const API_KEY_PREFIX = 'hrld_';
 
@@ -49,8 +50,10 @@ export async function mintApiKey(em: EntityManager, organizationId: string, now 
   if (!organization) throw notFound(`Organization ${organizationId} not found.`);
   await em.nativeUpdate(ApiKeySchema, { organizationId, organizationKey: true, revokedAt: null }, { revokedAt: now });
   const key = newApiKeySecret();
-  em.create(ApiKeySchema, { ...ORGANIZATION_KEY, id: newId(), organizationId, keyHash: sha256(key), lastFour: key.slice(-4), createdAt: now, revokedAt: null });
+  const id = newId();
+  em.create(ApiKeySchema, { ...ORGANIZATION_KEY, id, organizationId, keyHash: sha256(key), lastFour: key.slice(-4), createdAt: now, revokedAt: null });
   await em.flush();
+  await recordChange(em, organizationId, { action: 'key.created', target: { kind: 'api_key', id }, did: `made a new organization key (the previous one stops working)`, changes: { name: ORGANIZATION_KEY_NAME } });
   return key;
 }
 
