@@ -26,7 +26,8 @@ export async function recordAttemptStarted(em: EntityManager, item: Post, now: D
 }
 
 // $1–$6 the item; $7–$12 the notification (none when $7 is null); $13–$15 its webhook event (none when $13 is null);
-// $16–$30 the audit event (none when $16 is null); $31 the root post to announce to subscribed MCP sessions (none when null).
+// $16–$30 the audit event (none when $16 is null); $31 the root post to announce to subscribed MCP sessions (none when null);
+// $32 when the notification and its event were made (the wall clock, as notify() dates them, not the item's publication date).
 const PUBLISHED = statement(
   'publish_outcome_published',
   `with item as (
@@ -35,10 +36,10 @@ const PUBLISHED = statement(
      where id = $1 returning id),
    notification as (
      insert into notification (id, organization_id, integration_id, type, content, link, created_at)
-     select $7, $8, $9, $10, $11, $12, $6 where $7::text is not null returning id),
+     select $7, $8, $9, $10, $11, $12, $32 where $7::text is not null returning id),
    event as (
      insert into webhook_event (id, organization_id, type, data, created_at)
-     select $13, $8, $14, $15::jsonb, $6 where $13::text is not null returning id),
+     select $13, $8, $14, $15::jsonb, $32 where $13::text is not null returning id),
    audit as (
      insert into audit_event (${AUDIT_COLUMNS})
      select $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30::jsonb where $16::text is not null returning id),
@@ -84,6 +85,7 @@ export async function recordPublished(em: EntityManager, item: Post, what: Publi
     event ? JSON.stringify(event.data) : null,
     ...audit,
     what.announce ? item.rootPostId : null,
+    new Date(),
   ]);
   item.updatedAt = at;
   markSaved(em, item);
