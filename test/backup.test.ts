@@ -121,7 +121,9 @@ describe('backup and restore', () => {
     const scheduled = (await postsOf(second, apiKey)).filter((post) => post.content.includes('Scheduled'));
     // The snapshot holds the posts made before it (at least the five waited for), not necessarily the ones made during the backup.
     expect(scheduled.length).toBeGreaterThanOrEqual(5);
-    expect(scheduled.every((post) => post.state === 'QUEUE')).toBe(true);
+    // Scheduled in the restored database; on a loaded machine the restore and start can take past their due time, so the
+    // restored Herald may already have published some (once: checked below against what the platform received).
+    expect(scheduled.filter((post) => post.state !== 'QUEUE' && post.state !== 'PUBLISHED')).toEqual([]);
     const settled = await waitFor(async () => {
       const posts = (await postsOf(second, apiKey)).filter((post) => post.content.includes('Scheduled'));
       return posts.every((post) => post.state !== 'QUEUE') ? posts : undefined;

@@ -6,9 +6,9 @@ import { startHerald, type Herald } from './helpers/harness.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from './helpers/posts.js';
-import { pollDueComments } from '../tools/internal/comment-poll.js';
 import { CommentPollSchema, CommentSchema } from '../src/db/comment-entities.js';
 import { PostSchema } from '../src/db/entities.js';
+import { pollCommentsAt } from './helpers/after-publishing.js';
 
 let herald: Herald;
 let mastodon: MastodonFake;
@@ -19,14 +19,7 @@ let blueskyChannel: string;
 const minutesLater = (minutes: number) => new Date(Date.now() + minutes * 60_000);
 
 /** Runs the poll as the worker would once the post is due (the clock moved past its next read). */
-async function pollAt(date: Date) {
-  herald.setNow(date);
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (date: Date) => pollCommentsAt(herald, date);
 
 async function publishedPost(channel: string, text: string) {
   const id = await createPost(herald, channel, [text]);

@@ -17,6 +17,7 @@ import { sweepPendingChanges } from '../src/jobs/platform-change.js';
 import { signUp } from '../tools/internal/accounts.js';
 import { registerApp } from '../tools/internal/oauth-apps.js';
 import { approve, checkAuthorizationRequest, exchangeCode } from '../tools/internal/oauth.js';
+import { changeUntilSettled } from './helpers/after-publishing.js';
 
 let herald: Herald;
 let bluesky: BlueskyFake;
@@ -48,20 +49,7 @@ async function published(integrationId: string, parts: string[]): Promise<string
 }
 
 /** Runs the change job of a chain until it settles, moving the clock to each time it would run again. */
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 20; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle: ${JSON.stringify(runs.slice(-3))}`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 /** The post as GET /posts lists it (around now), or undefined when it is no longer listed. */
 async function listed(id: string): Promise<Record<string, any> | undefined> {
@@ -93,7 +81,7 @@ describe('delete on the platform', () => {
     expect(before.body.platformChange).toMatchObject({ action: 'delete', state: 'pending' });
     expect(mastodon.deleted).toHaveLength(0);
 
-    const runs = await changeUntilSettled(id);
+    const runs = await settleChanges(id);
     expect(runs.at(-1)).toEqual({ kind: 'done' });
     expect(mastodon.deleted.map((status) => status.id)).toEqual([second.releaseId, first.releaseId]);
     expect(mastodon.statuses.map((status) => status.id)).toContain(other.id);
@@ -112,7 +100,7 @@ describe('delete on the platform', () => {
     const restore = loseAnswerOf(herald, (request) => request.method === 'DELETE');
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(id);
+      runs = await settleChanges(id);
     } finally {
       restore();
     }
@@ -150,7 +138,7 @@ describe('delete on the platform', () => {
     // What cannot be deleted on its platform is forgotten in Herald at once, as a plain DELETE does.
     expect(await listed(onMedium)).toBeUndefined();
 
-    expect((await changeUntilSettled(onBluesky)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(onBluesky)).at(-1)).toEqual({ kind: 'done' });
     expect(bluesky.deleted.map((record) => record.uri)).toEqual([skeet.releaseId]);
     expect(bluesky.records.some((record) => record.uri === skeet.releaseId)).toBe(false);
     expect(await listed(onBluesky)).toBeUndefined();
@@ -164,7 +152,7 @@ describe('delete on the platform', () => {
     expect(await hasChangeJob(id)).toBe(false);
     expect(await sweepPendingChanges(em, new Date())).toBeGreaterThanOrEqual(1);
     expect(await hasChangeJob(id)).toBe(true);
-    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(id)).at(-1)).toEqual({ kind: 'done' });
   });
 
   it('without deleteOnPlatform deletes in Herald only, and refuses a deleteOnPlatform that is not a boolean', async () => {
@@ -195,7 +183,7 @@ describe('edit on the platform', () => {
     // The stored text changes only once the platform took the edit.
     expect(answer.body.content).toBe(item.content);
 
-    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(id)).at(-1)).toEqual({ kind: 'done' });
     expect(status.status).toBe('Typo in the first post, fixed');
     expect(status.media_ids).toEqual(['media-kept']);
     expect(status.edited_at).toBeTruthy();
@@ -210,7 +198,7 @@ describe('edit on the platform', () => {
     const [item] = await chainOf(herald, id);
     mastodon.statuses.find((entry) => entry.id === item.releaseId)!.foreign = true;
     expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'An edit that cannot land', image: [] }] })).status).toBe(200);
-    const runs = await changeUntilSettled(id);
+    const runs = await settleChanges(id);
     expect(runs.at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Mastodon refused the edit: .*Record not found/) });
     const after = { body: (await listed(id))! };
     expect(after.body.content).toBe(item.content);
@@ -240,19 +228,19 @@ describe('Telegram', () => {
     const id = await published(channel.telegram, ['Telegram text with a typo']);
     const [item] = await chainOf(herald, id);
     expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'Telegram text, fixed', image: [] }] })).status).toBe(200);
-    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(id)).at(-1)).toEqual({ kind: 'done' });
     expect(telegram.messages.find((message) => message.message_id === Number(item.releaseId))?.text).toBe('Telegram text, fixed');
 
     const old = await published(channel.telegram, ['Sent three days ago']);
     const [oldItem] = await chainOf(herald, old);
     telegram.age(Number(oldItem.releaseId), 72);
     expect((await herald.rest('DELETE', `/posts/${old}?deleteOnPlatform=true`)).status).toBe(200);
-    expect((await changeUntilSettled(old)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/can't be deleted.*48 hours/) });
+    expect((await settleChanges(old)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/can't be deleted.*48 hours/) });
     expect((await listed(old))!.platformChange).toMatchObject({ action: 'delete', state: 'failed' });
     expect(telegram.messages.some((message) => message.message_id === Number(oldItem.releaseId))).toBe(true);
 
     expect((await herald.rest('DELETE', `/posts/${id}?deleteOnPlatform=true`)).status).toBe(200);
-    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(id)).at(-1)).toEqual({ kind: 'done' });
     expect(telegram.deleted.map((message) => message.message_id)).toEqual([Number(item.releaseId)]);
   });
 });

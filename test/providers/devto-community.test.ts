@@ -4,11 +4,11 @@
 // not the account's failing with DEV's words; deletion refused with the reason before anything is asked of DEV.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollDueComments } from '../../tools/internal/comment-poll.js';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { connect } from '../fakes/articles.js';
 import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: DevtoFake;
 let herald: Herald;
@@ -35,15 +35,7 @@ async function published(text: string, value: Record<string, unknown>) {
   return (await chainOf(herald, id))[0];
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  for (let run = 0; run < 10; run++) {
-    const outcome = await runPlatformChanges(herald.services, rootId);
-    runs.push(outcome);
-    if (outcome.kind !== 'waiting') return runs;
-  }
-  throw new Error(`changes of ${rootId} did not settle`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 describe('DEV comments', () => {
   it('reads the comment threads once; a reply, hiding and deleting are refused with the reason', async () => {
@@ -82,7 +74,7 @@ describe('changing what went out on DEV', () => {
     const post = await published('Frist draft of the text', settings({ title: 'Old title', tags: [{ value: 'webdev', label: 'webdev' }] }));
     const answer = await herald.rest('PUT', `/posts/${post.id}`, { value: [{ content: 'First draft of the text', image: [] }], settings: settings({ title: 'New title', tags: [{ value: 'herald', label: 'herald' }] }) });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(post.id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(post.id)).at(-1)).toEqual({ kind: 'done' });
     const article = fake.articles.find((entry) => String(entry.id) === post.releaseId)!;
     expect(article.article).toMatchObject({ title: 'New title', body_markdown: 'First draft of the text', tags: ['herald'], published: true });
     const [put] = fake.server.requestsTo('PUT', `/api/articles/${post.releaseId}`);
@@ -94,7 +86,7 @@ describe('changing what went out on DEV', () => {
     const post = await published('Mine until now', settings({ title: 'Taken over' }));
     fake.articles.find((entry) => String(entry.id) === post.releaseId)!.foreign = true;
     expect((await herald.rest('PUT', `/posts/${post.id}`, { value: [{ content: 'Edited', image: [] }] })).status).toBe(200);
-    expect((await changeUntilSettled(post.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/not one this account may change \(unauthorized\)/) });
+    expect((await settleChanges(post.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/not one this account may change \(unauthorized\)/) });
     // The key still works: the channel stays connected (Forem's 401 here is not a dead key).
     expect((await herald.rest('GET', '/integrations')).body.find((item: { id: string }) => item.id === channelId)).toMatchObject({ health: { state: 'active' } });
   });

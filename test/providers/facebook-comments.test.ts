@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import facebook from '../../providers/facebook.js';
 import { PostSchema } from '../../src/db/entities.js';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { rateLimited, startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { CommentPollSchema } from '../../src/db/comment-entities.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -14,6 +13,7 @@ import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
 import { providerContext } from '../helpers/provider-context.js';
+import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: FacebookFake;
 let herald: Herald;
@@ -33,14 +33,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function pollAt(minutes: number) {
-  herald.setNow(new Date(Date.now() + minutes * 60_000));
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(parts: string[], settings: Record<string, unknown> = {}) {
   const id = await createPost(herald, page, parts, { type: 'now', allowDuplicate: true, settings: { __type: 'facebook', ...settings } });
@@ -48,20 +41,7 @@ async function published(parts: string[], settings: Record<string, unknown> = {}
   return id;
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 10; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle: ${JSON.stringify(runs.slice(-3))}`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 const commentsOf = async (id: string) => (await herald.rest('GET', `/comments?post=${id}`)).body.comments as any[];
 
@@ -185,7 +165,7 @@ describe('changing a Facebook post', () => {
     const [post, comment] = await chainOf(herald, id);
     const answer = await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'Opening hours: 7 to 13', image: [] }, { content: 'Closed on Tuesday', image: [] }] });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(id)).at(-1)).toEqual({ kind: 'done' });
     expect(fake.posts.find((entry) => entry.id === post.releaseId)!.message).toBe('Opening hours: 7 to 13');
     expect(fake.comments.find((entry) => entry.id === comment.releaseId)!.message).toBe('Closed on Tuesday');
     expect(fake.server.requestsTo('POST', `/${fake.version}/${post.releaseId}`).at(-1)!.json).toEqual({ message: 'Opening hours: 7 to 13' });
@@ -206,7 +186,7 @@ describe('changing a Facebook post', () => {
     const restore = loseAnswerOf(herald, (request) => request.method === 'DELETE');
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(id);
+      runs = await settleChanges(id);
     } finally {
       restore();
     }

@@ -4,12 +4,13 @@
 // (Hashnode answers NOT_FOUND) counted as done; another member's post refused with Hashnode's words.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pollDueComments } from '../../tools/internal/comment-poll.js';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { connect } from '../fakes/articles.js';
 import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: HashnodeFake;
 let herald: Herald;
@@ -37,20 +38,7 @@ async function published(text: string, value: Record<string, unknown>) {
   return (await chainOf(herald, id))[0];
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 20; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 describe('Hashnode comments', () => {
   it('reads the comments and their replies page by page, once; a reply, hiding and deleting are refused', async () => {
@@ -89,7 +77,7 @@ describe('changing what went out on Hashnode', () => {
       settings: settings({ title: 'New title', subtitle: 'Now with a subtitle', tags: [{ value: 'herald-news', label: 'Herald News' }] }),
     });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(post.id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(post.id)).at(-1)).toEqual({ kind: 'done' });
     const made = fake.posts.find((entry) => entry.id === post.releaseId)!;
     expect(made.updates).toEqual([{ id: post.releaseId, title: 'New title', subtitle: 'Now with a subtitle', contentMarkdown: 'First draft', tags: [{ slug: 'herald-news', name: 'Herald News' }] }]);
     expect(made.title).toBe('New title');
@@ -101,7 +89,7 @@ describe('changing what went out on Hashnode', () => {
     const restore = loseAnswerOf(herald, (request) => JSON.stringify(request.json ?? '').includes('RemovePost'));
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(post.id);
+      runs = await settleChanges(post.id);
     } finally {
       restore();
     }
@@ -114,7 +102,7 @@ describe('changing what went out on Hashnode', () => {
     const post = await published('Not mine', settings({ title: 'Not mine' }));
     fake.posts.find((entry) => entry.id === post.releaseId)!.foreign = true;
     expect((await herald.rest('DELETE', `/posts/${post.id}`, { deleteOnPlatform: true })).status).toBe(200);
-    expect((await changeUntilSettled(post.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Only the author of the post or a publication admin.*FORBIDDEN/) });
+    expect((await settleChanges(post.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Only the author of the post or a publication admin.*FORBIDDEN/) });
     expect(fake.posts.find((entry) => entry.id === post.releaseId)!.removed).toBeUndefined();
   });
 });

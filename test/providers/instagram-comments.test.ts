@@ -5,13 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import instagramStandalone from '../../providers/instagram-standalone.js';
 import { PostSchema } from '../../src/db/entities.js';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
 import { startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, uploaded } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
 import { providerContext } from '../helpers/provider-context.js';
+import { pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: FacebookFake;
 let herald: Herald;
@@ -33,14 +33,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function pollAt(minutes: number) {
-  herald.setNow(new Date(Date.now() + minutes * 60_000));
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(caption: string) {
   const picture = await uploaded(herald, acceptedSamples().find((entry) => entry.type === 'image/jpeg')!.bytes, 'loaf.jpg', 'image/jpeg');

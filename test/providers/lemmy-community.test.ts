@@ -4,12 +4,12 @@
 // post's title, link and text and a comment's text, what a post keeps (its communities), and deleting on the instance, again
 // after a lost answer (Lemmy refuses a second delete: read back and taken as done).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startLemmyFake, type LemmyFake } from '../fakes/lemmy.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: LemmyFake;
 let herald: Herald;
@@ -31,14 +31,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function pollAt(minutes: number) {
-  herald.setNow(new Date(Date.now() + minutes * 60_000));
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(items: string[], value: ReturnType<typeof settings>) {
   const id = await createPost(herald, channelId, items, { settings: value, allowDuplicate: true });
@@ -46,20 +39,7 @@ async function published(items: string[], value: ReturnType<typeof settings>) {
   return chainOf(herald, id);
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 20; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 const commentsOf = async (postId: string) => (await herald.rest('GET', `/comments?post=${postId}&pageSize=100`)).body.comments as Record<string, any>[];
 
@@ -133,7 +113,7 @@ describe('changing what went out on Lemmy', () => {
     const edited = settings(community('selfhosted', 'New title', { url: 'https://herald.example/new' }), community('technology', 'New title'));
     const answer = await herald.rest('PUT', `/posts/${root.id}`, { value: [{ content: 'First text', image: [] }, { content: 'A comment, fixed', image: [] }], settings: edited });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(root.id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(root.id)).at(-1)).toEqual({ kind: 'done' });
     const posts = [root.releaseId, root.releaseMeta!.others].map((id) => fake.posts.find((post) => post.id === Number(id))!);
     expect(posts.map((post) => [post.name, post.url, post.body])).toEqual([
       ['New title', 'https://herald.example/new', 'First text'],
@@ -156,7 +136,7 @@ describe('changing what went out on Lemmy', () => {
     const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/v3/comment/delete'));
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(root.id);
+      runs = await settleChanges(root.id);
     } finally {
       restore();
     }
@@ -170,6 +150,6 @@ describe('changing what went out on Lemmy', () => {
     const [root] = await published(['Mine'], settings(community('selfhosted', 'Mine')));
     fake.posts.find((post) => post.id === Number(root.releaseId))!.creatorId = 21;
     expect((await herald.rest('PUT', `/posts/${root.id}`, { value: [{ content: 'Not mine any more', image: [] }] })).status).toBe(200);
-    expect((await changeUntilSettled(root.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/no_post_edit_allowed/) });
+    expect((await settleChanges(root.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/no_post_edit_allowed/) });
   });
 });

@@ -9,9 +9,9 @@ import { providerContext } from '../helpers/provider-context.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
 import { CommentPollSchema } from '../../src/db/comment-entities.js';
 import { runPlatformChanges } from '../../tools/internal/platform-change-run.js';
+import { pollCommentsAt } from '../helpers/after-publishing.js';
 
 const ORGANIZATION = 'urn:li:organization:101';
 let fake: LinkedinFake;
@@ -33,14 +33,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function pollAt(date: Date) {
-  herald.setNow(date);
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (date: Date) => pollCommentsAt(herald, date);
 
 async function published(channel: string, parts: string[]) {
   const id = await createPost(herald, channel, parts, { allowDuplicate: true });

@@ -5,13 +5,13 @@
 // and a channel whose token lacks the edit scope.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommentSchema } from '../../src/db/comment-entities.js';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startRedditFake, type RedditFake } from '../fakes/reddit.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
+import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: RedditFake;
 let herald: Herald;
@@ -36,14 +36,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function pollAt(minutes: number) {
-  herald.setNow(new Date(Date.now() + minutes * 60_000));
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(items: string[], value: ReturnType<typeof settings>) {
   const id = await createPost(herald, channelId, items, { settings: value, allowDuplicate: true });
@@ -51,20 +44,7 @@ async function published(items: string[], value: ReturnType<typeof settings>) {
   return chainOf(herald, id);
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 20; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 const commentsOf = async (postId: string) => (await herald.rest('GET', `/comments?post=${postId}&pageSize=50`)).body.comments as Record<string, any>[];
 
@@ -155,7 +135,7 @@ describe('changing what went out on Reddit', () => {
     const [root, second] = await published(['Frist version', 'A comment with a typo'], value);
     const answer = await herald.rest('PUT', `/posts/${root.id}`, { value: [{ content: 'First version', image: [] }, { content: 'A comment, fixed', image: [] }] });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(root.id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(root.id)).at(-1)).toEqual({ kind: 'done' });
     const posts = [root.releaseId, root.releaseMeta!.others].map((id) => fake.submissions.find((post) => post.id === id)!);
     expect(posts.map((post) => post.text)).toEqual(['First version', 'First version']);
     const comments = [second.releaseId, second.releaseMeta!.others].map((id) => fake.comments.find((item) => item.id === id)!);
@@ -173,7 +153,7 @@ describe('changing what went out on Reddit', () => {
     const [link] = await published(['Worth a read'], settings({ subreddit: 'typescript', title: 'A link', type: 'link', url: 'https://herald.example/a' }));
     const calls = fake.server.requestsTo('POST', '/api/editusertext').length;
     expect((await herald.rest('PUT', `/posts/${link.id}`, { value: [{ content: 'Worth two reads', image: [] }] })).status).toBe(200);
-    expect((await changeUntilSettled(link.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Reddit cannot change the text of a link post/) });
+    expect((await settleChanges(link.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Reddit cannot change the text of a link post/) });
     expect(fake.server.requestsTo('POST', '/api/editusertext')).toHaveLength(calls);
   });
 
@@ -183,7 +163,7 @@ describe('changing what went out on Reddit', () => {
     const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/del'));
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(root.id);
+      runs = await settleChanges(root.id);
     } finally {
       restore();
     }
@@ -199,7 +179,7 @@ describe('changing what went out on Reddit', () => {
     const restore = loseScope();
     try {
       expect((await herald.rest('PUT', `/posts/${root.id}`, { value: [{ content: 'New text', image: [] }] })).status).toBe(200);
-      expect((await changeUntilSettled(root.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/insufficient_scope.*reconnect the channel/) });
+      expect((await settleChanges(root.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/insufficient_scope.*reconnect the channel/) });
     } finally {
       restore();
     }

@@ -5,14 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import threads from '../../providers/threads/index.js';
 import { PostSchema } from '../../src/db/entities.js';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startThreadsFake, type ThreadsFake } from '../fakes/threads.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
 import { providerContext } from '../helpers/provider-context.js';
+import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: ThreadsFake;
 let herald: Herald;
@@ -38,14 +38,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function pollAt(minutes: number) {
-  herald.setNow(new Date(Date.now() + minutes * 60_000));
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(parts: string[]) {
   const id = await createPost(herald, channelId, parts, { type: 'now', allowDuplicate: true });
@@ -53,20 +46,7 @@ async function published(parts: string[]) {
   return id;
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 10; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle: ${JSON.stringify(runs.slice(-3))}`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 describe('Threads replies', () => {
   it('asks for the permissions replies and deletions need', async () => {
@@ -182,7 +162,7 @@ describe('changing a Threads post', () => {
     const restore = loseAnswerOf(herald, (request) => request.method === 'DELETE');
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(id);
+      runs = await settleChanges(id);
     } finally {
       restore();
     }

@@ -7,9 +7,9 @@ import { startXFake, type XFake } from '../fakes/x.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
 import { CommentPollSchema } from '../../src/db/comment-entities.js';
 import { runPlatformChanges } from '../../tools/internal/platform-change-run.js';
+import { pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: XFake;
 let herald: Herald;
@@ -36,14 +36,7 @@ afterEach(() => {
   fake.accessLevel = 'basic';
 });
 
-async function pollAt(date: Date) {
-  herald.setNow(date);
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (date: Date) => pollCommentsAt(herald, date);
 
 async function publishedPost(text: string) {
   const id = await createPost(herald, channelId, [text], { settings, allowDuplicate: true });

@@ -10,9 +10,9 @@ import { startHerald, type Herald } from '../helpers/harness.js';
 import { mediumMp4, upload } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
 import { CommentPollSchema } from '../../src/db/comment-entities.js';
 import { runPlatformChanges } from '../../tools/internal/platform-change-run.js';
+import { pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: YouTubeFake;
 let herald: Herald;
@@ -43,14 +43,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function pollAt(date: Date) {
-  herald.setNow(date);
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollAt = (date: Date) => pollCommentsAt(herald, date);
 
 async function publishedVideo(description: string) {
   const id = await createPost(herald, channelId, [{ content: description, image: [video] }], { settings });
