@@ -8,10 +8,18 @@
 // `guid` prevents a repeated post "for one hour" (dev.vk.com wall.post, as VK's SDKs quote it): within that hour a create of
 // unknown outcome is repeated with it; later, the post is looked up on the wall (our text, dated since the attempt began), and
 // a comment, which has no such lookup here, stops with "could not confirm".
+// Comments and changes (read 2026-11-27 in VK's own method schema, github.com/VKCOM/vk-api-schema wall/methods.json,
+// responses.json, objects.json and errors.json at 0efe478, 2025-01-21; pages dev.vk.com/ru/method/wall.getComments,
+// wall.deleteComment, wall.edit, wall.editComment, wall.delete): wall.getComments (owner_id, post_id, count ≤ 100, offset,
+// sort asc, extended=1 with `profiles`/`groups` for the authors, thread_items_count ≤ 10, comment_id for the rest of a thread);
+// a reply is wall.createComment with reply_to_comment; wall.deleteComment (the wall's owner may delete any comment on its wall;
+// 211 otherwise); no method hides a comment. wall.edit sets message and attachments (the post's attachments are read with
+// wall.getById and sent again, so they stay); wall.editComment for a later item; wall.delete / wall.deleteComment, 104 "Not
+// found" of a repeat counted as done.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
+import type { ChainRefs, ChannelAuth, ConnectContext, EditItem, MediaFile, PlatformComment, Provider, ProviderContext, PublishItem, PublishedRef } from './types.js';
 import { blobOf, currentMetric, firstProblem, oauth2AuthorizeUrl, permanent, tokenGrant } from './shared.js';
 import { couldNotConfirm, earliestCreationSeconds } from './recovery.js';
 
@@ -46,6 +54,8 @@ function vkMethodError(code: number, said: string): PlatformHttpError {
   if (code === 1 || code === 10) return fail(503, true, `VK had an internal error (${said})`);
   if (code === 14) return fail(400, false, `VK asks for a captcha on this account (${said}): post once from vk.com, then retry the post`);
   if (code === 214) return fail(403, false, `VK refused to add the post (${said}): a wall takes at most 50 posts a day, and the wall must accept posts`);
+  if (code === 104) return fail(404, false, `VK did not find it (${said})`);
+  if (code === 210 || code === 211 || code === 212) return fail(403, false, `VK denied access to this post or comment (${said})`);
   if (code === 15 || code === 7 || code === 200) return fail(403, false, `VK denied access (${said}): reconnect the channel and grant the wall, photos and video permissions`);
   return fail(400, false, `${said} (VK error ${code})`);
 }
@@ -135,6 +145,138 @@ const ownerOf = (context: ProviderContext) => context.auth.internalId;
 const withinGuidHour = (startedAt: Date) => Date.now() - startedAt.getTime() < GUID_WINDOW_MS;
 const wallUrl = (context: ProviderContext, postId: string) => `${context.endpoints.web}/wall${ownerOf(context)}_${postId}`;
 
+const authorSchema = z.looseObject({ id: z.number(), first_name: z.string().optional(), last_name: z.string().optional(), name: z.string().optional(), screen_name: z.string().optional(), photo_100: z.string().optional() });
+interface VkComment {
+  id: number;
+  from_id: number;
+  date: number;
+  text?: string;
+  reply_to_comment?: number;
+  deleted?: boolean;
+  thread?: { count: number; items?: VkComment[] };
+}
+const commentSchema: z.ZodType<VkComment> = z.looseObject({
+  id: z.number(),
+  from_id: z.number(),
+  date: z.number(),
+  text: z.string().optional(),
+  reply_to_comment: z.number().optional(),
+  deleted: z.boolean().optional(),
+  thread: z.looseObject({ count: z.number(), items: z.array(z.lazy(() => commentSchema)).optional() }).optional(),
+}) as z.ZodType<VkComment>;
+const commentsPage = z.looseObject({ count: z.number(), items: z.array(commentSchema), profiles: z.array(authorSchema).default([]), groups: z.array(authorSchema).default([]) });
+const PAGE = 100;
+const MAX_PAGES = 20;
+
+/** One level of comments (the post's, or one thread's with `comment_id`), every page, with the authors VK sent along. */
+async function commentLevel(context: ProviderContext, postId: string, threadOf?: number) {
+  const items: VkComment[] = [];
+  const authors = new Map<number, z.infer<typeof authorSchema> & { group?: boolean }>();
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer = await method(
+      context,
+      'wall.getComments',
+      { owner_id: ownerOf(context), post_id: postId, comment_id: threadOf === undefined ? undefined : String(threadOf), count: String(PAGE), offset: String(page * PAGE), sort: 'asc', extended: '1', fields: 'screen_name,photo_100', thread_items_count: threadOf === undefined ? '10' : undefined, preview_length: '0' },
+      commentsPage,
+    );
+    items.push(...answer.items);
+    for (const user of answer.profiles) authors.set(user.id, user);
+    for (const group of answer.groups) authors.set(-group.id, { ...group, group: true });
+    if (answer.items.length < PAGE || (page + 1) * PAGE >= answer.count) break;
+  }
+  return { items, authors };
+}
+
+/**
+ * Every comment on the post, threads flattened, oldest first. A thread's first 10 replies come with its comment; a longer thread
+ * is read on its own (comment_id). A reply's parent is the comment it answers (reply_to_comment), else its thread's comment.
+ */
+async function wallComments(context: ProviderContext, post: PublishedRef): Promise<PlatformComment[]> {
+  const top = await commentLevel(context, post.id);
+  const authors = new Map(top.authors);
+  const flat: { comment: VkComment; parent?: number }[] = [];
+  for (const comment of top.items) {
+    flat.push({ comment });
+    let replies = comment.thread?.items ?? [];
+    if ((comment.thread?.count ?? 0) > replies.length) {
+      const thread = await commentLevel(context, post.id, comment.id);
+      for (const [id, author] of thread.authors) authors.set(id, author);
+      replies = thread.items;
+    }
+    for (const reply of replies) flat.push({ comment: reply, parent: reply.reply_to_comment ?? comment.id });
+  }
+  const web = context.endpoints.web;
+  return flat
+    .filter(({ comment }) => !comment.deleted)
+    .sort((a, b) => a.comment.date - b.comment.date || a.comment.id - b.comment.id)
+    .map(({ comment, parent }) => {
+      const author = authors.get(comment.from_id);
+      const handle = author?.screen_name ?? (comment.from_id < 0 ? `club${-comment.from_id}` : `id${comment.from_id}`);
+      return {
+        id: String(comment.id),
+        ...(parent !== undefined ? { parentId: String(parent) } : {}),
+        author: {
+          id: String(comment.from_id),
+          name: author?.name ?? ([author?.first_name, author?.last_name].filter(Boolean).join(' ') || handle),
+          handle,
+          url: `${web}/${handle}`,
+          ...(author?.photo_100 ? { picture: author.photo_100 } : {}),
+        },
+        text: comment.text ?? '',
+        createdAt: new Date(comment.date * 1000).toISOString(),
+        url: `${wallUrl(context, post.id)}?reply=${comment.id}`,
+        ...(String(comment.from_id) === ownerOf(context) ? { byAccount: true } : {}),
+      };
+    });
+}
+
+const done = (error: unknown) => {
+  if (!(error instanceof PlatformHttpError && error.status === 404)) throw error;
+  return 1;
+};
+const okSchema = z.literal(1);
+
+type Attached = { attachments?: { type: string; [kind: string]: unknown }[] };
+const itemsOf = z.union([z.array(z.unknown()), z.looseObject({ items: z.array(z.unknown()) })]);
+
+/**
+ * The attachments of a post (wall.getById) or comment (wall.getComment) as an edit takes them again
+ * (`photo{owner}_{id}[_{access_key}]`): an edit sets the attachments it is given, so they are sent again to stay.
+ */
+async function currentAttachments(context: ProviderContext, id: string, comment: boolean): Promise<string | undefined> {
+  const answer = comment
+    ? await method(context, 'wall.getComment', { owner_id: ownerOf(context), comment_id: id }, itemsOf)
+    : await method(context, 'wall.getById', { posts: `${ownerOf(context)}_${id}` }, itemsOf);
+  const [found] = (Array.isArray(answer) ? answer : answer.items) as Attached[];
+  if (!found) throw new PlatformHttpError({ status: 404, retryable: false, bodyExcerpt: id, message: `VK did not find the ${comment ? 'comment' : 'post'} on the wall (deleted?)` });
+  const list = (found.attachments ?? []).flatMap((attachment) => {
+    const media = attachment[attachment.type] as { id?: number; owner_id?: number; access_key?: string } | undefined;
+    return media?.id !== undefined && media.owner_id !== undefined ? [`${attachment.type}${media.owner_id}_${media.id}${media.access_key ? `_${media.access_key}` : ''}`] : [];
+  });
+  return list.length > 0 ? list.join(',') : undefined;
+}
+
+/** wall.edit (the post) or wall.editComment (a later item): the new text, the attachments kept. Repeating it is harmless. */
+async function editWall(context: ProviderContext, ref: PublishedRef, item: EditItem, thread?: ChainRefs): Promise<PublishedRef> {
+  await context.step('edit', async () => {
+    const attachments = await currentAttachments(context, ref.id, Boolean(thread));
+    if (thread) await method(context, 'wall.editComment', { owner_id: ownerOf(context), comment_id: ref.id, message: item.text, attachments }, okSchema);
+    else await method(context, 'wall.edit', { owner_id: ownerOf(context), post_id: ref.id, message: item.text, attachments }, z.looseObject({ post_id: z.number() }));
+    return true;
+  });
+  return { id: ref.id, url: ref.url };
+}
+
+/** wall.delete (the post) or wall.deleteComment (a later item); VK's 104 "Not found" of a repeat counts as deleted. */
+async function deleteWall(context: ProviderContext, ref: PublishedRef, thread?: ChainRefs): Promise<void> {
+  await context.step('delete', () =>
+    (thread
+      ? method(context, 'wall.deleteComment', { owner_id: ownerOf(context), comment_id: ref.id }, okSchema)
+      : method(context, 'wall.delete', { owner_id: ownerOf(context), post_id: ref.id }, okSchema)
+    ).catch(done),
+  );
+}
+
 const vk: Provider = {
   identifier: 'vk',
   name: 'VK',
@@ -206,6 +348,14 @@ const vk: Provider = {
     });
     return { id: String(commentId), url: `${wallUrl(context, root.id)}?reply=${commentId}` };
   },
+
+  comments: (context, post) => wallComments(context, post),
+  // The wall's owner may delete any comment on its wall; VK has no method that hides a comment.
+  async deleteComment(context, comment) {
+    await method(context, 'wall.deleteComment', { owner_id: ownerOf(context), comment_id: comment.id }, okSchema).catch(done);
+  },
+  editPublished: (context, ref, item, thread) => editWall(context, ref, item, thread),
+  deletePublished: (context, ref, thread) => deleteWall(context, ref, thread),
 
   async postAnalytics(context, post) {
     const answer = await method(context, 'wall.getById', { posts: `${ownerOf(context)}_${post.id}` }, z.union([z.array(z.unknown()), z.looseObject({ items: z.array(z.unknown()) })]));

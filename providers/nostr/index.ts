@@ -5,6 +5,11 @@
 // The signed event is built once and recorded as a step before it is sent, so a later run sends the very same event (same
 // id: relays keep one copy per id) instead of a new one. The note is published when at least one relay answers OK true;
 // a relay that missed it gets the same event later (./delivery.ts, src/jobs/nostr-redelivery.ts), and the item says so.
+// Changing what went out: NIP-09 (https://github.com/nostr-protocol/nips/blob/master/09.md, read 2026-11-27): a deletion
+// request is a kind-5 event with an `e` tag of the note and a `k` tag of its kind, signed by the note's own key; relays
+// SHOULD stop publishing the note, but it is a request: a relay may ignore it and clients may have copies. Herald signs it
+// once (a recorded step), sends it to the relays the note went to, and it counts as done once one relay accepted it.
+// Notes cannot be edited: an event is signed over its content and its id is that content's hash (NIP-01).
 import { createHash } from 'node:crypto';
 import * as nip19 from 'nostr-tools/nip19';
 import { finalizeEvent, getPublicKey, type Event } from 'nostr-tools/pure';
@@ -148,6 +153,29 @@ function privateMediaWarnings(item: PublishItem): string[] {
   }).filter((warning, index, all) => all.indexOf(warning) === index);
 }
 
+/**
+ * NIP-09 deletion request of a note: a kind-5 event naming it (`e`, `k`), signed with the same key, built once and recorded
+ * so a later run sends the same event; sent to the relays the note went to (its delivery) and the channel's. Done when one
+ * relay accepted it; a relay that already dropped the note answers OK all the same.
+ */
+async function requestDeletion(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  let delivered: string[] = [];
+  try {
+    delivered = Object.keys(JSON.parse(ref.meta?.relays ?? '{}') as Record<string, string>);
+  } catch {
+    /* no delivery recorded: the channel's relays */
+  }
+  const relays = [...new Set([...delivered, ...relaysOf(context)])];
+  const event = (await context.step('deletion', async () => {
+    const secret = secretKeyOf(context.auth.accessToken);
+    const tags = [['e', ref.id], ['k', '1']];
+    const { id, pubkey, created_at, kind, sig, content } = finalizeEvent({ kind: 5, created_at: Math.floor(Date.now() / 1000), tags, content: 'Deleted by its author' }, secret);
+    return { id, pubkey, created_at, kind, tags, content, sig } as unknown as JsonValue;
+  })) as unknown as Event;
+  const answers = await publishToRelays(relays, event, context.dial);
+  if (!answers.some((answer) => answer.accepted)) throw noRelayAccepted(answers);
+}
+
 const shortNpub = (npub: string) => `${npub.slice(0, 12)}…${npub.slice(-6)}`;
 
 /** The newest kind-0 profile the relays hold for `pubkey`, with the relays that could not be reached. */
@@ -183,7 +211,8 @@ const nostr: Provider = {
   rules:
     'A Nostr note (kind 1) of plain text, signed with the account key and sent to every relay of the channel; it is published when at least one relay accepts it. ' +
     'Pictures and videos are added as their public links at the end of the text, with NIP-92 imeta tags, so media must be reachable over public https. ' +
-    'Later items are replies to the previous note (NIP-10). Relays may refuse notes over about 64 KB.',
+    'Later items are replies to the previous note (NIP-10). Relays may refuse notes over about 64 KB. Notes cannot be edited; ' +
+    'deleting sends a NIP-09 deletion request, which relays may ignore.',
   settings: null,
   chain: 'thread',
   tools: [],
@@ -224,6 +253,11 @@ const nostr: Provider = {
   publish: (context, item) => sendNote(context, item),
 
   comment: (context, item, thread) => sendNote(context, item, thread),
+
+  deletePublished: (context, ref) => requestDeletion(context, ref),
+  unchangeable: {
+    edit: 'Nostr notes cannot be edited: a note is signed over its content and its id is the hash of that content (NIP-01). Delete it (a NIP-09 deletion request, which relays may ignore) and publish a new one.',
+  },
 
   async postAnalytics(context, post) {
     const filters = [7, 6, 1].map((kind) => ({ kinds: [kind], '#e': [post.id], limit: 500 }));

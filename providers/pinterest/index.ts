@@ -6,9 +6,13 @@
 // against it. A lost pin create is linked only to a pin made since the attempt began (created_at; providers/recovery-window.ts).
 // The token endpoint takes HTTP Basic client credentials and a form; refresh answers a new refresh token (continuous
 // refresh), which is stored. Pinterest has no comments API for pins: a post is one item.
+// Changing what went out (read 2026-11-27 in the same OpenAPI release): pins/update `PATCH /v5/pins/{pin_id}` (PinUpdate:
+// title, description, link, alt_text, board_id, board_section_id, carousel_slots; nullable fields cleared with null; "in beta
+// and not available to all apps": an app without it is refused 403, named to the person) and pins/delete
+// `DELETE /v5/pins/{pin_id}` (204; a pin already gone answers 404, counted as deleted). The media of a pin cannot change.
 import { z } from 'zod';
-import type { PlatformFetch } from '../../src/lib/platform-http.js';
-import type { ChannelAuth, HelperTool, Provider, ProviderContext, PublishItem, StepAttempt } from '../types.js';
+import { PlatformHttpError, type PlatformFetch } from '../../src/lib/platform-http.js';
+import type { ChannelAuth, EditItem, HelperTool, Provider, ProviderContext, PublishedRef, PublishItem, StepAttempt } from '../types.js';
 import { createdSince, onlyCandidate } from '../recovery.js';
 import { analyticsPeriod, basicAuth, dailyMetric, everyPage, firstProblem, httpUrl, isoDay, oauth2AuthorizeUrl, versionedBase } from '../shared.js';
 import { accountSchema, call, channelCall, classify, page, pinSchema, type Pin } from './api.js';
@@ -75,6 +79,39 @@ async function publishPin(context: ProviderContext, item: PublishItem) {
     (attempt) => findPin(context, attempt, body),
   );
   return { id: pin.id, url: pinUrl(context, pin.id) };
+}
+
+/**
+ * Sets the pin's board, title, description, link and alt text to the post's new content and settings (a title or link taken
+ * out of the settings is cleared with null). Setting the same values again is harmless, so a lost answer is simply repeated.
+ */
+async function editPin(context: ProviderContext, ref: PublishedRef, item: EditItem): Promise<PublishedRef> {
+  const options = settings.parse(context.settings);
+  const alt = item.media[0]?.alt;
+  const body = {
+    board_id: options.board,
+    title: options.title ?? null,
+    description: item.text,
+    link: options.link ?? null,
+    ...(alt ? { alt_text: alt.slice(0, 500) } : {}),
+  };
+  const pin = await context.step('edit', async () => {
+    const updated = await channelCall(context, { method: 'PATCH', path: `/pins/${encodeURIComponent(ref.id)}`, json: body, schema: pinSchema });
+    return { id: updated.id };
+  });
+  return { id: pin.id, url: pinUrl(context, pin.id) };
+}
+
+/** Deletes the pin; one already gone (404) counts as deleted, so a repeat after a lost answer deletes nothing else. */
+async function deletePin(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  await context.step('delete', async () => {
+    try {
+      await channelCall(context, { method: 'DELETE', path: `/pins/${encodeURIComponent(ref.id)}` });
+    } catch (error) {
+      if (!(error instanceof PlatformHttpError && error.status === 404)) throw error;
+    }
+    return true;
+  });
 }
 
 const analyticsSchema = z.record(
@@ -172,6 +209,8 @@ const pinterest: Provider = {
   },
 
   publish: publishPin,
+  editPublished: (context, ref, item) => editPin(context, ref, item),
+  deletePublished: (context, ref) => deletePin(context, ref),
 
   analytics: (context, days) =>
     metrics(context, '/user_account/analytics', days, {

@@ -21,6 +21,8 @@ export const OPERATIONS = [
   ['get', '/boards'],
   ['get', '/pins'],
   ['post', '/pins'],
+  ['patch', '/pins/{pin_id}'],
+  ['delete', '/pins/{pin_id}'],
   ['get', '/pins/{pin_id}/analytics'],
   ['post', '/media'],
   ['get', '/media/{media_id}'],

@@ -16,6 +16,10 @@
 // ["NOTICE", "…"] to a message it cannot parse. REQ answers the stored events matching the filters (newest first, `limit`
 // per filter), then EOSE. Mode 'refuse' answers OK false "blocked: …", 'rate-limited' OK false "rate-limited: …",
 // 'silent' never answers an EVENT.
+// NIP-09 (https://github.com/nostr-protocol/nips/blob/master/09.md, read 2026-11-27): a kind-5 deletion request is stored, and
+// the events its `e` tags name are dropped when their author is the request's author (another key's request deletes
+// nothing); a dropped event sent again is refused ("blocked: deleted"). `honourDeletions = false` plays a relay that keeps
+// the notes all the same (the request is only a request).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -30,6 +34,9 @@ export interface NostrRelayFake {
   mode: 'accept' | 'refuse' | 'rate-limited' | 'silent';
   /** The OK messages sent back for EVENTs, in order: [id, accepted, message]. */
   answers: [string, boolean, string][];
+  /** Ids of events dropped by a NIP-09 deletion request of their author. */
+  deleted: string[];
+  honourDeletions: boolean;
   seed(event: Event): void;
   close(): Promise<void>;
 }
@@ -62,6 +69,8 @@ export async function startNostrRelay(options: { url?: string } = {}): Promise<N
     events,
     received,
     answers,
+    deleted: [],
+    honourDeletions: true,
     mode: 'accept',
     seed: (event) => void events.push(event),
     close: async () => {
@@ -85,6 +94,13 @@ export async function startNostrRelay(options: { url?: string } = {}): Promise<N
     if (fake.mode === 'refuse') return ok(socket, id, false, 'blocked: this relay only accepts notes from paying members');
     if (fake.mode === 'rate-limited') return ok(socket, id, false, 'rate-limited: slow down there chief');
     if (events.some((stored) => stored.id === id)) return ok(socket, id, true, 'duplicate: already have this event');
+    if (fake.deleted.includes(id)) return ok(socket, id, false, 'blocked: this event was deleted by its author');
+    if (event.kind === 5 && fake.honourDeletions) {
+      const named = new Set((event.tags as string[][]).filter((tag) => tag[0] === 'e').map((tag) => tag[1]));
+      for (let index = events.length - 1; index >= 0; index--) {
+        if (named.has(events[index].id) && events[index].pubkey === event.pubkey) fake.deleted.push(...events.splice(index, 1).map((gone) => gone.id));
+      }
+    }
     events.push(event);
     ok(socket, id, true, '');
   };

@@ -15,6 +15,11 @@
 //                                         image_url (the fake GETs it), image_base64, multiple_image_urls (GETs each),
 //                                         multiple_image_base64, video_id (succeeded media, plus a cover: URL GET or base64)
 //   GET  /api/v5/pins                     newest first;  GET /api/v5/user_account/analytics, /api/v5/pins/{id}/analytics
+//   PATCH /api/v5/pins/{id}               pins/update (PinUpdate, same OpenAPI release, read 2026-11-27): a pin of the account
+//                                         (404 code 50 when unknown or deleted, 403 code 29 when another account's), a board of
+//                                         the account, null clears title/link/description/alt_text; 403 when the app has no
+//                                         access to this beta endpoint (`pinUpdateBeta` false; the wording is the fake's)
+//   DELETE /api/v5/pins/{id}              pins/delete: 204; 404 code 50 when already gone; 403 code 29 for another account's
 // Every API route answers 401 {code: 2, message: 'Authentication failed.'} without a live bearer token.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, basicCredentials, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
@@ -32,6 +37,11 @@ export interface PinterestFakePin {
   /** Bytes of each picture the fake fetched or decoded, in order (the cover last for a video pin). */
   images: { from: 'url' | 'base64'; bytes: Buffer; contentType: string }[];
   created_at: string;
+  /** Each PATCH body the fake applied, in order. */
+  updates: Record<string, unknown>[];
+  deleted?: boolean;
+  /** The pin belongs to another account (its update and delete are refused 403). */
+  foreign?: boolean;
 }
 
 export interface PinterestFakeMedia {
@@ -58,6 +68,8 @@ export interface PinterestFake {
   contractViolations: string[];
   /** Media registered afterwards stay "processing" for this many GETs after their upload. */
   setProcessingPolls(n: number): void;
+  /** False: the app has no access to pins/update (a beta of the API), refused 403. */
+  pinUpdateBeta: boolean;
   close(): Promise<void>;
 }
 
@@ -249,7 +261,7 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
       default:
         return error(400, 1, `Invalid request: media_source.source_type ${source.source_type} is not supported.`);
     }
-    const pin: PinterestFakePin = { id: String(nextId++), board_id: body.board_id, title: body.title, description: body.description, link: body.link, alt_text: body.alt_text, media_source: source, images, created_at: new Date().toISOString() };
+    const pin: PinterestFakePin = { id: String(nextId++), board_id: body.board_id, title: body.title, description: body.description, link: body.link, alt_text: body.alt_text, media_source: source, images, created_at: new Date().toISOString(), updates: [] };
     pins.push(pin);
     return { status: 201, json: pinEntity(pin) };
   }));
@@ -268,7 +280,33 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
 
   server.on('GET', '/api/v5/pins', authed((request) => {
     const size = Number(request.query.get('page_size') ?? 25);
-    return { json: { items: [...pins].reverse().slice(0, size).map(pinEntity), bookmark: null } };
+    return { json: { items: [...pins].filter((pin) => !pin.deleted).reverse().slice(0, size).map(pinEntity), bookmark: null } };
+  }));
+
+  const notFound = () => error(404, 50, 'Pin not found.');
+  const notPermitted = () => error(403, 29, 'You are not permitted to access that resource.');
+  const pinOf = (request: RecordedRequest) => pins.find((pin) => pin.id === request.path.split('/')[4] && !pin.deleted);
+
+  server.on('PATCH', '/api/v5/pins/*', authed((request) => {
+    if (!fake.pinUpdateBeta) return error(403, 3, 'Your application does not have access to this beta endpoint (pins/update).');
+    const pin = pinOf(request);
+    if (!pin) return notFound();
+    if (pin.foreign) return notPermitted();
+    const body = (request.json ?? {}) as Record<string, any>;
+    if (body.board_id !== undefined && !boards.some((board) => board.id === body.board_id)) return error(404, 4001, 'Board not found.');
+    pin.updates.push(body);
+    for (const field of ['board_id', 'title', 'description', 'link', 'alt_text'] as const) {
+      if (field in body) (pin as unknown as Record<string, unknown>)[field] = body[field] ?? undefined;
+    }
+    return { json: pinEntity(pin) };
+  }));
+
+  server.on('DELETE', '/api/v5/pins/*', authed((request) => {
+    const pin = pinOf(request);
+    if (!pin) return notFound();
+    if (pin.foreign) return notPermitted();
+    pin.deleted = true;
+    return { status: 204 };
   }));
 
   /** Daily points of the requested period: metric value = day of month × a per-metric factor. */
@@ -290,11 +328,11 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
   };
   server.on('GET', '/api/v5/user_account/analytics', authed((request) => report(request, false)));
   server.on('GET', '/api/v5/pins/*/analytics', authed((request) => {
-    if (!pins.some((pin) => pin.id === request.path.split('/')[4])) return error(404, 50, 'Pin not found.');
+    if (!pinOf(request)) return notFound();
     return report(request, true);
   }));
 
-  return {
+  const fake: PinterestFake = {
     server,
     url,
     endpoints: { web: `${url}/web`, api: `${url}/api` },
@@ -308,6 +346,8 @@ export async function startPinterestFake(options: { boardCount?: number } = {}):
     setProcessingPolls(n) {
       processingPolls = n;
     },
+    pinUpdateBeta: true,
     close: () => server.close(),
   };
+  return fake;
 }

@@ -284,7 +284,7 @@ describe('pinterest exactly once', () => {
 
   /** A pin of the account made earlier with the same board, title and description. */
   const olderPin = (description: string, title: string) => {
-    fake.pins.push({ id: `9${fake.pins.length}`, board_id: board(), title, description, media_source: { source_type: 'image_url', url: 'https://example.com/a.png' }, images: [], created_at: hoursAgo(72).toISOString() });
+    fake.pins.push({ id: `9${fake.pins.length}`, board_id: board(), title, description, media_source: { source_type: 'image_url', url: 'https://example.com/a.png' }, images: [], created_at: hoursAgo(72).toISOString(), updates: [] });
     return fake.pins.at(-1)!.id;
   };
 
