@@ -3,11 +3,15 @@
 // CallToAction, LocalPostEvent, LocalPostOffer; `event` is required for EVENT and OFFER, `callToAction` is ignored for
 // OFFER, a CALL button takes no url, GET_OFFER is deprecated in favour of topicType OFFER, ALERT posts are COVID-19 alerts
 // that can no longer be created; media: sourceUrl only), plus google.ts and locations.ts for OAuth, the picker and
-// performance (read 2026-11-27). There is no comments API and no post-level metrics. A lost create is looked up among the location's newest
+// performance (read 2026-11-27). Changes (read 2026-11-27): accounts.locations.localPosts/patch (PATCH v4/{name} with
+// updateMask, "you must specify each field that is being updated in the mask"; a field in the mask but absent from the body is
+// cleared) and localPosts/delete (DELETE v4/{name}; NOT_FOUND when the post does not exist, which a repeat counts as done).
+// There is no comments API and no post-level metrics. A lost create is looked up among the location's newest
 // posts with the same text and topic created since the attempt began (LocalPost.createTime; providers/recovery-window.ts).
 import { z } from 'zod';
 import { notFound } from '../../src/errors.js';
-import type { Provider, ProviderContext, PublishItem } from '../types.js';
+import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import type { EditItem, Provider, ProviderContext, PublishedRef, PublishItem } from '../types.js';
 import { createdSince, onlyCandidate } from '../recovery.js';
 import { firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, httpUrl, permanent, versionedBase } from '../shared.js';
 import { googleCall } from './google.js';
@@ -148,6 +152,32 @@ async function publishLocalPost(context: ProviderContext, item: PublishItem) {
   return { id: post.name, ...(post.searchUrl ? { url: post.searchUrl } : {}) };
 }
 
+const postUrl = (context: ProviderContext, ref: PublishedRef) => `${versionedBase(context.endpoints, 'gmbV4', 'localPostsVersion')}/${ref.id}`;
+
+/** The fields an edit of a post of this topic sets: all it may carry, so one left out of the new settings is cleared. */
+const EDITABLE: Record<string, string[]> = { STANDARD: ['summary', 'callToAction'], EVENT: ['summary', 'callToAction', 'event'], OFFER: ['summary', 'event', 'offer'] };
+
+/** localPosts.patch with the new summary and settings (the photo and the topic stay); the same patch again is harmless. */
+async function editLocalPost(context: ProviderContext, ref: PublishedRef, item: EditItem): Promise<PublishedRef> {
+  const { topicType, media: _media, ...body } = localPost(settings.parse(context.settings), { ...item, media: [] });
+  const post = await context.step('edit', async () =>
+    recorded(await googleCall(context, context.auth.accessToken, { method: 'PATCH', url: postUrl(context, ref), query: { updateMask: EDITABLE[String(topicType)].join(',') }, json: body, schema: postSchema })),
+  );
+  return { id: post.name, ...(post.searchUrl ? { url: post.searchUrl } : ref.url ? { url: ref.url } : {}) };
+}
+
+/** localPosts.delete; NOT_FOUND (already gone, e.g. a repeat after a lost answer) counts as deleted. */
+async function deleteLocalPost(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  await context.step('delete', async () => {
+    try {
+      await googleCall(context, context.auth.accessToken, { method: 'DELETE', url: postUrl(context, ref) });
+    } catch (error) {
+      if (!(error instanceof PlatformHttpError && error.status === 404)) throw error;
+    }
+    return true;
+  });
+}
+
 const gmb: Provider = {
   identifier: 'gmb',
   name: 'Google Business Profile',
@@ -224,6 +254,11 @@ const gmb: Provider = {
   refresh: refreshGoogleToken,
 
   publish: publishLocalPost,
+  editPublished: (context, ref, item) => editLocalPost(context, ref, item),
+  deletePublished: (context, ref) => deleteLocalPost(context, ref),
+  // Herald keeps a post's type: an update, event or offer is edited as such (delete it and post again to change the type).
+  editProblem: (before, after) =>
+    (before.topicType ?? 'STANDARD') !== (after.topicType ?? 'STANDARD') ? 'A Google Business Profile post keeps its type (update, event or offer) when edited: delete it and post again to change the type.' : undefined,
 
   analytics: locationPerformance,
 

@@ -17,7 +17,7 @@ import { invalidInput } from '../../src/errors.js';
 import { imageSize } from '../../src/lib/media-probe.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { isLocalHost } from '../../src/lib/ssrf.js';
-import type { ConnectContext, Dial, JsonValue, MediaFile, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
+import type { ConnectContext, Dial, JsonValue, MediaFile, PlatformComment, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
 import { currentMetric } from '../shared.js';
 import { publishToRelays, queryRelays, type RelayAnswer } from './relays.js';
 import { deliveryMeta, deliveryOf, deliveryWarnings, FINAL_REFUSALS } from './delivery.js';
@@ -93,7 +93,7 @@ async function imetaOf(file: MediaFile): Promise<string[]> {
   return tag;
 }
 
-type Thread = { root: PublishedRef; parent: PublishedRef };
+type Thread = { root: PublishedRef; parent: PublishedRef; toComment?: boolean };
 
 /** The note as signed: text then the media URLs, imeta tags, and for a reply the NIP-10 e tags (root, reply) and p tag. */
 async function signedNote(context: ProviderContext, item: PublishItem, relays: string[], thread?: Thread): Promise<Event> {
@@ -101,10 +101,13 @@ async function signedNote(context: ProviderContext, item: PublishItem, relays: s
   const pubkey = getPublicKey(secret);
   const tags: string[][] = [];
   if (thread) {
-    // A direct reply to the root carries only the root marker (NIP-10); the author of both is this account.
+    // A direct reply to the root carries only the root marker (NIP-10). The root is this account's; a comment someone left
+    // is theirs (its pubkey, as `comments` read it), and its author is named in a p tag so their client shows the reply.
+    const parentAuthor = thread.toComment ? (thread.parent.meta?.pubkey ?? pubkey) : pubkey;
     tags.push(['e', thread.root.id, relays[0], 'root', pubkey]);
-    if (thread.parent.id !== thread.root.id) tags.push(['e', thread.parent.id, relays[0], 'reply', pubkey]);
+    if (thread.parent.id !== thread.root.id) tags.push(['e', thread.parent.id, relays[0], 'reply', parentAuthor]);
     tags.push(['p', pubkey]);
+    if (parentAuthor !== pubkey) tags.push(['p', parentAuthor]);
   }
   for (const file of item.media) tags.push(await imetaOf(file));
   const content = [item.text, item.media.map((file) => file.url).join('\n')].filter(Boolean).join('\n\n');
@@ -174,6 +177,32 @@ async function requestDeletion(context: ProviderContext, ref: PublishedRef): Pro
   })) as unknown as Event;
   const answers = await publishToRelays(relays, event, context.dial);
   if (!answers.some((answer) => answer.accepted)) throw noRelayAccepted(answers);
+}
+
+/**
+ * Replies on the account's note: kind-1 events whose `e` tags name it (NIP-10: every reply in a thread carries the root),
+ * from every relay of the channel, each once, oldest first. The parent is the `reply`-marked e tag (absent: the note).
+ */
+async function repliesTo(context: ProviderContext, post: PublishedRef): Promise<PlatformComment[]> {
+  const { events } = await queryRelays(relaysOf(context), [{ kinds: [1], '#e': [post.id], limit: 500 }], context.dial);
+  const seen = new Set<string>();
+  return events
+    .filter((event) => event.id !== post.id && !seen.has(event.id) && seen.add(event.id))
+    .sort((a, b) => a.created_at - b.created_at)
+    .map((event) => {
+      const parent = event.tags.find((tag) => tag[0] === 'e' && tag[3] === 'reply')?.[1];
+      const npub = nip19.npubEncode(event.pubkey);
+      return {
+        id: event.id,
+        ...(parent && parent !== post.id ? { parentId: parent } : {}),
+        author: { id: event.pubkey, name: shortNpub(npub), handle: npub, url: `${webOf(context)}/${npub}` },
+        text: event.content,
+        createdAt: new Date(event.created_at * 1000).toISOString(),
+        url: `${webOf(context)}/${nip19.neventEncode({ id: event.id, author: event.pubkey, kind: 1 })}`,
+        meta: { pubkey: event.pubkey },
+        ...(event.pubkey === context.auth.internalId ? { byAccount: true } : {}),
+      };
+    });
 }
 
 const shortNpub = (npub: string) => `${npub.slice(0, 12)}…${npub.slice(-6)}`;
@@ -254,6 +283,7 @@ const nostr: Provider = {
 
   comment: (context, item, thread) => sendNote(context, item, thread),
 
+  comments: (context, post) => repliesTo(context, post),
   deletePublished: (context, ref) => requestDeletion(context, ref),
   unchangeable: {
     edit: 'Nostr notes cannot be edited: a note is signed over its content and its id is the hash of that content (NIP-01). Delete it (a NIP-09 deletion request, which relays may ignore) and publish a new one.',

@@ -28,6 +28,9 @@ export interface GmbFakePost {
   /** Bytes of the photo the fake fetched from sourceUrl. */
   photo?: Buffer;
   createTime: string;
+  /** Each PATCH applied: its updateMask and body. */
+  patches?: { updateMask: string; body: Record<string, any> }[];
+  deleted?: boolean;
 }
 
 export interface GmbFake {
@@ -178,11 +181,46 @@ export async function startGmbFake(): Promise<GmbFake> {
     ...(post.body.media ? { media: post.body.media.map((item: object, index: number) => ({ ...item, name: `${post.name}/media/${index}`, googleUrl: `${url}/img/post-${post.name.split('/').pop()}.jpg` })) } : {}),
   });
 
+  // localPosts.patch / localPosts.delete (developers.google.com/my-business/reference/rest/v4/accounts.locations.localPosts,
+  // read 2026-11-27): a post of a managed location (403 otherwise), NOT_FOUND when unknown or deleted; patch needs an
+  // updateMask of LocalPost fields (topicType cannot be in it here: the fake keeps a post's type) and sets each masked field
+  // from the body, clearing one the body leaves out.
+  const MASKABLE = ['summary', 'callToAction', 'event', 'offer', 'media', 'languageCode'];
+  const postAt = (request: RecordedRequest) => {
+    const [, , , , accountId, , locationId] = request.path.split('/');
+    const name = request.path.replace(/^\/mybusiness\/v4\//, '');
+    return { managed: managed(accountId, locationId), post: posts.find((post) => post.name === name && !post.deleted) };
+  };
+  server.on('PATCH', '/mybusiness/v4/accounts/*/locations/*/localPosts/*', authed((request) => {
+    const { managed: mine, post } = postAt(request);
+    if (!mine) return googleError(403, 'PERMISSION_DENIED', 'The caller does not have permission');
+    if (!post) return googleError(404, 'NOT_FOUND', 'Requested entity was not found.');
+    const mask = (request.query.get('updateMask') ?? '').split(',').filter(Boolean);
+    if (mask.length === 0) return invalid('update_mask', 'Field update_mask is required.');
+    const unknown = mask.find((field) => !MASKABLE.includes(field));
+    if (unknown) return invalid('update_mask', `Invalid field in update_mask: ${unknown}.`);
+    const body = request.json ?? {};
+    if (typeof body.summary === 'string' && body.summary.length > 1500) return invalid('summary', 'Summary is longer than 1500 characters.');
+    (post.patches ??= []).push({ updateMask: mask.join(','), body });
+    for (const field of mask) {
+      if (field in body) post.body[field] = body[field];
+      else delete post.body[field];
+    }
+    return { json: entity(post) };
+  }));
+  server.on('DELETE', '/mybusiness/v4/accounts/*/locations/*/localPosts/*', authed((request) => {
+    const { managed: mine, post } = postAt(request);
+    if (!mine) return googleError(403, 'PERMISSION_DENIED', 'The caller does not have permission');
+    if (!post) return googleError(404, 'NOT_FOUND', 'Requested entity was not found.');
+    post.deleted = true;
+    return { json: {} };
+  }));
+
   server.on('GET', '/mybusiness/v4/accounts/*/locations/*/localPosts', authed((request) => {
     const parent = request.path.replace(/^\/mybusiness\/v4\//, '').replace(/\/localPosts$/, '');
     const size = Number(request.query.get('pageSize') ?? 20);
     if (size < 1 || size > 100) return invalid('page_size', 'The maximum page size is 100.');
-    return { json: { localPosts: posts.filter((post) => post.name.startsWith(`${parent}/`)).reverse().slice(0, size).map(entity) } };
+    return { json: { localPosts: posts.filter((post) => !post.deleted && post.name.startsWith(`${parent}/`)).reverse().slice(0, size).map(entity) } };
   }));
 
   server.on('GET', '/performance/v1/locations/*', authed((request) => {

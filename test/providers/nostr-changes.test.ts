@@ -84,6 +84,34 @@ describe('nostr deletion (NIP-09)', () => {
   });
 });
 
+describe('nostr comments (NIP-10 replies read from the relays)', () => {
+  it('reads the replies on a note from every relay once, with their parents, and replies to THAT comment naming its author', async () => {
+    const ref = await publishedNote('Ask me anything');
+    const other = generateSecretKey();
+    const otherKey = getPublicKey(other);
+    const now = Math.floor(Date.now() / 1000);
+    const question = finalizeEvent({ kind: 1, created_at: now - 20, tags: [['e', ref.id, '', 'root'], ['p', pubkey]], content: 'Is it open source?' }, other);
+    const followUp = finalizeEvent({ kind: 1, created_at: now - 10, tags: [['e', ref.id, '', 'root'], ['e', question.id, '', 'reply'], ['p', pubkey]], content: 'And self-hosted?' }, other);
+    const unrelated = finalizeEvent({ kind: 1, created_at: now - 5, tags: [], content: 'Another note' }, other);
+    for (const relay of [first, second]) for (const event of [question, followUp, unrelated]) relay.seed(event);
+
+    const relays = `${first.url},${second.url}`;
+    const comments = await nostr.comments!(context(new Map(), relays), ref, undefined);
+    expect(comments.map((comment) => [comment.id, comment.parentId, comment.text, comment.author.id])).toEqual([
+      [question.id, undefined, 'Is it open source?', otherKey],
+      [followUp.id, question.id, 'And self-hosted?', otherKey],
+    ]);
+    expect(comments[0]).toMatchObject({ meta: { pubkey: otherKey }, createdAt: new Date((now - 20) * 1000).toISOString() });
+
+    const reply = await nostr.comment!(context(new Map(), relays), { postId: 'reply-1', text: 'Yes, MIT.', media: [] }, { root: ref, parent: { id: question.id, meta: comments[0].meta }, toComment: true });
+    const sent = first.events.find((event) => event.id === reply.id)!;
+    expect(sent.tags).toEqual([['e', ref.id, first.url, 'root', pubkey], ['e', question.id, first.url, 'reply', otherKey], ['p', pubkey], ['p', otherKey]]);
+    // The account's own reply is read back as the account's.
+    const again = await nostr.comments!(context(new Map(), relays), ref, undefined);
+    expect(again.find((comment) => comment.id === reply.id)).toMatchObject({ byAccount: true, parentId: question.id });
+  });
+});
+
 describe('nostr editing', () => {
   it('is refused with the reason: a note is signed over its content; a deletion is only a request', () => {
     expect(nostr.editPublished).toBeUndefined();
