@@ -13,10 +13,10 @@ import { launchBrowser, SCREENSHOT_DIR, seriousViolations } from './helpers/brow
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
-import { pollDueComments } from '../tools/internal/comment-poll.js';
 import { CommentSchema } from '../src/db/comment-entities.js';
 import { findProvider } from '../providers/index.js';
 import type { Provider } from '../providers/types.js';
+import { pollCommentsAt } from './helpers/after-publishing.js';
 
 let herald: Herald;
 let mastodon: MastodonFake;
@@ -35,14 +35,7 @@ async function published(channel: string, text: string) {
   return { id: root.id, releaseId: root.releaseId! };
 }
 
-async function pollSoon() {
-  herald.setNow(new Date(Date.now() + 5 * 60_000));
-  try {
-    await pollDueComments(herald.services);
-  } finally {
-    herald.setNow(undefined);
-  }
-}
+const pollSoon = () => pollCommentsAt(herald, 5);
 
 const commentIdOf = async (platformId: string) => (await herald.services.orm.em.fork().findOneOrFail(CommentSchema, { platformId })).id;
 /** The markup of one comment of the page. */

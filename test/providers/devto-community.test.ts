@@ -3,12 +3,11 @@
 // deleting refused; an edit of the title, tags and text through PUT /api/articles/{id}, once; an edit of an article that is
 // not the account's failing with DEV's words; deletion refused with the reason before anything is asked of DEV.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
 import { connect } from '../fakes/articles.js';
 import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
-import { changeUntilSettled } from '../helpers/after-publishing.js';
+import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: DevtoFake;
 let herald: Herald;
@@ -45,14 +44,7 @@ describe('DEV comments', () => {
     const nested = fake.addComment(articleId, 'Agreed', { parent: first.id_code, user: { user_id: 78, username: 'ben', name: 'Ben' }, secondsAgo: 20 });
     fake.addComment(articleId, 'Gone', { secondsAgo: 10 }).deleted = true;
     fake.addComment(articleId, 'Thanks!', { parent: first.id_code, user: { user_id: fake.user.id, username: fake.user.username, name: fake.user.name } });
-    for (const minutes of [5, 10]) {
-      herald.setNow(new Date(Date.now() + minutes * 60_000));
-      try {
-        await pollDueComments(herald.services);
-      } finally {
-        herald.setNow(undefined);
-      }
-    }
+    for (const minutes of [5, 10]) await pollCommentsAt(herald, minutes);
     const listed = (await herald.rest('GET', `/comments?post=${post.id}`)).body.comments as Record<string, any>[];
     expect(listed.map((comment) => [comment.platformId, comment.text, comment.parentPlatformId, comment.state])).toEqual([
       [nested.id_code, 'Agreed', first.id_code, 'new'],

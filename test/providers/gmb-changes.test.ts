@@ -2,12 +2,13 @@
 // field the post's type carries (a button taken out is cleared), once; a change of type refused before anything is sent;
 // localPosts.delete, and its repeat after a lost answer (NOT_FOUND) counted as done; a location no longer managed refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startGmbFake, type GmbFake } from '../fakes/gmb.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: GmbFake;
 let herald: Herald;
@@ -36,27 +37,14 @@ async function published(text: string, settings: Record<string, unknown>) {
   return { id, item, post: fake.posts.find((post) => post.name === item.releaseId)! };
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 20; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 describe('editing a local post', () => {
   it('patches the summary with every field of its type in the mask, clearing a button taken out, once', async () => {
     const { id, post } = await published('Fresh bread every mornnig', { topicType: 'STANDARD', callToActionType: 'LEARN_MORE', callToActionUrl: 'https://bakery.example' });
     const answer = await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'Fresh bread every morning', image: [] }], settings: { __type: 'gmb', topicType: 'STANDARD' } });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(id)).at(-1)).toEqual({ kind: 'done' });
     expect(post.patches).toEqual([{ updateMask: 'summary,callToAction', body: { summary: 'Fresh bread every morning' } }]);
     expect(post.body.summary).toBe('Fresh bread every morning');
     expect(post.body.callToAction).toBeUndefined();
@@ -83,7 +71,7 @@ describe('deleting a local post', () => {
     const restore = loseAnswerOf(herald, (request) => request.method === 'DELETE');
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(id);
+      runs = await settleChanges(id);
     } finally {
       restore();
     }

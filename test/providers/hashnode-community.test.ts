@@ -3,14 +3,13 @@
 // mutation); updatePost with the new title, subtitle, text and tags, once; removePost, and a repeat after a lost answer
 // (Hashnode answers NOT_FOUND) counted as done; another member's post refused with Hashnode's words.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
 import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { connect } from '../fakes/articles.js';
 import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
-import { changeUntilSettled } from '../helpers/after-publishing.js';
+import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: HashnodeFake;
 let herald: Herald;
@@ -47,14 +46,7 @@ describe('Hashnode comments', () => {
     const first = fake.comments.find((comment) => comment.text === 'Comment 0')!;
     const reply = fake.addComment(post.releaseId!, 'A reply', { parentId: first.id, author: { id: '64b000000000000000000b22', username: 'ben', name: 'Ben' }, secondsAgo: 10 });
     fake.addComment(post.releaseId!, 'Thanks!', { parentId: first.id, author: { id: fake.user.id, username: fake.user.username, name: fake.user.name } });
-    for (const minutes of [5, 10]) {
-      herald.setNow(new Date(Date.now() + minutes * 60_000));
-      try {
-        await pollDueComments(herald.services);
-      } finally {
-        herald.setNow(undefined);
-      }
-    }
+    for (const minutes of [5, 10]) await pollCommentsAt(herald, minutes);
     const listed = (await herald.rest('GET', `/comments?post=${post.id}&pageSize=100`)).body.comments as Record<string, any>[];
     expect(listed).toHaveLength(53);
     expect(listed.find((comment) => comment.platformId === first.id)).toMatchObject({ text: 'Comment 0', parentPlatformId: null, state: 'answered', author: { name: 'Ann', handle: 'ann' } });

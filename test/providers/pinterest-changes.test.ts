@@ -4,13 +4,14 @@
 // after a lost answer (404) counted as done; another account's pin refused.
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startPinterestFake, type PinterestFake } from '../fakes/pinterest.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { uploaded } from '../helpers/media-samples.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: PinterestFake;
 let herald: Herald;
@@ -51,20 +52,7 @@ async function publishedPin(text: string, extra: Record<string, unknown>) {
   return { id, item, media, pin: fake.pins.find((pin) => pin.id === item.releaseId)! };
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 20; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 describe('editing a pin', () => {
   it('updates the description, title, link and board with one PATCH, and clears a title taken out', async () => {
@@ -74,7 +62,7 @@ describe('editing a pin', () => {
       settings: settings({ board: fake.boards[1].id, link: 'https://example.com/b' }),
     });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(id)).at(-1)).toEqual({ kind: 'done' });
     expect(pin.updates).toEqual([{ board_id: fake.boards[1].id, title: null, description: 'First palette', link: 'https://example.com/b' }]);
     expect(pin).toMatchObject({ board_id: fake.boards[1].id, title: undefined, description: 'First palette', link: 'https://example.com/b' });
     expect(fake.server.requestsTo('PATCH', '/api/v5/pins/*')).toHaveLength(1);
@@ -86,7 +74,7 @@ describe('editing a pin', () => {
     const { id, media, pin } = await publishedPin('Beta only', { title: 'Beta' });
     fake.pinUpdateBeta = false;
     expect((await herald.rest('PUT', `/posts/${id}`, { value: [{ content: 'Beta only, edited', image: [media] }], settings: settings({ title: 'Beta' }) })).status).toBe(200);
-    expect((await changeUntilSettled(id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/beta endpoint/) });
+    expect((await settleChanges(id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/beta endpoint/) });
     expect(pin.description).toBe('Beta only');
     expect(pin.updates).toEqual([]);
   });
@@ -100,7 +88,7 @@ describe('deleting a pin', () => {
     const restore = loseAnswerOf(herald, (request) => request.method === 'DELETE');
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(id);
+      runs = await settleChanges(id);
     } finally {
       restore();
     }
@@ -114,7 +102,7 @@ describe('deleting a pin', () => {
     const { id, pin } = await publishedPin('Not mine any more', {});
     pin.foreign = true;
     expect((await herald.rest('DELETE', `/posts/${id}`, { deleteOnPlatform: true })).status).toBe(200);
-    expect((await changeUntilSettled(id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/not permitted/) });
+    expect((await settleChanges(id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/not permitted/) });
     expect(pin.deleted).toBeUndefined();
   });
 });

@@ -4,8 +4,7 @@
 // gone comment done; wall.edit keeping the attachments, wall.editComment of a chain comment; wall.delete and its repeat
 // after a lost answer (104) done; VK's access and rate-limit errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pollDueComments } from '../../tools/internal/comment-poll.js';
-import { runPlatformChanges, type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
+import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startVkFake, type VkFake } from '../fakes/vk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { uploadAll } from '../helpers/media-samples.js';
@@ -13,6 +12,7 @@ import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: VkFake;
 let herald: Herald;
@@ -38,30 +38,10 @@ async function published(parts: (string | { content: string; image: unknown[] })
 }
 
 async function poll() {
-  for (const minutes of [5, 10]) {
-    herald.setNow(new Date(Date.now() + minutes * 60_000));
-    try {
-      await pollDueComments(herald.services);
-    } finally {
-      herald.setNow(undefined);
-    }
-  }
+  for (const minutes of [5, 10]) await pollCommentsAt(herald, minutes);
 }
 
-async function changeUntilSettled(rootId: string): Promise<ChangeOutcome[]> {
-  const runs: ChangeOutcome[] = [];
-  try {
-    for (let run = 0; run < 20; run++) {
-      const outcome = await runPlatformChanges(herald.services, rootId);
-      runs.push(outcome);
-      if (outcome.kind !== 'waiting') return runs;
-      herald.setNow(new Date(Math.max(outcome.runAt.getTime(), Date.now()) + 1000));
-    }
-  } finally {
-    herald.setNow(undefined);
-  }
-  throw new Error(`changes of ${rootId} did not settle`);
-}
+const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);
 
 const listedOf = async (postId: string) => (await herald.rest('GET', `/comments?post=${postId}&pageSize=100`)).body.comments as Record<string, any>[];
 
@@ -141,7 +121,7 @@ describe('changing what went out on VK', () => {
     expect(attached).toHaveLength(1);
     const answer = await herald.rest('PUT', `/posts/${post.id}`, { value: [{ content: 'First post', image: [picture] }, { content: 'A comment with a typo fixed', image: [] }] });
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-    expect((await changeUntilSettled(post.id)).at(-1)).toEqual({ kind: 'done' });
+    expect((await settleChanges(post.id)).at(-1)).toEqual({ kind: 'done' });
     expect(wallPost.edits).toEqual([{ message: 'First post', attachments: attached }]);
     const vkComment = fake.comments.find((entry) => String(entry.id) === comment.releaseId)!;
     expect(vkComment.edits).toEqual([{ message: 'A comment with a typo fixed', attachments: [] }]);
@@ -154,7 +134,7 @@ describe('changing what went out on VK', () => {
     const restore = loseAnswerOf(herald, (request) => String(request.url).endsWith('/method/wall.delete'));
     let runs: ChangeOutcome[];
     try {
-      runs = await changeUntilSettled(post.id);
+      runs = await settleChanges(post.id);
     } finally {
       restore();
     }
@@ -168,7 +148,7 @@ describe('changing what went out on VK', () => {
     const [post] = await published(['Not deletable']);
     fake.refuseNext('wall.delete', 210, "Access to wall's post denied");
     expect((await herald.rest('DELETE', `/posts/${post.id}`, { deleteOnPlatform: true })).status).toBe(200);
-    expect((await changeUntilSettled(post.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Access to wall's post denied/) });
+    expect((await settleChanges(post.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Access to wall's post denied/) });
     expect(fake.posts.find((entry) => String(entry.id) === post.releaseId)!.deleted).toBeUndefined();
   });
 });
