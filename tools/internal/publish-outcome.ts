@@ -12,7 +12,7 @@ import type { Post } from '../../src/db/entities.js';
 import { sqlOf, statement } from '../../src/db/sql.js';
 import { newId } from '../../src/lib/crypto.js';
 import { STREAM_CHANNEL } from '../../src/mcp/event-store.js';
-import { AUDIT_COLUMNS, auditRow, type AuditEvent } from './audit.js';
+import { AUDIT_COLUMNS, auditRow, recordAudit, type AuditEvent } from './audit.js';
 import { webhookEventOf } from './webhook-events.js';
 
 const ATTEMPT_STARTED = statement('publish_attempt_started', 'update post set attempt_started_at = $2, updated_at = $2 where id = $1');
@@ -96,7 +96,7 @@ export async function flushWithAudit(em: EntityManager, event: AuditEvent): Prom
   await em.begin();
   try {
     await em.flush();
-    await em.execute(`insert into audit_event (${AUDIT_COLUMNS}) values (${Array.from({ length: 14 }, () => '?').join(', ')}, ?::jsonb)`, auditRow(event));
+    await recordAudit(em, event);
     await em.commit();
   } catch (error) {
     await em.rollback();

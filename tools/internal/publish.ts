@@ -68,8 +68,8 @@ interface Run {
   /** e.g. "Bluesky (Alice)". */
   where: string;
   chain: Post[];
-  /** The outcome's statement already told the subscribed MCP sessions (publish-outcome.ts). */
-  announced?: boolean;
+  /** Set when the outcome's statement already told the subscribed MCP sessions (publish-outcome.ts); read by runChain. */
+  told?: { announced: boolean };
 }
 
 /**
@@ -107,14 +107,14 @@ async function failFrom(run: Run, item: Post, message: string): Promise<PublishO
   }
   // The audit trail's record is committed with the outcome (one transaction; a failure is not the hot path).
   await flushWithAudit(em, {
-      organizationId: item.organizationId,
-      actor: HERALD,
-      via: 'worker',
-      action: 'post.failed',
-      target: { kind: 'post', id: item.rootPostId },
-      integrationId: item.integrationId,
-      summary: `Herald could not publish ${item.position === 0 ? `post ${item.rootPostId}` : `item ${item.position + 1} of post ${item.rootPostId}`} on ${where}${sent.length > 0 ? ' (published in part)' : ''}.`,
-      changes: { item: item.position, error: message, published: sent.map((other) => other.position) },
+    organizationId: item.organizationId,
+    actor: HERALD,
+    via: 'worker',
+    action: 'post.failed',
+    target: { kind: 'post', id: item.rootPostId },
+    integrationId: item.integrationId,
+    summary: `Herald could not publish ${item.position === 0 ? `post ${item.rootPostId}` : `item ${item.position + 1} of post ${item.rootPostId}`} on ${where}${sent.length > 0 ? ' (published in part)' : ''}.`,
+    changes: { item: item.position, error: message, published: sent.map((other) => other.position) },
   });
   services.logger.warn({ postId: item.id, integrationId: item.integrationId, partial: sent.length > 0 }, `publishing failed: ${message}`);
   return { kind: 'failed', error: message };
@@ -150,12 +150,12 @@ async function runChain(services: Services, rootPostId: string, ranOn?: (chain: 
   ranOn?.(chain);
   const root = chain[0];
   if (!root || root.id !== rootPostId) return { outcome: { kind: 'skipped', reason: 'post deleted' } };
-  const state = { announced: false };
-  return { outcome: await runLoadedChain(services, em, chain, integration, state), root, announced: state.announced };
+  const told = { announced: false };
+  return { outcome: await runLoadedChain(services, em, chain, integration, told), root, announced: told.announced };
 }
 
 /** runChain once the chain is loaded: `chain[0]` is the root. */
-async function runLoadedChain(services: Services, em: EntityManager, chain: Post[], integration: Integration | undefined, state: { announced: boolean }): Promise<PublishOutcome> {
+async function runLoadedChain(services: Services, em: EntityManager, chain: Post[], integration: Integration | undefined, told: { announced: boolean }): Promise<PublishOutcome> {
   const root = chain[0];
   const now = services.now();
   if (root.state === 'QUEUE' && root.publishDate.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: root.publishDate };
@@ -168,11 +168,7 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
     return failFrom({ services, em, provider: { name: 'the platform' } as Provider, where: 'a deleted channel', chain }, pending, 'The channel was deleted.');
   }
   const provider = providerOf(integration);
-  const run: Run = { services, em, provider, where: `${provider.name} (${integration.name})`, chain };
-  const done = (outcome: PublishOutcome) => {
-    state.announced = run.announced === true;
-    return outcome;
-  };
+  const run: Run = { services, em, provider, where: `${provider.name} (${integration.name})`, chain, told };
   if (integration.disabled) return failFrom(run, pending, 'Channel disabled: enable it in the console, then retry the post.');
   if (integration.refreshNeeded) return failFrom(run, pending, 'The channel needs to be reconnected before it can publish: reconnect it, then retry the post.');
 
@@ -193,11 +189,11 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
       return failFrom(run, item, couldNotConfirm(provider, 'an earlier attempt was interrupted'));
     }
     const outcome = await timedPublish(provider.identifier, item, () => publishItem(run, integration, item, rootRef, parent));
-    if (outcome) return done(outcome);
+    if (outcome) return outcome;
     rootRef ??= refOf(item);
     parent = item;
   }
-  return done({ kind: 'published' });
+  return { kind: 'published' };
 }
 
 /** `context.step` of one item: results recorded in the item's publish progress before the next step. */
@@ -288,7 +284,7 @@ async function publishItem(
       audit: item.position === 0 ? publishedAudit(run, item) : undefined,
       announce: last,
     });
-    if (last) run.announced = true;
+    if (last && run.told) run.told.announced = true;
     // Anything else the provider's context changed (none on the usual path: then this sends nothing).
     await em.flush();
     return undefined;
