@@ -14,8 +14,6 @@ import {
   channelStatus,
   formatPostingTime,
   providerEndpoints,
-  setChannelDisabled,
-  setPreferredCustomer,
   type ChannelStatus,
 } from '../../../tools/internal/integrations.js';
 import { healthByChannel } from '../../../tools/internal/channel-health.js';
@@ -24,6 +22,7 @@ import { clientError, csrfField, html, safeUrl, sendPage, sentence } from './htm
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 import { setChannelZone } from '../../../tools/internal/time-zones.js';
 import { consoleZones, pageZone, zoneDatalist, zoneField } from './zones.js';
+import { setChannelDisabled, setPreferredCustomer } from '../../../tools/internal/channel-settings.js';
 
 const STATUS_LABELS: Record<ChannelStatus, [string, string]> = {
   active: ['Active', 'ok'],
