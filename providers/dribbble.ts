@@ -3,7 +3,7 @@
 // (https://developer.dribbble.com/v2/shots/: create is multipart, answers 202 Accepted with the shot in `Location`,
 // processed asynchronously), rate limits in X-RateLimit-* headers (reset in UTC epoch seconds); read 2026-11-27. Tokens do not expire
 // (no refresh). The API has no analytics and no comments. A lost create is looked up among the user's shots with the same
-// title published since the attempt began (`published_at`; providers/recovery-window.ts; the description comes back as HTML,
+// title published since the attempt began (`published_at`; providers/recovery.ts; the description comes back as HTML,
 // so it is not compared). Dribbble lists a shot only once processed, so not finding it proves nothing: the item stops with
 // "could not confirm" after a while.
 import { z } from 'zod';

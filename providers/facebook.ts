@@ -9,7 +9,7 @@
 //   https://developers.facebook.com/docs/graph-api/reference/page/published_posts/ , /video/ and /comment/ (created_time, from)
 //   comments, replies, hiding, deleting, and editing or deleting a post: see ./meta/comments.ts
 // (read 2026-11-27). An interrupted create is looked up among what the Page made since the attempt began
-// (providers/recovery-window.ts): an older post or comment with the same text is never taken for it.
+// (providers/recovery.ts): an older post or comment with the same text is never taken for it.
 import { z } from 'zod';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type Provider, type ProviderContext, type StepAttempt } from './types.js';

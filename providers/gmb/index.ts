@@ -7,7 +7,7 @@
 // updateMask, "you must specify each field that is being updated in the mask"; a field in the mask but absent from the body is
 // cleared) and localPosts/delete (DELETE v4/{name}; NOT_FOUND when the post does not exist, which a repeat counts as done).
 // There is no comments API and no post-level metrics. A lost create is looked up among the location's newest
-// posts with the same text and topic created since the attempt began (LocalPost.createTime; providers/recovery-window.ts).
+// posts with the same text and topic created since the attempt began (LocalPost.createTime; providers/recovery.ts).
 import { z } from 'zod';
 import { notFound } from '../../src/errors.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';

@@ -6,7 +6,7 @@
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/comments-api (message.text, created.time)
 //   https://learn.microsoft.com/linkedin/marketing/community-management/shares/little-text-format (commentary and comment text)
 // (read 2026-11-27). An interrupted create is looked up only where the channel may read its author's posts and comments, and
-// only what was created since the attempt began counts (providers/recovery-window.ts): an older post with the same text is
+// only what was created since the attempt began counts (providers/recovery.ts): an older post with the same text is
 // never taken for it.
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';

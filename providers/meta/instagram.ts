@@ -12,7 +12,7 @@
 //   https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-media (timestamp) and
 //   .../ig-comment (timestamp, from); stories take one image_url or video_url (media_type STORIES) (read 2026-11-27).
 // Comments, replies, hiding and deleting them, and why a published post cannot be edited or deleted: see ./comments.ts.
-// A recovery takes only media or comments made since the interrupted call began (providers/recovery-window.ts).
+// A recovery takes only media or comments made since the interrupted call began (providers/recovery.ts).
 import { z } from 'zod';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import {

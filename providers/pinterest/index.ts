@@ -3,7 +3,7 @@
 // oauth/token, user_account, user_account/analytics, boards/list, pins/create, pins/list, pins/analytics, media/create,
 // media/get; https://developers.pinterest.com/docs/api-features/creating-boards-and-pins/ (video pins). Read 2026-11-27 against
 // release 5.23.0 of the OpenAPI description, vendored in test/contracts/pinterest/openapi.json: the fake checks every request
-// against it. A lost pin create is linked only to a pin made since the attempt began (created_at; providers/recovery-window.ts).
+// against it. A lost pin create is linked only to a pin made since the attempt began (created_at; providers/recovery.ts).
 // The token endpoint takes HTTP Basic client credentials and a form; refresh answers a new refresh token (continuous
 // refresh), which is stored. Pinterest has no comments API for pins: a post is one item.
 // Changing what went out (read 2026-11-27 in the same OpenAPI release): pins/update `PATCH /v5/pins/{pin_id}` (PinUpdate:
