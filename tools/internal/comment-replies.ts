@@ -39,7 +39,8 @@ export interface CreatedReply {
   approval?: { status: 'pending'; message: string };
 }
 
-const ACTIVE: PostState[] = ['QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED'];
+/** A reply in one of these states counts: a second one is refused (the console's inbox offers no form then). */
+export const ACTIVE_REPLY: readonly PostState[] = ['QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED'];
 
 export async function replyToComment(services: Services, em: EntityManager, organizationId: string, commentId: string, request: ReplyRequest): Promise<CreatedReply> {
   const { comment, integration } = await findComment(em, organizationId, commentId);
@@ -51,7 +52,7 @@ export async function replyToComment(services: Services, em: EntityManager, orga
   if (!root?.releaseId) throw conflict(`The post comment ${comment.id} was left on is no longer known to Herald.`);
   if (comment.replyPostId && !request.allowDuplicate) {
     const earlier = await em.findOne(PostSchema, { id: comment.replyPostId, deletedAt: null });
-    if (earlier && ACTIVE.includes(earlier.state)) {
+    if (earlier && ACTIVE_REPLY.includes(earlier.state)) {
       throw conflict(`Comment ${comment.id} already has a reply (post ${earlier.id}, ${earlier.state.toLowerCase().replace('_', ' ')}).`, {
         hint: 'A comment is answered once. Edit or delete that reply, or send allowDuplicate: true if a second reply is meant.',
         details: { replyPostId: earlier.id, state: earlier.state },

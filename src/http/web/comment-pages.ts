@@ -7,9 +7,10 @@
 import type { Request, Response, Router } from 'express';
 import { commentListTool, deleteCommentTool, hideCommentTool, replyToCommentTool } from '../../../tools/comments.js';
 import type { CommentRecord } from '../../../tools/internal/comments.js';
+import { ACTIVE_REPLY } from '../../../tools/internal/comment-replies.js';
 import { listIntegrations, providerOf } from '../../../tools/internal/integrations.js';
 import { invalidInput } from '../../errors.js';
-import { PostSchema, type Integration } from '../../db/entities.js';
+import { PostSchema, type Integration, type PostState } from '../../db/entities.js';
 import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence, type Markup } from './html.js';
 import { badge, channelSelect, excerpt, STATE_LABELS } from './post-pages.js';
@@ -18,8 +19,6 @@ import { consoleZones, pageZone, when, zoneNote, type ConsoleZones } from './zon
 
 const PAGE_SIZE = 50;
 const COMMENT_STATES: Record<string, [string, string]> = { new: ['Unanswered', 'warn'], answered: ['Answered', 'ok'], hidden: ['Hidden', ''], deleted: ['Deleted', 'error'] };
-/** A reply in one of these states counts: replyToComment refuses a second one (see comment-replies.ts). */
-const ACTIVE_REPLY = ['QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED'];
 
 const NOTICES: Record<string, string> = {
   replied: 'Reply created: Herald publishes it once, now (or after an owner approves it); its state shows under the comment.',
@@ -80,7 +79,7 @@ function replyMarkup(comment: CommentRecord, context: Context, platform: string,
         safeUrl(reply.url) ? html` · <a href="${safeUrl(reply.url)}" rel="noopener noreferrer">view it on ${platform}</a>` : ''
       }</p>${reply.error ? html`<p class="flash error">${reply.error}</p>` : ''}`
     : '';
-  if (comment.state === 'deleted' || (reply && ACTIVE_REPLY.includes(reply.state))) return html`${shown}`;
+  if (comment.state === 'deleted' || (reply && ACTIVE_REPLY.includes(reply.state as PostState))) return html`${shown}`;
   if (!canReply) return html`${shown}<p class="hint">${platform} does not let Herald publish replies: answer it on ${platform} itself.</p>`;
   const id = `reply-${comment.id}`;
   const draft = context.draft?.commentId === comment.id ? context.draft.content : '';
