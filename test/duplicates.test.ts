@@ -7,6 +7,7 @@ import { startHerald, type Herald } from './helpers/harness.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { publishUntilSettled } from './helpers/posts.js';
 import { comparableText, nearlySame, normalizeLink } from '../tools/internal/duplicates.js';
+import { Migration20261127400000 } from '../src/db/migrations/Migration20261127400000.js';
 
 let herald: Herald;
 let alice: BlueskyFake;
@@ -231,11 +232,15 @@ describe('the duplicate guard', () => {
     expect(approved.body.message).toContain('this text is the same as post');
   });
 
-  it('finds a post stored before posts had a duplicate key (compared the slow way)', async () => {
+  it('finds a post stored before posts had a duplicate key, once the upgrade keyed it (Migration20261127400000)', async () => {
     const text = `<p>Stored by an older Herald ${Date.now()}</p>`;
     const created = await create(bobChannel, text, { date: at(3) });
     const id = created.body[0].postId;
-    await herald.services.orm.em.fork().getConnection().execute('update post set duplicate_key = null where id = ?', [id]);
+    const { orm } = herald.services;
+    await orm.em.fork().getConnection().execute('update post set duplicate_key = null where id = ?', [id]);
+    await new Migration20261127400000(orm.em.getDriver(), orm.config).up();
+    const [keyed] = await orm.em.fork().getConnection().execute<{ duplicate_key: string | null }[]>('select duplicate_key from post where id = ?', [id]);
+    expect(keyed.duplicate_key).toBeTruthy();
     const repeat = await create(bobChannel, `<p>Stored by an older Herald, ${text.slice(29)}`, { date: at(4) });
     expect(repeat.status).toBe(400);
     expect(repeat.body.details[0].duplicateOf.postId).toBe(id);

@@ -3,7 +3,7 @@ import { defineTool } from './types.js';
 import { createPosts, type PlanEntry } from './internal/create-posts.js';
 import { createdPostSchema, imageSchema, utcDateTime, wrapped } from './shapes.js';
 import { approvalRequest, credentialRef } from './internal/approval.js';
-import { recordPostsCreated } from './internal/audit.js';
+import { postCreatedEvent } from './internal/audit.js';
 import { reportCreated } from './internal/created-report.js';
 
 /** The body of POST /posts (and of POST /posts/validate). */
@@ -62,7 +62,7 @@ export const createPost = defineTool({
     'allowDuplicate: true lets a text through that (nearly) repeats a recent post on the same channel. Posts made with an OAuth token may wait for approval (AWAITING_APPROVAL).',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: false,
-  countsAsPostCreation: true,
+  countsAsPostCreation: 'in-handler',
   acceptsIdempotencyKey: true,
   input: createPostBody,
   output: wrapped(z.array(createdPostSchema)),
@@ -71,9 +71,16 @@ export const createPost = defineTool({
     const { em, caller, services } = context;
     const entries = restPlanEntries(input);
     const approval = await approvalRequest(em, context);
-    const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'API', entries, approval, allowDuplicate: input.allowDuplicate, createdBy: credentialRef(caller) });
+    const created = await createPosts(services, em, caller.organizationId, {
+      creationMethod: 'API',
+      entries,
+      approval,
+      allowDuplicate: input.allowDuplicate,
+      createdBy: credentialRef(caller),
+      limit: context.postCreationLimit,
+      audit: (post) => postCreatedEvent(context, post),
+    });
     reportCreated(context, entries, created, approval);
-    await recordPostsCreated(context, created);
     return { output: created };
   },
 });

@@ -1,11 +1,9 @@
 // The one shared runner: parse the input, scope to the caller's organization, run the handler, flush.
 import type { z } from 'zod';
 import { DomainError, invalidInput, refuseUnstorableText } from '../src/errors.js';
-import { consumeRateLimit, HOUR_MS, refundRateLimit } from '../src/lib/rate-limit.js';
-import { counted } from '../src/lib/words.js';
 import type { Caller, Services, ToolContext, ToolDefinition } from './types.js';
 import { withIdempotency, type IdempotencyOptions } from './internal/idempotency.js';
-import { rateLimitRefused } from '../src/lib/metrics.js';
+import { PostCreationLimit } from './internal/creation-limit.js';
 import { hasScope, toolScope } from './internal/scopes.js';
 import { asCaller } from './internal/visibility.js';
 
@@ -27,39 +25,6 @@ export function parseInput<Schema extends z.ZodType>(schema: Schema, raw: unknow
   return parsed.data;
 }
 
-/**
- * Counts a post creation against the organization's hourly limit, and answers how to give it back: a create that is
- * refused (bad input, an unknown channel, a duplicate) created nothing and must not use up the allowance.
- */
-export async function enforcePostCreationLimit(services: Services, caller: Caller): Promise<() => Promise<void>> {
-  const window = { name: 'create_post', limit: services.config.createPostRateLimitPerHour, windowMs: HOUR_MS, now: services.now() };
-  const state = await consumeRateLimit(services.orm.em.fork(), caller.organizationId, window.name, window.limit, window.now, window.windowMs);
-  if (!state.allowed) {
-    rateLimitRefused('post_creation');
-    throw new DomainError('rate_limited', `Post creation limit reached: ${state.limit} per hour for this organization.`, {
-      hint: `Wait ${counted(state.resetSeconds, 'second')}, or put several posts in one request.`,
-      details: { limit: state.limit, remaining: 0, resetSeconds: state.resetSeconds },
-    });
-  }
-  const own = caller.postsPerHour != null && caller.credentialKind === 'api_key' ? { ...window, name: 'create_post_key', limit: caller.postsPerHour } : undefined;
-  if (own) {
-    const subject = `key:${caller.credentialId}`;
-    const mine = await consumeRateLimit(services.orm.em.fork(), subject, own.name, own.limit, own.now, own.windowMs);
-    if (!mine.allowed) {
-      await refundRateLimit(services.orm.em.fork(), caller.organizationId, window);
-      throw new DomainError('rate_limited', `Post creation limit reached: ${mine.limit} per hour for this API key.`, {
-        hint: `Wait ${counted(mine.resetSeconds, 'second')}, or ask an owner to raise the key's postsPerHour.`,
-        details: { limit: mine.limit, remaining: 0, resetSeconds: mine.resetSeconds },
-      });
-    }
-    return async () => {
-      await refundRateLimit(services.orm.em.fork(), caller.organizationId, window);
-      await refundRateLimit(services.orm.em.fork(), subject, own);
-    };
-  }
-  return () => refundRateLimit(services.orm.em.fork(), caller.organizationId, window);
-}
-
 /** Each tool needs its scope (tools/internal/scopes.ts); console sessions carry every scope. */
 export function canCall(caller: Caller, tool: ToolDefinition): boolean {
   return hasScope(caller, toolScope(tool));
@@ -78,6 +43,7 @@ function refuseScope(caller: Caller, tool: ToolDefinition): DomainError {
 
 /** `idempotencyKey`: REST's Idempotency-Key header; `onReplay`: told when the answer is the stored first answer. */
 export type RunOptions = Pick<ToolContext, 'progress' | 'via' | 'log' | 'confirm'> & IdempotencyOptions;
+type HandlerOptions = RunOptions & Pick<ToolContext, 'postCreationLimit'>;
 
 export async function runTool<Tool extends ToolDefinition>(
   tool: Tool,
@@ -92,14 +58,16 @@ export async function runTool<Tool extends ToolDefinition>(
   const parsed = parseInput(tool.input, raw, `See the ${tool.name} description for the expected input.`);
   // A replayed answer creates nothing, so it does not count against the post-creation limit either.
   return withIdempotency(services, caller, tool, parsed, options, async (input) => {
-    const refund = tool.countsAsPostCreation ? await enforcePostCreationLimit(services, caller) : undefined;
+    const limit = tool.countsAsPostCreation ? new PostCreationLimit(services, caller) : undefined;
+    if (limit && tool.countsAsPostCreation !== 'in-handler') await limit.consume();
     try {
-      const output = await runHandler(tool, input, caller, services, requestId, options);
-      if (refund && tool.refused?.(output)) await refund();
+      const output = await runHandler(tool, input, caller, services, requestId, { ...options, postCreationLimit: limit });
+      if (limit && !limit.consumed) throw new Error(`${tool.name} created without counting the post-creation limit`);
+      if (limit && tool.refused?.(output)) await limit.refund();
       return output;
     } catch (error) {
       // A refusal (bad input, an unknown channel, a duplicate) created nothing; a failure of ours may have, and still counts.
-      if (error instanceof DomainError && error.code !== 'internal' && error.code !== 'unavailable') await refund?.();
+      if (error instanceof DomainError && error.code !== 'internal' && error.code !== 'unavailable') await limit?.refund();
       throw error;
     }
   });
@@ -111,7 +79,7 @@ async function runHandler<Tool extends ToolDefinition>(
   caller: Caller,
   services: Services,
   requestId: string,
-  options: RunOptions,
+  options: HandlerOptions,
 ): Promise<z.output<Tool['output']>> {
   const em = services.orm.em.fork();
   let logger: ToolContext['logger'] | undefined;
@@ -128,6 +96,7 @@ async function runHandler<Tool extends ToolDefinition>(
     via: options.via,
     log: options.log,
     confirm: options.confirm,
+    postCreationLimit: options.postCreationLimit,
   };
   // Every lookup inside sees only the caller's channels (tools/internal/visibility.ts).
   const output = await asCaller(caller, () => tool.handler(input as z.output<Tool['input']>, context));

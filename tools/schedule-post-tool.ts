@@ -3,7 +3,7 @@ import { newId } from '../src/lib/crypto.js';
 import { defineTool } from './types.js';
 import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
 import { approvalRequest, credentialRef } from './internal/approval.js';
-import { recordPostsCreated } from './internal/audit.js';
+import { postCreatedEvent } from './internal/audit.js';
 import { reportCreated } from './internal/created-report.js';
 import { createdPostSchema, utcDateTime } from './shapes.js';
 import { idempotencyKeyField } from './internal/idempotency.js';
@@ -64,7 +64,7 @@ export const schedulePostTool = defineTool({
     'A text (nearly) repeating a post on the same channel within days is refused with the earlier post; set allowDuplicate: true only when the repetition is intended.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
-  countsAsPostCreation: true,
+  countsAsPostCreation: 'in-handler',
   acceptsIdempotencyKey: true,
   input: schedulePostInput,
   output: z.object({ output: z.union([z.array(createdPostSchema), z.object({ errors: z.string() })]) }),
@@ -74,9 +74,16 @@ export const schedulePostTool = defineTool({
     const entries = socialPostEntries(input);
     try {
       const approval = await approvalRequest(em, context);
-      const created = await createPosts(services, em, caller.organizationId, { creationMethod: 'MCP', entries, approval, allowDuplicate: input.allowDuplicate, createdBy: credentialRef(caller) });
+      const created = await createPosts(services, em, caller.organizationId, {
+      creationMethod: 'MCP',
+      entries,
+      approval,
+      allowDuplicate: input.allowDuplicate,
+      createdBy: credentialRef(caller),
+      limit: context.postCreationLimit,
+      audit: (post) => postCreatedEvent(context, post),
+    });
       reportCreated(context, entries, created, approval);
-      await recordPostsCreated(context, created);
       return { output: created };
     } catch (error) {
       if (error instanceof PostValidationError) {

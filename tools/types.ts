@@ -11,6 +11,7 @@ import type { UrlGuard } from '../src/lib/ssrf.js';
 import type { Storage } from '../src/lib/storage/index.js';
 import type { PostChanges } from '../src/lib/events.js';
 import type { ApiScope } from './internal/scopes.js';
+import type { PostCreationLimit } from './internal/creation-limit.js';
 
 export interface Services {
   config: Config;
@@ -83,6 +84,11 @@ export interface ToolContext {
    * round trip). Unset on REST and in the console, where the request itself is the explicit act.
    */
   confirm?: (request: ConfirmationRequest) => Promise<ConfirmationAnswer>;
+  /**
+   * A tool with `countsAsPostCreation: 'in-handler'`: the limit this call counts against, which the handler counts in a
+   * statement of its own (createPosts folds it into its read) before it creates anything.
+   */
+  postCreationLimit?: PostCreationLimit;
 }
 
 /** The MCP log levels a tool uses (RFC 5424 names, lowest first). */
@@ -154,8 +160,12 @@ export interface ToolDefinition<InputSchema extends z.ZodType = z.ZodType, Outpu
   /** The scope a caller needs (tools/internal/scopes.ts); unset: `read` when read-only, else `posts:write`. */
   scope?: ApiScope;
   rest?: RestBinding<z.output<OutputSchema>>;
-  /** Counts against the per-organization post-creation limit (REST and MCP alike). */
-  countsAsPostCreation?: boolean;
+  /**
+   * Counts against the hourly post-creation limits (REST and MCP alike): `true`, the runner counts it before the handler
+   * runs; `'in-handler'`, the handler counts `context.postCreationLimit` itself, before it creates anything, in a statement
+   * it runs anyway (the runner checks that it did).
+   */
+  countsAsPostCreation?: boolean | 'in-handler';
   /**
    * Creates something: an `Idempotency-Key` header (REST) or `idempotencyKey` input field (MCP) makes a repeated request
    * answer the first answer instead of creating again (tools/internal/idempotency.ts, applied by the runner).

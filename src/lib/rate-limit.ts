@@ -29,26 +29,27 @@ function waitWithin(windowMs: number, elapsed: number, previous: number, current
   return Math.max(0, at - elapsed);
 }
 
-// Every SET expression sees the row as it was: `previous` and `current` are the counts carried into this window. $2: the
-// limit's name, $3: this window's start, $4: the previous window's, $5: the weight of the previous window still inside the
-// sliding one, $6: the limit.
-const previous = 'case when w.window_start = $3 then w.previous_count when w.window_start = $4 then w.count else 0 end';
-const current = 'case when w.window_start = $3 then w.count else 0 end';
-const fits = `(${previous}) * $5::float8 + (${current}) + 1 <= $6::int`;
+// Every SET expression sees the row as it was: `previous` and `current` are the counts carried into this window. From the
+// first parameter `at` (2 by default): the limit's name, this window's start, the previous window's, the weight of the
+// previous window still inside the sliding one, the limit.
+const previous = (at: number) => `case when w.window_start = $${at + 1} then w.previous_count when w.window_start = $${at + 2} then w.count else 0 end`;
+const current = (at: number) => `case when w.window_start = $${at + 1} then w.count else 0 end`;
+const fits = (at: number) => `(${previous(at)}) * $${at + 3}::float8 + (${current(at)}) + 1 <= $${at + 4}::int`;
 
 /**
  * The upsert that counts one request against a limit, returning `count, previous_count, granted`, for the subject
- * `subject` ($1, or a column of `from`): parameters $2 to $6 as above. One statement, so concurrent requests of every
- * process are counted exactly (the row's lock orders them) and a refused request changes nothing.
+ * `subject` ($1, or a column of `from`): the five parameters of `consumeParameters` from $`at` (default $2 to $6). One
+ * statement, so concurrent requests of every process are counted exactly (the row's lock orders them) and a refused request
+ * changes nothing.
  */
-export function consumeSql(subject = '$1::text', from = ''): string {
+export function consumeSql(subject = '$1::text', from = '', at = 2): string {
   return `insert into rate_limit_window as w (subject, name, window_start, count, previous_count, granted)
-    select ${subject}, $2::text, $3::timestamptz, case when $6::int >= 1 then 1 else 0 end, 0, $6::int >= 1 ${from}
+    select ${subject}, $${at}::text, $${at + 1}::timestamptz, case when $${at + 4}::int >= 1 then 1 else 0 end, 0, $${at + 4}::int >= 1 ${from}
     on conflict (subject, name) do update set
-      previous_count = ${previous},
-      count = (${current}) + case when ${fits} then 1 else 0 end,
-      granted = ${fits},
-      window_start = $3
+      previous_count = ${previous(at)},
+      count = (${current(at)}) + case when ${fits(at)} then 1 else 0 end,
+      granted = ${fits(at)},
+      window_start = $${at + 1}
     returning count, previous_count, granted`;
 }
 
@@ -103,8 +104,13 @@ export function rateLimitState(row: ConsumedRow | undefined, window: Window): Ra
  */
 export async function consumeRateLimit(em: EntityManager, subject: string, name: string, limit: number, now: Date, windowMs = HOUR_MS): Promise<RateLimitState> {
   const window = { name, limit, windowMs, now };
+  return rateLimitState(await consumeWindow(em, subject, window), window);
+}
+
+/** `consumeRateLimit`'s counted row, for callers that read it with `rateLimitState` themselves. */
+export async function consumeWindow(em: EntityManager, subject: string, window: Window): Promise<ConsumedRow | undefined> {
   const [row] = await sqlOf(em).rows<ConsumedRow>(CONSUME, [subject, ...consumeParameters(window)]);
-  return rateLimitState(row, window);
+  return row;
 }
 
 /**

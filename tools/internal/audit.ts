@@ -92,6 +92,14 @@ export function auditRow(event: AuditEvent, at = new Date()): unknown[] {
   ];
 }
 
+const COLUMN_NAMES = AUDIT_COLUMNS.split(', ');
+
+/** One event as a row object keyed by column (for `jsonb_populate_recordset(null::audit_event, …)` in a statement that inserts several). */
+export function auditRecord(event: AuditEvent, at = new Date()): Record<string, unknown> {
+  const values = auditRow(event, at);
+  return { ...Object.fromEntries(COLUMN_NAMES.map((column, index) => [column, values[index]])), changes: event.changes ?? {} };
+}
+
 const INSERT = statement('audit_insert', `insert into audit_event (${AUDIT_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)`);
 
 /** Records one event; inside a transaction (`em` of em.transactional), it commits or rolls back with the change. */
@@ -120,16 +128,14 @@ export async function pruneAudit(em: EntityManager, now: Date, retentionDays: nu
   return Number(rows[0]?.count ?? 0);
 }
 
-/** One `post.created` event per created post (waiting for approval or not). */
-export async function recordPostsCreated(context: Pick<ToolContext, 'caller' | 'via' | 'em'>, created: { postId: string; integration: string; approval?: unknown }[]): Promise<void> {
-  for (const post of created) {
-    await recordAudit(context.em, {
-      ...auditFrom(context),
-      action: 'post.created',
-      target: { kind: 'post', id: post.postId },
-      integrationId: post.integration,
-      summary: `${actorOf(context.caller).name} created post ${post.postId}${post.approval ? ' (waiting for approval)' : ''}.`,
-      changes: { awaitingApproval: Boolean(post.approval) },
-    });
-  }
+/** The `post.created` event of a created post (waiting for approval or not): createPosts writes it with the post. */
+export function postCreatedEvent(context: Pick<ToolContext, 'caller' | 'via'>, post: { postId: string; integration: string; approval?: unknown }): AuditEvent {
+  return {
+    ...auditFrom(context),
+    action: 'post.created',
+    target: { kind: 'post', id: post.postId },
+    integrationId: post.integration,
+    summary: `${actorOf(context.caller).name} created post ${post.postId}${post.approval ? ' (waiting for approval)' : ''}.`,
+    changes: { awaitingApproval: Boolean(post.approval) },
+  };
 }

@@ -1,7 +1,7 @@
 // Creating posts: one validation for REST and MCP, all or nothing, then rows and jobs in one transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { canSeeChannel } from './visibility.js';
-import { IntegrationSchema, PostSchema, type Integration, type Media, type PostApproval, type PostState, type PostTag, type StoredMedia } from '../../src/db/entities.js';
+import { IntegrationSchema, type Integration, type Media, type PostApproval, type PostState, type PostTag, type StoredMedia } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { checkContentRules, convertContent, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
@@ -9,12 +9,14 @@ import { contentLength } from '../../src/lib/length.js';
 import type { Provider, ValidationItem } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { providerOf } from './integrations.js';
-import { schedulePublish } from './queue.js';
 import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
 import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
 import { channelHealthWarnings } from './channel-health.js';
-import { findDuplicates, postKeys } from './duplicates.js';
+import { duplicateLookups, judgeDuplicates, postKeys } from './duplicates.js';
+import { readForCreate, writeCreated, type CreateReads, type NewPost } from './create-statements.js';
+import type { PostCreationLimit } from './creation-limit.js';
+import type { AuditEvent } from './audit.js';
 
 
 /** What a new item has of publishing: nothing yet (creation and comment replies start every item so). */
@@ -62,6 +64,10 @@ export interface PostPlan {
   createdBy?: string;
   /** The request knowingly repeats a recent post's text: the duplicate guard (duplicates.ts) lets it through. */
   allowDuplicate?: boolean;
+  /** createPosts: the post-creation limit to count in its read (the tool's `context.postCreationLimit`). */
+  limit?: PostCreationLimit;
+  /** createPosts: the audit trail's event of each created post, written with it. */
+  audit?: (post: CreatedPost) => AuditEvent;
 }
 
 export interface EntryProblem {
@@ -191,13 +197,20 @@ export interface PlanCheck {
 }
 
 /** Checks every entry of the plan without throwing (validatePlan and the preview share it). Media items are resolved in place. */
-export async function checkPlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}): Promise<PlanCheck> {
+/** The channels a plan names that the caller may see (one it may not see is answered like an unknown one). */
+const planChannelIds = (plan: PostPlan) => [...new Set(plan.entries.map((entry) => entry.integrationId))].filter(canSeeChannel);
+/** The media a plan's items name. */
+const planMedia = (plan: PostPlan) => plan.entries.flatMap((entry) => entry.items.flatMap((item) => item.media));
+
+/**
+ * Checks every entry of the plan without throwing (validatePlan and the preview share it), with the channels and library
+ * files read here or, by createPosts, in its one read (`rows`). Media items are resolved in place.
+ */
+export async function checkPlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}, rows?: Pick<CreateReads, 'integrations' | 'library'>): Promise<PlanCheck> {
   const allowedHosts = options.allowedHosts ?? [];
-  const ids = [...new Set(plan.entries.map((entry) => entry.integrationId))];
-  // A channel the caller may not see is answered like an unknown one.
-  const integrations = await em.find(IntegrationSchema, { id: { $in: ids.filter(canSeeChannel) }, organizationId, deletedAt: null });
+  const integrations = rows?.integrations ?? (await em.find(IntegrationSchema, { id: { $in: planChannelIds(plan) }, organizationId, deletedAt: null }));
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
-  const library = await findLibraryMedia(em, organizationId, plan.entries.flatMap((entry) => entry.items.flatMap((item) => item.media)));
+  const library = rows?.library ?? (await findLibraryMedia(em, organizationId, planMedia(plan)));
   const mediaById = new Map(library.map((row) => [row.id, row]));
   const mediaByPath = new Map(library.map((row) => [row.path, row]));
   const libraryFile = (media: StoredMedia) => mediaById.get(media.id) ?? mediaByPath.get(media.path);
@@ -271,62 +284,65 @@ const PENDING_APPROVAL = (postId: string) => ({
 });
 
 export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
-  const integrations = await validatePlan(em, organizationId, plan, planOptions(services));
   const now = services.now();
-  // The duplicate guard's keys of each entry's first item: compared below, and stored on the root (drafts too).
+  // The duplicate guard's keys of each entry's first item: looked up in the read, and stored on the root (drafts too).
   const keys = plan.entries.map((entry) => postKeys(entry.items[0]?.content ?? '', entry.settings));
+  const guard = { now, windowDays: services.config.duplicateWindowDays, keys };
+  const lookups = plan.allowDuplicate ? [] : duplicateLookups(plan.entries, guard);
+  const reads = await readForCreate(em, organizationId, planChannelIds(plan), planMedia(plan), lookups, plan.limit);
+  const { integrations: byId, problems } = await checkPlan(em, organizationId, plan, planOptions(services), reads);
+  if (problems.length > 0) throw new PostValidationError(problems);
   if (!plan.allowDuplicate) {
-    const duplicates = await findDuplicates(em, organizationId, plan.entries, integrations, { now, windowDays: services.config.duplicateWindowDays, keys });
+    const duplicates = judgeDuplicates(plan.entries, byId, reads.earlier, guard);
     if (duplicates.length > 0) throw new PostValidationError(duplicates);
   }
   const groups = new Map<number, string>();
   const created: CreatedPost[] = [];
-  await em.transactional(async (transaction) => {
-    for (const [entryIndex, entry] of plan.entries.entries()) {
-      const integration = integrations.get(entry.integrationId)!;
-      const publishDate = entry.type === 'now' ? now : (entry.date ?? now);
-      const state: PostState = entry.type === 'draft' ? 'DRAFT' : plan.approval ? 'AWAITING_APPROVAL' : 'QUEUE';
-      if (!groups.has(entry.groupKey)) groups.set(entry.groupKey, newId());
-      const group = groups.get(entry.groupKey)!;
-      const settings = { ...entry.settings, __type: integration.providerIdentifier };
-      let parentPostId: string | null = null;
-      // Each entry is its own chain, whatever else the request holds for the same channel.
-      const rootId = newId();
-      for (const [position, item] of entry.items.entries()) {
-        const id = position === 0 ? rootId : newId();
-        transaction.create(PostSchema, {
-          id,
-          organizationId,
-          integrationId: integration.id,
-          group,
-          parentPostId,
-          rootPostId: rootId,
-          position,
-          content: sanitizeContent(item.content, providerOf(integration)),
-          settings,
-          media: item.media,
-          tags: entry.tags ?? [],
-          shortLink: entry.shortLink,
-          delay: position === 0 ? 0 : item.delay,
-          state,
-          publishDate,
-          ...NOT_YET_PUBLISHED,
-          creationMethod: plan.creationMethod,
-          approval: position === 0 && state === 'AWAITING_APPROVAL' ? plan.approval : null,
-          createdBy: position === 0 ? (plan.createdBy ?? null) : null,
-          duplicateKey: position === 0 ? keys[entryIndex].duplicateKey : null,
-          allowDuplicate: position === 0 && plan.allowDuplicate === true,
-          createdAt: now,
-          updatedAt: now,
-          deletedAt: null,
-        });
-        parentPostId = id;
-      }
-      await transaction.flush();
-      if (state === 'QUEUE') await schedulePublish(transaction, rootId, publishDate);
-      const warnings = entryWarnings(services, providerOf(integration), integration, entry, publishDate);
-      created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}), ...(state === 'AWAITING_APPROVAL' ? { approval: PENDING_APPROVAL(rootId) } : {}) });
+  const rows: NewPost[] = [];
+  const due: { rootPostId: string; runAt: Date }[] = [];
+  for (const [entryIndex, entry] of plan.entries.entries()) {
+    const integration = byId.get(entry.integrationId)!;
+    const provider = providerOf(integration);
+    const publishDate = entry.type === 'now' ? now : (entry.date ?? now);
+    const state: PostState = entry.type === 'draft' ? 'DRAFT' : plan.approval ? 'AWAITING_APPROVAL' : 'QUEUE';
+    if (!groups.has(entry.groupKey)) groups.set(entry.groupKey, newId());
+    const group = groups.get(entry.groupKey)!;
+    const settings = { ...entry.settings, __type: integration.providerIdentifier };
+    let parentPostId: string | null = null;
+    // Each entry is its own chain, whatever else the request holds for the same channel.
+    const rootId = newId();
+    for (const [position, item] of entry.items.entries()) {
+      const id = position === 0 ? rootId : newId();
+      rows.push({
+        id,
+        organizationId,
+        integrationId: integration.id,
+        group,
+        parentPostId,
+        rootPostId: rootId,
+        position,
+        content: sanitizeContent(item.content, provider),
+        settings,
+        media: item.media,
+        tags: entry.tags ?? [],
+        shortLink: entry.shortLink,
+        delay: position === 0 ? 0 : item.delay,
+        state,
+        publishDate,
+        creationMethod: plan.creationMethod,
+        approval: position === 0 && state === 'AWAITING_APPROVAL' ? (plan.approval ?? null) : null,
+        createdBy: position === 0 ? (plan.createdBy ?? null) : null,
+        duplicateKey: position === 0 ? keys[entryIndex].duplicateKey : null,
+        allowDuplicate: position === 0 && plan.allowDuplicate === true,
+        createdAt: now,
+        updatedAt: now,
+      });
+      parentPostId = id;
     }
-  });
+    if (state === 'QUEUE') due.push({ rootPostId: rootId, runAt: publishDate });
+    const warnings = entryWarnings(services, provider, integration, entry, publishDate);
+    created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}), ...(state === 'AWAITING_APPROVAL' ? { approval: PENDING_APPROVAL(rootId) } : {}) });
+  }
+  await writeCreated(em, rows, due, plan.audit ? created.map(plan.audit) : []);
   return created;
 }

@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeHTML } from 'entities';
 import unhomoglyph from 'unhomoglyph';
-import { PostSchema, type Integration, type Post, type PostState } from '../../src/db/entities.js';
+import type { Integration, Post, PostState } from '../../src/db/entities.js';
 import { convertContent, sanitizeContent } from '../../src/lib/content.js';
 import { PostValidationError, type EntryProblem, type PlanEntry } from './create-posts.js';
 
@@ -118,53 +118,105 @@ export interface DuplicateProblem extends EntryProblem {
 
 const STATE_WORDS: Record<string, string> = { QUEUE: 'scheduled for', AWAITING_APPROVAL: 'waiting for approval, for', PUBLISHED: 'published on' };
 
+/** One indexed lookup of the guard: the latest root of the channel with the entry's key whose date is within the window. */
+export interface DuplicateLookup {
+  /** The entry's index in the plan. */
+  index: number;
+  integrationId: string;
+  key: string;
+  since: Date;
+  until: Date;
+}
+
+/** What an earlier post needs to be named in a refusal. */
+export type EarlierPost = Pick<Post, 'id' | 'state' | 'publishDate' | 'publishedAt' | 'content' | 'settings'>;
+
 /**
- * The entries of a plan that repeat a post on the same channel (or an earlier entry of the same plan), each with the
- * earlier post. `exclude`: root ids not to compare with (the post being edited). `keys`: `postKeys` of each entry's first
- * item, by entry index, when the caller computed them already (it stores their `duplicateKey`).
+ * The lateral subquery that answers one lookup (`q`: a row of `jsonb_to_recordset(...) as q(index int, integration_id
+ * text, key text, since timestamptz, until timestamptz)`; `$org`: the organization, `$exclude`: root ids not to compare
+ * with): the lookup's index and the earlier post's id, state, publish_date, published_at, content and settings. Every root with text has its key (Migration20261127400000).
  */
-export async function findDuplicates(
-  em: EntityManager,
-  organizationId: string,
-  entries: PlanEntry[],
-  integrations: Map<string, Integration>,
-  options: { now: Date; windowDays: number; exclude?: string[]; keys?: PostKeys[] },
-): Promise<DuplicateProblem[]> {
+export function duplicateLookupSql(org: string, exclude: string): string {
+  return `select q.index, p.id, p.state, p.publish_date, p.published_at, p.content, p.settings from post p
+    where p.organization_id = ${org} and p.integration_id = q.integration_id and p.duplicate_key = q.key and p.position = 0
+      and p.deleted_at is null and p.state in ('QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED')
+      and p.publish_date between q.since and q.until and p.id <> all(${exclude})
+    order by p.publish_date desc limit 1`;
+}
+
+/** The lookups `findDuplicates` answers from, as the JSON parameter of `duplicateLookupSql`'s recordset. */
+export function duplicateLookupsJson(lookups: DuplicateLookup[]): string {
+  return JSON.stringify(lookups.map((lookup) => ({ index: lookup.index, integration_id: lookup.integrationId, key: lookup.key, since: lookup.since, until: lookup.until })));
+}
+
+export interface EarlierPostRow {
+  id: string;
+  state: string;
+  publish_date: string | Date;
+  published_at: string | Date | null;
+  content: string;
+  settings: Record<string, unknown> | string;
+}
+
+/** An earlier post as `duplicateLookupSql` answers it (timestamps as text, from json or from the ORM's connections). */
+export function earlierPostOf(row: EarlierPostRow): EarlierPost {
+  return {
+    id: row.id,
+    state: row.state as PostState,
+    publishDate: new Date(row.publish_date),
+    publishedAt: row.published_at ? new Date(row.published_at) : null,
+    content: row.content,
+    settings: typeof row.settings === 'string' ? (JSON.parse(row.settings) as Record<string, unknown>) : row.settings,
+  };
+}
+
+interface GuardOptions {
+  now: Date;
+  windowDays: number;
+  /** `postKeys` of each entry's first item, by entry index, when the caller computed them already (it stores their `duplicateKey`). */
+  keys?: PostKeys[];
+}
+
+/** The lookups a plan needs (none for drafts, texts without letters, or a window of 0 days). */
+export function duplicateLookups(entries: PlanEntry[], options: GuardOptions): DuplicateLookup[] {
+  if (options.windowDays <= 0) return [];
+  const window = options.windowDays * DAY_MS;
+  return entries.flatMap((entry, index) => {
+    if (entry.type === 'draft') return [];
+    const { duplicateKey } = options.keys?.[index] ?? postKeys(entry.items[0]?.content ?? '', entry.settings);
+    if (!duplicateKey) return [];
+    const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
+    return [{ index, integrationId: entry.integrationId, key: duplicateKey, since: new Date(date.getTime() - window), until: new Date(date.getTime() + window) }];
+  });
+}
+
+/**
+ * The entries of a plan that repeat a post on the same channel (`earlier`: what each entry's lookup found, by entry index) or
+ * an earlier entry of the same plan, each with the earlier post.
+ */
+export function judgeDuplicates(entries: PlanEntry[], integrations: Map<string, Integration>, earlier: Map<number, EarlierPost>, options: GuardOptions): DuplicateProblem[] {
   if (options.windowDays <= 0) return [];
   const window = options.windowDays * DAY_MS;
   const problems: DuplicateProblem[] = [];
   const seen: { integrationId: string; key: string; date: Date; index: number }[] = [];
   for (const [index, entry] of entries.entries()) {
     if (entry.type === 'draft') continue;
-    const { text, key, duplicateKey: storedKey } = options.keys?.[index] ?? postKeys(entry.items[0]?.content ?? '', entry.settings);
+    const { text, key } = options.keys?.[index] ?? postKeys(entry.items[0]?.content ?? '', entry.settings);
     if (!text) continue;
     const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
     const integration = integrations.get(entry.integrationId);
     const channel = integration?.name ?? entry.integrationId;
-    const where = {
-      organizationId,
-      integrationId: entry.integrationId,
-      position: 0,
-      deletedAt: null,
-      state: { $in: ['QUEUE', 'AWAITING_APPROVAL', 'PUBLISHED'] as PostState[] },
-      publishDate: { $gte: new Date(date.getTime() - window), $lte: new Date(date.getTime() + window) },
-      ...(options.exclude?.length ? { id: { $nin: options.exclude } } : {}),
-    };
-    const compare = (post: Post) => ({ post, match: nearlySame(key, comparablePost(post.content, post.settings).key) });
-    // One indexed lookup by key; posts stored before keys existed are compared the slow way.
-    const keyed = await em.findOne(PostSchema, { ...where, duplicateKey: storedKey }, { orderBy: { publishDate: 'desc' } });
-    const earlier = keyed
-      ? compare(keyed)
-      : (await em.find(PostSchema, { ...where, duplicateKey: null }, { orderBy: { publishDate: 'desc' }, limit: 500 })).map(compare).find((candidate) => candidate.match.same);
-    if (earlier?.match.same) {
-      const { post, match } = earlier;
+    const post = earlier.get(index);
+    if (post) {
+      // Equal keys are nearly the same texts (`matchKey`); the words say whether exactly.
+      const { exact } = nearlySame(key, comparablePost(post.content, post.settings).key);
       const when = post.state === 'PUBLISHED' ? (post.publishedAt ?? post.publishDate) : post.publishDate;
       problems.push({
         integrationId: entry.integrationId,
         channel,
         platform: integration?.providerIdentifier,
         message:
-          `this text is ${match.exact ? 'the same as' : 'nearly the same as'} post ${post.id}, ${STATE_WORDS[post.state] ?? post.state} ${when.toISOString()} on this channel ` +
+          `this text is ${exact ? 'the same as' : 'nearly the same as'} post ${post.id}, ${STATE_WORDS[post.state] ?? post.state} ${when.toISOString()} on this channel ` +
           `(less than ${options.windowDays} days apart); change the text, or send allowDuplicate: true if posting it again is intended`,
         duplicateOf: { postId: post.id, date: when.toISOString(), state: post.state },
       });
@@ -184,6 +236,33 @@ export async function findDuplicates(
     seen.push({ integrationId: entry.integrationId, key, date, index });
   }
   return problems;
+}
+
+/**
+ * The entries of a plan that repeat a post on the same channel (or an earlier entry of the same plan), each with the
+ * earlier post, in one query. `exclude`: root ids not to compare with (the post being edited).
+ */
+export async function findDuplicates(
+  em: EntityManager,
+  organizationId: string,
+  entries: PlanEntry[],
+  integrations: Map<string, Integration>,
+  options: GuardOptions & { exclude?: string[] },
+): Promise<DuplicateProblem[]> {
+  const lookups = duplicateLookups(entries, options);
+  const earlier = new Map<number, EarlierPost>();
+  if (lookups.length > 0) {
+    const rows = await em.getConnection().execute<(EarlierPostRow & { index: number })[]>(
+      `select d.* from jsonb_to_recordset(?::jsonb) as q(index int, integration_id text, key text, since timestamptz, until timestamptz)
+         cross join lateral (${duplicateLookupSql('?', 'array(select jsonb_array_elements_text(?::jsonb))')}) d`,
+      // (knex spreads an array parameter into a list: the ids go as JSON)
+      [duplicateLookupsJson(lookups), organizationId, JSON.stringify(options.exclude ?? [])],
+      'all',
+      em.getTransactionContext(),
+    );
+    for (const row of rows) earlier.set(row.index, earlierPostOf(row));
+  }
+  return judgeDuplicates(entries, integrations, earlier, options);
 }
 
 export interface DuplicateGuardOptions {

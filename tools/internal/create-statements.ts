@@ -1,0 +1,172 @@
+// A create in two statements after the credential check (issue 26: round trips): one read of everything the checks need
+// (the channels, the library files named, the duplicate guard's lookups, and the post-creation limit counted in the same
+// statement), then one write of everything that makes the posts (every item, the publishing job of each queued post with
+// its NOTIFY, and the audit trail's `post.created`), which commits as a whole or not at all. The ORM would spend a round
+// trip per query, BEGIN, one INSERT per table and COMMIT.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { IntegrationSchema, MediaSchema, type Integration, type Media, type Post } from '../../src/db/entities.js';
+import { sqlOf, statement, type Statement } from '../../src/db/sql.js';
+import { AUDIT_COLUMNS, auditRecord, type AuditEvent } from './audit.js';
+import type { PostCreationLimit } from './creation-limit.js';
+import { duplicateLookupSql, duplicateLookupsJson, earlierPostOf, type DuplicateLookup, type EarlierPost, type EarlierPostRow } from './duplicates.js';
+import { publishJobKey, PUBLISH_TASK } from './queue.js';
+
+export interface CreateReads {
+  integrations: Integration[];
+  library: Media[];
+  /** What each duplicate lookup found, by entry index. */
+  earlier: Map<number, EarlierPost>;
+}
+
+const readStatements = new Map<string, Statement>();
+
+/** The read statement, with the limit's CTEs when it counts one (one prepared statement per shape). */
+function readStatement(limit?: { ctes: string; columns: string }): Statement {
+  const key = limit?.ctes ?? '';
+  let found = readStatements.get(key);
+  if (!found) {
+    found = statement(
+      `create_read_${readStatements.size}`,
+      `${limit ? `with ${limit.ctes}` : ''}
+       select
+         (select coalesce(json_agg(i), '[]') from integration i where i.id = any($2::text[]) and i.organization_id = $1 and i.deleted_at is null) as channels,
+         (select coalesce(json_agg(m), '[]') from media m
+            where m.organization_id = $1 and m.deleted_at is null and (m.id = any($3::text[]) or m.path = any($4::text[]))) as library,
+         (select coalesce(json_agg(d), '[]') from jsonb_to_recordset($5::jsonb) as q(index int, integration_id text, key text, since timestamptz, until timestamptz)
+            cross join lateral (${duplicateLookupSql('$1', "'{}'::text[]")}) d) as earlier
+         ${limit ? `, ${limit.columns}` : ''}`,
+    );
+    readStatements.set(key, found);
+  }
+  return found;
+}
+
+/**
+ * Reads what a create checks, in one round trip, and counts `limit` in it (throwing `rate_limited` when it refuses). `ids`:
+ * the channels (those the caller may see), `media`: the library files the items name, `lookups`: the duplicate guard's.
+ */
+export async function readForCreate(
+  em: EntityManager,
+  organizationId: string,
+  ids: string[],
+  media: { id: string; path: string }[],
+  lookups: DuplicateLookup[],
+  limit?: PostCreationLimit,
+): Promise<CreateReads> {
+  const folded = limit?.fold(5);
+  const parameters = [
+    organizationId,
+    ids,
+    [...new Set(media.map((item) => item.id))],
+    [...new Set(media.map((item) => item.path).filter((path) => path !== ''))],
+    duplicateLookupsJson(lookups),
+    ...(folded?.parameters ?? []),
+  ];
+  type Row = { channels: Record<string, unknown>[]; library: Record<string, unknown>[]; earlier: (EarlierPostRow & { index: number })[] } & Record<string, unknown>;
+  const [row] = await sqlOf(em).rows<Row>(readStatement(folded), parameters);
+  if (limit) await limit.settle(row);
+  return {
+    integrations: row.channels.map((channel) => em.map(IntegrationSchema, channel)),
+    library: row.library.map((file) => em.map(MediaSchema, file)),
+    earlier: new Map(row.earlier.map((found) => [found.index, earlierPostOf(found)])),
+  };
+}
+
+/** The columns a create writes; the others take their defaults (nothing published yet). */
+const POST_COLUMNS = [
+  'id',
+  'organization_id',
+  'integration_id',
+  'group_id',
+  'parent_post_id',
+  'root_post_id',
+  'position',
+  'content',
+  'settings',
+  'media',
+  'tags',
+  'short_link',
+  'delay',
+  'state',
+  'publish_date',
+  'creation_method',
+  'approval',
+  'created_by',
+  'duplicate_key',
+  'allow_duplicate',
+  'created_at',
+  'updated_at',
+].join(', ');
+
+export type NewPost = Pick<
+  Post,
+  | 'id'
+  | 'organizationId'
+  | 'integrationId'
+  | 'group'
+  | 'parentPostId'
+  | 'rootPostId'
+  | 'position'
+  | 'content'
+  | 'settings'
+  | 'media'
+  | 'tags'
+  | 'shortLink'
+  | 'delay'
+  | 'state'
+  | 'publishDate'
+  | 'creationMethod'
+  | 'approval'
+  | 'createdBy'
+  | 'duplicateKey'
+  | 'allowDuplicate'
+  | 'createdAt'
+  | 'updatedAt'
+>;
+
+const WRITE = statement(
+  'create_write',
+  `with posts as (
+     insert into post (${POST_COLUMNS}) select ${POST_COLUMNS} from jsonb_populate_recordset(null::post, $1::jsonb) returning id),
+   jobs as (
+     select graphile_worker.add_job('${PUBLISH_TASK}', json_build_object('postId', job.post_id), run_at := job.run_at, max_attempts := 8,
+              job_key := job.job_key, job_key_mode := 'replace') as added,
+            pg_notify('herald_job_scheduled', job.due)
+     from jsonb_to_recordset($2::jsonb) as job(post_id text, run_at timestamptz, job_key text, due text)),
+   audit as (
+     insert into audit_event (${AUDIT_COLUMNS}) select ${AUDIT_COLUMNS} from jsonb_populate_recordset(null::audit_event, $3::jsonb) returning id)
+   select (select count(*) from posts) as posts, (select count(*) from jobs) as jobs, (select count(*) from audit) as audits`,
+);
+
+/**
+ * Writes the items, a publishing job for each root in `due` (one per post: `publishJobKey`, as queue.ts `schedulePublish`
+ * adds it; the NOTIFY tells the worker processes its due time) and `audit`, in one statement.
+ */
+export async function writeCreated(em: EntityManager, posts: NewPost[], due: { rootPostId: string; runAt: Date }[], audit: AuditEvent[]): Promise<void> {
+  const rows = posts.map((post) => ({
+    id: post.id,
+    organization_id: post.organizationId,
+    integration_id: post.integrationId,
+    group_id: post.group,
+    parent_post_id: post.parentPostId,
+    root_post_id: post.rootPostId,
+    position: post.position,
+    content: post.content,
+    settings: post.settings,
+    media: post.media,
+    tags: post.tags,
+    short_link: post.shortLink,
+    delay: post.delay,
+    state: post.state,
+    publish_date: post.publishDate,
+    creation_method: post.creationMethod,
+    approval: post.approval,
+    created_by: post.createdBy,
+    duplicate_key: post.duplicateKey,
+    allow_duplicate: post.allowDuplicate,
+    created_at: post.createdAt,
+    updated_at: post.updatedAt,
+  }));
+  const jobs = due.map((job) => ({ post_id: job.rootPostId, run_at: job.runAt, job_key: publishJobKey(job.rootPostId), due: String(job.runAt.getTime()) }));
+  await sqlOf(em).rows(WRITE, [JSON.stringify(rows), JSON.stringify(jobs), JSON.stringify(audit.map((event) => auditRecord(event)))]);
+}
