@@ -25,6 +25,23 @@ function slope(points: { minute: number; mib: number }[]): number {
   return sxy / sxx;
 }
 
+interface HeapFigures {
+  used: number;
+  total: number;
+  external: number;
+}
+
+/** The node process's V8 heap and external memory (MiB), from its own /metrics (prom-client's default metrics). */
+async function heapOf(url: string): Promise<HeapFigures | undefined> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024;
+    return { used: value('nodejs_heap_size_used_bytes'), total: value('nodejs_heap_size_total_bytes'), external: value('nodejs_external_memory_bytes') };
+  } catch {
+    return undefined;
+  }
+}
+
 export async function soakFigure(): Promise<void> {
   const minutes = Number(process.env.SOAK_MINUTES ?? 30);
   const creates = Number(process.env.SOAK_CREATES ?? Math.round((10_000 * minutes) / 30));
@@ -45,8 +62,12 @@ export async function soakFigure(): Promise<void> {
     const nodePids = () => processTree(herald.child.pid!).filter((pid) => /node/.test(commandOf(pid)) && !/postgres/.test(commandOf(pid)));
     const started = Date.now();
     const end = started + minutes * 60_000;
-    const samples: { minute: number; mib: number }[] = [];
-    const sample = () => samples.push({ minute: (Date.now() - started) / 60_000, mib: memoryOf(nodePids()).rss });
+    const samples: { minute: number; mib: number; heap?: HeapFigures }[] = [];
+    const sample = () => {
+      const point: (typeof samples)[number] = { minute: (Date.now() - started) / 60_000, mib: memoryOf(nodePids()).rss };
+      samples.push(point);
+      void heapOf(herald.url).then((heap) => (point.heap = heap));
+    };
     sample();
     const sampler = setInterval(sample, SAMPLE_EVERY_MS);
     // The publishes' dates, evenly between the first and the last minute of the run.
@@ -106,6 +127,12 @@ export async function soakFigure(): Promise<void> {
     console.log(`  creates ${Math.min(created, creates)} of ${creates}; published ${published} of ${publishes}`);
     console.log(`  RSS of the node process: start ${samples[0].mib.toFixed(0)} MiB, end ${samples.at(-1)!.mib.toFixed(0)} MiB (goal ≤ 250), peak ${peak.toFixed(0)} MiB`);
     console.log(`  RSS slope over the second half (${secondHalf.length} samples from minute ${(minutes / 2).toFixed(1)}): ${slope(secondHalf).toFixed(2)} MiB/min (goal: not growing)`);
+    const heaps = samples.filter((point) => point.heap);
+    const last = heaps.at(-1)?.heap;
+    if (last) {
+      console.log(`  V8 heap at the end (from /metrics): used ${last.used.toFixed(0)} MiB of ${last.total.toFixed(0)} MiB; external ${last.external.toFixed(0)} MiB; RSS less heap and external: ${(samples.at(-1)!.mib - last.total - last.external).toFixed(0)} MiB`);
+      console.log(`  heap used (minute: MiB): ${heaps.filter((_, index) => index % 3 === 0 || index === heaps.length - 1).map((point) => `${point.minute.toFixed(1)}: ${point.heap!.used.toFixed(0)}/${point.heap!.total.toFixed(0)}`).join(', ')}`);
+    }
     console.log(`  samples (minute: MiB): ${samples.filter((_, index) => index % 3 === 0 || index === samples.length - 1).map((point) => `${point.minute.toFixed(1)}: ${point.mib.toFixed(0)}`).join(', ')}`);
   } finally {
     for (const session of sessions) await session.close().catch(() => undefined);

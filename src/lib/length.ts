@@ -1,6 +1,13 @@
 // How long a text is in a platform's own counting: UTF-16 units, X's weighted length, or graphemes. Pure functions.
-// twitter-text ships CommonJS only; under ESM the default import is its module.exports object.
-import twitterText from 'twitter-text';
+// twitter-text ships CommonJS only: it is required on first use, by the first text counted X's way (loading it at start
+// cost every start a fifth of a second, needed or not).
+import { createRequire } from 'node:module';
+
+type TwitterText = typeof import('twitter-text');
+const requireModule = createRequire(import.meta.url);
+let twitter: TwitterText | undefined;
+/** twitter-text, loaded on first use. */
+export const twitterText = (): TwitterText => (twitter ??= requireModule('twitter-text') as TwitterText);
 
 export type LengthMethod = 'characters' | 'twitter' | 'graphemes';
 
@@ -43,7 +50,7 @@ function countGraphemes(text: string): number {
 export function contentLength(text: string, method: LengthMethod): number {
   switch (method) {
     case 'twitter':
-      return twitterText.parseTweet(text).weightedLength;
+      return twitterText().parseTweet(text).weightedLength;
     case 'graphemes':
       return countGraphemes(text);
     default:

@@ -1,6 +1,5 @@
 // Loads the bytes of a client's media URL at publish time, through the SSRF guard, size-capped while streaming.
 // The type is read from the bytes when they are a known format (a server's content-type can be wrong), else from the header.
-import { fileTypeFromBuffer } from 'file-type';
 import type { UrlGuard } from './ssrf.js';
 
 export interface LoadedMedia {
@@ -29,7 +28,7 @@ export function createMediaFetcher(guard: UrlGuard, options: { maxBytes: number 
         chunks.push(chunk as Buffer);
       }
       const bytes = Buffer.concat(chunks);
-      const detected = (await fileTypeFromBuffer(bytes.subarray(0, 4100)))?.mime;
+      const detected = (await (await import('file-type')).fileTypeFromBuffer(bytes.subarray(0, 4100)))?.mime;
       return { bytes, mimeType: detected ?? response.contentType ?? 'application/octet-stream' };
     } catch (error) {
       throw new MediaFetchError(`media ${url} could not be loaded: ${(error as Error).message}`);

@@ -1,7 +1,6 @@
 // What an uploaded file is: its type detected from the bytes (never the name or the client's content type), and for MP4
 // the duration, dimensions and codecs read by mp4box (pure JS, reads only the boxes it needs).
 import fs from 'node:fs';
-import { fileTypeFromBuffer } from 'file-type';
 import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
 
 /** The accepted upload types (spec, Limits) and the extension a stored file gets. */
@@ -23,7 +22,7 @@ export const isVideoType = (type: string) => type.startsWith('video/');
 
 /** The detected MIME type of a file's first bytes, or undefined when it is no known binary format (text, SVG, HTML...). */
 export async function detectType(head: Uint8Array): Promise<string | undefined> {
-  return (await fileTypeFromBuffer(head))?.mime;
+  return (await (await import('file-type')).fileTypeFromBuffer(head))?.mime;
 }
 
 export interface VideoInfo {
