@@ -5,16 +5,9 @@
 //   node scripts/run.mjs main [--role web|worker|all]     the service
 //   node scripts/run.mjs cli <command>                    the command line
 import path from 'node:path';
-import v8 from 'node:v8';
 import { pathToFileURL } from 'node:url';
 import { build, distDir, plan, repositoryRoot } from './build.mjs';
 
-// V8 lets a busy process's heap grow up to 4 times what survived its last full collection before collecting again: under
-// steady REST, MCP and publishing load Herald's live heap stays near 70 MiB while the heap grew to 260 MiB and the process
-// to 340-390 MiB of RSS. Growing it by 30% at most keeps the process near 200 MiB under the same load, flat, at the same
-// throughput (`SOAK_MINUTES=3 npm run bench -- soak`, issue 26). The factor is read at each collection, so setting it here,
-// before anything is loaded, applies to the whole run; the heap may still grow as far as a large request needs.
-v8.setFlagsFromString('--heap-growing-percent=30');
 const entries = { main: 'src/main', cli: 'src/cli' };
 const entry = entries[process.argv[2]];
 if (!entry) {

@@ -83,13 +83,15 @@ export async function buildServices(
 
 /**
  * Opens the database (the embedded one unless DATABASE_URL is set) and the services. `attach` (the CLI) uses the embedded
- * Postgres of a Herald already running on the data directory instead of refusing to start a second one.
+ * Postgres of a Herald already running on the data directory instead of refusing to start a second one; `starting`, an
+ * embedded Postgres already starting.
  */
-export async function openServices(config: Config, logger = createLogger(config.logLevel), options: { attach?: boolean } = {}): Promise<Opened> {
+export async function openServices(config: Config, logger = createLogger(config.logLevel), options: { attach?: boolean; starting?: Promise<EmbeddedDatabase> } = {}): Promise<Opened> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger, binariesDir: config.embeddedPostgresBinaries, attach: options.attach });
+    // `starting`: the service started it already, while it loaded the rest of Herald (src/main.ts).
+    embedded = await (options.starting ?? startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger, binariesDir: config.embeddedPostgresBinaries, attach: options.attach }));
     await embedded.createDatabase('herald');
     databaseUrl = embedded.urlFor('herald');
   }

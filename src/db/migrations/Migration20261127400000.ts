@@ -1,5 +1,4 @@
 import { Migration } from '@mikro-orm/migrations';
-import { postKeys } from '../../../tools/internal/duplicates.js';
 
 const BATCH = 1000;
 
@@ -12,6 +11,8 @@ const BATCH = 1000;
  */
 export class Migration20261127400000 extends Migration {
   override async up(): Promise<void> {
+    // Imported here: the guard's comparison is the tools' code, loaded only when a database needs its keys.
+    const { postKeys } = await import('../../../tools/internal/duplicates.js');
     let after = '';
     for (;;) {
       const rows = (await this.execute(
