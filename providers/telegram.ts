@@ -38,7 +38,13 @@ const chatSchema = z.object({
 });
 const messageSchema = z.object({ message_id: z.number(), chat: chatSchema.partial({ type: true }) });
 const userSchema = z.object({ id: z.number(), is_bot: z.boolean(), username: z.string().optional() });
-const envelope = <R>(result: z.ZodType<R>) => z.object({ ok: z.literal(true), result }) as unknown as z.ZodType<{ ok: true; result: R }>;
+const envelopes = new WeakMap<z.ZodType, z.ZodType>();
+/** `{ok: true, result}` around a result's schema, made once per result schema (making a zod schema costs more than parsing with it). */
+const envelope = <R>(result: z.ZodType<R>) => {
+  let made = envelopes.get(result);
+  if (!made) envelopes.set(result, (made = z.object({ ok: z.literal(true), result })));
+  return made as unknown as z.ZodType<{ ok: true; result: R }>;
+};
 
 /** Telegram's error envelope: `{ok:false, error_code, description, parameters?: {retry_after, migrate_to_chat_id}}`. */
 const errorSchema = z.object({
