@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from './types.js';
-import { createPosts, type PlanEntry } from './internal/create-posts.js';
+import { createForCaller, type PlanEntry } from './internal/create-posts.js';
 import { createdPostSchema, imageSchema, utcDateTime, wrapped } from './shapes.js';
-import { approvalRequest, credentialRef } from './internal/approval.js';
-import { postCreatedEvent } from './internal/audit.js';
-import { reportCreated } from './internal/created-report.js';
 
 /** The body of POST /posts (and of POST /posts/validate). */
 export const createPostBody = z.object({
@@ -68,19 +65,7 @@ export const createPost = defineTool({
   output: wrapped(z.array(createdPostSchema)),
   rest: { method: 'POST', path: '/posts', largeBody: true, toResponse: (output) => output.output },
   handler: async (input, context) => {
-    const { em, caller, services } = context;
-    const entries = restPlanEntries(input);
-    const approval = await approvalRequest(em, context);
-    const created = await createPosts(services, em, caller.organizationId, {
-      creationMethod: 'API',
-      entries,
-      approval,
-      allowDuplicate: input.allowDuplicate,
-      createdBy: credentialRef(caller),
-      limit: context.postCreationLimit,
-      audit: (post) => postCreatedEvent(context, post),
-    });
-    reportCreated(context, entries, created, approval);
+    const created = await createForCaller(context, 'API', restPlanEntries(input), input.allowDuplicate);
     return { output: created };
   },
 });

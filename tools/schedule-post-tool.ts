@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { newId } from '../src/lib/crypto.js';
 import { defineTool } from './types.js';
-import { createPosts, PostValidationError, type PlanEntry } from './internal/create-posts.js';
-import { approvalRequest, credentialRef } from './internal/approval.js';
-import { postCreatedEvent } from './internal/audit.js';
-import { reportCreated } from './internal/created-report.js';
+import { createForCaller, PostValidationError, type PlanEntry } from './internal/create-posts.js';
 import { createdPostSchema, utcDateTime } from './shapes.js';
 import { idempotencyKeyField } from './internal/idempotency.js';
 
@@ -70,20 +67,8 @@ export const schedulePostTool = defineTool({
   output: z.object({ output: z.union([z.array(createdPostSchema), z.object({ errors: z.string() })]) }),
   refused: (output) => !Array.isArray(output.output),
   handler: async (input, context) => {
-    const { em, caller, services } = context;
-    const entries = socialPostEntries(input);
     try {
-      const approval = await approvalRequest(em, context);
-      const created = await createPosts(services, em, caller.organizationId, {
-      creationMethod: 'MCP',
-      entries,
-      approval,
-      allowDuplicate: input.allowDuplicate,
-      createdBy: credentialRef(caller),
-      limit: context.postCreationLimit,
-      audit: (post) => postCreatedEvent(context, post),
-    });
-      reportCreated(context, entries, created, approval);
+      const created = await createForCaller(context, 'MCP', socialPostEntries(input), input.allowDuplicate);
       return { output: created };
     } catch (error) {
       if (error instanceof PostValidationError) {

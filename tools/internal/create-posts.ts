@@ -7,7 +7,7 @@ import { newId } from '../../src/lib/crypto.js';
 import { checkContentRules, convertContent, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
 import { contentLength } from '../../src/lib/length.js';
 import type { Provider, ValidationItem } from '../../providers/types.js';
-import type { Services } from '../types.js';
+import type { Services, ToolContext } from '../types.js';
 import { providerOf } from './integrations.js';
 import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
@@ -16,7 +16,9 @@ import { channelHealthWarnings } from './channel-health.js';
 import { duplicateLookups, judgeDuplicates, postKeys } from './duplicates.js';
 import { readForCreate, writeCreated, type CreateReads, type NewPost } from './create-statements.js';
 import type { PostCreationLimit } from './creation-limit.js';
-import type { AuditEvent } from './audit.js';
+import { postCreatedEvent, type AuditEvent } from './audit.js';
+import { approvalRequest, credentialRef } from './approval.js';
+import { reportCreated } from './created-report.js';
 
 
 /** What a new item has of publishing: nothing yet (creation and comment replies start every item so). */
@@ -344,5 +346,25 @@ export async function createPosts(services: Services, em: EntityManager, organiz
     created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}), ...(state === 'AWAITING_APPROVAL' ? { approval: PENDING_APPROVAL(rootId) } : {}) });
   }
   await writeCreated(em, rows, due, plan.audit ? created.map(plan.audit) : []);
+  return created;
+}
+
+/**
+ * A tool's create (POST /posts, schedulePostTool): under the approval gate when the caller is an agent, counted against
+ * the post-creation limit in the create's own read, recorded in the audit trail with the posts, and reported.
+ */
+export async function createForCaller(context: ToolContext, creationMethod: PostPlan['creationMethod'], entries: PlanEntry[], allowDuplicate?: boolean): Promise<CreatedPost[]> {
+  const { em, caller, services } = context;
+  const approval = await approvalRequest(em, context);
+  const created = await createPosts(services, em, caller.organizationId, {
+    creationMethod,
+    entries,
+    approval,
+    allowDuplicate,
+    createdBy: credentialRef(caller),
+    limit: context.postCreationLimit,
+    audit: (post) => postCreatedEvent(context, post),
+  });
+  reportCreated(context, entries, created, approval);
   return created;
 }
