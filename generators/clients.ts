@@ -1,8 +1,9 @@
 // The model clients, built once per configuration: `openai` (images, chat, text to speech) with OPENAI_BASE_URL, and
 // `@fal-ai/client` (queue API) through FAL_PROXY_URL when set. A missing key means no client, never a fake one.
 // Every model error is turned here into a refusal (the model's safety system said no) or a failure with what to try.
-import OpenAI from 'openai';
-import { ApiError, createFalClient, type FalClient } from '@fal-ai/client';
+import { createRequire } from 'node:module';
+import type OpenAI from 'openai';
+import type { FalClient } from '@fal-ai/client';
 import type { Config, GenerationSettings } from '../src/config.js';
 import { ModelFailure, ModelRefusal } from './types.js';
 
@@ -12,6 +13,12 @@ export interface ModelClients {
 }
 
 const built = new WeakMap<GenerationSettings, ModelClients>();
+
+// The model SDKs are required on first use (their CommonJS builds): most processes never generate anything, and loading
+// both cost every start a tenth of a second and some memory.
+const requireModule = createRequire(import.meta.url);
+const openAiSdk = () => requireModule('openai') as typeof import('openai');
+const falSdk = () => requireModule('@fal-ai/client') as typeof import('@fal-ai/client');
 
 /**
  * fal's client repeats a request after a transport error, the queue submit included: a submit that reached fal before the
@@ -38,10 +45,10 @@ export function modelClients(config: Config): ModelClients {
   const clients: ModelClients = {};
   if (settings.openai) {
     // No automatic retries: a timed-out image call may still be billed, and is never made a second time behind the user's back.
-    clients.openai = new OpenAI({ apiKey: settings.openai.apiKey, baseURL: settings.openai.baseUrl, timeout: settings.modelTimeoutMs, maxRetries: 0 });
+    clients.openai = new (openAiSdk().default)({ apiKey: settings.openai.apiKey, baseURL: settings.openai.baseUrl, timeout: settings.modelTimeoutMs, maxRetries: 0 });
   }
   if (settings.fal) {
-    clients.fal = createFalClient({
+    clients.fal = falSdk().createFalClient({
       credentials: settings.fal.apiKey,
       proxyUrl: settings.fal.proxyUrl ? { url: settings.fal.proxyUrl, when: 'always' } : undefined,
       fetch: falFetch(settings.modelTimeoutMs),
@@ -56,6 +63,7 @@ const seconds = (settings: GenerationSettings) => Math.round(settings.modelTimeo
 /** An OpenAI SDK error as a refusal or a failure. `what` names the call ("the image", "the voice-over"). */
 export function openAiError(error: unknown, what: string, settings: GenerationSettings): Error {
   if (error instanceof ModelRefusal || error instanceof ModelFailure) return error;
+  const OpenAI = openAiSdk().default;
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
     return new ModelFailure(`OpenAI did not finish ${what} within ${seconds(settings)} s.`, 'Try again in a few minutes; if it keeps timing out, raise GENERATION_MODEL_TIMEOUT_SECONDS.');
   }
@@ -84,7 +92,7 @@ interface FalErrorDetail {
 /** A fal client error (model errors are `{detail: [{loc, msg, type}]}`, https://docs.fal.ai/errors) as a refusal or a failure. */
 export function falError(error: unknown, what: string, settings: GenerationSettings): Error {
   if (error instanceof ModelRefusal || error instanceof ModelFailure) return error;
-  if (error instanceof ApiError) {
+  if (error instanceof falSdk().ApiError) {
     const body = error.body as { detail?: unknown } | undefined;
     const details: FalErrorDetail[] = Array.isArray(body?.detail) ? (body.detail as FalErrorDetail[]) : typeof body?.detail === 'string' ? [{ msg: body.detail }] : [];
     const message = details.map((detail) => detail.msg).filter(Boolean).join('; ') || error.message;
