@@ -25,7 +25,7 @@ export async function createPostFigure(): Promise<void> {
       return { ours: ours.perSecond, oursP99: ours.p99, bare: bare.perSecond, bareP99: bare.p99 };
     });
     heading(`REST POST /posts (two-item thread, one channel), ${connections} connections, ${settings.runs} runs of ${settings.seconds} s, interleaved`);
-    printVersus(figures, { unit: 'posts/s', baseline: 'express + pg, two INSERTs in a transaction', ratio: 'ratio Herald / baseline' });
+    printVersus(figures, { unit: 'posts/s', baseline: 'express + pg, two INSERTs in a transaction', ratio: 'ratio Herald / baseline (target ≥ 0.15)' });
   } finally {
     agent.destroy();
     await herald.stop();
