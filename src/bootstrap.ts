@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { startConfiguredPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { databaseStartError, migrate, openDatabase, type Orm } from './db/orm.js';
 import { SecretBox, randomToken } from './lib/crypto.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -91,7 +91,7 @@ export async function openServices(config: Config, logger = createLogger(config.
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     // `starting`: the service started it already, while it loaded the rest of Herald (src/main.ts).
-    embedded = await (options.starting ?? startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger, binariesDir: config.embeddedPostgresBinaries, attach: options.attach }));
+    embedded = await (options.starting ?? startConfiguredPostgres(config, logger, options.attach));
     await embedded.createDatabase('herald');
     databaseUrl = embedded.urlFor('herald');
   }

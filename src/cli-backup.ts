@@ -21,7 +21,7 @@ import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { runMigrations } from 'graphile-worker';
 import type { Config } from './config.js';
-import { startEmbeddedPostgres } from './db/embedded.js';
+import { startConfiguredPostgres } from './db/embedded.js';
 import { openDatabase, silentLogger } from './db/orm.js';
 import { migrationsList } from './db/migrations/index.js';
 import { SecretBox } from './lib/crypto.js';
@@ -52,7 +52,7 @@ const quoteName = (qualified: string) =>
 /** The database a command works on: DATABASE_URL, or the embedded Postgres of DATA_DIR (attached to a running Herald when `attach`). */
 async function database(config: Config, attach: boolean): Promise<{ url: string; close(): Promise<void> }> {
   if (config.databaseUrl) return { url: config.databaseUrl, close: async () => undefined };
-  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger: createLogger('warn'), binariesDir: config.embeddedPostgresBinaries, attach });
+  const embedded = await startConfiguredPostgres(config, createLogger('warn'), attach);
   await embedded.createDatabase('herald');
   return { url: embedded.urlFor('herald'), close: () => embedded.stop() };
 }

@@ -6,7 +6,7 @@ import { ConfigError, loadServiceConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { probeListen } from './lib/probe.js';
 import { createHttpServer } from './http/server.js';
-import { startEmbeddedPostgres } from './db/embedded.js';
+import { startConfiguredPostgres } from './db/embedded.js';
 // The rest of Herald (the ORM, the tools, the HTTP app, the worker) is imported once the embedded Postgres is starting,
 // so that the two take their time together rather than one after the other.
 
@@ -74,9 +74,7 @@ async function main(): Promise<void> {
   }, config.startTimeoutSeconds * 1000);
   if (web) await checkPort(config.host, config.port);
   stage = 'opening the database and applying migrations';
-  const starting = config.databaseUrl
-    ? undefined
-    : startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger, binariesDir: config.embeddedPostgresBinaries });
+  const starting = config.databaseUrl ? undefined : startConfiguredPostgres(config, logger);
   starting?.catch(() => undefined); // awaited by openServices, after the imports
   const [{ openServices }, { startWorker }, { createApp }, { McpSessions }, { firstOrganization, resolveApiKey }, { createSetupLink, hasOwner, SETUP_LINK_HOURS }] = await Promise.all([
     import('./bootstrap.js'),

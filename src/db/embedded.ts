@@ -20,6 +20,7 @@ import pg from 'pg';
 import { StartError } from '../errors.js';
 import { randomToken } from '../lib/crypto.js';
 import type { Logger } from '../lib/logger.js';
+import type { Config } from '../config.js';
 import { probeListen } from '../lib/probe.js';
 
 export interface EmbeddedDatabase {
@@ -229,6 +230,11 @@ function initialise(binaries: string, clusterDir: string, password: string, runA
   } finally {
     fs.rmSync(passwordFile, { force: true });
   }
+}
+
+/** The embedded Postgres of a configuration (DATA_DIR, EMBEDDED_POSTGRES_PORT, EMBEDDED_POSTGRES_BINARIES). */
+export function startConfiguredPostgres(config: Config, logger: Logger, attach?: boolean): Promise<EmbeddedDatabase> {
+  return startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger, binariesDir: config.embeddedPostgresBinaries, attach });
 }
 
 /**

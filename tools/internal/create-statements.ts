@@ -10,6 +10,7 @@ import { AUDIT_COLUMNS, auditRecord, type AuditEvent } from './audit.js';
 import type { PostCreationLimit } from './creation-limit.js';
 import { duplicateLookupSql, duplicateLookupsJson, earlierPostOf, type DuplicateLookup, type EarlierPost, type EarlierPostRow } from './duplicates.js';
 import { publishJobKey, PUBLISH_TASK } from './queue.js';
+import { libraryLookup } from './media.js';
 
 export interface CreateReads {
   integrations: Integration[];
@@ -57,8 +58,7 @@ export async function readForCreate(
   const parameters = [
     organizationId,
     ids,
-    [...new Set(media.map((item) => item.id))],
-    [...new Set(media.map((item) => item.path).filter((path) => path !== ''))],
+    ...libraryLookup(media),
     duplicateLookupsJson(lookups),
     ...(folded?.parameters ?? []),
   ];
@@ -72,57 +72,34 @@ export async function readForCreate(
   };
 }
 
-/** The columns a create writes; the others take their defaults (nothing published yet). */
-const POST_COLUMNS = [
-  'id',
-  'organization_id',
-  'integration_id',
-  'group_id',
-  'parent_post_id',
-  'root_post_id',
-  'position',
-  'content',
-  'settings',
-  'media',
-  'tags',
-  'short_link',
-  'delay',
-  'state',
-  'publish_date',
-  'creation_method',
-  'approval',
-  'created_by',
-  'duplicate_key',
-  'allow_duplicate',
-  'created_at',
-  'updated_at',
-].join(', ');
+/** The properties a create writes, each with its column; the other columns take their defaults (nothing published yet). */
+const POST_COLUMN_OF = {
+  id: 'id',
+  organizationId: 'organization_id',
+  integrationId: 'integration_id',
+  group: 'group_id',
+  parentPostId: 'parent_post_id',
+  rootPostId: 'root_post_id',
+  position: 'position',
+  content: 'content',
+  settings: 'settings',
+  media: 'media',
+  tags: 'tags',
+  shortLink: 'short_link',
+  delay: 'delay',
+  state: 'state',
+  publishDate: 'publish_date',
+  creationMethod: 'creation_method',
+  approval: 'approval',
+  createdBy: 'created_by',
+  duplicateKey: 'duplicate_key',
+  allowDuplicate: 'allow_duplicate',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies Partial<Record<keyof Post, string>>;
+const POST_COLUMNS = Object.values(POST_COLUMN_OF).join(', ');
 
-export type NewPost = Pick<
-  Post,
-  | 'id'
-  | 'organizationId'
-  | 'integrationId'
-  | 'group'
-  | 'parentPostId'
-  | 'rootPostId'
-  | 'position'
-  | 'content'
-  | 'settings'
-  | 'media'
-  | 'tags'
-  | 'shortLink'
-  | 'delay'
-  | 'state'
-  | 'publishDate'
-  | 'creationMethod'
-  | 'approval'
-  | 'createdBy'
-  | 'duplicateKey'
-  | 'allowDuplicate'
-  | 'createdAt'
-  | 'updatedAt'
->;
+export type NewPost = Pick<Post, keyof typeof POST_COLUMN_OF>;
 
 const WRITE = statement(
   'create_write',
@@ -143,30 +120,7 @@ const WRITE = statement(
  * adds it; the NOTIFY tells the worker processes its due time) and `audit`, in one statement.
  */
 export async function writeCreated(em: EntityManager, posts: NewPost[], due: { rootPostId: string; runAt: Date }[], audit: AuditEvent[]): Promise<void> {
-  const rows = posts.map((post) => ({
-    id: post.id,
-    organization_id: post.organizationId,
-    integration_id: post.integrationId,
-    group_id: post.group,
-    parent_post_id: post.parentPostId,
-    root_post_id: post.rootPostId,
-    position: post.position,
-    content: post.content,
-    settings: post.settings,
-    media: post.media,
-    tags: post.tags,
-    short_link: post.shortLink,
-    delay: post.delay,
-    state: post.state,
-    publish_date: post.publishDate,
-    creation_method: post.creationMethod,
-    approval: post.approval,
-    created_by: post.createdBy,
-    duplicate_key: post.duplicateKey,
-    allow_duplicate: post.allowDuplicate,
-    created_at: post.createdAt,
-    updated_at: post.updatedAt,
-  }));
+  const rows = posts.map((post) => Object.fromEntries(Object.entries(POST_COLUMN_OF).map(([property, column]) => [column, post[property as keyof NewPost]])));
   const jobs = due.map((job) => ({ post_id: job.rootPostId, run_at: job.runAt, job_key: publishJobKey(job.rootPostId), due: String(job.runAt.getTime()) }));
   await sqlOf(em).rows(WRITE, [JSON.stringify(rows), JSON.stringify(jobs), JSON.stringify(audit.map((event) => auditRecord(event)))]);
 }

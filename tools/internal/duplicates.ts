@@ -155,7 +155,7 @@ export interface EarlierPostRow {
   publish_date: string | Date;
   published_at: string | Date | null;
   content: string;
-  settings: Record<string, unknown> | string;
+  settings: Record<string, unknown>;
 }
 
 /** An earlier post as `duplicateLookupSql` answers it (timestamps as text, from json or from the ORM's connections). */
@@ -166,7 +166,7 @@ export function earlierPostOf(row: EarlierPostRow): EarlierPost {
     publishDate: new Date(row.publish_date),
     publishedAt: row.published_at ? new Date(row.published_at) : null,
     content: row.content,
-    settings: typeof row.settings === 'string' ? (JSON.parse(row.settings) as Record<string, unknown>) : row.settings,
+    settings: row.settings,
   };
 }
 
@@ -177,17 +177,27 @@ interface GuardOptions {
   keys?: PostKeys[];
 }
 
-/** The lookups a plan needs (none for drafts, texts without letters, or a window of 0 days). */
-export function duplicateLookups(entries: PlanEntry[], options: GuardOptions): DuplicateLookup[] {
+/** The entries the guard compares (not drafts, not texts without letters; none with a window of 0 days), each with its keys and date. */
+function guarded(entries: PlanEntry[], options: GuardOptions): { index: number; entry: PlanEntry; keys: PostKeys & { duplicateKey: string }; date: Date }[] {
   if (options.windowDays <= 0) return [];
-  const window = options.windowDays * DAY_MS;
   return entries.flatMap((entry, index) => {
     if (entry.type === 'draft') return [];
-    const { duplicateKey } = options.keys?.[index] ?? postKeys(entry.items[0]?.content ?? '', entry.settings);
-    if (!duplicateKey) return [];
-    const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
-    return [{ index, integrationId: entry.integrationId, key: duplicateKey, since: new Date(date.getTime() - window), until: new Date(date.getTime() + window) }];
+    const keys = options.keys?.[index] ?? postKeys(entry.items[0]?.content ?? '', entry.settings);
+    if (keys.duplicateKey === null) return [];
+    return [{ index, entry, keys: { ...keys, duplicateKey: keys.duplicateKey }, date: entry.type === 'now' ? options.now : (entry.date ?? options.now) }];
   });
+}
+
+/** The lookups a plan needs: one per entry the guard compares. */
+export function duplicateLookups(entries: PlanEntry[], options: GuardOptions): DuplicateLookup[] {
+  const window = options.windowDays * DAY_MS;
+  return guarded(entries, options).map(({ index, entry, keys, date }) => ({
+    index,
+    integrationId: entry.integrationId,
+    key: keys.duplicateKey,
+    since: new Date(date.getTime() - window),
+    until: new Date(date.getTime() + window),
+  }));
 }
 
 /**
@@ -195,15 +205,11 @@ export function duplicateLookups(entries: PlanEntry[], options: GuardOptions): D
  * an earlier entry of the same plan, each with the earlier post.
  */
 export function judgeDuplicates(entries: PlanEntry[], integrations: Map<string, Integration>, earlier: Map<number, EarlierPost>, options: GuardOptions): DuplicateProblem[] {
-  if (options.windowDays <= 0) return [];
   const window = options.windowDays * DAY_MS;
   const problems: DuplicateProblem[] = [];
   const seen: { integrationId: string; key: string; date: Date; index: number }[] = [];
-  for (const [index, entry] of entries.entries()) {
-    if (entry.type === 'draft') continue;
-    const { text, key } = options.keys?.[index] ?? postKeys(entry.items[0]?.content ?? '', entry.settings);
-    if (!text) continue;
-    const date = entry.type === 'now' ? options.now : (entry.date ?? options.now);
+  for (const { index, entry, keys, date } of guarded(entries, options)) {
+    const { key } = keys;
     const integration = integrations.get(entry.integrationId);
     const channel = integration?.name ?? entry.integrationId;
     const post = earlier.get(index);

@@ -280,11 +280,15 @@ export async function deleteMedia(services: Services, em: EntityManager, organiz
   });
 }
 
+/** The media ids and the paths (library files are named by either) to look a post's media items up by. */
+export function libraryLookup(items: { id: string; path: string }[]): [ids: string[], paths: string[]] {
+  return [[...new Set(items.map((item) => item.id))], [...new Set(items.map((item) => item.path).filter((value) => value !== ''))]];
+}
+
 /** The library rows a set of post media items name, by media id or by path (an agent may send our own URL). */
 export async function findLibraryMedia(em: EntityManager, organizationId: string, items: { id: string; path: string }[]): Promise<Media[]> {
   if (items.length === 0) return [];
-  const ids = [...new Set(items.map((item) => item.id))];
-  const paths = [...new Set(items.map((item) => item.path).filter((value) => value !== ''))];
+  const [ids, paths] = libraryLookup(items);
   return em.find(MediaSchema, { organizationId, deletedAt: null, $or: [{ id: { $in: ids } }, { path: { $in: paths } }] });
 }
 

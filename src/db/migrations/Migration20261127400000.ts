@@ -18,13 +18,10 @@ export class Migration20261127400000 extends Migration {
       const rows = (await this.execute(
         'select id, content, settings from post where position = 0 and duplicate_key is null and id > ? order by id limit ?',
         [after, BATCH],
-      )) as { id: string; content: string; settings: Record<string, unknown> | string | null }[];
+      )) as { id: string; content: string; settings: Record<string, unknown> | null }[];
       if (rows.length === 0) return;
       const keyed = rows
-        .map((row) => {
-          const settings = typeof row.settings === 'string' ? (JSON.parse(row.settings) as Record<string, unknown>) : (row.settings ?? {});
-          return { id: row.id, key: postKeys(row.content ?? '', settings).duplicateKey };
-        })
+        .map((row) => ({ id: row.id, key: postKeys(row.content ?? '', row.settings ?? {}).duplicateKey }))
         .filter((row): row is { id: string; key: string } => row.key !== null);
       if (keyed.length > 0) {
         await this.execute(
