@@ -12,7 +12,7 @@ import { ConsoleClient } from './helpers/console-client.js';
 import { launchBrowser, SCREENSHOT_DIR, seriousViolations } from './helpers/browser.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
-import { chainOf, createPost, publishUntilSettled } from './helpers/posts.js';
+import { chainOf, publishedPost, publishUntilSettled } from './helpers/posts.js';
 import { CommentSchema } from '../src/db/comment-entities.js';
 import { findProvider } from '../providers/index.js';
 import type { Provider } from '../providers/types.js';
@@ -29,8 +29,7 @@ const comments: Record<string, string> = {};
 const platformIds: Record<string, string> = {};
 
 async function published(channel: string, text: string) {
-  const id = await createPost(herald, channel, [text]);
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  const id = await publishedPost(herald, channel, [text]);
   const root = (await chainOf(herald, id))[0];
   return { id: root.id, releaseId: root.releaseId! };
 }

@@ -3,7 +3,7 @@
 // the platform cannot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { chainOf, createPost, publishUntilSettled, waitFor } from './helpers/posts.js';
+import { chainOf, publishedPost, publishUntilSettled, waitFor } from './helpers/posts.js';
 import { setupToken } from './helpers/setup-link.js';
 import { connectFakeChannels } from './helpers/channels.js';
 import { loseAnswerOf } from './helpers/lost-answer.js';
@@ -42,10 +42,7 @@ afterAll(async () => {
 
 /** A published post: created for now and published through the real publishing run. */
 async function published(integrationId: string, parts: string[]): Promise<string> {
-  const id = await createPost(herald, integrationId, parts, { type: 'now', allowDuplicate: true });
-  const { outcome } = await publishUntilSettled(herald, id);
-  expect(outcome.kind).toBe('published');
-  return id;
+  return publishedPost(herald, integrationId, parts, { type: 'now', allowDuplicate: true });
 }
 
 /** Runs the change job of a chain until it settles, moving the clock to each time it would run again. */

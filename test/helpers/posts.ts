@@ -107,3 +107,10 @@ export async function reopenAsInterrupted(
   }
   await em.flush();
 }
+
+/** Creates a post and publishes it until it settles, expecting it published: its root id. */
+export async function publishedPost(herald: Herald, integrationId: string, items: (ItemInput | string)[], options: PostOptions = {}): Promise<string> {
+  const id = await createPost(herald, integrationId, items, options);
+  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  return id;
+}

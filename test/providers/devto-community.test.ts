@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../fakes/articles.js';
 import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { chainOf, publishedPost } from '../helpers/posts.js';
 import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: DevtoFake;
@@ -29,8 +29,7 @@ afterAll(async () => {
 });
 
 async function published(text: string, value: Record<string, unknown>) {
-  const id = await createPost(herald, channelId, [text], { settings: value, allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  const id = await publishedPost(herald, channelId, [text], { settings: value, allowDuplicate: true });
   return (await chainOf(herald, id))[0];
 }
 

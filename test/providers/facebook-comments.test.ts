@@ -11,7 +11,7 @@ import { CommentPollSchema } from '../../src/db/comment-entities.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, publishUntilSettled, reopenAsInterrupted, publishedPost } from '../helpers/posts.js';
 import { providerContext } from '../helpers/provider-context.js';
 import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
@@ -36,9 +36,7 @@ afterAll(async () => {
 const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(parts: string[], settings: Record<string, unknown> = {}) {
-  const id = await createPost(herald, page, parts, { type: 'now', allowDuplicate: true, settings: { __type: 'facebook', ...settings } });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
-  return id;
+  return publishedPost(herald, page, parts, { type: 'now', allowDuplicate: true, settings: { __type: 'facebook', ...settings } });
 }
 
 const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);

@@ -7,7 +7,7 @@ import { startGmbFake, type GmbFake } from '../fakes/gmb.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { chainOf, publishedPost } from '../helpers/posts.js';
 import { changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: GmbFake;
@@ -31,8 +31,7 @@ afterAll(async () => {
 });
 
 async function published(text: string, settings: Record<string, unknown>) {
-  const id = await createPost(herald, channel, [text], { settings: { __type: 'gmb', ...settings }, allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  const id = await publishedPost(herald, channel, [text], { settings: { __type: 'gmb', ...settings }, allowDuplicate: true });
   const [item] = await chainOf(herald, id);
   return { id, item, post: fake.posts.find((post) => post.name === item.releaseId)! };
 }

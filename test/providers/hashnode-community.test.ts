@@ -8,7 +8,7 @@ import { connect } from '../fakes/articles.js';
 import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
-import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { chainOf, publishedPost } from '../helpers/posts.js';
 import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 
 let fake: HashnodeFake;
@@ -32,8 +32,7 @@ afterAll(async () => {
 });
 
 async function published(text: string, value: Record<string, unknown>) {
-  const id = await createPost(herald, channelId, [text], { settings: value, allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  const id = await publishedPost(herald, channelId, [text], { settings: value, allowDuplicate: true });
   return (await chainOf(herald, id))[0];
 }
 

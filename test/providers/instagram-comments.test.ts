@@ -9,7 +9,7 @@ import { startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { acceptedSamples, uploaded } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, publishUntilSettled, reopenAsInterrupted, publishedPost } from '../helpers/posts.js';
 import { providerContext } from '../helpers/provider-context.js';
 import { pollCommentsAt } from '../helpers/after-publishing.js';
 
@@ -37,9 +37,7 @@ const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(caption: string) {
   const picture = await uploaded(herald, acceptedSamples().find((entry) => entry.type === 'image/jpeg')!.bytes, 'loaf.jpg', 'image/jpeg');
-  const id = await createPost(herald, channel, [{ content: `<p>${caption}</p>`, image: [picture] }], { type: 'now', allowDuplicate: true, settings: { __type: 'instagram', post_type: 'post' } });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
-  return id;
+  return publishedPost(herald, channel, [{ content: `<p>${caption}</p>`, image: [picture] }], { type: 'now', allowDuplicate: true, settings: { __type: 'instagram', post_type: 'post' } });
 }
 
 const commentsOf = async (id: string) => (await herald.rest('GET', `/comments?post=${id}`)).body.comments as any[];

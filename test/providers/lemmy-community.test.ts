@@ -8,7 +8,7 @@ import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js'
 import { startLemmyFake, type LemmyFake } from '../fakes/lemmy.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
-import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { chainOf, publishUntilSettled, publishedPost } from '../helpers/posts.js';
 import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: LemmyFake;
@@ -34,8 +34,7 @@ afterAll(async () => {
 const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(items: string[], value: ReturnType<typeof settings>) {
-  const id = await createPost(herald, channelId, items, { settings: value, allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  const id = await publishedPost(herald, channelId, items, { settings: value, allowDuplicate: true });
   return chainOf(herald, id);
 }
 

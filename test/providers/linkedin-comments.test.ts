@@ -8,7 +8,7 @@ import { startLinkedinFake, type LinkedinFake } from '../fakes/linkedin.js';
 import { providerContext } from '../helpers/provider-context.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, publishUntilSettled, reopenAsInterrupted, publishedPost } from '../helpers/posts.js';
 import { CommentPollSchema } from '../../src/db/comment-entities.js';
 import { runPlatformChanges } from '../../tools/internal/platform-change-run.js';
 import { pollCommentsAt } from '../helpers/after-publishing.js';
@@ -36,9 +36,7 @@ afterAll(async () => {
 const pollAt = (date: Date) => pollCommentsAt(herald, date);
 
 async function published(channel: string, parts: string[]) {
-  const id = await createPost(herald, channel, parts, { allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
-  return id;
+  return publishedPost(herald, channel, parts, { allowDuplicate: true });
 }
 
 async function changeUntilDone(id: string) {

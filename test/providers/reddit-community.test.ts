@@ -10,7 +10,7 @@ import { startRedditFake, type RedditFake } from '../fakes/reddit.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
-import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, publishUntilSettled, reopenAsInterrupted, publishedPost } from '../helpers/posts.js';
 import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
 let fake: RedditFake;
@@ -39,8 +39,7 @@ afterAll(async () => {
 const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(items: string[], value: ReturnType<typeof settings>) {
-  const id = await createPost(herald, channelId, items, { settings: value, allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  const id = await publishedPost(herald, channelId, items, { settings: value, allowDuplicate: true });
   return chainOf(herald, id);
 }
 

@@ -10,7 +10,7 @@ import { startThreadsFake, type ThreadsFake } from '../fakes/threads.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled, reopenAsInterrupted } from '../helpers/posts.js';
+import { chainOf, publishUntilSettled, reopenAsInterrupted, publishedPost } from '../helpers/posts.js';
 import { providerContext } from '../helpers/provider-context.js';
 import { pollCommentsAt, changeUntilSettled } from '../helpers/after-publishing.js';
 
@@ -41,9 +41,7 @@ afterAll(async () => {
 const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
 
 async function published(parts: string[]) {
-  const id = await createPost(herald, channelId, parts, { type: 'now', allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
-  return id;
+  return publishedPost(herald, channelId, parts, { type: 'now', allowDuplicate: true });
 }
 
 const settleChanges = (rootId: string) => changeUntilSettled(herald, rootId);

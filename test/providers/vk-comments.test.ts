@@ -9,7 +9,7 @@ import { startVkFake, type VkFake } from '../fakes/vk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { uploadAll } from '../helpers/media-samples.js';
 import { connectOAuthChannel } from '../helpers/oauth-channel.js';
-import { chainOf, createPost, publishUntilSettled } from '../helpers/posts.js';
+import { chainOf, publishUntilSettled, publishedPost } from '../helpers/posts.js';
 import { tinyPng } from '../helpers/provider-context.js';
 import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
@@ -32,8 +32,7 @@ afterAll(async () => {
 });
 
 async function published(parts: (string | { content: string; image: unknown[] })[]) {
-  const id = await createPost(herald, channelId, parts as never, { settings: { __type: 'vk' }, allowDuplicate: true });
-  expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+  const id = await publishedPost(herald, channelId, parts as never, { settings: { __type: 'vk' }, allowDuplicate: true });
   return chainOf(herald, id);
 }
 
