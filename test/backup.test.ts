@@ -11,7 +11,7 @@ import { inject } from 'vitest';
 import { newTestDatabase, restCall } from './helpers/harness.js';
 import { freePort, repositoryRoot, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
 import { waitFor } from './helpers/posts.js';
-import { withDatabase } from './helpers/template-database.js';
+import { removeDataDirectory, testDatabaseName, withDatabase } from './helpers/template-database.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { backup, restore } from '../src/cli-backup.js';
 import { loadConfig } from '../src/config.js';
@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const process of running) await process.stop().catch(() => undefined);
   await telegram?.close();
-  for (const dir of directories) fs.rmSync(dir, { recursive: true, force: true });
+  for (const dir of directories) removeDataDirectory(dir);
 });
 
 /** `npm run herald -- <args>` with `env` (and no DATABASE_URL unless given): its exit code and output. */
@@ -150,7 +150,7 @@ describe('backup and restore', () => {
 
     const admin = new pg.Client({ connectionString: inject('adminUrl') });
     await admin.connect();
-    const name = `herald_restore_${process.pid}_${Date.now()}`;
+    const name = testDatabaseName('restore', 0);
     await admin.query(`create database ${name}`);
     await admin.end();
     const target = { DATABASE_URL: withDatabase(inject('adminUrl'), name), DATA_DIR: tempDir('herald-backup-d-') };

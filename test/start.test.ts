@@ -7,6 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newTestDatabase } from './helpers/harness.js';
+import { removeDataDirectory } from './helpers/template-database.js';
 import { waitFor } from './helpers/posts.js';
 import { failedStart, freePort, repositoryRoot, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
 
@@ -21,12 +22,7 @@ const directories: string[] = [];
 
 afterAll(async () => {
   for (const process of running) await process.stop().catch(() => undefined);
-  for (const directory of directories) {
-    const note = path.join(directory, 'data', 'postgres-location.txt');
-    const cluster = fs.existsSync(note) ? /is in (\S+)/.exec(fs.readFileSync(note, 'utf8'))?.[1] : undefined;
-    if (cluster?.startsWith('/var/lib/herald/clusters/')) fs.rmSync(cluster, { recursive: true, force: true });
-    fs.rmSync(directory, { recursive: true, force: true });
-  }
+  for (const directory of directories) removeDataDirectory(directory);
 });
 
 function privateDirectory(): string {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { restCall } from './helpers/harness.js';
 import { startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
 import { waitFor } from './helpers/posts.js';
-import { withDatabase } from './helpers/template-database.js';
+import { testDatabaseName, withDatabase } from './helpers/template-database.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { migrationsList } from '../src/db/migrations/index.js';
 
@@ -39,7 +39,7 @@ afterAll(async () => {
 
 describe('upgrading a database of the previous release', () => {
   it('migrates it to the current schema and publishes the posts it had scheduled, once', async () => {
-    const name = `herald_upgrade_${process.pid}_${Date.now()}`;
+    const name = testDatabaseName('upgrade', 0);
     const admin = new pg.Client({ connectionString: inject('adminUrl') });
     await admin.connect();
     await admin.query(`create database ${name}`);

@@ -1,5 +1,6 @@
 // Starts one Postgres for the whole run (DATABASE_URL when set, else an embedded one) and a migrated template database
-// that every test file clones.
+// that every test file clones. What a run leaves on disk is removed: its data directory at the end, and at the start
+// those of earlier runs that were killed (their owner process is gone).
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
@@ -9,7 +10,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embed
 import { openDatabase } from '../../src/db/orm.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { build } from '../../scripts/build.mjs';
-import { TEMPLATE, withDatabase } from './template-database.js';
+import { TEMPLATE, removeDataDirectory, withDatabase } from './template-database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,17 +19,54 @@ declare module 'vitest' {
 }
 
 let embedded: EmbeddedDatabase | undefined;
+let dataDir: string | undefined;
+const PREFIX = 'herald-test-run-';
+const OWNER = 'owner.pid';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Data directories of earlier runs whose test runner is gone (killed, or a time-out): gigabytes each, kept forever. */
+function removeAbandonedRuns(): void {
+  for (const name of fs.readdirSync(os.tmpdir()).filter((entry) => entry.startsWith(PREFIX))) {
+    const directory = path.join(os.tmpdir(), name);
+    try {
+      const ownerFile = path.join(directory, OWNER);
+      // No owner yet: another run is making it, unless it is older than a few minutes.
+      const owner = fs.existsSync(ownerFile) ? Number(fs.readFileSync(ownerFile, 'utf8')) : Date.now() - fs.statSync(directory).mtimeMs > 600_000 ? 0 : process.pid;
+      if (!Number.isInteger(owner) || owner <= 0 || !alive(owner)) removeDataDirectory(directory);
+    } catch {
+      // Removed meanwhile by another run, or not ours to remove: left alone.
+    }
+  }
+}
 
 export async function setup(project: TestProject): Promise<void> {
   // The process tests start Herald as `npm start` does, from dist/: compiled once here rather than by each start.
   await build();
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
+    removeAbandonedRuns();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), PREFIX));
+    fs.writeFileSync(path.join(dataDir, OWNER), String(process.pid));
     fs.chmodSync(dataDir, 0o755);
     const port = 20000 + Math.floor(Math.random() * 20000);
     embedded = await startEmbeddedPostgres({ dataDir, port, logger: createLogger('warn') });
     adminUrl = embedded.adminUrl;
+    // Every clone of the template is written to the WAL (CREATE DATABASE's WAL_LOG strategy): checkpoints every 64 MB
+    // keep it from growing to the default 1 GB.
+    const settings = new pg.Client({ connectionString: adminUrl });
+    await settings.connect();
+    await settings.query("alter system set min_wal_size = '32MB'");
+    await settings.query("alter system set max_wal_size = '64MB'");
+    await settings.query('select pg_reload_conf()');
+    await settings.end();
   }
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -42,4 +80,5 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   await embedded?.stop();
+  if (dataDir) removeDataDirectory(dataDir);
 }

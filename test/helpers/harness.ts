@@ -19,7 +19,7 @@ import { McpSessions } from '../../src/mcp/sessions.js';
 import { startWorker, type Worker } from '../../src/jobs/index.js';
 import { createOrganization, mintApiKey } from '../../tools/internal/credentials.js';
 import type { Services } from '../../tools/types.js';
-import { TEMPLATE, withDatabase } from './template-database.js';
+import { TEMPLATE, testDatabaseName, withDatabase } from './template-database.js';
 
 export interface Herald {
   url: string;
@@ -82,7 +82,7 @@ export interface HeraldOptions {
 /** A new database cloned from the migrated template: its connection string. */
 export async function newTestDatabase(): Promise<string> {
   const adminUrl = inject('adminUrl');
-  const database = `herald_test_${process.pid}_${Date.now()}_${counter++}`;
+  const database = testDatabaseName('test', counter++);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${database} template ${TEMPLATE}`);
