@@ -1,15 +1,19 @@
 // Hashnode: Markdown articles in one of the user's publications, over the GraphQL API with a personal access token.
-// References: https://apidocs.hashnode.com (GraphQL API: publishPost with PublishPostInput, me, tag(slug), post(id),
-// publication(id).posts), and Hashnode's own agent reference github.com/Hashnode/gql-skill (errors-and-limits.md: error codes
-// in `extensions.code`, at most 15 tags a post; mutations.md). Tags are looked up by slug through the API (no static list);
-// the first picture is the cover (`coverImageOptions.coverImageURL`), the others follow the text, all by public URL.
+// References (read 2026-11-27): Hashnode's own API reference for agents, github.com/Hashnode/gql-skill at ebd06df (2026-07-29):
+// SKILL.md (production endpoint https://gql-beta.hashnode.com, POST at `/`; gql.hashnode.com, which apidocs.hashnode.com and
+// ../shared/reference describe, now answers a 301 to a deprecation notice), auth-and-roles.md (`Authorization: Bearer
+// <PAT>`), mutations.md (the 9 mutations; publishPost and updatePost are Pro-gated), errors-and-limits.md (codes in
+// `extensions.code`; at most 15 tags; request bodies at most 100 KB; pages above 100 clamped) and references/schema.graphql,
+// vendored as test/contracts/hashnode/schema.graphql, against which the fake validates every operation and its variables.
+// publishPost takes PublishPostInput: tags as PublishPostTagInput {slug, name} (unknown slugs become new tags: no id, no
+// lookup), the first picture as `coverImage` (a public URL), the others after the text. Where the reference and the old
+// schema differ (coverImageOptions, tags by id), the published schema wins.
 // What Hashnode would read as markup (issue 21): the body is GFM Markdown written out by Herald (raw HTML, javascript: links
 // and `%[url]` embeds of the text arrive as literal text); title and subtitle are plain text fields.
-// Changes and comments (issue 24; gql-skill at ebd06df, 2026-07, schema.graphql and mutations.md, read 2026-11): updatePost
-// (UpdatePostInput keyed by `id`, every content field optional) edits the title, subtitle, text and tags; removePost ({id})
-// soft-deletes the post (author or publication admin only; NOT_FOUND for one already removed, which counts as done); both are
-// Pro-gated like publishing. Comments are read from Post.comments(first, after) with each Comment's replies; the API has no
-// mutation to write, hide or delete a comment, so they are read only.
+// Changes and comments: updatePost (UpdatePostInput keyed by `id`, every content field optional) edits the title, subtitle,
+// text and tags. The API has no mutation that deletes a post, nor any that writes, hides or deletes a comment: a delete is
+// refused with that reason (delete it in the Hashnode dashboard), comments are read from Post.comments(first, after) with
+// each Comment's replies.
 import { z } from 'zod';
 import { invalidInput } from '../src/errors.js';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
@@ -25,7 +29,7 @@ const settings = z.object({
   tags: tagsSchema
     .min(1, 'Hashnode needs at least one tag: look tags up with tagsList')
     .max(15, 'Hashnode takes at most 15 tags: remove some')
-    .describe('1 to 15 tags: ids from tagsList (or a slug, looked up when publishing)'),
+    .describe('1 to 15 tags, each a slug (e.g. javascript; tagsList looks them up): an unknown slug makes a new tag'),
 });
 
 const ME = 'query Me { me { id username name profilePicture } }';
@@ -34,7 +38,6 @@ const TAG = 'query Tag($slug: String!) { tag(slug: $slug) { id name slug } }';
 const PUBLISH = 'mutation PublishPost($input: PublishPostInput!) { publishPost(input: $input) { post { id slug url } } }';
 const RECENT = 'query Recent($id: ObjectId!) { publication(id: $id) { posts(first: 20) { edges { node { id title url publishedAt } } } } }';
 const UPDATE = 'mutation UpdatePost($input: UpdatePostInput!) { updatePost(input: $input) { post { id slug url } } }';
-const REMOVE = 'mutation RemovePost($input: RemovePostInput!) { removePost(input: $input) { post { id } } }';
 const COMMENT_FIELDS = 'id dateAdded content { text } author { id username name profilePicture }';
 const COMMENTS = `query Comments($id: ID!, $after: String) { post(id: $id) { comments(first: 50, after: $after) { edges { node { ${COMMENT_FIELDS} replies(first: 50) { edges { node { ${COMMENT_FIELDS} } } } } } pageInfo { hasNextPage endCursor } } } }`;
 const STATS = 'query PostStats($id: ID!) { post(id: $id) { id views reactionCount responseCount } }';
@@ -77,7 +80,9 @@ const apiOf = (context: ProviderContext): Api => ({ fetch: context.fetch, endpoi
 
 /** One GraphQL operation; errors in a 200 answer are failures like any other. */
 async function gql<T>(api: Api, query: string, variables: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {
-  const response = await api.fetch({ method: 'POST', url: api.endpoints.gql, headers: { authorization: api.token }, json: { query, variables }, schema: answerSchema, classify });
+  const size = Buffer.byteLength(JSON.stringify({ query, variables }));
+  if (size > 100_000) throw permanent(`the article is ${Math.ceil(size / 1000)} KB as sent and Hashnode takes at most 100 KB a request: shorten it`);
+  const response = await api.fetch({ method: 'POST', url: api.endpoints.gql, headers: { authorization: `Bearer ${api.token}` }, json: { query, variables }, schema: answerSchema, classify });
   const { data, errors } = response.data;
   if (errors?.length) throw new PlatformHttpError({ bodyExcerpt: response.text.slice(0, 500), ...graphqlFailure(errors) });
   const parsed = schema.safeParse(data);
@@ -87,17 +92,27 @@ async function gql<T>(api: Api, query: string, variables: Record<string, unknown
 
 const lookUpTag = async (api: Api, slug: string) => (await gql(api, TAG, { slug }, z.object({ tag: tagSchema.nullable() }))).tag;
 
-/** The tags as PublishPostTagInput: an id as it is, a slug looked up (a new tag is created from its slug and label). */
+/** A tag slug as Hashnode writes them: lower case, words joined by hyphens. */
+const slugOf = (text: string) => text.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+
+/**
+ * The tags as PublishPostTagInput ({slug, name}): Hashnode finds a tag by its slug and makes a new one for an unknown slug.
+ * A tag id (what tagsList answered before Hashnode's schema took tags by slug only) is matched to its tag through the slug
+ * of its label; one that does not match is refused, naming it.
+ */
 async function tagInputs(api: Api, tags: { value: string; label: string }[]) {
   const inputs = [];
   for (const tag of tags) {
     const value = tag.value.trim();
+    const label = tag.label.trim();
     if (/^[0-9a-f]{24}$/i.test(value)) {
-      inputs.push({ id: value });
+      const found = label ? await lookUpTag(api, slugOf(label)) : null;
+      if (found?.id !== value) throw permanent(`Hashnode takes tags by slug now, and the tag id ${value}${label ? ` ("${label}")` : ''} could not be matched to one: choose the tag again (tagsList answers slugs)`);
+      inputs.push({ slug: found.slug });
       continue;
     }
-    const found = await lookUpTag(api, value.toLowerCase());
-    inputs.push(found ? { id: found.id } : { slug: value.toLowerCase(), name: tag.label.trim() || value });
+    const slug = slugOf(value);
+    inputs.push(label && label !== value ? { slug, name: label } : { slug });
   }
   return inputs;
 }
@@ -147,12 +162,14 @@ const hashnode: Provider = {
     kind: 'credentials',
     fields: [{ key: 'accessToken', label: 'Personal access token', type: 'password', required: true, description: 'From Hashnode Settings, Developer.' }],
   },
-  endpoints: { gql: 'https://gql.hashnode.com' },
-  maxLength: () => 100000,
+  endpoints: { gql: 'https://gql-beta.hashnode.com' },
+  // Hashnode takes request bodies up to 100 KB (errors-and-limits.md): the text, its JSON escapes and the other fields.
+  maxLength: () => 90000,
   rules:
     'An article (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures), published at once in a publication of the account (from publications), with a required title, an optional subtitle ' +
-    'and 1 to 15 tags (ids from tagsList, which looks tags up by slug). The first picture becomes the cover, the others follow the text; ' +
-    'Hashnode loads them from their public URL. No video, one item (no comments). Hashnode may require a Pro publication for API publishing. Views, reactions and responses are the post analytics.',
+    'and 1 to 15 tags by slug (tagsList looks them up; an unknown slug makes a new tag). The first picture becomes the cover, the others follow the text; ' +
+    'Hashnode loads them from their public URL. No video, one item (no comments). Hashnode requires a Pro publication for API publishing and editing. ' +
+    "Edits change the title, subtitle, text and tags; Hashnode's API cannot delete a post. Views (when the publication shows them), reactions and responses are the post analytics.",
   settings,
   chain: 'none',
   mediaByUrl: true,
@@ -170,7 +187,7 @@ const hashnode: Provider = {
     },
     {
       methodName: 'tagsList',
-      description: 'Looks Hashnode tags up by slug (e.g. javascript,webdev): answers the ones that exist, with the ids for the tags setting.',
+      description: 'Looks Hashnode tags up by slug (e.g. javascript,webdev): answers the ones that exist, each with the slug to use as the value in the tags setting.',
       dataSchema: [{ key: 'slug', type: 'string', description: 'One tag slug or several, comma separated' }],
       run: async (context, data) => {
         const slugs = (data.slug ?? '').split(',').map((slug) => slug.trim().toLowerCase()).filter(Boolean);
@@ -178,7 +195,7 @@ const hashnode: Provider = {
         const found = [];
         for (const slug of slugs.slice(0, 15)) {
           const tag = await lookUpTag(apiOf(context), slug);
-          if (tag) found.push({ id: tag.id, name: tag.name, slug: tag.slug });
+          if (tag) found.push({ id: tag.slug, name: tag.name, slug: tag.slug });
         }
         return found;
       },
@@ -201,7 +218,7 @@ const hashnode: Provider = {
       publicationId: options.publication,
       contentMarkdown: markdownArticle(item.text, rest, { tables: true, lineBreak: '\\\n' }),
       tags: await tagInputs(api, options.tags),
-      ...(cover ? { coverImageOptions: { coverImageURL: cover.url } } : {}),
+      ...(cover ? { coverImage: cover.url } : {}),
     };
     const post = await context.step(
       'publish',
@@ -234,26 +251,14 @@ const hashnode: Provider = {
     return { id: post.id, url: post.url };
   },
 
-  // A post already removed answers NOT_FOUND (gql-skill mutations.md): done, so a repeat after a lost answer removes nothing else.
-  async deletePublished(context, ref) {
-    await context.step(
-      'delete',
-      async () => {
-        await gql(apiOf(context), REMOVE, { input: { id: ref.id } }, z.unknown()).catch((error: unknown) => {
-          if (!(error instanceof PlatformHttpError && /\(NOT_FOUND\)$/.test(error.message))) throw error;
-        });
-        return true;
-      },
-      async () => undefined,
-    );
-  },
+  unchangeable: { delete: "Hashnode's API has no way to delete a post (its mutations publish, edit and manage drafts only): delete it in the Hashnode dashboard." },
 
   comments: (context, post) => commentsOf(context, post),
 
   async postAnalytics(context, post) {
-    const stats = (await gql(apiOf(context), STATS, { id: post.id }, z.object({ post: z.object({ views: z.number(), reactionCount: z.number(), responseCount: z.number() }).nullable() }))).post;
+    const stats = (await gql(apiOf(context), STATS, { id: post.id }, z.object({ post: z.object({ views: z.number().nullish(), reactionCount: z.number(), responseCount: z.number() }).nullable() }))).post;
     if (!stats) return [];
-    return [currentMetric('Views', stats.views), currentMetric('Reactions', stats.reactionCount), currentMetric('Responses', stats.responseCount)];
+    return [...(stats.views == null ? [] : [currentMetric('Views', stats.views)]), currentMetric('Reactions', stats.reactionCount), currentMetric('Responses', stats.responseCount)];
   },
 };
 

@@ -34,6 +34,18 @@ export const CONTRACTS = [
     name: 'pinterest',
     script: 'scripts/contracts/pinterest.mjs',
   },
+  {
+    // Hashnode's GraphQL API (gql-beta.hashnode.com, the endpoint that replaced gql.hashnode.com): the schema Hashnode publishes
+    // for agents in github.com/Hashnode/gql-skill (skills/gql-api/references/schema.graphql). test/fakes/hashnode.ts validates
+    // every operation and its variables against it with graphql-js.
+    name: 'hashnode',
+    url: 'https://raw.githubusercontent.com/Hashnode/gql-skill/main/skills/gql-api/references/schema.graphql',
+    file: 'test/contracts/hashnode/schema.graphql',
+    version: (text) => {
+      if (!/input PublishPostInput \{/.test(text) || !/type Mutation \{/.test(text)) throw new Error("not Hashnode's GraphQL schema");
+      return 'gql-skill main';
+    },
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */

@@ -123,7 +123,9 @@ describe('the postiz CLI with an API key', () => {
     expect((await herald.services.orm.em.fork().findOneOrFail(PostSchema, { id: entry.postId })).releaseId).toBe(realId);
 
     const draft = await postiz(['posts:create', '-c', 'A draft', '-s', date, '-t', 'draft', '-i', blueskyChannel]);
-    const draftId = printed(draft.stdout)[0].postId as string;
+    expect(draft.code, draft.stdout + draft.stderr).toBe(0);
+    const draftId = printed(draft.stdout)[0]?.postId as string;
+    expect(draftId, draft.stdout).toBeTypeOf('string');
     const deleted = await postiz(['posts:delete', draftId]);
     expect(deleted.code, deleted.stdout + deleted.stderr).toBe(0);
     expect(await herald.services.orm.em.fork().count(PostSchema, { id: draftId, deletedAt: null })).toBe(0);

@@ -1,252 +1,90 @@
-// A fake Hashnode GraphQL API (gql.hashnode.com) on 127.0.0.1, built on startFakeServer. References: apidocs.hashnode.com
-// (publishPost, publication.posts with publishedAt) and github.com/Hashnode/gql-skill, read 2026-11.
+// A fake Hashnode GraphQL API (gql-beta.hashnode.com) on 127.0.0.1, built on startFakeServer. Its contract is the schema
+// Hashnode publishes (test/contracts/hashnode/schema.graphql: github.com/Hashnode/gql-skill at ebd06df, 2026-07-29, with
+// SKILL.md, auth-and-roles.md, mutations.md and errors-and-limits.md read 2026-11-27).
 //
 //   const hn = await startHashnodeFake();            // hn.token is the only personal access token accepted
 //   SOCIAL_ENDPOINTS={"hashnode":{"gql": hn.url}}
 //   hn.posts                                         // every publishPost input as received, with the post made of it
 //   hn.server.requestsTo('POST', '/')                // the operations (request.json: {query, variables})
 //
-// POST / takes {query, variables}. The operation is parsed and checked against the part of Hashnode's public schema written
-// below, with the real type, field, argument and input names (from the schema Hashnode's starter kit generates): a field or
-// argument that does not exist, a missing required argument, a selection on a scalar or none on an object answer 400
-// GRAPHQL_VALIDATION_FAILED; a variable that does not fit its input type (an unknown input field, a missing required one,
-// such as PublishPostInput.title) answers 400 BAD_USER_INPUT, as Apollo Server does. Then it runs:
-//   me (needs the token: `Authorization: <token>` or `Bearer <token>`, else 200 with UNAUTHENTICATED), tag(slug), post(id),
-//   publication(id) with posts(first), and publishPost(input) (token; the publication must be one of the user's, else
-//   FORBIDDEN; at most 15 tags, each an existing id or a slug and name; the cover URL http(s), else BAD_USER_INPUT).
-// Changes and comments (github.com/Hashnode/gql-skill at ebd06df, 2026-07: schema.graphql and mutations.md, read 2026-11):
-//   updatePost(input: UpdatePostInput) and removePost(input: {id}) (token; the post's author only, else FORBIDDEN; a post that
-//   is removed or unknown answers NOT_FOUND, also on a second removal, as mutations.md says; a removed post stays readable
-//   through post(id)); Post.comments(first, after) with Comment {id, content {markdown html text}, author, dateAdded,
-//   replies(first, after)}. The API has no mutation to write, hide or delete a comment.
+// POST / takes {query, variables} (at most 100 KB, else 413). graphql-js parses the operation and validates it against the
+// schema (an unknown field, argument, type or mutation, a missing argument or selection: 400 GRAPHQL_VALIDATION_FAILED;
+// deeper than 10 levels: the same), then coerces the variables to their input types (an input field not in the schema or
+// a missing required one, an ObjectId that is not 24 hex digits: 400 BAD_USER_INPUT), as Apollo Server does. Then it runs:
+//   me (needs the token: `Authorization: Bearer <token>`, the prefix optional and case-insensitive, else 200 with
+//   UNAUTHENTICATED), tag(slug), post(id), publication(id) with posts(first, after), publishPost(input) (token; the
+//   publication must be one of the user's, else FORBIDDEN; at most 15 tags, each a slug, an unknown slug made a new tag;
+//   coverImage an http(s) URL, else BAD_USER_INPUT) and updatePost(input) (the post's author only, else FORBIDDEN; an unknown
+//   post NOT_FOUND); Post.comments(first, after) with each Comment's replies(first, after). Page sizes above 100 are clamped,
+//   not refused. The API has no mutation to delete a post, nor to write, hide or delete a comment (mutations.md: all 9).
+import fs from 'node:fs';
+import { buildSchema, executeSync, GraphQLError, GraphQLScalarType, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 import { startFakeServer } from '../helpers/fake-server.js';
 
-type Fields = Record<string, { type: string; args?: Record<string, string> }>;
-
-const OBJECTS: Record<string, Fields> = {
-  Query: {
-    me: { type: 'MyUser!' },
-    tag: { type: 'Tag', args: { slug: 'String!' } },
-    post: { type: 'Post', args: { id: 'ID!' } },
-    publication: { type: 'Publication', args: { id: 'ObjectId', host: 'String' } },
-  },
-  Mutation: {
-    publishPost: { type: 'PublishPostPayload!', args: { input: 'PublishPostInput!' } },
-    updatePost: { type: 'UpdatePostPayload!', args: { input: 'UpdatePostInput!' } },
-    removePost: { type: 'RemovePostPayload!', args: { input: 'RemovePostInput!' } },
-  },
-  UpdatePostPayload: { post: { type: 'Post' } },
-  RemovePostPayload: { post: { type: 'Post' } },
-  CommentConnection: { edges: { type: '[CommentEdge!]!' }, pageInfo: { type: 'PageInfo!' } },
-  CommentEdge: { node: { type: 'Comment!' }, cursor: { type: 'String!' } },
-  Comment: {
-    id: { type: 'ID!' }, content: { type: 'Content!' }, author: { type: 'User!' }, dateAdded: { type: 'DateTime!' }, totalReactions: { type: 'Int!' },
-    replies: { type: 'CommentConnection!', args: { first: 'Int!', after: 'String' } },
-  },
-  Content: { markdown: { type: 'String!' }, html: { type: 'String!' }, text: { type: 'String!' } },
-  User: { id: { type: 'ID!' }, username: { type: 'String!' }, name: { type: 'String!' }, profilePicture: { type: 'String' } },
-  MyUser: {
-    id: { type: 'ID!' }, username: { type: 'String!' }, name: { type: 'String!' }, profilePicture: { type: 'String' }, tagline: { type: 'String' },
-    publications: { type: 'UserPublicationsConnection!', args: { first: 'Int!', after: 'String', filter: 'UserPublicationsConnectionFilter' } },
-  },
-  UserPublicationsConnection: { edges: { type: '[UserPublicationsEdge!]!' }, pageInfo: { type: 'PageInfo!' }, totalDocuments: { type: 'Int!' } },
-  UserPublicationsEdge: { node: { type: 'Publication!' }, cursor: { type: 'String!' } },
-  Publication: {
-    id: { type: 'ID!' }, title: { type: 'String!' }, displayTitle: { type: 'String' }, url: { type: 'String!' },
-    posts: { type: 'PublicationPostConnection!', args: { first: 'Int!', after: 'String', filter: 'PublicationPostConnectionFilter' } },
-  },
-  PublicationPostConnection: { edges: { type: '[PostEdge!]!' }, pageInfo: { type: 'PageInfo!' }, totalDocuments: { type: 'Int!' } },
-  PostEdge: { node: { type: 'Post!' }, cursor: { type: 'String!' } },
-  Post: {
-    id: { type: 'ID!' }, slug: { type: 'String!' }, url: { type: 'String!' }, title: { type: 'String!' }, subtitle: { type: 'String' }, brief: { type: 'String!' },
-    views: { type: 'Int!' }, reactionCount: { type: 'Int!' }, responseCount: { type: 'Int!' }, replyCount: { type: 'Int!' }, publishedAt: { type: 'DateTime!' },
-    coverImage: { type: 'PostCoverImage' }, tags: { type: '[Tag!]' },
-    comments: { type: 'CommentConnection!', args: { first: 'Int!', after: 'String' } },
-  },
-  PostCoverImage: { url: { type: 'String!' } },
-  Tag: { id: { type: 'ID!' }, name: { type: 'String!' }, slug: { type: 'String!' }, postsCount: { type: 'Int!' } },
-  PublishPostPayload: { post: { type: 'Post' } },
-  PageInfo: { hasNextPage: { type: 'Boolean' }, endCursor: { type: 'String' } },
-};
-
-const INPUTS: Record<string, Record<string, string>> = {
-  PublishPostInput: {
-    title: 'String!', subtitle: 'String', publicationId: 'ObjectId!', contentMarkdown: 'String!', publishedAt: 'DateTime', coverImageOptions: 'CoverImageOptionsInput',
-    slug: 'String', originalArticleURL: 'String', tags: '[PublishPostTagInput!]!', disableComments: 'Boolean', metaTags: 'MetaTagsInput', publishAs: 'ObjectId',
-    seriesId: 'ObjectId', settings: 'PublishPostSettingsInput', coAuthors: '[ObjectId!]',
-  },
-  PublishPostTagInput: { id: 'ObjectId', slug: 'String', name: 'String' },
-  UpdatePostInput: {
-    id: 'ID!', title: 'String', subtitle: 'String', contentMarkdown: 'String', coverImage: 'String', slug: 'String', tags: '[PublishPostTagInput!]', originalArticleURL: 'String',
-    metaTitle: 'String', metaDescription: 'String', ogImage: 'String', disableComments: 'Boolean', isDelisted: 'Boolean', enableToc: 'Boolean', publishAs: 'ObjectId',
-    coAuthors: '[ObjectId!]', seriesId: 'ObjectId', publishedAt: 'DateTime',
-  },
-  RemovePostInput: { id: 'ID!' },
-  CoverImageOptionsInput: { coverImageURL: 'String', coverImageAttribution: 'String', coverImagePhotographer: 'String', isCoverAttributionHidden: 'Boolean', stickCoverToBottom: 'Boolean' },
-  MetaTagsInput: { title: 'String', description: 'String', image: 'String' },
-  PublishPostSettingsInput: { scheduled: 'Boolean', enableTableOfContent: 'Boolean', slugOverridden: 'Boolean', isNewsletterActivated: 'Boolean', delisted: 'Boolean' },
-};
-
-// ---- a small GraphQL reader: operations with variables, aliases, arguments (variables and literals) and selections.
-
-interface Selection { alias: string; name: string; args: Record<string, unknown>; selections?: Selection[] }
-interface Operation { kind: 'query' | 'mutation'; variables: Record<string, string>; selections: Selection[] }
 class GraphqlError extends Error {
-  constructor(message: string, readonly code: string, readonly status = 400) {
+  constructor(message: string, readonly code: string) {
     super(message);
   }
 }
-const VARIABLE = Symbol('variable');
 
-function parse(source: string): Operation {
-  const tokens = source.match(/\.\.\.|[{}()[\]:!$=@]|"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|[_A-Za-z][_0-9A-Za-z]*/g) ?? [];
-  let at = 0;
-  const peek = () => tokens[at];
-  const take = (expected?: string) => {
-    const token = tokens[at++];
-    if (token === undefined || (expected !== undefined && token !== expected)) throw new GraphqlError(`Syntax Error: Expected "${expected ?? 'a token'}", found ${token ?? '<EOF>'}.`, 'GRAPHQL_PARSE_FAILED');
-    return token;
+let contract: GraphQLSchema | undefined;
+
+/** Hashnode's schema, read once; its ObjectId scalar refuses what is not 24 hex digits, as Hashnode's does. */
+function schema(): GraphQLSchema {
+  if (contract) return contract;
+  contract = buildSchema(fs.readFileSync(new URL('../contracts/hashnode/schema.graphql', import.meta.url), 'utf8'));
+  const objectId = contract.getType('ObjectId') as GraphQLScalarType;
+  objectId.parseValue = (value: unknown) => {
+    if (typeof value !== 'string' || !/^[0-9a-f]{24}$/i.test(value)) throw new GraphQLError(`Invalid ObjectId: ${JSON.stringify(value)}`);
+    return value;
   };
-  const type = (): string => {
-    let name: string;
-    if (peek() === '[') {
-      take('[');
-      name = `[${type()}]`;
-      take(']');
-    } else {
-      name = take();
-    }
-    return peek() === '!' ? `${name}${take('!')}` : name;
-  };
-  const value = (): unknown => {
-    const token = take();
-    if (token === '$') return { [VARIABLE]: take() };
-    if (token === '{') {
-      const object: Record<string, unknown> = {};
-      while (peek() !== '}') object[take()] = (take(':'), value());
-      take('}');
-      return object;
-    }
-    if (token === '[') {
-      const list = [];
-      while (peek() !== ']') list.push(value());
-      take(']');
-      return list;
-    }
-    if (token.startsWith('"')) return JSON.parse(token);
-    if (/^-?\d/.test(token)) return Number(token);
-    return token === 'true' ? true : token === 'false' ? false : token === 'null' ? null : token;
-  };
-  const selectionSet = (): Selection[] => {
-    take('{');
-    const selections: Selection[] = [];
-    while (peek() !== '}') {
-      let name = take();
-      let alias = name;
-      if (peek() === ':') {
-        take(':');
-        name = take();
-      }
-      const args: Record<string, unknown> = {};
-      if (peek() === '(') {
-        take('(');
-        while (peek() !== ')') args[take()] = (take(':'), value());
-        take(')');
-      }
-      selections.push({ alias, name, args, selections: peek() === '{' ? selectionSet() : undefined });
-    }
-    take('}');
-    return selections;
-  };
-  let kind: Operation['kind'] = 'query';
-  const variables: Record<string, string> = {};
-  if (peek() === 'query' || peek() === 'mutation') {
-    kind = take() as Operation['kind'];
-    if (peek() !== '(' && peek() !== '{') take();
-    if (peek() === '(') {
-      take('(');
-      while (peek() !== ')') {
-        take('$');
-        const name = take();
-        take(':');
-        variables[name] = type();
-      }
-      take(')');
-    }
-  }
-  const selections = selectionSet();
-  if (at !== tokens.length) throw new GraphqlError('Syntax Error: one operation per request.', 'GRAPHQL_PARSE_FAILED');
-  return { kind, variables, selections };
+  return contract;
 }
 
-const named = (type: string) => type.replace(/[[\]!]/g, '');
-
-/** Validates the selections against OBJECTS, the way a GraphQL server does before running anything. */
-function check(selections: Selection[], typeName: string, variables: Record<string, string>): void {
-  for (const selection of selections) {
-    const field = OBJECTS[typeName][selection.name];
-    if (!field) throw new GraphqlError(`Cannot query field "${selection.name}" on type "${typeName}".`, 'GRAPHQL_VALIDATION_FAILED');
-    for (const [arg, given] of Object.entries(selection.args)) {
-      const expected = field.args?.[arg];
-      if (!expected) throw new GraphqlError(`Unknown argument "${arg}" on field "${typeName}.${selection.name}".`, 'GRAPHQL_VALIDATION_FAILED');
-      const variable = (given as Record<symbol, string> | null)?.[VARIABLE];
-      if (variable !== undefined && !variables[variable]) throw new GraphqlError(`Variable "$${variable}" is not defined.`, 'GRAPHQL_VALIDATION_FAILED');
-      if (variable !== undefined && named(variables[variable]) !== named(expected)) {
-        throw new GraphqlError(`Variable "$${variable}" of type "${variables[variable]}" used in position expecting type "${expected}".`, 'GRAPHQL_VALIDATION_FAILED');
-      }
-    }
-    for (const [arg, expected] of Object.entries(field.args ?? {})) {
-      if (expected.endsWith('!') && !(arg in selection.args)) {
-        throw new GraphqlError(`Field "${selection.name}" argument "${arg}" of type "${expected}" is required, but it was not provided.`, 'GRAPHQL_VALIDATION_FAILED');
-      }
-    }
-    const child = named(field.type);
-    if (OBJECTS[child] && !selection.selections) throw new GraphqlError(`Field "${selection.name}" of type "${field.type}" must have a selection of subfields.`, 'GRAPHQL_VALIDATION_FAILED');
-    if (!OBJECTS[child] && selection.selections) throw new GraphqlError(`Field "${selection.name}" must not have a selection since type "${field.type}" has no subfields.`, 'GRAPHQL_VALIDATION_FAILED');
-    if (selection.selections) check(selection.selections, child, variables);
+/** How deep the operation's selections go (errors-and-limits.md: at most 10). */
+function depth(set: SelectionSetNode | undefined, document: DocumentNode): number {
+  if (!set) return 0;
+  let deepest = 0;
+  for (const selection of set.selections) {
+    const inner = selection.kind === Kind.FRAGMENT_SPREAD
+      ? document.definitions.find((definition) => definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === selection.name.value)
+      : selection;
+    deepest = Math.max(deepest, depth(inner && 'selectionSet' in inner ? inner.selectionSet : undefined, document));
   }
+  return deepest + 1;
 }
 
-/** Checks a variable's value against its input type, as variable coercion does. */
-function coerce(value: unknown, type: string, path: string): void {
-  if (value === undefined || value === null) {
-    if (type.endsWith('!')) throw new GraphqlError(`Variable "${path}" of required type "${type}" was not provided.`, 'BAD_USER_INPUT');
-    return;
-  }
-  const bare = type.endsWith('!') ? type.slice(0, -1) : type;
-  if (bare.startsWith('[')) {
-    if (!Array.isArray(value)) throw new GraphqlError(`Variable "${path}" got invalid value; expected a list.`, 'BAD_USER_INPUT');
-    value.forEach((item, index) => coerce(item, bare.slice(1, -1), `${path}[${index}]`));
-    return;
-  }
-  const input = INPUTS[bare];
-  if (!input) {
-    const scalar = bare === 'Int' ? typeof value === 'number' : bare === 'Boolean' ? typeof value === 'boolean' : typeof value === 'string';
-    if (!scalar) throw new GraphqlError(`Variable "${path}" got invalid value ${JSON.stringify(value)}; ${bare} cannot represent it.`, 'BAD_USER_INPUT');
-    return;
-  }
-  for (const key of Object.keys(value as object)) {
-    if (!input[key]) throw new GraphqlError(`Variable "${path}" got invalid value; Field "${key}" is not defined by type "${bare}".`, 'BAD_USER_INPUT');
-  }
-  for (const [key, fieldType] of Object.entries(input)) {
-    const field = (value as Record<string, unknown>)[key];
-    if ((field === undefined || field === null) && fieldType.endsWith('!')) throw new GraphqlError(`Variable "${path}" got invalid value; Field "${key}" of required type "${fieldType}" was not provided.`, 'BAD_USER_INPUT');
-    coerce(field, fieldType, `${path}.${key}`);
-  }
-}
+const refusal = (status: number, code: string, errors: readonly { message: string }[]): FakeReply => ({
+  status,
+  json: { errors: errors.map(({ message }) => ({ message, extensions: { code } })) },
+});
 
-/** The selected part of a resolved value; a field may be a function of its arguments. */
-function project(value: unknown, selections: Selection[] | undefined, variables: Record<string, unknown>): unknown {
-  if (value === null || value === undefined || !selections) return value ?? null;
-  if (Array.isArray(value)) return value.map((item) => project(item, selections, variables));
-  const out: Record<string, unknown> = {};
-  for (const selection of selections) {
-    const args = Object.fromEntries(Object.entries(selection.args).map(([key, given]) => [key, (given as Record<symbol, string> | null)?.[VARIABLE] !== undefined ? variables[(given as Record<symbol, string>)[VARIABLE]] : given]));
-    const field = (value as Record<string, unknown>)[selection.name];
-    out[selection.alias] = project(typeof field === 'function' ? field(args) : field, selection.selections, variables);
+/** Runs one request as Apollo Server in front of Hashnode's schema would, with `root` resolving the fields. */
+function run(request: RecordedRequest, root: Record<string, unknown>): FakeReply {
+  if (request.body.length > 100_000) return { status: 413, body: 'request entity too large' };
+  const body = request.json as { query?: unknown; variables?: Record<string, unknown> } | undefined;
+  if (typeof body?.query !== 'string' || !body.query.trim()) return refusal(400, 'BAD_REQUEST', [{ message: 'GraphQL operations must contain a non-empty `query`.' }]);
+  let document: DocumentNode;
+  try {
+    document = parse(body.query);
+  } catch (error) {
+    return refusal(400, 'GRAPHQL_PARSE_FAILED', [error as GraphQLError]);
   }
-  return out;
+  const invalid = validate(schema(), document);
+  if (invalid.length > 0) return refusal(400, 'GRAPHQL_VALIDATION_FAILED', invalid);
+  const operation = document.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+  if (operation && depth(operation.selectionSet, document) > 10) return refusal(400, 'GRAPHQL_VALIDATION_FAILED', [{ message: 'Query depth exceeds the maximum of 10.' }]);
+  const result = executeSync({ schema: schema(), document, rootValue: root, variableValues: body.variables ?? {} });
+  // Variables that do not fit their types stop the request before anything runs: no data, 400 BAD_USER_INPUT.
+  if (!('data' in result) || result.data === undefined) return refusal(400, 'BAD_USER_INPUT', result.errors ?? []);
+  if (!result.errors?.length) return { json: { data: result.data } };
+  const errors = result.errors.map((error) => {
+    const original = error.originalError;
+    const code = original instanceof GraphqlError ? original.code : original instanceof GraphQLError ? 'BAD_USER_INPUT' : 'INTERNAL_SERVER_ERROR';
+    return { message: error.message, path: error.path, extensions: { code } };
+  });
+  return { json: { errors, data: result.data } };
 }
 
 // ---- the fake
@@ -259,15 +97,14 @@ export interface HashnodeFakePost {
   publicationId: string;
   /** The PublishPostInput as received. */
   input: Record<string, unknown>;
-  views: number;
+  views: number | null;
   reactionCount: number;
   responseCount: number;
   /** When it was published (ISO 8601); a test may add older posts. */
   publishedAt: string;
   /** The UpdatePostInputs received, in order. */
   updates?: Record<string, unknown>[];
-  removed?: boolean;
-  /** Written by another member: the token's user may neither update nor remove it. */
+  /** Written by another member: the token's user may not update it. */
   foreign?: boolean;
 }
 
@@ -306,14 +143,14 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
   const posts: HashnodeFakePost[] = [];
   let next = 0x6a603fb103e2cb323e7851f0n;
 
-  const unauthenticated = () => new GraphqlError('You must be logged in to perform this action.', 'UNAUTHENTICATED', 200);
+  const unauthenticated = () => new GraphqlError('You must be logged in to perform this action.', 'UNAUTHENTICATED');
   const comments: HashnodeFakeComment[] = [];
   /** A cursor connection over `items` (the cursor is the index after the last one given). */
-  const connection = <T>(items: T[], view: (item: T) => unknown) => ({ first, after }: { first: number; after?: string }) => {
-    if (first > 50) throw new GraphqlError('first must be at most 50.', 'BAD_USER_INPUT', 200);
+  const connection = <T>(items: T[], view: (item: T) => unknown) => ({ first, after }: { first: number; after?: string | null }) => {
+    const size = Math.min(first, 100); // errors-and-limits.md: clamped, not refused
     const start = after ? Number(after) : 0;
-    const page = items.slice(start, start + first);
-    return { edges: page.map((item, index) => ({ node: view(item), cursor: String(start + index + 1) })), pageInfo: { hasNextPage: start + first < items.length, endCursor: String(start + page.length) } };
+    const page = items.slice(start, start + size);
+    return { edges: page.map((item, index) => ({ node: view(item), cursor: String(start + index + 1) })), pageInfo: { hasNextPage: start + size < items.length, endCursor: String(start + page.length) }, totalDocuments: items.length };
   };
   const commentView = (comment: HashnodeFakeComment): unknown => ({
     id: comment.id,
@@ -327,84 +164,74 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
     ...post,
     brief: '',
     replyCount: 0,
-    coverImage: null,
-    tags: [],
+    readTimeInMinutes: 1,
+    coverImage: typeof post.input.coverImage === 'string' ? { url: post.input.coverImage } : null,
+    tags: ((post.input.tags ?? []) as { slug: string }[]).map(({ slug }) => tags.find((tag) => tag.slug === slug)).filter(Boolean).map((tag) => ({ ...tag, postsCount: 100, followersCount: 0 })),
     comments: connection(comments.filter((item) => item.postId === post.id && !item.parentId), commentView),
   });
   /** The post a change names, or why Hashnode refuses it. */
   const ownPost = (id: unknown, authorized: boolean) => {
     if (!authorized) throw unauthenticated();
-    const post = posts.find((candidate) => candidate.id === id && !candidate.removed);
-    if (!post) throw new GraphqlError('Post not found.', 'NOT_FOUND', 200);
-    if (post.foreign) throw new GraphqlError('Only the author of the post or a publication admin can do this.', 'FORBIDDEN', 200);
+    const post = posts.find((candidate) => candidate.id === id);
+    if (!post) throw new GraphqlError('Post not found.', 'NOT_FOUND');
+    if (post.foreign) throw new GraphqlError('Only the author of the post or a publication admin can do this.', 'FORBIDDEN');
     return post;
   };
 
-  function publishPost(input: Record<string, unknown>, authorized: boolean) {
+  /** Tags as PublishPostTagInput ({slug, name?}): at most 15; an unknown slug becomes a new tag (mutations.md). */
+  function tagsOf(given: { slug: string; name?: string | null }[] | undefined | null) {
+    if (!given) return;
+    if (given.length > 15) throw new GraphqlError('A post can have at most 15 tags.', 'BAD_USER_INPUT');
+    for (const tag of given) {
+      if (!/^[a-z0-9-]+$/.test(tag.slug)) throw new GraphqlError(`Invalid tag slug "${tag.slug}".`, 'BAD_USER_INPUT');
+      if (!tags.some((known) => known.slug === tag.slug)) tags.push({ id: (next++).toString(16), slug: tag.slug, name: tag.name ?? tag.slug });
+    }
+  }
+
+  function publishPost(input: Record<string, unknown>, received: Record<string, unknown>, authorized: boolean) {
     if (!authorized) throw unauthenticated();
     const publication = publications.find((candidate) => candidate.id === input.publicationId);
-    if (!publication) throw new GraphqlError('You are not allowed to publish in this publication.', 'FORBIDDEN', 200);
-    const given = input.tags as Record<string, string>[];
-    if (given.length > 15) throw new GraphqlError('A post can have at most 15 tags.', 'BAD_USER_INPUT', 200);
-    for (const tag of given) {
-      if (tag.id ? !tags.some((known) => known.id === tag.id) : !(tag.slug && tag.name)) throw new GraphqlError('Either a tag id, or its slug and name, must be given.', 'BAD_USER_INPUT', 200);
-    }
-    const cover = (input.coverImageOptions as { coverImageURL?: string } | undefined)?.coverImageURL;
-    if (cover !== undefined && !/^https?:\/\//.test(cover)) throw new GraphqlError('Invalid cover image URL.', 'BAD_USER_INPUT', 200);
+    if (!publication) throw new GraphqlError('You are not allowed to publish in this publication.', 'FORBIDDEN');
+    tagsOf(input.tags as { slug: string }[] | undefined);
+    if (input.coverImage != null && !/^https?:\/\//.test(String(input.coverImage))) throw new GraphqlError('Invalid cover image URL.', 'BAD_USER_INPUT');
     const slug = String(input.title).toLowerCase().replace(/[^a-z0-9]+/g, '-');
-    const post: HashnodeFakePost = { id: (next++).toString(16), slug, url: `${publication.url}/${slug}`, title: String(input.title), publicationId: publication.id, input, views: 0, reactionCount: 0, responseCount: 0, publishedAt: new Date().toISOString() };
+    const post: HashnodeFakePost = { id: (next++).toString(16), slug, url: `${publication.url}/${slug}`, title: String(input.title), publicationId: publication.id, input: received, views: 0, reactionCount: 0, responseCount: 0, publishedAt: new Date().toISOString() };
     posts.push(post);
     return { post: postView(post) };
   }
 
   server.on('POST', '/', (request: RecordedRequest): FakeReply => {
-    const body = request.json as { query?: string; variables?: Record<string, unknown> } | undefined;
-    const header = String(request.headers.authorization ?? '');
-    const authorized = header === token || header === `Bearer ${token}`;
-    try {
-      if (typeof body?.query !== 'string') throw new GraphqlError('GraphQL operations must contain a non-empty `query`.', 'BAD_REQUEST');
-      const operation = parse(body.query);
-      check(operation.selections, operation.kind === 'mutation' ? 'Mutation' : 'Query', operation.variables);
-      const variables = body.variables ?? {};
-      for (const [name, type] of Object.entries(operation.variables)) coerce(variables[name], type, `$${name}`);
-      const root = {
-        me: () => {
-          if (!authorized) throw unauthenticated();
-          return { ...user, tagline: null, publications: () => ({ edges: publications.map((node) => ({ node: { ...node, displayTitle: null, posts: null }, cursor: node.id })), pageInfo: {}, totalDocuments: publications.length }) };
-        },
-        tag: ({ slug }: { slug: string }) => {
-          const tag = tags.find((candidate) => candidate.slug === slug);
-          return tag ? { ...tag, postsCount: 100 } : null;
-        },
-        post: ({ id }: { id: string }) => {
-          const post = posts.find((candidate) => candidate.id === id);
-          return post ? postView(post) : null;
-        },
-        publication: ({ id }: { id?: string }) => {
-          const publication = publications.find((candidate) => candidate.id === id);
-          if (!publication) return null;
-          const mine = posts.filter((post) => post.publicationId === publication.id).reverse();
-          return { ...publication, displayTitle: null, posts: ({ first }: { first: number }) => ({ edges: mine.slice(0, first).map((post) => ({ node: postView(post), cursor: post.id })), pageInfo: {}, totalDocuments: mine.length }) };
-        },
-        publishPost: ({ input }: { input: Record<string, unknown> }) => publishPost(input, authorized),
-        updatePost: ({ input }: { input: Record<string, unknown> }) => {
-          const post = ownPost(input.id, authorized);
-          if (input.title !== undefined && !String(input.title).trim()) throw new GraphqlError('Title cannot be empty.', 'BAD_USER_INPUT', 200);
-          post.updates = [...(post.updates ?? []), input];
-          if (typeof input.title === 'string') post.title = input.title;
-          return { post: postView(post) };
-        },
-        removePost: ({ input }: { input: { id: string } }) => {
-          const post = ownPost(input.id, authorized);
-          post.removed = true;
-          return { post: postView(post) };
-        },
-      };
-      return { json: { data: project(root, operation.selections, variables) } };
-    } catch (error) {
-      if (!(error instanceof GraphqlError)) throw error;
-      return { status: error.status, json: { errors: [{ message: error.message, extensions: { code: error.code } }], ...(error.status === 200 ? { data: null } : {}) } };
-    }
+    const variables = ((request.json as { variables?: Record<string, unknown> } | undefined)?.variables ?? {}) as Record<string, Record<string, unknown>>;
+    const authorized = String(request.headers.authorization ?? '').replace(/^bearer /i, '') === token;
+    return run(request, {
+      me: () => {
+        if (!authorized) throw unauthenticated();
+        return { ...user, email: 'writer@herald.example', badges: [], publications: connection(publications, (node) => ({ ...node, displayTitle: null })) };
+      },
+      tag: ({ slug }: { slug: string }) => {
+        const tag = tags.find((candidate) => candidate.slug === slug);
+        return tag ? { ...tag, postsCount: 100, followersCount: 0 } : null;
+      },
+      post: ({ id }: { id: string }) => {
+        const post = posts.find((candidate) => candidate.id === id);
+        return post ? postView(post) : null;
+      },
+      publication: ({ id }: { id?: string }) => {
+        const publication = publications.find((candidate) => candidate.id === id);
+        if (!publication) return null;
+        const mine = posts.filter((post) => post.publicationId === publication.id).reverse();
+        return { ...publication, displayTitle: null, posts: connection(mine, postView) };
+      },
+      publishPost: ({ input }: { input: Record<string, unknown> }) => publishPost(input, variables.input ?? input, authorized),
+      updatePost: ({ input }: { input: Record<string, unknown> }) => {
+        const post = ownPost(input.id, authorized);
+        if (input.title != null && !String(input.title).trim()) throw new GraphqlError('Title cannot be empty.', 'BAD_USER_INPUT');
+        tagsOf(input.tags as { slug: string }[] | undefined);
+        post.updates = [...(post.updates ?? []), variables.input ?? input];
+        if (typeof input.title === 'string') post.title = input.title;
+        return { post: postView(post) };
+      },
+    });
   });
 
   let nextComment = 0;

@@ -1,13 +1,11 @@
 // Hashnode comments and changes through Herald against the fake GraphQL API (issue 24): a post's comments and their replies
 // read by the poll page by page (the account's own left out), a reply, hiding and deleting refused (the API has no comment
-// mutation); updatePost with the new title, subtitle, text and tags, once; removePost, and a repeat after a lost answer
-// (Hashnode answers NOT_FOUND) counted as done; another member's post refused with Hashnode's words.
+// mutation); updatePost with the new title, subtitle, text and tags, once; another member's post refused with Hashnode's
+// words; a deletion on Hashnode refused with the reason (its API has no mutation that deletes a post), the post kept there.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { connect } from '../fakes/articles.js';
 import { startHashnodeFake, type HashnodeFake } from '../fakes/hashnode.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
 import { chainOf, publishedPost } from '../helpers/posts.js';
 import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 
@@ -74,26 +72,22 @@ describe('changing what went out on Hashnode', () => {
     expect(made.title).toBe('New title');
   });
 
-  it('removes the post; the repeat after a lost answer (NOT_FOUND) is done', async () => {
+  it('keeps the post on Hashnode when asked to delete it there, saying why: the API has no mutation that deletes a post', async () => {
     const post = await published('Short-lived', settings({ title: 'Short-lived' }));
-    expect((await herald.rest('DELETE', `/posts/${post.id}`, { deleteOnPlatform: true })).status).toBe(200);
-    const restore = loseAnswerOf(herald, (request) => JSON.stringify(request.json ?? '').includes('RemovePost'));
-    let runs: ChangeOutcome[];
-    try {
-      runs = await settleChanges(post.id);
-    } finally {
-      restore();
-    }
-    expect(runs.at(-1)).toEqual({ kind: 'done' });
-    expect(fake.posts.find((entry) => entry.id === post.releaseId)!.removed).toBe(true);
-    expect(fake.server.requestsTo('POST', '/').filter((call) => String((call.json as { query: string }).query).startsWith('mutation RemovePost'))).toHaveLength(2);
+    const before = fake.server.requestsTo('POST', '/').length;
+    const answer = await herald.rest('DELETE', `/posts/${post.id}`, { deleteOnPlatform: true });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.onPlatform.stayed).toEqual([expect.objectContaining({ platform: 'hashnode', reason: expect.stringMatching(/Hashnode's API has no way to delete a post.*Hashnode dashboard/) })]);
+    expect(fake.server.requestsTo('POST', '/')).toHaveLength(before);
+    expect(fake.posts.some((entry) => entry.id === post.releaseId)).toBe(true);
   });
 
-  it("fails the removal of another member's post with Hashnode's words", async () => {
+  it("fails the edit of another member's post with Hashnode's words", async () => {
     const post = await published('Not mine', settings({ title: 'Not mine' }));
     fake.posts.find((entry) => entry.id === post.releaseId)!.foreign = true;
-    expect((await herald.rest('DELETE', `/posts/${post.id}`, { deleteOnPlatform: true })).status).toBe(200);
+    const answer = await herald.rest('PUT', `/posts/${post.id}`, { value: [{ content: 'Mine now', image: [] }], settings: settings({ title: 'Not mine' }) });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect((await settleChanges(post.id)).at(-1)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/Only the author of the post or a publication admin.*FORBIDDEN/) });
-    expect(fake.posts.find((entry) => entry.id === post.releaseId)!.removed).toBeUndefined();
+    expect(fake.posts.find((entry) => entry.id === post.releaseId)!.updates).toBeUndefined();
   });
 });
