@@ -4,6 +4,9 @@
 // getTags, getOrganization); the Forem source (forem/forem: app/controllers/api/v1/api_controller.rb for the `api-key` header
 // and error bodies, app/models/article.rb for the limits: title 128 characters, at most 4 tags, tag names alphanumeric).
 // Forem has no "organizations of the user" call: the organizations helper gathers those of the user's articles.
+// Contract: Forem's OpenAPI 3 document for v1 (api_v1.json, forem/forem-docs f2f06af, last changed 2023-12-13; vendored in
+// test/contracts/devto/). Where it differs from the controller, the controller is followed: `tags` is an array of names
+// (article_params permits `tags: []`; the document's string would be dropped).
 // What DEV would run (issue 21): Forem renders body_markdown, then runs Liquid tags ({% embed %}, {{ }}) over the page
 // (app/services/markdown_processor/parser.rb, read 2026-11), so braces in text go as entities; a body starting with `---`
 // lines is front matter, so rules are written `***`. The title and tags are plain text fields.

@@ -1,7 +1,8 @@
 // listmonk: an HTML email campaign to one subscriber list of the user's own listmonk server, created then started at once.
 // References: https://listmonk.app/docs/apis/apis/ (auth: API users, `Authorization: token api_user:token`, error bodies
 // `{message}`), .../apis/campaigns/ (POST /api/campaigns, PUT /api/campaigns/{id}/status, GET /api/campaigns/{id} with views,
-// clicks, bounces), .../apis/lists/, .../apis/templates/; the server's source (knadh/listmonk: internal/auth/auth.go answers a
+// clicks, bounces), .../apis/lists/, .../apis/templates/; the OpenAPI document listmonk publishes (knadh/listmonk
+// docs/swagger/collections.yaml at 911e0b7, 2026-07-21, vendored in test/contracts/listmonk/); the server's source (knadh/listmonk: internal/auth/auth.go answers a
 // wrong token 403 "invalid API credentials"; cmd/campaigns.go limits the subject to 5000 characters and the name to 2000).
 // listmonk ≥ 4 authenticates API users only (Admin, Users: an "API" user and its token), not the login password.
 // Campaigns have no preview-text field: the preview becomes the email's hidden preheader, the first thing in the body.
@@ -106,7 +107,8 @@ const listmonk: Provider = {
       description: 'Lists the campaign templates of the listmonk server (ids for the template setting).',
       dataSchema: [],
       run: async (context) => {
-        const { data } = await call(serverOf(context), 'templates', templatesSchema);
+        // no_body is required by listmonk's published contract (docs/swagger/collections.yaml); the bodies are not needed here.
+        const { data } = await call(serverOf(context), 'templates', templatesSchema, { query: { no_body: true } });
         return data.filter((template) => template.type === 'campaign').map((template) => ({ id: String(template.id), name: template.name, default: template.is_default === true }));
       },
     },
@@ -147,8 +149,10 @@ const listmonk: Provider = {
       'campaign',
       async () => (await call(server, 'campaigns', envelope(campaignSchema), { method: 'POST', json: campaign })).data.id,
       async ({ startedAt }) => {
-        // The lost attempt's campaign carries this post's marker; one made before the attempt began is not it.
-        const { data } = await call(server, 'campaigns', envelope(z.object({ results: z.array(campaignSchema) })), { query: { query: campaign.name, order_by: 'created_at', order: 'desc', per_page: 20, no_body: true } });
+        // The lost attempt's campaign carries this post's marker; one made before the attempt began is not it. Newest first is
+        // listmonk's default order: no `order` is sent, as the contract's values (ASC|DESC) are not the ones the server reads
+        // (internal/core/core.go compares asc|desc and falls back to desc).
+        const { data } = await call(server, 'campaigns', envelope(z.object({ results: z.array(campaignSchema) })), { query: { query: campaign.name, order_by: 'created_at', per_page: 20, no_body: true } });
         const since = recoveryWindowStart(startedAt).getTime();
         return data.results.find((found) => found.tags?.includes(marker) && (!found.created_at || Date.parse(found.created_at) >= since))?.id;
       },

@@ -46,6 +46,20 @@ export const CONTRACTS = [
       return 'gql-skill main';
     },
   },
+  {
+    // Forem API v1 (DEV): the OpenAPI 3 document Forem generates with rswag (forem/forem swagger/v1/api_v1.json, also in
+    // forem/forem-docs, rendered at developers.forem.com/api/v1), cut down to Herald's operations by its own script, with
+    // the corrections from Forem's controller it records inside the file.
+    name: 'devto',
+    script: 'scripts/contracts/devto.mjs',
+  },
+  {
+    // listmonk: the OpenAPI 3 document in its repository (knadh/listmonk docs/swagger/collections.yaml, YAML, read with the
+    // `yaml` package), cut down to Herald's operations by its own script, with the corrections from listmonk's source it
+    // records inside the file (GET /api/profile, which the document leaves out).
+    name: 'listmonk',
+    script: 'scripts/contracts/listmonk.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */

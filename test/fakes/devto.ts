@@ -1,5 +1,10 @@
 // A fake DEV (Forem API v1) on 127.0.0.1, built on startFakeServer. Shapes from developers.forem.com/api/v1 (createArticle,
 // getUserAllArticles) and the Forem source (app/models/article.rb: the same title and body twice is refused), read 2026-11.
+// Every request to /api is first checked against Forem's own OpenAPI 3 document, vendored in test/contracts/devto/openapi.json
+// (api_v1.json from forem/forem-docs f2f06af, the file developers.forem.com/api/v1 renders, last changed 2023-12-13; with the
+// corrections from Forem's controller listed in it), and for the `Accept: application/vnd.forem.api-v1+json` header that
+// selects v1: a request outside the contract is answered 422 {error, status} and recorded in `contractViolations`, which the
+// tests require to stay empty.
 //
 //   const dev = await startDevtoFake();             // dev.apiKey is the only key accepted
 //   SOCIAL_ENDPOINTS={"devto":{"api": dev.url}}
@@ -26,6 +31,7 @@
 //                                            404 for an unknown article; a deleted comment shows "[deleted]" in its place
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 import { startFakeServer } from '../helpers/fake-server.js';
+import { contractProblems } from '../contracts/devto/contract.js';
 
 export interface DevtoFakeArticle {
   id: number;
@@ -61,6 +67,8 @@ export interface DevtoFake {
   organizations: { id: number; username: string; name: string }[];
   articles: DevtoFakeArticle[];
   comments: DevtoFakeComment[];
+  /** Requests Forem's OpenAPI contract refused, as "METHOD path: problem". */
+  contractViolations: string[];
   /** A comment by someone (Ann by default) on an article, or under another comment of it. */
   addComment(articleId: number, body: string, options?: { parent?: string; user?: DevtoFakeComment['user']; secondsAgo?: number }): DevtoFakeComment;
   close(): Promise<void>;
@@ -70,6 +78,16 @@ const unprocessable = (error: string): FakeReply => ({ status: 422, json: { erro
 
 export async function startDevtoFake(): Promise<DevtoFake> {
   const server = await startFakeServer();
+  const contractViolations: string[] = [];
+  // Every route of the API is registered behind the contract check (paths in the contract are relative to /api).
+  const register = server.on.bind(server);
+  server.on = (method, path, handler) =>
+    register(method, path, !path.startsWith('/api/') ? handler : (request) => {
+      const problems = contractProblems(request, request.path.slice('/api'.length));
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      return unprocessable(`Invalid request: ${problems.join('; ')}`);
+    });
   let apiKey = 'dev-api-key-0123456789';
   const user = { id: 1234, username: 'heraldwriter', name: 'Herald Writer', profile_image: `${server.url}/uploads/user/profile_image/1234/avatar.png` };
   const organizations = [{ id: 42, username: 'heraldlabs', name: 'Herald Labs' }];
@@ -189,6 +207,7 @@ export async function startDevtoFake(): Promise<DevtoFake> {
     organizations,
     articles,
     comments,
+    contractViolations,
     addComment(articleId, body, options = {}) {
       const comment: DevtoFakeComment = {
         id_code: Math.floor(Math.random() * 36 ** 4).toString(36),

@@ -1,5 +1,9 @@
 // A fake listmonk (≥ 4) server on 127.0.0.1, built on startFakeServer. References: listmonk.app/docs/apis/campaigns/ (tags,
 // created_at) and the server's source (knadh/listmonk models: bodies and subjects compiled as Go templates), read 2026-11.
+// Every request to /api is first checked against listmonk's own OpenAPI 3 document (docs/swagger/collections.yaml), vendored
+// in test/contracts/listmonk/openapi.json (knadh/listmonk 911e0b7, 2026-07-21, after v6.2.0; with the corrections from the
+// server's source listed in it): a request outside the contract is answered 400 {message} and recorded in
+// `contractViolations`, which the tests require to stay empty.
 //
 //   const lm = await startListmonkFake();            // or { permissions: [...] } to take some away from the API user's role
 //   connect fields: lm.fields()                      // { url, username, password } (the API user and its token)
@@ -10,7 +14,7 @@
 // "permission denied: <permission>". Answers are {data: ...}; refusals {message} with 400, as cmd/campaigns.go words them:
 //   GET  /api/profile                 the API user
 //   GET  /api/lists                   {results, total, per_page, page} (per_page=all)
-//   GET  /api/templates               every template (campaign, campaign_visual, tx)
+//   GET  /api/templates               every template (campaign, campaign_visual, tx); bodies blank with no_body=true
 //   POST /api/campaigns               name 1–2000 and subject 1–5000 characters, lists of known ids, type regular|optin,
 //                                      content_type richtext|html|markdown|plain|visual, template_id of a campaign template,
 //                                      tags (strings), a body and a subject whose {{ }} template actions parse (the
@@ -21,6 +25,7 @@
 //   PUT  /api/campaigns/:id/status    {status: running} starts a draft or paused campaign (campaigns:send); others refused
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
 import { startFakeServer } from '../helpers/fake-server.js';
+import { contractProblems } from '../contracts/listmonk/contract.js';
 
 export interface ListmonkFakeCampaign {
   id: number;
@@ -44,6 +49,8 @@ export interface ListmonkFake {
   permissions: Set<string>;
   lists: { id: number; name: string; subscriber_count: number; type: string; optin: string }[];
   campaigns: ListmonkFakeCampaign[];
+  /** Requests listmonk's OpenAPI contract refused, as "METHOD path: problem". */
+  contractViolations: string[];
   fields(): Record<string, string>;
   close(): Promise<void>;
 }
@@ -53,6 +60,16 @@ const bad = (message: string, status = 400): FakeReply => ({ status, json: { mes
 
 export async function startListmonkFake(options: { permissions?: string[] } = {}): Promise<ListmonkFake> {
   const server = await startFakeServer();
+  const contractViolations: string[] = [];
+  // Every route of the API is registered behind the contract check (paths in the contract are relative to /api).
+  const register = server.on.bind(server);
+  server.on = (method, path, handler) =>
+    register(method, path, !path.startsWith('/api/') ? handler : (request) => {
+      const problems = contractProblems(request, request.path.slice('/api'.length));
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      return bad(`Invalid request: ${problems.join('; ')}`);
+    });
   const username = 'herald-api';
   const token = 'x7Qm2pVtL9sKcW4rZbN8yHdF3gJ6aE1u';
   const permissions = new Set(options.permissions ?? ALL_PERMISSIONS);
@@ -122,7 +139,10 @@ export async function startListmonkFake(options: { permissions?: string[] } = {}
 
   server.on('GET', '/api/profile', guarded(undefined, () => ({ json: { data: { id: 2, username, name: 'Herald API', type: 'api', status: 'enabled', email: null, avatar: null } } })));
   server.on('GET', '/api/lists', guarded('lists:get_all', () => ({ json: { data: { results: lists, total: lists.length, per_page: lists.length, page: 1 } } })));
-  server.on('GET', '/api/templates', guarded('templates:get', () => ({ json: { data: templates.map((template) => ({ ...template, body: '{{ template "content" . }}' })) } })));
+  server.on('GET', '/api/templates', guarded('templates:get', (request) => {
+    const noBody = request.query.get('no_body') === 'true';
+    return { json: { data: templates.map((template) => ({ ...template, body: noBody ? '' : '{{ template "content" . }}' })) } };
+  }));
   server.on('POST', '/api/campaigns', guarded('campaigns:manage_all', create));
   server.on('GET', '/api/campaigns', guarded('campaigns:get_all', (request) => {
     const query = request.query.get('query') ?? '';
@@ -152,6 +172,7 @@ export async function startListmonkFake(options: { permissions?: string[] } = {}
     permissions,
     lists,
     campaigns,
+    contractViolations,
     fields: () => ({ url: server.url, username, password: token }),
     close: () => server.close(),
   };

@@ -2,7 +2,7 @@
 // poll (nested, deleted ones and the account's own left out), a reply refused (the API cannot write comments), hiding and
 // deleting refused; an edit of the title, tags and text through PUT /api/articles/{id}, once; an edit of an article that is
 // not the account's failing with DEV's words; deletion refused with the reason before anything is asked of DEV.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../fakes/articles.js';
 import { startDevtoFake, type DevtoFake } from '../fakes/devto.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -21,6 +21,11 @@ beforeAll(async () => {
   const connected = await connect(herald, 'devto', { apiKey: fake.apiKey });
   expect(connected.status, JSON.stringify(connected.body)).toBe(200);
   channelId = connected.body.id;
+});
+
+// Every request Herald sent fits Forem's published contract (test/contracts/devto/openapi.json).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {

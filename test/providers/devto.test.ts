@@ -1,7 +1,7 @@
 // DEV against its fake Forem API: API-key connect, a Markdown article with its cover and inline picture from Herald's
 // public URLs, tags and organization honoured or refused, DEV's refusals reaching ERROR, helpers, views and reactions as
 // post analytics, and a lost create answer looked up instead of repeated.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import devto from '../../providers/devto.js';
 import { ARTICLE_HTML, ARTICLE_MARKDOWN, connect, notifications, publishThroughWorker, scheduleWith, uploadPictures, type Pictures } from '../fakes/articles.js';
 import { loseAnswerOf, loseRequestOf } from '../helpers/lost-answer.js';
@@ -19,6 +19,11 @@ beforeAll(async () => {
   fake = await startDevtoFake();
   herald = await startHerald({ SOCIAL_ENDPOINTS: JSON.stringify({ devto: { api: fake.url } }) }, { guard: { allowLoopback: true } });
   pictures = await uploadPictures(herald);
+});
+
+// Every request Herald sent fits Forem's published contract (test/contracts/devto/openapi.json).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {
@@ -84,10 +89,26 @@ describe('publishing on DEV', () => {
 
   it('is refused by the fake as by DEV: a wrong key, no title, five tags', async () => {
     const post = (key: string, article: unknown) =>
-      fetch(`${fake.url}/api/articles`, { method: 'POST', headers: { 'api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ article }) }).then(async (response) => [response.status, await response.json()]);
+      fetch(`${fake.url}/api/articles`, { method: 'POST', headers: { 'api-key': key, accept: 'application/vnd.forem.api-v1+json', 'content-type': 'application/json' }, body: JSON.stringify({ article }) }).then(async (response) => [response.status, await response.json()]);
     expect(await post('wrong', { title: 'T' })).toEqual([401, { error: 'unauthorized', status: 401 }]);
     expect(await post(fake.apiKey, { body_markdown: 'x' })).toEqual([422, { error: "Title can't be blank", status: 422 }]);
     expect(await post(fake.apiKey, { title: 'T', tags: ['a', 'b', 'c', 'd', 'e'] })).toEqual([422, { error: 'Tag list exceed the maximum of 4 tags', status: 422 }]);
+  });
+
+  it("refuses what Forem's published contract refuses: tags as one string, a field the API drops, no v1 Accept header", async () => {
+    const send = (headers: Record<string, string>, body: unknown) =>
+      fetch(`${fake.url}/api/articles`, { method: 'POST', headers: { 'api-key': fake.apiKey, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }).then((response) => response.status);
+    const v1 = { accept: 'application/vnd.forem.api-v1+json' };
+    expect(await send(v1, { article: { title: 'T', body_markdown: 'x', tags: 'herald, webdev' } })).toBe(422);
+    expect(await send(v1, { article: { title: 'T', body_markdown: 'x', cover_image: 'https://example.com/c.png' } })).toBe(422);
+    expect(await send({}, { article: { title: 'T', body_markdown: 'x' } })).toBe(422);
+    expect(fake.contractViolations).toEqual([
+      'POST /api/articles: body/article/tags must be array',
+      'POST /api/articles: body/article must NOT have additional properties',
+      'POST /api/articles: the Accept header is "*/*", not application/vnd.forem.api-v1+json: Forem would answer with its deprecated v0 API',
+    ]);
+    expect(fake.articles.filter((article) => article.article.title === 'T')).toEqual([]);
+    fake.contractViolations.length = 0;
   });
 
   it("puts a post DEV refuses in ERROR with DEV's words and a notification", async () => {

@@ -1,7 +1,7 @@
 // listmonk against its fake server: API-user connect, an HTML campaign (preheader, pictures by public URL, template) created
 // and started, the list and templates helpers, campaign statistics as post analytics, a missing permission reaching ERROR,
 // and a start that failed retried without creating the campaign twice.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import listmonk from '../../providers/listmonk.js';
 import { PostSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
@@ -21,6 +21,11 @@ beforeAll(async () => {
   fake = await startListmonkFake();
   herald = await startHerald({ PUBLISH_RECHECK_MAX_SECONDS: '1' }, { guard: { allowLoopback: true } });
   pictures = await uploadPictures(herald);
+});
+
+// Every request Herald sent fits listmonk's published contract (test/contracts/listmonk/openapi.json).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {
@@ -94,6 +99,25 @@ describe('sending a campaign', () => {
     expect(await post(good, { name: 'n', subject: 's', lists: [99] })).toEqual([400, { message: 'Invalid list IDs.' }]);
   });
 
+  it("refuses what listmonk's published contract refuses: order in lower case, templates without no_body, ids as strings, an unknown status", async () => {
+    const send = (method: string, path: string, body?: unknown) =>
+      fetch(`${fake.url}/api${path}`, { method, headers: { authorization: `token ${fake.username}:${fake.token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((response) => response.status);
+    const campaignsBefore = fake.campaigns.length;
+    expect(await send('GET', '/campaigns?order=desc')).toBe(400);
+    expect(await send('GET', '/templates')).toBe(400);
+    expect(await send('POST', '/campaigns', { name: 'n', subject: 's', lists: ['3'], template_id: '1' })).toBe(400);
+    expect(await send('PUT', '/campaigns/1/status', { status: 'started' })).toBe(400);
+    expect(fake.contractViolations).toEqual([
+      'GET /api/campaigns: query parameter order must be equal to one of the allowed values',
+      'GET /api/templates: query parameter no_body is required',
+      'POST /api/campaigns: body/lists/0 must be number',
+      'POST /api/campaigns: body/template_id must be number',
+      'PUT /api/campaigns/1/status: body/status must be equal to one of the allowed values',
+    ]);
+    expect(fake.campaigns).toHaveLength(campaignsBefore);
+    fake.contractViolations.length = 0;
+  });
+
   it('retries a start that failed without creating the campaign again', async () => {
     fake.server.failNext('PUT', '/api/campaigns/*/status', { status: 503, json: { message: 'Service unavailable' } });
     const rootId2 = await createPost(herald, channelId, ['<p>Retry the start</p>'], { settings: settings({ subject: 'Retry the start' }) });
@@ -119,7 +143,7 @@ describe('sending a campaign', () => {
     expect(campaign.body.tags).toEqual([`herald-${lost}`]);
     expect(campaign.status).toBe('running');
     expect((await chainOf(herald, lost))[0].releaseId).toBe(String(campaign.id));
-    expect(Object.fromEntries(fake.server.requestsTo('GET', '/api/campaigns').at(-1)!.query)).toEqual({ query: 'Lost create', order_by: 'created_at', order: 'desc', per_page: '20', no_body: 'true' });
+    expect(Object.fromEntries(fake.server.requestsTo('GET', '/api/campaigns').at(-1)!.query)).toEqual({ query: 'Lost create', order_by: 'created_at', per_page: '20', no_body: 'true' });
   });
 
   it('never takes an older campaign of the same subject for the new one: a create lost before it arrived is made again, once (issue 21)', async () => {
@@ -163,6 +187,7 @@ describe('listmonk helpers and analytics', () => {
     expect(fake.server.requestsTo('GET', '/api/lists').at(-1)!.query.get('per_page')).toBe('all');
     const templates = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'templates' });
     expect(templates.body).toEqual({ output: [{ id: '1', name: 'Default campaign template', default: true }, { id: '2', name: 'Default archive template', default: false }] });
+    expect(fake.server.requestsTo('GET', '/api/templates').at(-1)!.query.get('no_body')).toBe('true');
   });
 
   it('reports sent, views, clicks and bounces of the campaign', async () => {

@@ -1,0 +1,17 @@
+// listmonk's own contract for the fake: every request to the API is checked against the vendored OpenAPI 3 document
+// (./openapi.json: docs/swagger/collections.yaml of github.com/knadh/listmonk, cut down to Herald's operations by
+// scripts/contracts/listmonk.mjs, source and revision in its `x-herald-source`, corrections from the server's source in
+// `x-herald-corrections`) by the shared checker (../openapi.ts). A mismatch is a bug of Herald's request, so the fake refuses
+// it and records it for the test to fail on.
+import fs from 'node:fs';
+import type { RecordedRequest } from '../../helpers/fake-server.js';
+import { openApiContract } from '../openapi.js';
+
+const contract = JSON.parse(fs.readFileSync(new URL('./openapi.json', import.meta.url), 'utf8'));
+export const listmonkContractSource: { url: string; revision: string; version: string; retrieved: string } = contract['x-herald-source'];
+const checker = openApiContract(contract, `listmonk API (${listmonkContractSource.revision.split(' ').slice(0, 2).join(' ')})`);
+
+/** What in a request the contract refuses, one sentence each; [] when it matches. `path` is relative to the server URL (/api). */
+export function contractProblems(request: Pick<RecordedRequest, 'method' | 'query' | 'json' | 'form' | 'body'>, path: string): string[] {
+  return checker.problems(request, path);
+}
