@@ -46,6 +46,12 @@ export const CONTRACTS = [
       return 'gql-skill main';
     },
   },
+  {
+    // Discord HTTP API v10: the OpenAPI 3.1 description Discord publishes (github.com/discord/discord-api-spec, MIT), cut down
+    // to the operations Herald calls by its own script, which records source, commit and date inside the file.
+    name: 'discord',
+    script: 'scripts/contracts/discord.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */
