@@ -60,6 +60,19 @@ export const CONTRACTS = [
     name: 'listmonk',
     script: 'scripts/contracts/listmonk.mjs',
   },
+  {
+    // Discord HTTP API v10: the OpenAPI 3.1 description Discord publishes (github.com/discord/discord-api-spec, MIT), cut down
+    // to the operations Herald calls by its own script, which records source, commit and date inside the file.
+    name: 'discord',
+    script: 'scripts/contracts/discord.mjs',
+  },
+  {
+    // Slack Web API: the Swagger 2 description Slack publishes (github.com/slackapi/slack-api-specs, MIT; not updated since
+    // October 2020), converted to OpenAPI 3 request bodies for the methods Herald calls and completed from the docs.slack.dev
+    // method pages for what is newer, by its own script (the pages it relies on are listed there, with the date read).
+    name: 'slack',
+    script: 'scripts/contracts/slack.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */

@@ -7,7 +7,8 @@
 // https://discord.com/developers/docs/reference#message-formatting (mentions `<@id>`, `<@&role>`, `<#channel>` pass as typed;
 // only those notify, @everyone and @here only with notifyEveryone: see ./message.ts, which also builds the bodies),
 // https://discord.com/developers/docs/resources/message#edit-message (PATCH: only the author edits its content; attachments not
-// named in the body stay) and #delete-message (204; 404 10008 Unknown Message once it is gone) (read 2026-11-27).
+// named in the body stay) and #delete-message (204; 404 10008 Unknown Message once it is gone) (read 2026-11-27). The fake checks
+// every bot API request against Discord's OpenAPI description (github.com/discord/discord-api-spec, test/contracts/discord/).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../../src/lib/platform-http.js';
 import type { EditItem, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';

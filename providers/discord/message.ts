@@ -43,9 +43,12 @@ export function messageBody(item: Pick<PublishItem, 'postId' | 'text'>, notifyEv
   return { content, nonce: item.postId.slice(0, 25), enforce_nonce: true, allowed_mentions: allowedMentions(content, notifyEveryone) };
 }
 
-/** The body with the attachments that describe the `files[n]` parts of a multipart message. */
+/**
+ * The body with the attachments that describe the `files[n]` parts of a multipart message. Each id is `n` as a string: Discord's
+ * OpenAPI description types it as a snowflake (a string of digits), though the reference page's example writes a number.
+ */
 export function withAttachments(body: ReturnType<typeof messageBody>, attachments: { id: number; filename: string; description?: string }[]) {
-  return { ...body, attachments: attachments.map((attachment) => ({ id: attachment.id, filename: attachment.filename, ...(attachment.description ? { description: attachment.description.slice(0, 1024) } : {}) })) };
+  return { ...body, attachments: attachments.map((attachment) => ({ id: String(attachment.id), filename: attachment.filename, ...(attachment.description ? { description: attachment.description.slice(0, 1024) } : {}) })) };
 }
 
 /** Start Thread from Message: the thread keeps a week without activity before it archives. */

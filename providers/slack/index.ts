@@ -6,7 +6,8 @@
 // .../methods/files.getUploadURLExternal and .../methods/files.completeUploadExternal (channel_id + thread_ts),
 // .../methods/conversations.history and .../methods/conversations.replies (include_all_metadata, oldest, inclusive, cursor,
 // has_more: read 2026-11). What the text may do (mentions, links) is ./blocks.ts's; the bodies are checked at type level against
-// @slack/web-api (test/contracts/chat-bodies.ts).
+// @slack/web-api (test/contracts/chat-bodies.ts), and every call the fake receives against Slack's published Web API
+// description completed from those pages (test/contracts/slack/, scripts/contracts/slack.mjs).
 import { z } from 'zod';
 import type { EditItem, Provider, ProviderContext, PublishItem, PublishedRef, StepAttempt } from '../types.js';
 import { couldNotConfirm, earliestCreation } from '../recovery.js';
@@ -131,13 +132,15 @@ async function shareFiles(context: ProviderContext, channel: string, item: Publi
 
 /**
  * chat.update (read 2026-11-27, docs.slack.dev/reference/methods/chat.update): the message's text and blocks written again as
- * at publishing; a bot may update only its own messages (cant_update_message). The files shared in its thread stay.
+ * at publishing; a bot may update only its own messages (cant_update_message). The files shared in its thread stay. `parse` is
+ * sent (left out, it would become `client`), `link_names` is not: left out it becomes `none`, which is what Herald wants, and
+ * Slack's description types it as a string here ("1"), not the boolean chat.postMessage takes.
  */
 async function updateMessage(context: ProviderContext, ref: PublishedRef, item: EditItem): Promise<PublishedRef> {
   const channel = ref.meta?.channel ?? String(context.settings.channel);
-  const { text, blocks, parse, link_names, metadata } = postMessageArguments(channel, item, { notifyEveryone: context.settings.notifyEveryone === true });
+  const { text, blocks, parse, metadata } = postMessageArguments(channel, item, { notifyEveryone: context.settings.notifyEveryone === true });
   await context.step('edit', async () => {
-    await slack(context, 'chat.update', z.object({ ts: z.string() }), { json: { channel, ts: ref.id, text, blocks, parse, link_names, metadata } });
+    await slack(context, 'chat.update', z.object({ ts: z.string() }), { json: { channel, ts: ref.id, text, blocks, parse, metadata } });
     return true;
   });
   return { id: ref.id, url: ref.url, meta: ref.meta };

@@ -26,8 +26,16 @@
 // messages list with a limit outside 1-100; an edit of a message another user wrote (403 50005) or of an unknown one (404 10008);
 // a deletion of another user's message without Manage Messages (403 50013) or of an unknown one (404 10008).
 // Edit Message (PATCH .../messages/:id) and Delete Message (DELETE, 204) as resources/message (read 2026-11-27); `fake.deleted`.
+//
+// Behind all of that, every bot API request is first checked against Discord's own contract: its OpenAPI 3.1 description
+// (github.com/discord/discord-api-spec specs/openapi.json, commit 74fda0f of 2026-07-18, vendored in
+// test/contracts/discord/openapi.json, see ../contracts/discord/contract.ts): the operation exists, path and query parameters
+// and the JSON (or multipart payload_json) body fit their schemas, with no field the schema does not declare. A request outside
+// it is answered 400 50035 Invalid Form Body and recorded in `fake.contractViolations`, which the tests require to stay empty.
+// The OAuth2 token endpoint is not in that description (topics/oauth2 documents it) and keeps the checks above.
 import { createOAuthAuthority, OAuthRefusal, basicCredentials, refusalReply } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { discordContractProblems } from '../contracts/discord/contract.js';
 
 export interface FakeDiscordChannel {
   id: string;
@@ -94,6 +102,16 @@ const tooLong = (field: string, limit: number) =>
 export async function startDiscordFake() {
   const server = await startFakeServer();
   const { url } = server;
+  const contractViolations: string[] = [];
+  // The bot API's routes are registered behind the contract check (the token endpoint is not in the description).
+  const register = server.on.bind(server);
+  server.on = (method, path, handler) =>
+    register(method, path, !path.startsWith('/api/v10/') || path === '/api/v10/oauth2/token' ? handler : async (request) => {
+      const problems = await discordContractProblems(request, request.path.slice('/api/v10'.length));
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      return error(400, 50035, 'Invalid Form Body', { _errors: problems.map((message) => ({ code: 'CONTRACT_MISMATCH', message })) });
+    });
   const authority = createOAuthAuthority({ clientId: '1199000000000000001', clientSecret: 'discord-secret', expiresIn: 604_800 });
   const botToken = 'MTE5OTAwMDAwMDAwMDAwMDAwMQ.GfakeX.bot-token';
   let sequence = 0n;
@@ -347,6 +365,8 @@ export async function startDiscordFake() {
     url,
     authority,
     deleted,
+    /** Requests Discord's OpenAPI description refused, as "METHOD path: problem"; the tests expect none. */
+    contractViolations,
     botToken,
     guild,
     bot,

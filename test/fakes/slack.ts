@@ -26,9 +26,18 @@
 // asked without filename or length, bytes of another length than announced, completing an upload whose bytes never came
 // (file_not_found); chat.update and chat.delete (read 2026-11-27) of an unknown message (message_not_found) or of someone
 // else's (cant_update_message, cant_delete_message). `fake.deleted` lists the messages deleted.
+//
+// Before all of that, every Web API call is checked against Slack's own contract (../contracts/slack/contract.ts): the methods
+// of Slack's published description (github.com/slackapi/slack-api-specs web-api, Swagger 2, last updated 2020-10-06, commit
+// bc08db4 of 2021-09-07) converted to OpenAPI 3 and completed from the docs.slack.dev method pages (read 2026-11-27) for what
+// is newer (files.getUploadURLExternal, files.completeUploadExternal, metadata, include_all_metadata, token rotation's
+// grant_type/refresh_token). A call with an argument the method does not take, without a required one, with a value of another
+// type, or as JSON to a method that takes forms only is answered `{ok: false, error: "invalid_arguments", response_metadata:
+// {messages}}` and recorded in `fake.contractViolations`, which the tests require to stay empty.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, basicCredentials, bearerOf } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { slackContractProblems } from '../contracts/slack/contract.js';
 
 export interface FakeSlackChannel {
   id: string;
@@ -101,8 +110,18 @@ export async function startSlackFake() {
   const channelById = (id: unknown) => channels.find((channel) => channel.id === id);
   const topLevel = (channel: string, ts: unknown) => messages.find((message) => message.channel === channel && message.ts === ts && !message.threadTs);
 
+  const contractViolations: string[] = [];
+  /** The contract's refusal of a call, or undefined when it fits. */
+  const refusedByContract = (name: string, request: RecordedRequest): FakeReply | undefined => {
+    const problems = slackContractProblems(request, name);
+    if (problems.length === 0) return undefined;
+    contractViolations.push(...problems.map((problem) => `${name}: ${problem}`));
+    return fail('invalid_arguments', { response_metadata: { messages: problems.map((problem) => `[ERROR] ${problem}`) } });
+  };
   const method = (name: string, handler: (args: Record<string, any>, request: RecordedRequest) => FakeReply | Promise<FakeReply>) =>
     server.on('POST', `/api/${name}`, (request) => {
+      const refused = refusedByContract(name, request);
+      if (refused) return refused;
       const token = bearerOf(request.headers.authorization as string | undefined)?.replace(/^(xoxe\.)?xoxb-(1-)?/, '');
       return authority.subjectOf(token) ? handler(argumentsOf(request), request) : fail('invalid_auth');
     });
@@ -121,6 +140,8 @@ export async function startSlackFake() {
   });
 
   server.on('POST', '/api/oauth.v2.access', (request) => {
+    const refused = refusedByContract('oauth.v2.access', request);
+    if (refused) return refused;
     const args = argumentsOf(request);
     const basic = basicCredentials(request.headers.authorization as string | undefined);
     const [clientId, clientSecret] = basic.id ? [basic.id, basic.secret] : [args.client_id, args.client_secret];
@@ -326,6 +347,8 @@ export async function startSlackFake() {
     channels,
     messages,
     deleted,
+    /** Calls Slack's contract refused, as "method: problem"; the tests expect none. */
+    contractViolations,
     uploads,
     shares,
     state,

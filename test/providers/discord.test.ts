@@ -3,11 +3,12 @@
 // mentions kept and only those meant notifying, links to other schemes defused, the nonce, a 429 retried after retry_after,
 // refusals in ERROR, interrupted messages and thread starts looked up (never an older message of the same text), and the bot
 // taken off the server.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import discord from '../../providers/discord/index.js';
 import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
 import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import { publishChain } from '../../tools/internal/publish.js';
+import { discordContractProblems, discordContractSource } from '../contracts/discord/contract.js';
 import { startDiscordFake, type DiscordFake } from '../fakes/discord.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
@@ -44,6 +45,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await fake?.close();
+});
+
+afterEach(() => {
+  // Every request Herald sent matched Discord's OpenAPI description (test/contracts/discord/openapi.json).
+  expect(fake.contractViolations.splice(0)).toEqual([]);
+});
+
+describe("Discord's OpenAPI contract", () => {
+  const request = (method: string, json?: unknown, query = '', headers: Record<string, string> = { 'content-type': 'application/json' }, body?: Buffer) => ({
+    method,
+    path: '',
+    headers,
+    query: new URLSearchParams(query),
+    json,
+    body: body ?? Buffer.from(json === undefined ? '' : JSON.stringify(json)),
+  });
+
+  it('is pinned to a dated commit of discord-api-spec, and refuses what the description refuses', async () => {
+    expect(discordContractSource).toMatchObject({ version: 'v10', revision: expect.stringMatching(/^[0-9a-f]{40}$/), committed: '2026-07-18' });
+    const message = { content: 'hi', nonce: 'abc', enforce_nonce: true, allowed_mentions: { parse: [] } };
+    expect(await discordContractProblems(request('POST', message), '/channels/1100000000000000010/messages')).toEqual([]);
+    // The attachment id is a snowflake string in the description: the number Herald used to send is refused.
+    expect((await discordContractProblems(request('POST', { ...message, attachments: [{ id: 0, filename: 'a.png' }] }), '/channels/1/messages')).join()).toMatch(/attachments\/0\/id must be string/);
+    expect((await discordContractProblems(request('POST', { ...message, allowed_mention: {} }), '/channels/1/messages')).join()).toMatch(/body.allowed_mention is not a field/);
+    expect((await discordContractProblems(request('POST', { name: 'x', auto_archive_duration: 10081 }), '/channels/1/messages/2/threads')).length).toBeGreaterThan(0);
+    expect(await discordContractProblems(request('GET', undefined, 'after=1&limit=101'), '/channels/1/messages')).toEqual(['query parameter limit must be <= 100']);
+    expect(await discordContractProblems(request('GET'), '/users/1/channels')).toEqual([expect.stringMatching(/GET \/users\/1\/channels is not an operation/)]);
+  });
+
+  it('checks a multipart message by its payload_json and file parts', async () => {
+    const form = new FormData();
+    form.append('payload_json', JSON.stringify({ content: 'hi', attachments: [{ id: '0', filename: 'a.png' }] }));
+    form.append('files[0]', new Blob([new Uint8Array(tinyPng())], { type: 'image/png' }), 'a.png');
+    form.append('file', new Blob([new Uint8Array(tinyPng())], { type: 'image/png' }), 'b.png');
+    const encoded = new Response(form);
+    const body = Buffer.from(await encoded.arrayBuffer());
+    const problems = await discordContractProblems(request('POST', undefined, '', { 'content-type': encoded.headers.get('content-type')! }, body), '/channels/1/messages');
+    expect(problems).toEqual([expect.stringMatching(/multipart part file is not payload_json or a file part/)]);
+  });
 });
 
 describe('installing the bot on a Discord server', () => {

@@ -2,13 +2,14 @@
 // replies through the worker (joining the channel on not_in_channel), long text split into sections, a 429 retried after
 // Retry-After, an archived channel in ERROR, an interrupted post found by its metadata among every message since the attempt
 // (never an older one), mentions and links only as Slack syntax allows them, token rotation, a revoked token.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { escapeMrkdwn, sectionBlocks, splitText } from '../../providers/slack/blocks.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import { runPlatformChanges } from '../../tools/internal/platform-change-run.js';
+import { slackContractProblems, slackContractSource } from '../contracts/slack/contract.js';
 import { startSlackFake, type SlackFake } from '../fakes/slack.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { loseAnswerOf, withPlatformFetch } from '../helpers/lost-answer.js';
@@ -43,6 +44,35 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await fake?.close();
+});
+
+afterEach(() => {
+  // Every call Herald made matched Slack's contract (test/contracts/slack/openapi.json).
+  expect(fake.contractViolations.splice(0)).toEqual([]);
+});
+
+describe("Slack's contract", () => {
+  const call = (body: { json?: unknown; form?: Record<string, string> }) => ({
+    method: 'POST',
+    query: new URLSearchParams(),
+    headers: { 'content-type': body.json === undefined ? 'application/x-www-form-urlencoded' : 'application/json' },
+    json: body.json,
+    form: body.form ? new URLSearchParams(body.form) : undefined,
+    body: Buffer.from(body.json === undefined ? new URLSearchParams(body.form).toString() : JSON.stringify(body.json)),
+  });
+
+  it("is Slack's 2020 description pinned to its commit, completed from the docs pages, and refuses what they refuse", () => {
+    expect(slackContractSource).toMatchObject({ version: '1.7.0', revision: expect.stringMatching(/^[0-9a-f]{40}$/), committed: '2021-09-07' });
+    const post = { channel: 'C1', text: 'x', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'x' } }], metadata: { event_type: 'herald_post', event_payload: { post_id: 'p' } } };
+    expect(slackContractProblems(call({ json: post }), 'chat.postMessage')).toEqual([]);
+    expect(slackContractProblems(call({ json: { ...post, thread_id: '1.2' } }), 'chat.postMessage')).toEqual([expect.stringMatching(/^thread_id is not an argument of chat.postMessage/)]);
+    expect(slackContractProblems(call({ json: { ...post, metadata: { event_payload: {} } } }), 'chat.postMessage').join()).toMatch(/body\/metadata must have required property 'event_type'/);
+    expect(slackContractProblems(call({ json: { channel: 'C1', ts: '1.2', link_names: false } }), 'chat.update')).toEqual(['body/link_names must be string']);
+    expect(slackContractProblems(call({ json: { channel: 'C1' } }), 'conversations.history')).toEqual(['conversations.history takes application/x-www-form-urlencoded arguments, not application/json']);
+    expect(slackContractProblems(call({ form: { channel: 'C1', limit: 'many' } }), 'conversations.history')).toEqual(['body/limit must be integer']);
+    expect(slackContractProblems(call({ form: { length: '12' } }), 'files.getUploadURLExternal')).toEqual(["body must have required property 'filename'"]);
+    expect(slackContractProblems(call({ json: { files: [{ id: 'F1' }] } }), 'files.upload')).toEqual([expect.stringMatching(/files.upload is not a method/)]);
+  });
 });
 
 describe('installing the Slack app', () => {
@@ -210,6 +240,10 @@ describe('changing what went out', () => {
     expect(await runPlatformChanges(herald.services, rootId)).toEqual({ kind: 'done' });
     expect(fake.messages.find((message) => message.ts === first.releaseId)).toMatchObject({ text: 'Slack text, fixed', edited: true, metadata: { event_payload: { post_id: rootId } } });
     expect(calls('chat.update')).toHaveLength(1);
+    // parse stays none (left out it would become client); link_names is left out, so it becomes none: the description types
+    // chat.update's link_names as a string, and the boolean Herald sent was refused.
+    expect(calls('chat.update')[0].json).toMatchObject({ parse: 'none' });
+    expect(calls('chat.update')[0].json).not.toHaveProperty('link_names');
 
     expect((await herald.rest('DELETE', `/posts/${rootId}?deleteOnPlatform=true`)).status).toBe(200);
     expect(await runPlatformChanges(herald.services, rootId)).toEqual({ kind: 'done' });
