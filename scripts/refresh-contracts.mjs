@@ -73,6 +73,19 @@ export const CONTRACTS = [
     name: 'slack',
     script: 'scripts/contracts/slack.mjs',
   },
+  {
+    // YouTube Data API v3 and YouTube Analytics API v2: Google's Discovery documents, cut down to the methods Herald calls by
+    // their own script (source and revision recorded in each file's `x-herald-source`); test/fakes/youtube.ts validates every
+    // request against them with test/contracts/discovery.ts.
+    name: 'youtube',
+    script: 'scripts/contracts/youtube.mjs',
+  },
+  {
+    // Google Business Profile: the Discovery documents of mybusiness v4 (local posts), My Business Account Management v1, My
+    // Business Business Information v1 and Business Profile Performance v1, cut down likewise; test/fakes/gmb.ts validates.
+    name: 'gmb',
+    script: 'scripts/contracts/gmb.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */

@@ -18,8 +18,16 @@
 // References (read 2026-11-27; the v4 localPosts API has a discovery document but no maintained typed client): developers.google.com/
 // my-business/reference/rest/v4/accounts.locations.localPosts (LocalPost, createTime, summary 1,500), the Account Management and
 // Business Information v1 references (accounts, locations readMask), businessprofileperformance v1 fetchMultiDailyMetricsTimeSeries.
+// The contract: before its own checks, every API request is checked against Google's Discovery document of that API, vendored
+// in test/contracts/gmb/ (mybusiness v4: Google's mybusiness_google_rest_v4p8.json sample, as copied into
+// scottybo/Laravel-Google-My-Business on 2021-02-02; Account Management v1 rev 20230201, Business Information v1 rev 20231212,
+// Business Profile Performance v1 rev 20230620, from googleapis/google-api-nodejs-client discovery/ at fd63525, 2024-08-19; read
+// 2026-11-27): method and path, known query parameters with their types, enums and required ones, and the JSON body against the
+// method's request schema (no field the schema lacks). A request outside it is answered 400 INVALID_ARGUMENT (404 NOT_FOUND for
+// a path that is no method) and recorded in `contractViolations`, which the tests require to stay empty.
 import { createOAuthAuthority, basicCredentials, OAuthRefusal, type OAuthAuthority } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { contractProblems, type GmbApi } from '../contracts/gmb/contract.js';
 
 export interface GmbFakePost {
   name: string;
@@ -41,8 +49,18 @@ export interface GmbFake {
   accounts: { name: string; accountName: string; type: string; locations: { name: string; title: string; storefrontAddress: { addressLines: string[]; locality: string } }[] }[];
   posts: GmbFakePost[];
   fetched: { url: string; status: number }[];
+  /** Requests the Discovery contracts refused, as "METHOD path: problem". */
+  contractViolations: string[];
   close(): Promise<void>;
 }
+
+/** The API each host prefix of the fake plays. */
+const APIS: Record<string, GmbApi> = {
+  '/mybusiness': 'mybusiness.v4',
+  '/accountmanagement': 'mybusinessaccountmanagement.v1',
+  '/businessinformation': 'mybusinessbusinessinformation.v1',
+  '/performance': 'businessprofileperformance.v1',
+};
 
 const googleError = (code: number, status: string, message: string, details: unknown[] = []): FakeReply => ({ status: code, json: { error: { code, message, status, ...(details.length ? { details } : {}) } } });
 const invalid = (field: string, message: string) =>
@@ -53,6 +71,18 @@ const METRICS = ['BUSINESS_IMPRESSIONS_DESKTOP_MAPS', 'BUSINESS_IMPRESSIONS_DESK
 export async function startGmbFake(): Promise<GmbFake> {
   const server = await startFakeServer();
   const { url } = server;
+  const contractViolations: string[] = [];
+  // Routes of the APIs are registered behind their contract check (OAuth and userinfo are not Discovery methods).
+  const register = server.on.bind(server);
+  server.on = (method, path, handler) => {
+    const prefix = Object.keys(APIS).find((candidate) => path.startsWith(`${candidate}/`));
+    register(method, path, !prefix ? handler : (request) => {
+      const problems = contractProblems(APIS[prefix], request, request.path.slice(prefix.length));
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      return problems.some((problem) => problem.includes('is not a method of')) ? googleError(404, 'NOT_FOUND', problems.join('; ')) : googleError(400, 'INVALID_ARGUMENT', problems.join('; '));
+    });
+  };
   const authority = createOAuthAuthority({ expiresIn: 3599 });
   const bakery = { name: 'locations/1001', title: 'Herald Bakery', storefrontAddress: { addressLines: ['1 Main Street'], locality: 'Springfield' } };
   const accounts = [
@@ -262,6 +292,7 @@ export async function startGmbFake(): Promise<GmbFake> {
     accounts,
     posts,
     fetched,
+    contractViolations,
     close: () => server.close(),
   };
 }

@@ -31,9 +31,17 @@
 //   DELETE videos (204; 404 videoNotFound). Quota: each call costs its documented units (list 1, insert/update/moderate/
 //   delete 50, upload 100); past `fake.quota.limit` a call answers 403 quotaExceeded.
 //   fake.addComment(videoId, text, { parentId?, author? }) -> a comment someone left (author: fake.viewers[n])
+// The contract: before its own checks, every Data API and Analytics request (and the resumable upload's first request) is checked
+// against Google's Discovery documents, vendored in test/contracts/youtube/ (YouTube Data API v3 revision 20240529, YouTube
+// Analytics API v2 revision 20230705, from googleapis/google-api-nodejs-client discovery/ at fd63525, 2024-08-19; read
+// 2026-11-27): method and path, known query parameters with their types and enums, required ones, and the JSON body against the
+// method's request schema (no field the schema lacks). A request outside it is answered 400 (404 for a path that is no method)
+// and recorded in `contractViolations`, which the tests require to stay empty. The upload session's PUTs follow the resumable
+// protocol (not a Discovery method) and are checked by the fake's own rules.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
+import { contractProblems } from '../contracts/youtube/contract.js';
 
 export const QUANTUM = 256 * 1024;
 const UPLOAD_SCOPE = 'https://www.googleapis.com/auth/youtube.upload';
@@ -87,6 +95,18 @@ export interface FakeComment {
 export async function startYouTubeFake() {
   const server: FakeServer = await startFakeServer();
   const { url } = server;
+  const contractViolations: string[] = [];
+  // Routes of the APIs are registered behind the contract check (the OAuth and userinfo routes and the session PUTs are not).
+  const register = server.on.bind(server);
+  const underContract = (method: string, path: string) => /^\/(youtube\/v3|v2)\//.test(path) || (method === 'POST' && path.startsWith('/upload/youtube/v3/'));
+  server.on = (method, path, handler) =>
+    register(method, path, !underContract(method, path) ? handler : (request) => {
+      const problems = contractProblems(request, request.path);
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      const unknown = problems.some((problem) => problem.includes('is not a method of'));
+      return googleError(unknown ? 404 : 400, unknown ? 'notFound' : 'badRequest', problems.join('; '), 'global');
+    });
   const authority = createOAuthAuthority({ clientId: 'google-client', clientSecret: 'google-secret', requirePkce: true, expiresIn: 3599 });
   const channels: FakeChannel[] = [
     { id: 'UCmain0000000000000000a', title: 'Herald Main', customUrl: '@heraldmain', thumbnail: `${url}/thumbs/main.jpg` },
@@ -448,6 +468,8 @@ export async function startYouTubeFake() {
     project,
     viewers,
     quota,
+    /** Requests the Discovery contract refused, as "METHOD path: problem". */
+    contractViolations,
     /** A comment someone left on a video (a reply when `parentId` names a top-level comment). */
     addComment(videoId: string, text: string, options: { parentId?: string; author?: { id: string; name: string }; publishedAt?: Date } = {}): FakeComment {
       const author = options.author ?? viewers[0];

@@ -1,7 +1,7 @@
 // Google Business Profile changes through Herald against the fake (issue 24): localPosts.patch with an updateMask of every
 // field the post's type carries (a button taken out is cleared), once; a change of type refused before anything is sent;
 // localPosts.delete, and its repeat after a lost answer (NOT_FOUND) counted as done; a location no longer managed refused.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startGmbFake, type GmbFake } from '../fakes/gmb.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -23,6 +23,11 @@ beforeAll(async () => {
   channel = (await connectOAuthChannel(herald, 'gmb')).integrationId;
   const chosen = await herald.rest('POST', `/integrations/${channel}/accounts`, { id: 'accounts/111/locations/1001' });
   expect(chosen.status, JSON.stringify(chosen.body)).toBe(200);
+});
+
+afterEach(() => {
+  // Every request Herald sent matched the Business Profile APIs' Discovery documents (test/contracts/gmb/).
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {

@@ -3,7 +3,7 @@
 // and location performance.
 import sharp from 'sharp';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { publishChain } from '../../tools/internal/publish.js';
 import gmb from '../../providers/gmb/index.js';
@@ -38,6 +38,11 @@ beforeAll(async () => {
     { GMB_CLIENT_ID: fake.authority.clientId, GMB_CLIENT_SECRET: fake.authority.clientSecret, SOCIAL_ENDPOINTS: JSON.stringify({ gmb: fake.endpoints }) },
     { guard: { allowLoopback: true } },
   );
+});
+
+afterEach(() => {
+  // Every request Herald sent matched the Business Profile APIs' Discovery documents (test/contracts/gmb/).
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {

@@ -3,7 +3,7 @@
 // heldForReview and showing again, removing someone's comment by rejecting it (only the author may delete), the video's
 // title and description edited with videos.update (its category and other fields sent back), the video deleted once, and
 // the quota: an exhausted project is said, not retried in a loop.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { youtubeUpload } from '../../providers/youtube/upload.js';
 import { QUANTUM, startYouTubeFake, type YouTubeFake } from '../fakes/youtube.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -35,6 +35,11 @@ beforeAll(async () => {
   channelId = connected.integrationId;
   expect((await herald.rest('POST', `/integrations/${channelId}/accounts`, { id: fake.channels[1].id })).status).toBe(200);
   fake.actAs(fake.channels[1].id);
+});
+
+afterEach(() => {
+  // Every request Herald sent matched YouTube's Discovery documents (test/contracts/youtube/); a mismatch is a bug of Herald's.
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {

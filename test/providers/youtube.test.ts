@@ -1,6 +1,6 @@
 // YouTube end to end against the fake Google: OAuth with PKCE and the channel picker, resumable upload in 256 KiB chunks over
 // several runs, a crash mid-upload resumed from the byte the session holds, settings, comments, refresh, errors, analytics.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import youtube from '../../providers/youtube/index.js';
 import { classify, youtubeUpload } from '../../providers/youtube/upload.js';
 import { NotificationSchema, PostSchema } from '../../src/db/entities.js';
@@ -39,6 +39,11 @@ beforeAll(async () => {
   const uploaded = await upload(herald.restUrl, herald.apiKey, bytes, 'launch.mp4');
   expect(uploaded.status).toBe(200);
   video = { id: uploaded.body.id, path: uploaded.body.path };
+});
+
+afterEach(() => {
+  // Every request Herald sent matched YouTube's Discovery documents (test/contracts/youtube/); a mismatch is a bug of Herald's.
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {
