@@ -46,6 +46,13 @@ export const CONTRACTS = [
       return 'gql-skill main';
     },
   },
+  {
+    // Telegram Bot API: no OpenAPI; the reference page core.telegram.org/bots/api as rendered to JSON by
+    // github.com/PaulSonOfLars/telegram-bot-api-spec (api.json, regenerated from the page), cut down to the methods Herald calls
+    // by its own script, which records the source revision, the Bot API version and its release date inside the file.
+    name: 'telegram',
+    script: 'scripts/contracts/telegram.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */
