@@ -4,6 +4,7 @@
 // and recorded, so a wrong request from Herald fails its test; the calls Herald makes (test/providers/telegram.test.ts checks
 // every one after each test) fit.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { blobOf } from '../../providers/shared.js';
 import { inputMedia, messageParams } from '../../providers/telegram.js';
 import { botApiProblems, telegramContractSource } from '../contracts/telegram/contract.js';
 import { startTelegramFake, type TelegramFake } from '../fakes/telegram.js';
@@ -25,6 +26,7 @@ const call = async (method: string, body?: Record<string, unknown> | FormData) =
   return { status: response.status, body: (await response.json()) as { ok: boolean; error_code?: number; description?: string; result?: unknown } };
 };
 const chat = () => String(tg.chat.id);
+const png = () => blobOf(tinyPng(), 'image/png');
 
 describe('the vendored Bot API contract', () => {
   it('names its source, revision and the Bot API version the page states', () => {
@@ -36,7 +38,7 @@ describe('the vendored Bot API contract', () => {
   it("takes Herald's own bodies: a reply in HTML parse mode and a mixed album", () => {
     expect(botApiProblems('sendMessage', messageParams(chat(), '<b>hi</b>', 3), {})).toEqual([]);
     const media = JSON.stringify([inputMedia('photo', 'file0', 'caption'), inputMedia('video', 'file1')]);
-    const file = new Blob([tinyPng()], { type: 'image/png' });
+    const file = png();
     expect(botApiProblems('sendMediaGroup', {}, { chat_id: chat(), media, file0: file, file1: file })).toEqual([]);
   });
 });
@@ -69,8 +71,8 @@ describe('the fake refuses what the Bot API does not define', () => {
     expect(reply.body.description).toBe('Bad Request: parameter "reply_parameters" has no field "message"');
     const form = new FormData();
     form.append('chat_id', chat());
-    form.append('file0', new Blob([tinyPng()], { type: 'image/png' }), 'photo.png');
-    form.append('file1', new Blob([tinyPng()], { type: 'image/png' }), 'photo.png');
+    form.append('file0', png(), 'photo.png');
+    form.append('file1', png(), 'photo.png');
     form.append('media', JSON.stringify([{ type: 'photo', media: 'attach://file0', supports_streaming: true }, { type: 'photo', media: 'attach://file1' }]));
     const album = await call('sendMediaGroup', form);
     expect(album.status).toBe(400);
@@ -82,8 +84,8 @@ describe('the fake refuses what the Bot API does not define', () => {
   it('a file part no field attaches', async () => {
     const form = new FormData();
     form.append('chat_id', chat());
-    form.append('photo', new Blob([tinyPng()], { type: 'image/png' }), 'photo.png');
-    form.append('extra', new Blob([tinyPng()], { type: 'image/png' }), 'extra.png');
+    form.append('photo', png(), 'photo.png');
+    form.append('extra', png(), 'extra.png');
     expect((await call('sendPhoto', form)).body.description).toBe('Bad Request: sendPhoto has no parameter "extra"');
   });
 
@@ -96,8 +98,8 @@ describe('the fake refuses what the Bot API does not define', () => {
     expect((await call('sendMessage', { chat_id: tg.chat.id, text: 'hi' })).body.ok).toBe(true);
     const form = new FormData();
     form.append('chat_id', chat());
-    form.append('file0', new Blob([tinyPng()], { type: 'image/png' }), 'photo.png');
-    form.append('file1', new Blob([Buffer.from('fake mp4')], { type: 'video/mp4' }), 'video.mp4');
+    form.append('file0', png(), 'photo.png');
+    form.append('file1', blobOf(Buffer.from('fake mp4'), 'video/mp4'), 'video.mp4');
     form.append('media', JSON.stringify([inputMedia('photo', 'file0', 'both'), inputMedia('video', 'file1')]));
     const album = await call('sendMediaGroup', form);
     expect(album.body.ok).toBe(true);
