@@ -9,6 +9,8 @@
 // caption; "message is not modified" when the text is already the same) and deleteMessage ("A message can only be deleted if
 // it was sent less than 48 hours ago"; bots with can_post_messages delete their own messages in channels). An album is
 // several messages: their ids are kept at publishing (`meta.albumIds`, comma-separated) so a deletion takes them all.
+// Every call is checked by the fake against the Bot API's own method and type list (Bot API 10.1, 2026-06-11, vendored in
+// test/contracts/telegram/bot-api.json from telegram-bot-api-spec 160fd99, 2026-06-18): the methods and parameters here are all in it.
 // Recovery: the Bot API has no idempotency key and a bot cannot read a channel's history, so a send whose answer was lost cannot
 // be looked up: the provider records no steps and the core stops such an item with "could not confirm".
 // Stored credentials: accessToken = the bot token, data.chatId = the numeric chat id, data.username = the public @name if any.

@@ -6,7 +6,10 @@
 // processing → ready | failed, the Api-Version-Date header the /files endpoints need), companies and forums lists; the forum
 // post list (https://docs.whop.com/api-reference/forum-posts/list-forumpost: experience_id, parent_id, first/after) and the
 // post's created_at and user, as the official SDK @whop/sdk 0.0.42 types them (read 2026-11). Whop renders `content` as
-// Markdown: typed Markdown is defused (../safe-markdown.ts); the bodies are checked at type level (test/contracts/chat-bodies.ts).
+// Markdown: typed Markdown is defused (../safe-markdown.ts); the bodies are checked at type level (test/contracts/chat-bodies.ts),
+// and every API v1 request by the fake against the SDK's request types (@whop/sdk 0.0.42, commit 7fc61d2, 2026-07-21, vendored as
+// OpenAPI in test/contracts/whop/openapi.json): all fit. The /files calls pin Api-Version-Date 2026-08-21-1 as the direct file
+// uploads guide requires, later than the SDK 0.0.42's own default (2026-07-20).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ChannelAuth, type ConnectContext, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';

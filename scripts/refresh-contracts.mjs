@@ -86,6 +86,21 @@ export const CONTRACTS = [
     name: 'gmb',
     script: 'scripts/contracts/gmb.mjs',
   },
+  {
+    // Telegram Bot API: no OpenAPI; the reference page core.telegram.org/bots/api as rendered to JSON by
+    // github.com/PaulSonOfLars/telegram-bot-api-spec (api.json, regenerated from the page), cut down to the methods Herald calls
+    // by its own script, which records the source revision, the Bot API version and its release date inside the file.
+    name: 'telegram',
+    script: 'scripts/contracts/telegram.mjs',
+  },
+  {
+    // Whop API v1: its OpenAPI spec is published only at a storage URL its SDKs' .stats.yml used to name; the official SDK
+    // github.com/whopio/whopsdk-typescript (Stainless, generated from that spec) carries the same facts in machine-readable
+    // form (methods.ts: HTTP method and path; the resources' Params interfaces), which its script rebuilds as OpenAPI 3.1 for
+    // the operations Herald calls, recording the SDK release and commit inside the file.
+    name: 'whop',
+    script: 'scripts/contracts/whop.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */

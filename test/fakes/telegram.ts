@@ -23,10 +23,16 @@
 // Telegram shows mailto: as a web address); text ≤ 4096 and caption ≤ 1024
 // visible characters, the replied-to message existing in the chat, uploads being files (`attach://<field>` in albums), 2–10 album items,
 // albums mixing only photos and videos (a document or audio only with its own kind), photos up to 10 MB and other files up to 50 MB.
+// Every call is first checked against the Bot API's own contract (test/contracts/telegram/contract.ts: Bot API 10.1 of
+// 2026-06-11 as core.telegram.org/bots/api states it, rendered to JSON by telegram-bot-api-spec 160fd99 of 2026-06-18): a
+// parameter the method does not have, a required one missing or a value of the wrong type (inside JSON-serialized objects too)
+// answers 400 "Bad Request: ..." in Telegram's envelope, a method the Bot API does not have 404 "Not Found" (registered as
+// `/*/*` after the methods); each is recorded in `tg.contractViolations`, which tests expect to stay empty.
 // `tg.messages` records what was SENT (text/caption as raw HTML, parse_mode, photo or video bytes); the `result` answered carries the
 // text with tags stripped, as Telegram does. `tg.server` is the underlying FakeServer (recorded `requests`, `on`, `close`).
 import { multipartOf, startFakeServer } from '../helpers/fake-server.js';
 import type { FakeReply, FakeServer, RecordedRequest } from '../helpers/fake-server.js';
+import { botApiProblems, isBotApiMethod } from '../contracts/telegram/contract.js';
 
 export interface TelegramFakeChat {
   id: number;
@@ -63,6 +69,8 @@ export interface TelegramFake {
   messages: TelegramFakeMessage[];
   /** Messages deleted with deleteMessage, in order. */
   deleted: TelegramFakeMessage[];
+  /** Calls the Bot API contract refused (answered 400, or 404 for a method it does not have), as "method: problem". */
+  contractViolations: string[];
   /** Makes a message older (its `date`), e.g. past the 48 hours after which a bot can no longer delete it. */
   age(messageId: number, hours: number): void;
   /** Makes the next `times` calls of a Bot API method (any HTTP verb) answer `reply` (e.g. from `telegramError`). */
@@ -150,16 +158,24 @@ function visibleText(text: string, parseMode: unknown): string {
   return visible;
 }
 
-async function readParams(request: RecordedRequest): Promise<Record<string, unknown>> {
-  const params: Record<string, unknown> = Object.fromEntries(request.query);
+/** The parameters as they came: `typed` from a JSON body, `strings` from the query string and form or multipart bodies. */
+async function rawParams(request: RecordedRequest): Promise<{ typed: Record<string, unknown>; strings: Record<string, unknown> }> {
+  const strings: Record<string, unknown> = Object.fromEntries(request.query);
+  let typed: Record<string, unknown> = {};
   const contentType = String(request.headers['content-type'] ?? '');
-  if (request.json && typeof request.json === 'object') Object.assign(params, request.json);
-  else if (request.form) Object.assign(params, Object.fromEntries(request.form));
+  if (request.json && typeof request.json === 'object') typed = { ...request.json };
+  else if (request.form) Object.assign(strings, Object.fromEntries(request.form));
   else if (contentType.startsWith('multipart/form-data')) {
     const form = await multipartOf(request);
     if (!form) throw new Error('the multipart body cannot be parsed');
-    for (const [key, value] of form.entries()) params[key] = value;
+    for (const [key, value] of form.entries()) strings[key] = value;
   }
+  return { typed, strings };
+}
+
+/** One set of parameters for the methods, JSON-typed fields sent as JSON strings (as in real multipart calls) parsed. */
+function readParams({ typed, strings }: { typed: Record<string, unknown>; strings: Record<string, unknown> }): Record<string, unknown> {
+  const params: Record<string, unknown> = { ...strings, ...typed };
   for (const key of JSON_FIELDS) {
     if (typeof params[key] !== 'string') continue;
     try {
@@ -178,6 +194,7 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
   const chat = { ...given, type: given.type ?? 'channel' };
   const messages: TelegramFakeMessage[] = [];
   const deleted: TelegramFakeMessage[] = [];
+  const contractViolations: string[] = [];
   const results = new Map<number, Record<string, unknown>>();
   const failures: { method: string; reply: FakeReply; times: number }[] = [];
   let nextMessageId = 1;
@@ -357,7 +374,13 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
       }
       if (request.path.split('/')[1] !== `bot${token}`) return telegramError(401, 'Unauthorized');
       try {
-        return { json: { ok: true, result: await run(await readParams(request)) } };
+        const raw = await rawParams(request);
+        const problems = botApiProblems(name, raw.typed, raw.strings);
+        if (problems.length > 0) {
+          contractViolations.push(...problems.map((problem) => `${name}: ${problem}`));
+          return telegramError(400, `Bad Request: ${problems.join('; ')}`);
+        }
+        return { json: { ok: true, result: await run(readParams(raw)) } };
       } catch (error) {
         if (error instanceof BotError) return telegramError(error.code, error.message);
         throw error;
@@ -366,6 +389,16 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
     server.on('GET', `/*/${name}`, handler);
     server.on('POST', `/*/${name}`, handler);
   }
+  // Any other method: Telegram answers 404 "Not Found" for a method it does not have; one it has but the fake does not play
+  // is a gap of the fake, named as such. Registered last: the routes above match first.
+  const unknownMethod = (request: RecordedRequest): FakeReply => {
+    const method = request.path.split('/')[2] ?? '';
+    if (request.path.split('/')[1] !== `bot${token}`) return telegramError(401, 'Unauthorized');
+    contractViolations.push(`${method}: ${isBotApiMethod(method) ? 'a Bot API method this fake does not play' : 'not a Bot API method'}`);
+    return telegramError(404, 'Not Found');
+  };
+  server.on('GET', '/*/*', unknownMethod);
+  server.on('POST', '/*/*', unknownMethod);
 
   return {
     server,
@@ -374,6 +407,7 @@ export async function startTelegramFake(options: { token?: string; chat?: Telegr
     chat,
     messages,
     deleted,
+    contractViolations,
     age(messageId, hours) {
       const result = results.get(messageId);
       if (result) result.date = Number(result.date) - hours * 3600;

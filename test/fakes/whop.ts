@@ -8,6 +8,10 @@
 //   fake.posts, fake.files; fake.setProcessingChecks(n): a file answers `processing` to n status reads after its bytes arrive
 //   fake.postAs(content, {userId?, at?, parentId?}) -> a post someone (by default the connected user, earlier) made
 //
+// Every API v1 request (/api/v1/...) is first checked against Whop's own contract (test/contracts/whop/contract.ts: the
+// operations Herald calls as @whop/sdk 0.0.42 types them, commit 7fc61d2 of 2026-07-21, rebuilt as OpenAPI 3.1 by
+// scripts/contracts/whop.mjs): an unknown operation, a body field or query parameter the SDK has not, a required one missing or
+// a wrong type answers 400 `{error: {type, message}}` and is recorded in `fake.contractViolations`, which tests expect empty.
 // Refuses what Whop refuses: a token request that is not JSON, without PKCE's code_verifier (or with a wrong one), a client
 // secret that is not the app's; a used (rotated) refresh token (400 invalid_grant); an authorize without nonce, PKCE or the
 // forum scope; a dead bearer token (401); /files calls without an Api-Version-Date of 2026-08-21-1 or later; a PUT without
@@ -16,6 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeHandler, type FakeReply } from '../helpers/fake-server.js';
+import { whopContractProblems } from '../contracts/whop/contract.js';
 
 export interface FakeWhopPost {
   id: string;
@@ -54,6 +59,16 @@ export async function startWhopFake() {
   const files: FakeWhopFile[] = [];
   let processingChecks = 0;
 
+  /** Requests the API v1 contract refused, as "METHOD path: problem". */
+  const contractViolations: string[] = [];
+  /** An API v1 route, checked against Whop's contract (the SDK's request types) before its handler: a mismatch answers 400. */
+  const api = (method: string, route: string, handler: FakeHandler) =>
+    server.on(method, route, (request) => {
+      const problems = whopContractProblems(request, request.path.slice('/api/v1'.length));
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      return whopError(400, `Invalid request: ${problems.join('; ')}`);
+    });
   const authed = authority.guard(() => whopError(401, 'The access token is invalid or expired', 'unauthorized'));
   const versioned =
     (handler: FakeHandler): FakeHandler =>
@@ -95,8 +110,8 @@ export async function startWhopFake() {
 
   server.on('GET', '/oauth/userinfo', authed((_request, user) => ({ json: { sub: user, name: 'Herald Labs Owner', preferred_username: 'heraldlabs', picture: `${url}/avatar.png`, email: 'owner@herald.example' } })));
 
-  server.on('GET', '/api/v1/companies', authed(() => ({ json: { data: [{ id: 'biz_herald', title: 'Herald Labs' }], page_info: { has_next_page: false } } })));
-  server.on('GET', '/api/v1/forums', authed((request) => {
+  api('GET', '/api/v1/companies', authed(() => ({ json: { data: [{ id: 'biz_herald', title: 'Herald Labs' }], page_info: { has_next_page: false } } })));
+  api('GET', '/api/v1/forums', authed((request) => {
     const company = request.query.get('company_id');
     if (!company) return whopError(400, 'company_id is required');
     const data = experiences.filter((item) => item.companyId === company).map((item) => ({ id: `forum_${item.id.slice(4)}`, experience: { id: item.id, name: item.name } }));
@@ -104,7 +119,7 @@ export async function startWhopFake() {
   }));
 
   const fileView = (file: FakeWhopFile) => ({ id: file.id, upload_status: file.status, filename: file.filename, content_type: file.headers['Content-Type'], size: file.bytes ? String(file.bytes.length) : null, url: file.status === 'ready' ? `${url}/cdn/${file.id}/${file.filename}` : null });
-  server.on('POST', '/api/v1/files', versioned(authed((request) => {
+  api('POST', '/api/v1/files', versioned(authed((request) => {
     const filename = (request.json as { filename?: string } | undefined)?.filename;
     if (!filename) return whopError(400, 'filename is required');
     const type = /\.png$/i.test(filename) ? 'image/png' : /\.jpe?g$/i.test(filename) ? 'image/jpeg' : 'application/octet-stream';
@@ -123,7 +138,7 @@ export async function startWhopFake() {
     file.checksLeft = processingChecks;
     return { status: 200 };
   });
-  server.on('GET', '/api/v1/files/*', versioned(authed((request) => {
+  api('GET', '/api/v1/files/*', versioned(authed((request) => {
     const file = files.find((item) => item.id === request.path.split('/')[4]);
     if (!file) return whopError(404, 'File not found', 'not_found');
     if (file.status === 'processing') {
@@ -134,7 +149,7 @@ export async function startWhopFake() {
   })));
 
   const postView = (post: FakeWhopPost) => ({ id: post.id, title: post.title, content: post.content, parent_id: post.parentId, is_edited: false, is_pinned: false, is_poster_admin: true, user: { id: post.userId, username: 'heraldlabs', name: 'Herald Labs Owner' }, view_count: post.viewCount, like_count: post.likeCount, comment_count: post.commentCount, created_at: String(Math.floor(post.createdAt / 1000)) });
-  server.on('POST', '/api/v1/forum_posts', authed((request, user) => {
+  api('POST', '/api/v1/forum_posts', authed((request, user) => {
     const body = (request.json ?? {}) as { experience_id?: string; content?: string; title?: string; parent_id?: string; attachments?: { id: string }[] };
     if (!experiences.some((item) => item.id === body.experience_id)) return whopError(404, 'Experience not found', 'not_found');
     if (!body.content?.trim()) return whopError(400, 'content is required');
@@ -147,7 +162,7 @@ export async function startWhopFake() {
     if (parent) parent.commentCount += 1;
     return { json: postView(post) };
   }));
-  server.on('GET', '/api/v1/forum_posts', authed((request) => {
+  api('GET', '/api/v1/forum_posts', authed((request) => {
     const parentId = request.query.get('parent_id');
     const list = [...posts].sort((a, b) => b.createdAt - a.createdAt).filter((post) => post.experienceId === request.query.get('experience_id') && post.parentId === (parentId || null));
     const first = Number(request.query.get('first') ?? 20);
@@ -156,7 +171,7 @@ export async function startWhopFake() {
     const more = start + first < list.length;
     return { json: { data: page.map(postView), page_info: { has_next_page: more, end_cursor: more ? Buffer.from(String(start + first)).toString('base64') : null, has_previous_page: start > 0, start_cursor: null } } };
   }));
-  server.on('GET', '/api/v1/forum_posts/*', authed((request) => {
+  api('GET', '/api/v1/forum_posts/*', authed((request) => {
     const post = posts.find((item) => item.id === request.path.split('/')[4]);
     return post ? { json: postView(post) } : whopError(404, 'Forum post not found', 'not_found');
   }));
@@ -167,6 +182,7 @@ export async function startWhopFake() {
     authority,
     posts,
     files,
+    contractViolations,
     endpoints: { api: url, web: url },
     postAs(content: string, options: { userId?: string; at?: number; parentId?: string } = {}) {
       const post: FakeWhopPost = { id: id('post'), experienceId: 'exp_announce', title: null, content, parentId: options.parentId ?? null, attachments: [], userId: options.userId ?? 'user_herald', viewCount: 0, likeCount: 0, commentCount: 0, createdAt: options.at ?? Date.now() };

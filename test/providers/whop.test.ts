@@ -3,7 +3,7 @@
 // awaited by re-scheduled runs), replies by parent_id, refusals, rate limits, analytics, and a create whose answer was lost
 // found among the forum's posts since the attempt instead of repeated (never an older post of the same text), and typed
 // Markdown links to other schemes defused.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
 import { PlatformHttpError, type PlatformRequest } from '../../src/lib/platform-http.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
@@ -32,6 +32,11 @@ beforeAll(async () => {
   );
   const uploaded = await upload(herald.restUrl, herald.apiKey, tinyPng(), 'chart.png');
   picture = { id: uploaded.body.id, path: uploaded.body.path };
+});
+
+// Every API v1 request Herald made fits Whop's contract (the SDK's request types, test/contracts/whop/).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 afterAll(async () => {
