@@ -46,6 +46,12 @@ export const CONTRACTS = [
       return 'gql-skill main';
     },
   },
+  {
+    // VK API: the JSON Schema of VK's methods (github.com/VKCOM/vk-api-schema, MIT), cut down to the methods Herald calls by its
+    // own script, which records source, revision, API version and date inside the file (test/contracts/vk/methods.json).
+    name: 'vk',
+    script: 'scripts/contracts/vk.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */
