@@ -2,7 +2,7 @@
 // Reference (2026-11): https://join-lemmy.org/api/ and lemmy-js-client (GetComments: post_id, sort "New", limit ≤ 50, page in
 // v3, page_cursor in v4; GetCommentsResponse `comments` (v3) / `items` + `next_page` (v4); CommentView {comment, creator,
 // community}; a comment's parent is the second-to-last id of its `path` "0.<root>.….<id>"; EditPost PUT /post {post_id, name,
-// url, body}; EditComment PUT /comment {comment_id, content}; DeletePost POST /post/delete {post_id, deleted}; DeleteComment
+// url, body}; EditComment PUT /comment {comment_id, content}; DeletePost POST /post/delete {post_id, deleted} (v4: DELETE /post); DeleteComment
 // POST /comment/delete {comment_id, deleted}; RemoveComment POST /comment/remove {comment_id, removed, reason}; GetCommunity
 // `moderators`). Lemmy's own handlers (crates/api_crud post/delete.rs, comment/delete.rs) refuse a delete of what is already
 // deleted with couldnt_update_post / couldnt_update_comment and another's item with no_post_edit_allowed /
@@ -14,7 +14,7 @@ import { notSupported } from '../src/errors.js';
 import type { ChainRefs, EditItem, PlatformComment, ProviderContext, PublishedRef } from './types.js';
 import { idsOf } from './shared.js';
 import { earliestCreation } from './recovery.js';
-import { api, instanceOf, versionOf } from './lemmy.js';
+import { api, instanceOf, versionOf, versions } from './lemmy.js';
 
 const personSchema = z.looseObject({ id: z.number(), name: z.string(), display_name: z.string().nullish(), avatar: z.string().nullish(), actor_id: z.string().optional(), ap_id: z.string().optional() });
 const commentViewSchema = z.looseObject({
@@ -56,7 +56,8 @@ async function commentPages(context: ProviderContext, postId: string, stop: (pag
   let cursor: string | undefined;
   for (let page = 1; page <= MAX_PAGES; page++) {
     const v4 = versionOf(context) === 'v4';
-    const answer = await api(context, 'comment/list', listSchema, { query: { post_id: postId, sort: 'New', type_: 'All', limit: PAGE, ...(v4 ? { page_cursor: cursor } : { page }) } });
+    const spelling = versions[versionOf(context)];
+    const answer = await api(context, 'comment/list', listSchema, { query: { post_id: postId, sort: spelling.newest, type_: spelling.all, limit: PAGE, ...(v4 ? { page_cursor: cursor } : { page }) } });
     const views = answer.comments ?? answer.items ?? [];
     all.push(...views);
     cursor = answer.next_page ?? undefined;
@@ -115,7 +116,8 @@ export async function moderateComment(context: ProviderContext, comment: Publish
       hint: 'Report the comment on the instance, or ask the community\'s moderators.',
     });
   }
-  await api(context, 'comment/remove', z.unknown(), { json: { comment_id: Number(comment.id), removed: hidden, reason: hidden ? 'Removed from Herald' : undefined } });
+  // v4's RemoveComment requires a reason (v3's takes one): a restore gives its own.
+  await api(context, 'comment/remove', z.unknown(), { json: { comment_id: Number(comment.id), removed: hidden, reason: hidden ? 'Removed from Herald' : 'Restored from Herald' } });
 }
 
 const entriesOf = (context: ProviderContext) => ((context.settings.subreddit ?? []) as { value: { subreddit: string; title: string; url?: string } }[]).map(({ value }) => value);
@@ -148,7 +150,9 @@ export async function deletePublished(context: ProviderContext, ref: PublishedRe
       `delete:${index}`,
       async () => {
         try {
-          await api(context, `${what}/delete`, z.unknown(), { json: { [`${what}_id`]: Number(id), deleted: true } });
+          const json = { [`${what}_id`]: Number(id), deleted: true };
+          if (versions[versionOf(context)].deleteBy === 'DELETE') await api(context, what, z.unknown(), { method: 'DELETE', json });
+          else await api(context, `${what}/delete`, z.unknown(), { json });
         } catch (error) {
           if (!(error instanceof PlatformHttpError) || !(error.status === 404 || /couldnt_update/.test(error.message))) throw error;
           if (error.status !== 404 && !(await isDeleted(context, what, id))) throw error;

@@ -5,6 +5,11 @@
 // https://join-lemmy.org/docs/contributors/09-api-v4.html and LemmyNet/lemmy-js-client 1.0 (v4, Lemmy 1.0: /account/auth/login,
 // GET /account, search_term, POST /api/v4/image). Lemmy 1.0 still answers the v3 calls used here, so v3 is the default
 // (`apiVersion`); instances on 1.0 can be switched to v4. Comments, moderation, edits and deletion: lemmy-comments.ts.
+// Every request is checked in the tests against the request types of Lemmy's client (lemmy-js-client tag 0.19.9, b9cd50f,
+// 2025-02-10, for v3; tag 1.0.0-beta.1, c5846ba, 2026-07-03, for v4; vendored in test/contracts/lemmy/). Where they
+// differed from the calls above, the client won: v3's Login has no stay_logged_in; v4 spells enums in snake_case, its
+// Search has no sort, it deletes with DELETE /post and DELETE /comment, its RemoveComment requires a reason, and its image
+// upload (/api/v4/image) takes the file in `images[]` like pict-rs.
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
@@ -25,10 +30,14 @@ const postViewSchema = z.looseObject({
 const versionSchema = z.enum(['v3', 'v4']);
 type Version = z.infer<typeof versionSchema>;
 
-/** The calls whose paths or parameters differ between API v3 (Lemmy 0.19) and v4 (Lemmy 1.0). */
-const versions = {
-  v3: { login: 'user/login', me: 'site', searchTerm: 'q' },
-  v4: { login: 'account/auth/login', me: 'account', searchTerm: 'search_term' },
+/**
+ * The calls whose paths or parameters differ between API v3 (Lemmy 0.19) and v4 (Lemmy 1.0), as lemmy-js-client has them
+ * (tags 0.19.9 and 1.0.0-beta.1): v4 spells its enums in snake_case ("new", "communities"), has no `sort` on search and no
+ * `stay_logged_in` before it, deletes with DELETE on the item's path, and takes an image in the same `images[]` field.
+ */
+export const versions = {
+  v3: { login: 'user/login', me: 'site', searchTerm: 'q', searchSort: 'Active', communities: 'Communities', newest: 'New', all: 'All', staysLoggedIn: false, deleteBy: 'POST' },
+  v4: { login: 'account/auth/login', me: 'account', searchTerm: 'search_term', searchSort: undefined, communities: 'communities', newest: 'new', all: 'all', staysLoggedIn: true, deleteBy: 'DELETE' },
 } as const;
 
 const ERRORS: Record<string, string> = {
@@ -65,7 +74,7 @@ export type ApiContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: 
 export const versionOf = (context: Pick<ProviderContext, 'endpoints'>): Version => versionSchema.catch('v3').parse(context.endpoints.apiVersion);
 export const instanceOf = (context: ApiContext) => normalizeInstance(context.auth.data.instanceUrl || context.endpoints.instance);
 
-export async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined>; method?: 'PUT' } = {}): Promise<T> {
+export async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined>; method?: 'PUT' | 'DELETE' } = {}): Promise<T> {
   const response = await context.fetch({
     method: options.method,
     url: `${instanceOf(context)}/api/${versionOf(context)}/${path}`,
@@ -81,7 +90,7 @@ export async function api<T>(context: ApiContext, path: string, schema: z.ZodTyp
 /** Logs in (the JWT is the channel's token; the password stays encrypted with the channel to log in again when Lemmy drops the token). */
 async function login(context: ApiContext, fields: { username: string; password: string; totp?: string }): Promise<string> {
   const { jwt } = await api({ ...context, auth: { ...context.auth, accessToken: '' } }, versions[versionOf(context)].login, z.object({ jwt: z.string().nullish() }), {
-    json: { username_or_email: fields.username, password: fields.password, totp_2fa_token: fields.totp || undefined, stay_logged_in: true },
+    json: { username_or_email: fields.username, password: fields.password, totp_2fa_token: fields.totp || undefined, stay_logged_in: versions[versionOf(context)].staysLoggedIn || undefined },
   });
   if (!jwt) throw permanent('the instance answered the login without a token: the account may be waiting for approval or email verification');
   return jwt;
@@ -116,7 +125,7 @@ async function uploadImage(context: ProviderContext, file: MediaFile): Promise<s
   const instance = instanceOf(context);
   const headers = { authorization: `Bearer ${context.auth.accessToken}` };
   if (versionOf(context) === 'v4') {
-    form.append('image', blob, name);
+    form.append('images[]', blob, name);
     const { data } = await context.fetch({ method: 'POST', url: `${instance}/api/v4/image`, headers, multipart: form, schema: z.looseObject({ image_url: z.string() }), classify: classifyLemmy, timeoutMs: 120_000 });
     return data.image_url;
   }
@@ -141,7 +150,7 @@ const entriesOf = (context: ProviderContext) => ((context.settings.subreddit ?? 
  * without publication times stops the item with "could not confirm" instead of guessing.
  */
 async function findPost(context: ProviderContext, community: number, body: { name: string; url?: string }, startedAt: Date): Promise<number | undefined> {
-  const list = await api(context, 'post/list', z.looseObject({ posts: z.array(postViewSchema).optional(), items: z.array(postViewSchema).optional() }), { query: { community_id: community, sort: 'New', limit: 20 } });
+  const list = await api(context, 'post/list', z.looseObject({ posts: z.array(postViewSchema).optional(), items: z.array(postViewSchema).optional() }), { query: { community_id: community, sort: versions[versionOf(context)].newest, limit: 20 } });
   const since = earliestCreation(startedAt);
   const found = (list.posts ?? list.items ?? []).filter(({ post }) => {
     if (String(post.creator_id) !== context.auth.internalId || post.name !== body.name || (post.url ?? undefined) !== body.url) return false;
@@ -208,7 +217,7 @@ const lemmy: Provider = {
       ]),
       async run(context, data) {
         const { communities } = await api(context, 'search', z.looseObject({ communities: z.array(z.looseObject({ community: communitySchema })).default([]) }), {
-          query: { [versions[versionOf(context)].searchTerm]: data.word ?? '', type_: 'Communities', sort: 'Active', limit: 10 },
+          query: { [versions[versionOf(context)].searchTerm]: data.word ?? '', type_: versions[versionOf(context)].communities, sort: versions[versionOf(context)].searchSort, limit: 10 },
         });
         return communities.map(({ community }) => ({ id: String(community.id), subreddit: qualifiedName(community), name: community.title || community.name }));
       },

@@ -16,6 +16,10 @@
 // 211 otherwise); no method hides a comment. wall.edit sets message and attachments (the post's attachments are read with
 // wall.getById and sent again, so they stay); wall.editComment for a later item; wall.delete / wall.deleteComment, 104 "Not
 // found" of a repeat counted as done.
+// Every call is checked in the tests against VK's method schema (github.com/VKCOM/vk-api-schema at 0efe478, 2025-01-21, API
+// 5.199; vendored in test/contracts/vk/methods.json). wall.get has no `owner_id` there since the schema of 2024-04-19 (only
+// `domain`, an id or short name); without either it reads the wall of the token's user, which is the channel's wall, so it
+// is called without one.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
@@ -129,7 +133,7 @@ const unconfirmed = (why: string) => couldNotConfirm('VK', `whether it created t
  */
 async function findWallPost(context: ProviderContext, text: string, startedAt: Date): Promise<number | undefined> {
   const since = earliestCreationSeconds(startedAt);
-  const { items } = await method(context, 'wall.get', { owner_id: ownerOf(context), count: '100', filter: 'owner' }, z.looseObject({ items: z.array(z.looseObject({ id: z.number(), date: z.number().optional(), text: z.string().optional() })) }));
+  const { items } = await method(context, 'wall.get', { count: '100', filter: 'owner' }, z.looseObject({ items: z.array(z.looseObject({ id: z.number(), date: z.number().optional(), text: z.string().optional() })) }));
   const found = items.filter((post) => {
     if (post.date === undefined) throw unconfirmed('post (the wall answered without dates)');
     return post.date >= since && (post.text ?? '').trim() === text.trim();
@@ -365,7 +369,7 @@ const vk: Provider = {
   },
 
   async recent(context) {
-    const { items } = await method(context, 'wall.get', { owner_id: ownerOf(context), count: '20' }, z.looseObject({ items: z.array(z.looseObject({ id: z.number() })) }));
+    const { items } = await method(context, 'wall.get', { count: '20' }, z.looseObject({ items: z.array(z.looseObject({ id: z.number() })) }));
     return items.map((post) => ({ id: String(post.id), url: wallUrl(context, String(post.id)) }));
   },
 };

@@ -101,6 +101,19 @@ export const CONTRACTS = [
     name: 'whop',
     script: 'scripts/contracts/whop.mjs',
   },
+  {
+    // VK API: the JSON Schema of VK's methods (github.com/VKCOM/vk-api-schema, MIT), cut down to the methods Herald calls by its
+    // own script, which records source, revision, API version and date inside the file (test/contracts/vk/methods.json).
+    name: 'vk',
+    script: 'scripts/contracts/vk.mjs',
+  },
+  {
+    // Lemmy API v3 (Lemmy 0.19) and v4 (Lemmy 1.0): the request types of Lemmy's official client (github.com/LemmyNet/
+    // lemmy-js-client, tags 0.19.9 and 1.0.0-beta.1: src/http.ts for method and path, src/types for the fields) as JSON
+    // Schema, made by its own script, which records tag, commit and date inside test/contracts/lemmy/v3.json and v4.json.
+    name: 'lemmy',
+    script: 'scripts/contracts/lemmy.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */

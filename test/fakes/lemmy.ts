@@ -19,9 +19,16 @@
 // and comment/delete (the creator only; a delete of what is already deleted is refused couldnt_update_post /
 // couldnt_update_comment, as Lemmy does), POST comment/remove (a moderator of the community only: not_a_mod_or_admin),
 // GET community?id= with its `moderators`, GET comment?id=.
+// Every /api/v3 and /api/v4 request is first checked against the request types of Lemmy's official client for that version
+// (test/contracts/lemmy/v3.json: lemmy-js-client 0.19.9, b9cd50f, 2025-02-10; v4.json: 1.0.0-beta.1, c5846ba, 2026-07-03;
+// made by scripts/contracts/lemmy.mjs, checked by test/contracts/lemmy/contract.ts): a call the client does not make, a field
+// its type lacks, a missing required one or a wrong type/enum answers 400 `{error: "invalid_request", message}` and is
+// recorded in `contractViolations`, which the tests require to stay empty. v4 deletes with DELETE /post and DELETE /comment;
+// both image uploads take the file in the client's `images[]` field.
 import { randomBytes } from 'node:crypto';
 import { bearerOf } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { lemmyContractProblems, lemmyUpload, type LemmyApiVersion } from '../contracts/lemmy/contract.js';
 
 export interface FakeLemmyPost {
   id: number;
@@ -57,6 +64,20 @@ export async function startLemmyFake() {
   const server = await startFakeServer();
   const { url } = server;
   const host = new URL(url).host;
+  /** API requests lemmy-js-client's types refused, as "METHOD path: problem" (tests require it to stay empty). */
+  const contractViolations: string[] = [];
+  // Every API route is registered behind the contract check of its version (the image uploads check their own field).
+  const register = server.on.bind(server);
+  server.on = (method, path, handler) => {
+    const version = /^\/api\/(v3|v4)\//.exec(path)?.[1] as LemmyApiVersion | undefined;
+    if (!version || path === `/api/v4${lemmyUpload('v4').path}`) return register(method, path, handler);
+    register(method, path, (request) => {
+      const problems = lemmyContractProblems(version, request, request.path.slice(`/api/${version}`.length));
+      if (problems.length === 0) return handler(request);
+      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+      return { status: 400, json: { error: 'invalid_request', message: problems.join('; ') } };
+    });
+  };
   const password = 'correct horse battery';
   const accounts = [
     { id: 7, name: 'herald', display_name: 'Herald Bot', totp: undefined as string | undefined },
@@ -129,7 +150,7 @@ export async function startLemmyFake() {
     const v4 = request.path.startsWith('/api/v4/');
     const term = request.query.get(v4 ? 'search_term' : 'q');
     if (term === null) return error(400, v4 ? 'missing field `search_term`' : 'missing field `q`');
-    if (request.query.get('type_') !== 'Communities') return { json: { communities: [], posts: [], comments: [], users: [] } };
+    if (request.query.get('type_')?.toLowerCase() !== 'communities') return { json: { communities: [], posts: [], comments: [], users: [] } };
     return { json: { type_: 'Communities', comments: [], posts: [], users: [], communities: communities.filter((item) => item.name.includes(term.toLowerCase())).map(communityView) } };
   });
 
@@ -141,12 +162,12 @@ export async function startLemmyFake() {
     images.push({ file, bytes: Buffer.from(await upload.arrayBuffer()), type: upload.type });
     return { file };
   };
-  server.on('POST', '/pictrs/image', authed(async (request) => {
-    const stored = await storeImage(request, 'images[]');
+  server.on('POST', lemmyUpload('v3').path, authed(async (request) => {
+    const stored = await storeImage(request, lemmyUpload('v3').field);
     return 'file' in stored ? { status: 201, json: { msg: 'ok', files: [{ file: stored.file, delete_token: 'token' }] } } : stored;
   }));
-  server.on('POST', '/api/v4/image', authed(async (request) => {
-    const stored = await storeImage(request, 'image');
+  server.on('POST', `/api/v4${lemmyUpload('v4').path}`, authed(async (request) => {
+    const stored = await storeImage(request, lemmyUpload('v4').field);
     return 'file' in stored ? { json: { image_url: `${url}/api/v4/image/${stored.file}`, filename: stored.file } } : stored;
   }));
 
@@ -203,7 +224,7 @@ export async function startLemmyFake() {
     const postId = Number(request.query.get('post_id'));
     const limit = Number(request.query.get('limit') ?? 10);
     if (limit > 50) return error(400, 'couldnt_get_comments');
-    if (request.query.get('sort') !== 'New') return error(400, 'this fake answers sort=New only');
+    if (request.query.get('sort')?.toLowerCase() !== 'new') return error(400, 'this fake answers sort=New (new in v4) only');
     const all = comments.filter((item) => item.postId === postId).sort((a, b) => (b.published ?? '').localeCompare(a.published ?? '') || b.id - a.id);
     const start = v4 ? Number(request.query.get('page_cursor') ?? 0) : (Number(request.query.get('page') ?? 1) - 1) * limit;
     const page = all.slice(start, start + limit).map((item) => commentView(item, v4));
@@ -237,7 +258,12 @@ export async function startLemmyFake() {
     return { json: { comment_view: commentView(comment, request.path.startsWith('/api/v4/')) } };
   }));
 
-  both('POST', 'post/delete', authed((request, account) => {
+  // Lemmy 0.19 deletes with POST …/delete, Lemmy 1.0 with DELETE on the item's path; the body is the same.
+  const deletes = (what: 'post' | 'comment', handler: FakeHandler) => {
+    server.on('POST', `/api/v3/${what}/delete`, handler);
+    server.on('DELETE', `/api/v4/${what}`, handler);
+  };
+  deletes('post', authed((request, account) => {
     const body = (request.json ?? {}) as { post_id?: number; deleted?: boolean };
     const post = posts.find((item) => item.id === body.post_id);
     if (!post) return error(404, 'couldnt_find_post');
@@ -247,7 +273,7 @@ export async function startLemmyFake() {
     return { json: { post_view: postView(post) } };
   }));
 
-  both('POST', 'comment/delete', authed((request, account) => {
+  deletes('comment', authed((request, account) => {
     const body = (request.json ?? {}) as { comment_id?: number; deleted?: boolean };
     const comment = comments.find((item) => item.id === body.comment_id);
     if (!comment) return error(404, 'couldnt_find_comment');
@@ -272,6 +298,7 @@ export async function startLemmyFake() {
     server,
     url,
     host,
+    contractViolations,
     password,
     accounts,
     communities,

@@ -19,9 +19,14 @@
 // delete any comment on its wall; 104 Not found when gone), wall.editComment (the author's own comments only: 211),
 // wall.edit (message and attachments set as given: attachments not sent again are dropped), wall.delete (104 when gone).
 // refuseNext(method, code) answers the next call of a method with a VK error (a rate limit 6/9/29, an access error).
+// Every method call is first checked against VK's own method schema (test/contracts/vk/methods.json: github.com/VKCOM/
+// vk-api-schema at 0efe478, 2025-01-21, API 5.199, by test/contracts/vk/contract.ts): an unknown method answers 3, a call
+// without access_token 5, without `v` or with another version 8, a parameter the method does not declare, a missing required
+// one or a value of the wrong type 100; each is recorded in `contractViolations`, which the tests require to stay empty.
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal } from './oauth-authority.js';
 import { startFakeServer, multipartOf, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
+import { vkContractRefusal } from '../contracts/vk/contract.js';
 
 export interface FakeVkPost {
   id: number;
@@ -79,6 +84,8 @@ export async function startVkFake() {
   const photos: { id: number; bytes: Buffer; hash: string; saved: boolean }[] = [];
   const videos: { id: number; bytes?: Buffer }[] = [];
   let nextId = 500;
+  /** Method calls VK's schema refused, as "method: problem" (tests require it to stay empty). */
+  const contractViolations: string[] = [];
   const refusals = new Map<string, { code: number; message: string; times: number }>();
   /** Users and communities (negative ids) who comment, as extended=1 answers them. */
   const people = new Map<number, Record<string, unknown>>([[userId, { id: userId, first_name: 'Ivan', last_name: 'Heraldov', screen_name: 'ivan.herald', photo_100: `${url}/avatar.jpg` }]]);
@@ -284,25 +291,32 @@ export async function startVkFake() {
       const items = posts.filter((post) => !post.deleted && (params.get('posts') ?? '').split(',').includes(`${post.ownerId}_${post.id}`));
       return { json: { response: { items: items.map((post) => ({ id: post.id, owner_id: post.ownerId, text: post.message, attachments: post.attachments.map(attachmentObject), likes: { count: post.likes }, reposts: { count: 0 }, comments: { count: comments.filter((comment) => comment.postId === post.id).length }, views: { count: post.views } })) } } };
     },
-    'wall.get': (params) => ({
-      json: { response: { count: posts.length, items: [...posts].filter((post) => !post.deleted).sort((a, b) => b.date - a.date || b.id - a.id).slice(0, Math.min(Number(params.get('count') ?? 20), 100)).map((post) => ({ id: post.id, owner_id: post.ownerId, from_id: post.ownerId, date: post.date, text: post.message })) } },
-    }),
+    // The schema's wall.get names the wall by `domain` (an id or short name); without it, the token's user's wall.
+    'wall.get': (params) => {
+      const domain = params.get('domain');
+      if (domain && ![String(userId), `id${userId}`, 'ivan.herald'].includes(domain)) return vkError(100, 'One of the parameters specified was missing or invalid: domain');
+      const items = [...posts].filter((post) => !post.deleted).sort((a, b) => b.date - a.date || b.id - a.id);
+      return { json: { response: { count: items.length, items: items.slice(0, Math.min(Number(params.get('count') ?? 20), 100)).map((post) => ({ id: post.id, owner_id: post.ownerId, from_id: post.ownerId, date: post.date, text: post.message })) } } };
+    },
   };
 
   Object.assign(methods, commentMethods());
 
   server.on('POST', '/method/*', async (request) => {
     const params = request.form ?? new URLSearchParams();
-    if (!params.get('v')) return vkError(8, 'Invalid request: v is required');
-    if (authority.subjectOf(params.get('access_token') ?? '') !== String(userId)) return vkError(5, 'User authorization failed: invalid access_token (4).');
     const name = request.path.split('/')[2];
+    const refused = vkContractRefusal(name, params);
+    if (refused) {
+      contractViolations.push(...refused.problems.map((problem) => `${name}: ${problem}`));
+      return vkError(refused.code, refused.message);
+    }
+    if (authority.subjectOf(params.get('access_token') ?? '') !== String(userId)) return vkError(5, 'User authorization failed: invalid access_token (4).');
     const refusal = refusals.get(name);
     if (refusal) {
       if (--refusal.times <= 0) refusals.delete(name);
       return vkError(refusal.code, refusal.message);
     }
-    const method = methods[name];
-    return method ? method(params) : vkError(3, 'Unknown method passed');
+    return methods[name]?.(params) ?? vkError(3, 'Unknown method passed');
   });
 
   server.on('POST', '/upload/photo', async (request) => {
@@ -332,6 +346,7 @@ export async function startVkFake() {
     photos,
     videos,
     endpoints: { id: url, api: url, web: url },
+    contractViolations,
     /** A comment someone left on a post (a user, or a community with a negative id), `secondsAgo` before now. */
     addComment(postId: number, message: string, options: { fromId?: number; replyTo?: number; secondsAgo?: number; name?: string } = {}): FakeVkComment {
       const fromId = options.fromId ?? 777_001;

@@ -3,7 +3,7 @@
 // post it was left on exactly once (a lost answer found, not repeated), removal only as the community's moderator, editing a
 // post's title, link and text and a comment's text, what a post keeps (its communities), and deleting on the instance, again
 // after a lost answer (Lemmy refuses a second delete: read back and taken as done).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startLemmyFake, type LemmyFake } from '../fakes/lemmy.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -29,6 +29,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await fake?.close();
+});
+
+// Every API request Herald sent matched lemmy-js-client's request types for its API version (test/contracts/lemmy/).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 const pollAt = (minutes: number) => pollCommentsAt(herald, minutes);
@@ -143,6 +148,33 @@ describe('changing what went out on Lemmy', () => {
     expect(fake.posts.find((post) => post.id === Number(root.releaseId))!.deleted).toBe(true);
     expect(fake.comments.find((item) => item.id === Number(second.releaseId))!.deleted).toBe(true);
     expect(fake.server.requestsTo('POST', '/api/v3/comment/delete')).toHaveLength(2);
+  });
+
+  it('speaks v4 to a Lemmy 1.0 instance: comment/list sort "new", a restore with its reason, DELETE on the post and comment', async () => {
+    const endpoints = (herald.services.config.socialEndpoints.lemmy ??= {});
+    endpoints.apiVersion = 'v4';
+    try {
+      const [root, second] = await published(['On v4', 'A v4 comment'], settings(community('selfhosted', 'Version four')));
+      const theirs = fake.addComment(Number(root.releaseId), 'Hello v4', { secondsAgo: 5 });
+      await pollAt(30);
+      expect(fake.server.requestsTo('GET', '/api/v4/comment/list').map((call) => [call.query.get('sort'), call.query.get('type_')])).toContainEqual(['new', 'all']);
+      const listed = (await commentsOf(root.id)).find((item) => item.platformId === String(theirs.id))!;
+      fake.moderators.set(11, [7]);
+      try {
+        expect((await herald.rest('POST', `/comments/${listed.id}/hide`, { hidden: true })).status).toBe(200);
+        expect((await herald.rest('POST', `/comments/${listed.id}/hide`, { hidden: false })).status).toBe(200);
+      } finally {
+        fake.moderators.set(11, [21]);
+      }
+      expect(fake.server.requestsTo('POST', '/api/v4/comment/remove').map((call) => call.json.reason)).toEqual(['Removed from Herald', 'Restored from Herald']);
+      expect((await herald.rest('DELETE', `/posts/${root.id}`, { deleteOnPlatform: true })).status).toBe(200);
+      expect((await settleChanges(root.id)).at(-1)).toEqual({ kind: 'done' });
+      expect(fake.posts.find((post) => post.id === Number(root.releaseId))!.deleted).toBe(true);
+      expect(fake.comments.find((item) => item.id === Number(second.releaseId))!.deleted).toBe(true);
+      expect([...fake.server.requestsTo('DELETE', '/api/v4/post'), ...fake.server.requestsTo('DELETE', '/api/v4/comment')]).toHaveLength(2);
+    } finally {
+      endpoints.apiVersion = 'v3';
+    }
   });
 
   it('fails an edit of a post that is not the account\'s with Lemmy\'s reason', async () => {

@@ -2,7 +2,7 @@
 // Lemmy's reason), posts in several communities resolved by name with a picture on the instance's pict-rs, comments replying
 // down the chain, the community search, a dropped login replaced by logging in again, rate limits, refusals, analytics,
 // an interrupted create found instead of repeated, and the v4 API of Lemmy 1.0.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
@@ -37,6 +37,11 @@ afterAll(async () => {
   await fake?.close();
 });
 
+// Every API request Herald sent matched lemmy-js-client's request types for its API version (test/contracts/lemmy/).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
+});
+
 describe('connecting a Lemmy account', () => {
   it("refuses a wrong password with Lemmy's reason", async () => {
     const refused = await connect({ password: 'nope' });
@@ -49,7 +54,8 @@ describe('connecting a Lemmy account', () => {
     expect((await connect({ username: 'guarded', totp: '000000' })).body.message).toMatch(/two-factor code is wrong or expired/);
     const accepted = await connect({ username: 'guarded', totp: '246810' });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
-    expect(fake.server.requestsTo('POST', '/api/v3/user/login').at(-1)!.json).toEqual({ username_or_email: 'guarded', password: fake.password, totp_2fa_token: '246810', stay_logged_in: true });
+    // Lemmy 0.19's Login has no stay_logged_in (lemmy-js-client 0.19.9): only v4 sends it.
+    expect(fake.server.requestsTo('POST', '/api/v3/user/login').at(-1)!.json).toEqual({ username_or_email: 'guarded', password: fake.password, totp_2fa_token: '246810' });
     expect(channelAuth(herald.services, await integration(accepted.body.id)).data.twoFactor).toBe('true');
   });
 
@@ -189,7 +195,7 @@ describe('sessions', () => {
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     const after = channelAuth(herald.services, await integration()).accessToken;
     expect(after).not.toBe(before);
-    expect(fake.server.requestsTo('POST', '/api/v3/user/login').at(-1)!.json).toEqual({ username_or_email: 'herald', password: fake.password, stay_logged_in: true });
+    expect(fake.server.requestsTo('POST', '/api/v3/user/login').at(-1)!.json).toEqual({ username_or_email: 'herald', password: fake.password });
   });
 
   it('flags a two-factor channel for reconnection when its login is dropped (a new code is needed)', async () => {
@@ -226,12 +232,15 @@ describe('helpers, analytics and API v4', () => {
     try {
       const connected = await connect({});
       expect(connected.status, JSON.stringify(connected.body)).toBe(200);
-      expect(fake.server.requestsTo('POST', '/api/v4/account/auth/login')).toHaveLength(1);
+      expect(fake.server.requestsTo('POST', '/api/v4/account/auth/login').map((call) => call.json)).toEqual([{ username_or_email: 'herald', password: fake.password, stay_logged_in: true }]);
       expect(fake.server.requestsTo('GET', '/api/v4/account')).toHaveLength(1);
       const found = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'subreddits', data: { word: 'self' } });
       expect(found.body.output).toEqual([{ id: '11', subreddit: 'selfhosted', name: 'Self-hosted' }]);
+      // v4's Search spells its type in snake_case and has no sort (lemmy-js-client 1.0.0-beta.1).
+      expect(Object.fromEntries(fake.server.requestsTo('GET', '/api/v4/search').at(-1)!.query)).toEqual({ search_term: 'self', type_: 'communities', limit: '10' });
       const rootId = await createPost(herald, channelId, [{ content: 'On v4', image: [picture] }], { settings: settings(community('selfhosted', 'Version four')) });
       expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      // The picture goes to /api/v4/image in the client's `images[]` field (the fake stores nothing from another field).
       expect(fake.posts.at(-1)!.url).toBe(`${fake.url}/api/v4/image/${fake.images.at(-1)!.file}`);
       expect(fake.server.requestsTo('POST', '/api/v4/post')).toHaveLength(1);
     } finally {

@@ -3,7 +3,7 @@
 // reply_to_comment on THAT comment, exactly once; hiding refused (VK has no such method); wall.deleteComment, a repeat of a
 // gone comment done; wall.edit keeping the attachments, wall.editComment of a chain comment; wall.delete and its repeat
 // after a lost answer (104) done; VK's access and rate-limit errors.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
 import { startVkFake, type VkFake } from '../fakes/vk.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -29,6 +29,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await fake?.close();
+});
+
+// Every method call Herald sent matched VK's own method schema (test/contracts/vk/methods.json).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 async function published(parts: (string | { content: string; image: unknown[] })[]) {

@@ -2,7 +2,7 @@
 // that device_id, wall posts with photos (upload server → `photo` → saveWallPhoto) and a video (video.save → `video_file`),
 // comments replying down the chain, VK's HTTP 200 errors (rate limits retried, refusals in VK's words), the guid that makes
 // an interrupted post safe to repeat, analytics and recent posts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema, NotificationSchema, PostSchema } from '../../src/db/entities.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
@@ -31,6 +31,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await herald?.stop();
   await fake?.close();
+});
+
+// Every method call Herald sent matched VK's own method schema (test/contracts/vk/methods.json).
+afterEach(() => {
+  expect(fake.contractViolations).toEqual([]);
 });
 
 describe('connecting a VK account', () => {
