@@ -27,7 +27,7 @@ export interface FakeFacebookPost {
   shares: number;
 }
 export interface FakePhoto { id: string; pageId: string; url: string; caption?: string; published: boolean; bytes: number; postId?: string; attached: boolean }
-export interface FakeVideo { id: string; pageId: string; fileUrl: string; description?: string; pendingChecks: number; failed: boolean; bytes: number; createdTime: string }
+export interface FakeVideo { id: string; pageId: string; fileUrl: string; description?: string; pendingChecks: number; failed: boolean; bytes: number; createdTime: string; likes?: number }
 /** `authorId`: the Page, or the Instagram account, that wrote it. */
 export interface FakeComment { id: string; parentId: string; authorId: string; message?: string; attachmentUrl?: string; createdTime: string; authorName?: string; hidden?: boolean }
 export interface FakeContainer {
@@ -212,7 +212,8 @@ export function createGraphModel(options: {
         video_status: processing ? 'processing' : video.failed ? 'error' : 'ready',
         processing_phase: { status: processing ? 'in_progress' : video.failed ? 'error' : 'complete', ...(video.failed ? { errors: [{ code: 1363040, message: 'The video could not be downloaded or is not a video file' }] } : {}) },
       },
-      reactions: summary(0),
+      // A Video has a likes edge, not reactions (AdVideo in Meta's specs; the Video API reference).
+      likes: summary(video.likes ?? 0),
       comments: summary(commentsOn(video.id).length),
     };
   };
@@ -372,6 +373,25 @@ export function createGraphModel(options: {
       timestamp: new Date().toISOString(),
     });
     return { json: { id } };
+  }
+
+  const isInstagramComment = (comment: FakeComment): boolean =>
+    media.some((item) => item.id === comment.parentId) || comments.some((parent) => parent.id === comment.parentId && media.some((item) => item.id === parent.parentId));
+  /** The node type (in Meta's specs) of what an id names, as the token sees it: Instagram Login has its own user and media. */
+  function typeOf(id: string, token: FakeToken): string | undefined {
+    const instagramLogin = !viaFacebook(token);
+    if (id === 'me') return instagramLogin ? 'IGUserForIGOnlyAPI' : token.kind === 'page' ? 'Page' : 'User';
+    if (pages.some((page) => page.id === id)) return 'Page';
+    if (containers.some((item) => item.id === id)) return 'ShadowIGMediaBuilder';
+    if (media.some((item) => item.id === id)) return instagramLogin ? 'IGMediaForIGOnlyAPI' : 'IGMedia';
+    if (instagramAccounts().some((account) => account.id === id)) return instagramLogin ? 'IGUserForIGOnlyAPI' : 'IGUser';
+    if (posts.some((post) => post.id === id)) return 'PagePost';
+    if (videos.some((video) => video.id === id)) return 'AdVideo';
+    if (photos.some((photo) => photo.id === id)) return 'Photo';
+    const comment = comments.find((entry) => entry.id === id);
+    // Instagram Login's specs have no comment node: its comments are the IG Comment node of the Facebook login.
+    if (comment) return isInstagramComment(comment) ? 'IGComment' : 'Comment';
+    return undefined;
   }
 
   function register(server: FakeServer): void {
@@ -627,6 +647,7 @@ export function createGraphModel(options: {
 
   return {
     register,
+    typeOf,
     /** What the comment and change routes (test/fakes/meta-comments.ts) share with the rest of the model. */
     internals: { posts, videos, comments, media, instagramOf, notFound, segment, paramsOf, next, commentsOn },
     state: {

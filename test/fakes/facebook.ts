@@ -29,6 +29,7 @@ import { startFakeServer, type FakeHandler, type FakeReply, type FakeServer, typ
 import { createOAuthAuthority, OAuthRefusal, bearerOf } from './oauth-authority.js';
 import { createGraphModel, type GraphModel } from './facebook-graph.js';
 import { registerMetaComments } from './meta-comments.js';
+import { isRootEdge, metaContractRefusal, type GraphRequestShape } from '../contracts/meta/contract.js';
 
 export interface FakeInstagramAccount {
   id: string;
@@ -139,7 +140,17 @@ export async function startFacebookFake(options: { version?: string } = {}) {
 
   const isReply = (value: unknown): value is FakeReply => typeof value === 'object' && value !== null && !('kind' in value);
 
-  /** A versioned Graph route: `/<version>/...`; the token is checked unless `open`. */
+  /** Requests Meta's contract refuses (test/contracts/meta/contract.ts): each is a bug of Herald, so the tests require none. */
+  const contractViolations: string[] = [];
+  /** Checks one request against the contract; Graph's refusal when it does not fit. */
+  const checkContract = (request: RecordedRequest, shape: GraphRequestShape): FakeReply | undefined => {
+    const refused = metaContractRefusal(shape);
+    if (!refused) return undefined;
+    contractViolations.push(...refused.problems.map((problem) => `${request.method} ${request.path} (${shape.node}): ${problem}`));
+    return metaError(100, refused.message, { subcode: refused.subcode, type: refused.type });
+  };
+
+  /** A versioned Graph route: `/<version>/...`; the token is checked unless `open`, then the request against the contract. */
   const versioned =
     (handler: (request: RecordedRequest, token: FakeToken) => FakeReply | Promise<FakeReply>, open = false): FakeHandler =>
     async (request) => {
@@ -147,7 +158,12 @@ export async function startFacebookFake(options: { version?: string } = {}) {
       if (used !== version) return metaError(2635, `You are calling Graph API ${used}; this fake serves ${version} only (graphVersion must come from the endpoint settings).`);
       if (open) return handler(request, undefined as unknown as FakeToken);
       const token = authenticate(request);
-      return isReply(token) ? token : handler(request, token);
+      if (isReply(token)) return token;
+      const [id, edge] = request.path.split('/').slice(2).map(decodeURIComponent);
+      // A node the fake does not hold is answered "does not exist" by its route; the root edges (ig_audio) have no node.
+      const node = model.typeOf(id, token) ?? (edge === undefined && isRootEdge(id) ? '(root)' : undefined);
+      const shape = node === '(root)' ? { method: request.method, node, id: '', edge: id, params: model.internals.paramsOf(request) } : node ? { method: request.method, node, id, edge, params: model.internals.paramsOf(request) } : undefined;
+      return (shape && checkContract(request, shape)) ?? handler(request, token);
     };
 
   const model: GraphModel = createGraphModel({ url, pages, solo, user, pageToken, versioned, metaError });
@@ -224,6 +240,8 @@ export async function startFacebookFake(options: { version?: string } = {}) {
   });
 
   server.on('GET', '/access_token', (request) => {
+    const refused = checkContract(request, { method: 'GET', node: 'IGAccessTokenForIGOnlyAPI', id: 'access_token', params: Object.fromEntries(request.query) });
+    if (refused) return refused;
     if (request.query.get('grant_type') !== 'ig_exchange_token') return metaError(100, 'Unsupported grant_type');
     if (request.query.get('client_secret') !== igApp.secret) return metaError(101, 'Error validating application. Invalid application secret.');
     const short = tokens.get(request.query.get('access_token') ?? '');
@@ -232,6 +250,8 @@ export async function startFacebookFake(options: { version?: string } = {}) {
   });
 
   server.on('GET', '/refresh_access_token', (request) => {
+    const refused = checkContract(request, { method: 'GET', node: 'IGRefreshAccessTokenForIGOnlyAPI', id: 'refresh_access_token', params: Object.fromEntries(request.query) });
+    if (refused) return refused;
     if (request.query.get('grant_type') !== 'ig_refresh_token') return metaError(100, 'Unsupported grant_type');
     const current = tokens.get(request.query.get('access_token') ?? '');
     if (!current || current.kind !== 'ig') return metaError(190, 'Invalid OAuth access token - Cannot parse access token');
@@ -269,6 +289,7 @@ export async function startFacebookFake(options: { version?: string } = {}) {
     solo,
     endpoints,
     tokens,
+    contractViolations,
     ...model.state,
     /** Comments by people, permissions of the Page tokens, and what was deleted (test/fakes/meta-comments.ts). */
     addComment: moderation.addComment,

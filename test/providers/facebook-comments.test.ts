@@ -2,7 +2,7 @@
 // (filter=stream, paged), a reply published once as a comment on THAT comment (a reply to a reply goes under its top-level
 // comment, with a warning), hiding and deleting comments, a post's text edited and the post deleted on Facebook exactly once,
 // a link change refused with the reason, and Meta's refusals without the permissions.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import facebook from '../../providers/facebook.js';
 import { PostSchema } from '../../src/db/entities.js';
 import { type ChangeOutcome } from '../../tools/internal/platform-change-run.js';
@@ -26,6 +26,11 @@ beforeAll(async () => {
   const { integrationId } = await connectOAuthChannel(herald, 'facebook');
   expect((await herald.rest('POST', `/integrations/${integrationId}/accounts`, { id: '101' })).status).toBe(200);
   page = integrationId;
+});
+
+// Every Graph request Herald sent fits Meta's own node and edge specs (test/contracts/meta/graph.json).
+afterEach(() => {
+  expect(fake.contractViolations.splice(0)).toEqual([]);
 });
 
 afterAll(async () => {

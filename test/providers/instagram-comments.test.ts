@@ -2,7 +2,7 @@
 // reply published once under THAT comment (POST /{comment}/replies; a reply to a reply goes under its top-level comment, with
 // a warning), hiding and deleting comments, an edit or a deletion of a published post refused with the reason (the API
 // cannot), and the standalone (Instagram Login) provider reading and hiding with its own token and permissions.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import instagramStandalone from '../../providers/instagram-standalone.js';
 import { PostSchema } from '../../src/db/entities.js';
 import { startFacebookFake, type FacebookFake } from '../fakes/facebook.js';
@@ -26,6 +26,11 @@ beforeAll(async () => {
   const { integrationId } = await connectOAuthChannel(herald, 'instagram');
   expect((await herald.rest('POST', `/integrations/${integrationId}/accounts`, { id: igId })).status).toBe(200);
   channel = integrationId;
+});
+
+// Every Graph request Herald sent fits Meta's own node and edge specs (test/contracts/meta/graph.json).
+afterEach(() => {
+  expect(fake.contractViolations.splice(0)).toEqual([]);
 });
 
 afterAll(async () => {

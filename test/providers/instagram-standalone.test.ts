@@ -1,7 +1,7 @@
 // Instagram Standalone (Instagram API with Instagram Login, graph.instagram.com) end to end against the fake Meta platform:
 // the login on instagram.com with the code traded as a form and a 60-day token, container publishing without the audio
 // setting, and the long-lived token refreshed with ig_refresh_token (the daily job's call, and once on a 190 error).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import instagramStandalone from '../../providers/instagram-standalone.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
 import { channelAuth, refreshExpiringTokens } from '../../tools/internal/integrations.js';
@@ -21,6 +21,11 @@ let solo = '';
 beforeAll(async () => {
   fake = await startFacebookFake();
   herald = await startHerald({ ...fake.environment(), PUBLISH_RECHECK_MAX_SECONDS: '1' }, { guard: { allowLoopback: true } });
+});
+
+// Every Graph request Herald sent fits Meta's own node and edge specs (test/contracts/meta/graph.json).
+afterEach(() => {
+  expect(fake.contractViolations.splice(0)).toEqual([]);
 });
 
 afterAll(async () => {

@@ -2,7 +2,7 @@
 // containers that stay IN_PROGRESS for a few checks while the job is re-scheduled, carousels,
 // Reels with trial and audio settings, stories, comments, validation, media errors, rate limits, crash recovery without a
 // second container or a second media_publish, the publishing limit, analytics and audioSearch.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IntegrationSchema } from '../../src/db/entities.js';
 import { channelAuth } from '../../tools/internal/integrations.js';
 import { publishChain } from '../../tools/internal/publish.js';
@@ -22,6 +22,11 @@ beforeAll(async () => {
   fake = await startFacebookFake();
   herald = await startHerald({ ...fake.environment(), PUBLISH_RECHECK_MAX_SECONDS: '1' }, { guard: { allowLoopback: true } });
   igId = fake.pages[0].instagram!.id;
+});
+
+// Every Graph request Herald sent fits Meta's own node and edge specs (test/contracts/meta/graph.json).
+afterEach(() => {
+  expect(fake.contractViolations.splice(0)).toEqual([]);
 });
 
 afterAll(async () => {
