@@ -47,7 +47,7 @@ const videoStatusSchema = z.object({
   }),
 });
 const summary = z.object({ summary: z.object({ total_count: z.number() }) }).optional();
-const countsSchema = z.object({ reactions: summary, comments: summary, shares: z.object({ count: z.number() }).optional() });
+const countsSchema = z.object({ reactions: summary, likes: summary, comments: summary, shares: z.object({ count: z.number() }).optional() });
 
 const NOT_A_FACEBOOK_PICTURE = /\.(webp|avif|heic|heif)$/i;
 
@@ -222,13 +222,13 @@ const facebook: Provider = {
   },
 
   async postAnalytics(context, post) {
-    const video = post.meta?.kind === 'video';
-    const counts = await graph(context, node(post.id), {
-      query: { fields: `reactions.summary(true).limit(0),comments.summary(true).limit(0)${video ? '' : ',shares'}` },
-      schema: countsSchema,
-    });
+    // A Video has no reactions edge and no shares field (Meta's AdVideo spec, the Video API reference): its likes are read.
+    if (post.meta?.kind === 'video') {
+      const counts = await graph(context, node(post.id), { query: { fields: 'likes.summary(true).limit(0),comments.summary(true).limit(0)' }, schema: countsSchema });
+      return [currentMetric('Likes', counts.likes?.summary.total_count), currentMetric('Comments', counts.comments?.summary.total_count)];
+    }
+    const counts = await graph(context, node(post.id), { query: { fields: 'reactions.summary(true).limit(0),comments.summary(true).limit(0),shares' }, schema: countsSchema });
     const engagement = [currentMetric('Reactions', counts.reactions?.summary.total_count), currentMetric('Comments', counts.comments?.summary.total_count)];
-    if (video) return engagement;
     const insights = await graph(context, `${node(post.id)}/insights`, { query: { metric: Object.keys(POST_METRICS).join(',') }, schema: insightsSchema });
     return [...insightMetrics(insights, POST_METRICS), ...engagement, currentMetric('Shares', counts.shares?.count)];
   },

@@ -1,7 +1,7 @@
 // Facebook Pages end to end against the fake Graph API (test/fakes/facebook.ts) served at Graph v24.0, a version that only
 // the endpoint settings can give: Facebook Login with the Page picker, pictures, video and comments published exactly once,
 // rate limits retried after Meta's reset, permanent errors, revoked tokens, crash recovery, analytics, Meta's error mapping.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import facebook from '../../providers/facebook.js';
 import { classifyMetaError } from '../../providers/meta/graph.js';
 import { IntegrationSchema, NotificationSchema } from '../../src/db/entities.js';
@@ -23,6 +23,11 @@ const VERSION = 'v24.0';
 beforeAll(async () => {
   fake = await startFacebookFake({ version: VERSION });
   herald = await startHerald({ ...fake.environment(), PUBLISH_RECHECK_MAX_SECONDS: '1' }, { guard: { allowLoopback: true } });
+});
+
+// Every Graph request Herald sent fits Meta's own node and edge specs (test/contracts/meta/graph.json).
+afterEach(() => {
+  expect(fake.contractViolations.splice(0)).toEqual([]);
 });
 
 afterAll(async () => {
@@ -324,6 +329,21 @@ describe('analytics and recent posts', () => {
       ['Reactions', '9'],
       ['Comments', '0'],
       ['Shares', '3'],
+    ]);
+  });
+
+  // A Video is not a Post: it has no reactions edge and no shares field (Meta's AdVideo spec and the Video API reference list
+  // likes and comments); asking for them is refused, so a video's counts are its likes and comments.
+  it('reads the likes and comments of a published video, which has no reactions or shares', async () => {
+    const video = await uploaded(herald, goodMp4(), 'counted.mp4', 'video/mp4');
+    const rootId = await createPost(herald, page, [{ content: '<p>Counted video</p>', image: [video] }], settings());
+    await publishUntilSettled(herald, rootId);
+    fake.videos.at(-1)!.likes = 4;
+    const response = await herald.rest('GET', `/analytics/post/${rootId}`);
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body.map((entry: { label: string; data: { total: string }[] }) => [entry.label, entry.data[0].total])).toEqual([
+      ['Likes', '4'],
+      ['Comments', '0'],
     ]);
   });
 
