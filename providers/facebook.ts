@@ -8,6 +8,8 @@
 //   page_fans → page_follows since 15 November 2025)
 //   https://developers.facebook.com/docs/graph-api/reference/page/published_posts/ , /video/ and /comment/ (created_time, from)
 //   comments, replies, hiding, deleting, and editing or deleting a post: see ./meta/comments.ts
+//   Meta's node and edge specs (github.com/facebook/facebook-business-sdk-codegen api_specs/specs: Page, PagePost, AdVideo,
+//   Comment; Graph v25.0, commit ad2b0b6 of 2026-04-15), which the fake checks every request against
 // (read 2026-11-27). An interrupted create is looked up among what the Page made since the attempt began
 // (providers/recovery.ts): an older post or comment with the same text is never taken for it.
 import { z } from 'zod';

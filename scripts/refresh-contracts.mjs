@@ -114,6 +114,14 @@ export const CONTRACTS = [
     name: 'lemmy',
     script: 'scripts/contracts/lemmy.mjs',
   },
+  {
+    // Meta Graph API (Facebook Pages, Instagram with Facebook Login and with Instagram Login): the node and edge specs Meta
+    // publishes in its SDK code generator (github.com/facebook/facebook-business-sdk-codegen api_specs/specs), cut down to the
+    // nodes and operations Herald calls by its own script, which records revision, date, Graph version and its corrections
+    // from Meta's reference pages inside test/contracts/meta/graph.json.
+    name: 'meta',
+    script: 'scripts/contracts/meta.mjs',
+  },
 ];
 
 /** A contract with its own script (it extracts part of a larger document): run it as it is run by hand. */

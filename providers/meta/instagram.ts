@@ -11,6 +11,9 @@
 //   https://developers.facebook.com/docs/instagram-platform/reference/instagram-media/insights
 //   https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-media (timestamp) and
 //   .../ig-comment (timestamp, from); stories take one image_url or video_url (media_type STORIES) (read 2026-11-27).
+//   Meta's node and edge specs (github.com/facebook/facebook-business-sdk-codegen api_specs/specs: IGUser, IGMedia, IGComment,
+//   ShadowIGMediaBuilder, and IGUserForIGOnlyAPI/IGMediaForIGOnlyAPI for Instagram Login; Graph v25.0, commit ad2b0b6 of
+//   2026-04-15), which the fake checks every request against.
 // Comments, replies, hiding and deleting them, and why a published post cannot be edited or deleted: see ./comments.ts.
 // A recovery takes only media or comments made since the interrupted call began (providers/recovery.ts).
 import { z } from 'zod';

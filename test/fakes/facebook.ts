@@ -18,7 +18,11 @@
 // published, over the daily limit (9/2207042); deprecated insight metrics (page_impressions, page_fans, impressions, plays),
 // account metrics without metric_type=total_value where Meta needs it, a range over 30 days for account insights; refresh of an
 // Instagram token younger than 24 hours.
-// References (read 2026-11-27; Meta publishes no machine-readable contract for these): developers.facebook.com/docs/graph-api/
+// Every Graph request (and Instagram Login's access_token/refresh_access_token) is first checked against Meta's own node and
+// edge specs (test/contracts/meta/contract.ts, from facebook-business-sdk-codegen api_specs, Graph v25.0): an operation the
+// node type lacks, an undeclared or mistyped parameter, a missing required one, or a `fields` name the answered type lacks is
+// refused with Graph's 400 error and recorded in `contractViolations`. The Facebook Login OAuth endpoints are not in the specs.
+// References (read 2026-11-27): developers.facebook.com/docs/graph-api/
 // guides/error-handling, /docs/facebook-login/guides/access-tokens, /docs/pages-api/posts, /docs/graph-api/reference/page/feed/,
 // /page/photos/, /page/videos/, /object/comments/ (order, created_time, from), /docs/instagram-platform/content-publishing,
 // .../ig-user/media (STORIES with image_url or video_url), .../ig-container (status_code), .../ig-media (timestamp),
