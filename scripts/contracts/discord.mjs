@@ -8,9 +8,9 @@
 // Without arguments it downloads the file of the main branch; a local file (e.g. from a clone) is recorded by its commit. The fake (test/fakes/discord.ts) validates every bot API request
 // against the result. The OAuth2 token endpoint (POST /oauth2/token) is not in Discord's description (it documents it only in
 // topics/oauth2), so the fake checks that one by hand.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cutOperations, load, writeContract } from './common.mjs';
 
 const SOURCE = 'https://raw.githubusercontent.com/discord/discord-api-spec/main/specs/openapi.json';
 const OUTPUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test/contracts/discord/openapi.json');
@@ -29,45 +29,8 @@ export const OPERATIONS = [
   ['post', '/channels/{channel_id}/messages/{message_id}/threads'],
 ];
 
-async function load(source) {
-  if (/^https?:/.test(source)) {
-    const response = await fetch(source);
-    if (!response.ok) throw new Error(`${source} answered ${response.status}`);
-    return response.json();
-  }
-  return JSON.parse(await fs.readFile(source, 'utf8'));
-}
-
-/** Every `#/components/...` reference reachable from `value`, followed through the components themselves. */
-function references(spec, value, found = new Set()) {
-  if (Array.isArray(value)) for (const entry of value) references(spec, entry, found);
-  else if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/') && !found.has(inner)) {
-        found.add(inner);
-        const [, , kind, name] = inner.split('/');
-        references(spec, spec.components[kind][name], found);
-      } else references(spec, inner, found);
-    }
-  }
-  return found;
-}
-
 export function extract(spec, source, revision, committed) {
-  const paths = {};
-  for (const [method, route] of OPERATIONS) {
-    const item = spec.paths[route];
-    const operation = item?.[method];
-    if (!operation) throw new Error(`the spec has no ${method.toUpperCase()} ${route}: Discord changed it, update the provider first`);
-    // Only the request side matters to the fake: answers are the fake's own (documented) shapes.
-    const { responses: _responses, ...request } = operation;
-    paths[route] = { ...(item.parameters ? { parameters: item.parameters } : {}), ...paths[route], [method]: request };
-  }
-  const components = {};
-  for (const reference of [...references(spec, paths)].sort()) {
-    const [, , kind, name] = reference.split('/');
-    components[kind] = { ...components[kind], [name]: spec.components[kind][name] };
-  }
+  const { paths, components } = cutOperations(spec, OPERATIONS, 'Discord', { operation: ({ responses: _responses, ...request }) => request });
   return {
     openapi: spec.openapi,
     info: { title: spec.info.title, version: spec.info.version, license: spec.info.license },
@@ -89,7 +52,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const source = process.argv[2] ?? SOURCE;
   const spec = await load(source);
   const contract = extract(spec, source, process.argv[3] ?? 'main', process.argv[4]);
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`Discord API v${spec.info.version}: ${OPERATIONS.length} operations, ${Object.values(contract.components).reduce((n, kind) => n + Object.keys(kind).length, 0)} components → ${OUTPUT}`);
 }

@@ -10,9 +10,9 @@
 //
 // CORRECTIONS are applied after the cut and listed in the file's `x-herald-corrections`: places where the published
 // document says less than, or other than, what listmonk's own server does (the server wins over its document).
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cutOperations, load, writeContract } from './common.mjs';
 import { parse } from 'yaml';
 
 const SOURCE = 'https://raw.githubusercontent.com/knadh/listmonk/master/docs/swagger/collections.yaml';
@@ -54,42 +54,8 @@ const CORRECTIONS = [
   },
 ];
 
-async function load(source) {
-  if (/^https?:/.test(source)) {
-    const response = await fetch(source);
-    if (!response.ok) throw new Error(`${source} answered ${response.status}`);
-    return parse(await response.text());
-  }
-  return parse(await fs.readFile(source, 'utf8'));
-}
-
-/** Every `#/components/...` reference reachable from `value`, followed through the components themselves. */
-function references(spec, value, found = new Set()) {
-  if (Array.isArray(value)) for (const entry of value) references(spec, entry, found);
-  else if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/') && !found.has(inner)) {
-        found.add(inner);
-        const [, , kind, name] = inner.split('/');
-        references(spec, spec.components[kind][name], found);
-      } else references(spec, inner, found);
-    }
-  }
-  return found;
-}
-
 export function extract(spec, source, revision) {
-  const paths = {};
-  for (const [method, route] of OPERATIONS) {
-    const operation = spec.paths[route]?.[method];
-    if (!operation) throw new Error(`the document has no ${method.toUpperCase()} ${route}: listmonk changed it, update the provider first`);
-    paths[route] = { ...paths[route], [method]: operation, ...(spec.paths[route].parameters ? { parameters: spec.paths[route].parameters } : {}) };
-  }
-  const components = {};
-  for (const reference of [...references(spec, paths)].sort()) {
-    const [, , kind, name] = reference.split('/');
-    components[kind] = { ...components[kind], [name]: spec.components[kind][name] };
-  }
+  const { paths, components } = cutOperations(spec, OPERATIONS, 'listmonk');
   const contract = {
     openapi: spec.openapi,
     info: { title: spec.info.title, version: spec.info.version },
@@ -105,9 +71,8 @@ export function extract(spec, source, revision) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const source = process.argv[2] ?? SOURCE;
-  const spec = await load(source);
+  const spec = await load(source, parse);
   const contract = extract(spec, process.argv[4] ?? source, process.argv[3] ?? 'master');
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`listmonk API ${spec.info.version}: ${OPERATIONS.length + 1} operations, ${Object.values(contract.components).reduce((n, kind) => n + Object.keys(kind).length, 0)} components → ${OUTPUT}`);
 }

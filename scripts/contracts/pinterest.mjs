@@ -6,9 +6,9 @@
 //
 // Without arguments it downloads the file of the main branch. The fake (test/fakes/pinterest.ts) validates every request
 // against the result; rerun this when Pinterest publishes a release and look at the diff.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cutOperations, load, writeContract } from './common.mjs';
 
 const SOURCE = 'https://raw.githubusercontent.com/pinterest/api-description/main/v5/openapi.json';
 const OUTPUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test/contracts/pinterest/openapi.json');
@@ -28,42 +28,8 @@ export const OPERATIONS = [
   ['get', '/media/{media_id}'],
 ];
 
-async function load(source) {
-  if (/^https?:/.test(source)) {
-    const response = await fetch(source);
-    if (!response.ok) throw new Error(`${source} answered ${response.status}`);
-    return response.json();
-  }
-  return JSON.parse(await fs.readFile(source, 'utf8'));
-}
-
-/** Every `#/components/...` reference reachable from `value`, followed through the components themselves. */
-function references(spec, value, found = new Set()) {
-  if (Array.isArray(value)) for (const entry of value) references(spec, entry, found);
-  else if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/') && !found.has(inner)) {
-        found.add(inner);
-        const [, , kind, name] = inner.split('/');
-        references(spec, spec.components[kind][name], found);
-      } else references(spec, inner, found);
-    }
-  }
-  return found;
-}
-
 export function extract(spec, source, revision) {
-  const paths = {};
-  for (const [method, route] of OPERATIONS) {
-    const operation = spec.paths[route]?.[method];
-    if (!operation) throw new Error(`the spec has no ${method.toUpperCase()} ${route}: Pinterest changed it, update the provider first`);
-    paths[route] = { ...paths[route], [method]: operation };
-  }
-  const components = {};
-  for (const reference of [...references(spec, paths)].sort()) {
-    const [, , kind, name] = reference.split('/');
-    components[kind] = { ...components[kind], [name]: spec.components[kind][name] };
-  }
+  const { paths, components } = cutOperations(spec, OPERATIONS, 'Pinterest');
   return {
     openapi: spec.openapi,
     info: { ...spec.info, description: undefined },
@@ -78,7 +44,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const source = process.argv[2] ?? SOURCE;
   const spec = await load(source);
   const contract = extract(spec, source, process.argv[3] ?? 'main');
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`Pinterest API ${spec.info.version}: ${OPERATIONS.length} operations, ${Object.values(contract.components).reduce((n, kind) => n + Object.keys(kind).length, 0)} components → ${OUTPUT}`);
 }

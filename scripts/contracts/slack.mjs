@@ -15,9 +15,9 @@
 // `x-herald-docs`, so the file says which parts come from the description and which from the pages.
 //
 //   node scripts/contracts/slack.mjs [<path or URL of the description>] [<commit of that file>] [<date of that commit>]
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { load, writeContract } from './common.mjs';
 
 const SOURCE = 'https://raw.githubusercontent.com/slackapi/slack-api-specs/master/web-api/slack_web_openapi_v2_without_examples.json';
 const OUTPUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test/contracts/slack/openapi.json');
@@ -108,15 +108,6 @@ export const DOCUMENTED = {
   },
 };
 
-async function load(source) {
-  if (/^https?:/.test(source)) {
-    const response = await fetch(source);
-    if (!response.ok) throw new Error(`${source} answered ${response.status}`);
-    return response.json();
-  }
-  return JSON.parse(await fs.readFile(source, 'utf8'));
-}
-
 /** A Swagger 2 parameter as a JSON Schema. */
 const schemaOf = (parameter) => ({
   type: parameter.type ?? 'string',
@@ -198,7 +189,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const source = process.argv[2] ?? SOURCE;
   const spec = await load(source);
   const contract = extract(spec, source, process.argv[3] ?? 'master', process.argv[4]);
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`Slack Web API ${spec.info.version}: ${METHODS.length} methods (${Object.keys(DOCUMENTED).length} completed from docs.slack.dev) → ${OUTPUT}`);
 }

@@ -8,24 +8,15 @@
 //
 // Without arguments it downloads the file of the main branch. The fake (test/fakes/telegram.ts) checks every request against
 // the result (test/contracts/telegram/contract.ts); rerun this when Telegram publishes a Bot API release and look at the diff.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { load, writeContract } from './common.mjs';
 
 const SOURCE = 'https://raw.githubusercontent.com/PaulSonOfLars/telegram-bot-api-spec/main/api.json';
 const OUTPUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test/contracts/telegram/bot-api.json');
 
 /** The Bot API methods Herald's Telegram provider calls (providers/telegram.ts). */
 export const METHODS = ['getMe', 'getChat', 'sendMessage', 'sendPhoto', 'sendVideo', 'sendMediaGroup', 'editMessageText', 'editMessageCaption', 'deleteMessage'];
-
-async function load(source) {
-  if (/^https?:/.test(source)) {
-    const response = await fetch(source);
-    if (!response.ok) throw new Error(`${source} answered ${response.status}`);
-    return response.json();
-  }
-  return JSON.parse(await fs.readFile(source, 'utf8'));
-}
 
 /** `Array of Array of X` → `X`. */
 const element = (type) => type.replace(/^(Array of )+/, '');
@@ -75,7 +66,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const source = process.argv[2] ?? SOURCE;
   const spec = await load(source);
   const contract = extract(spec, /^https?:/.test(source) ? source : SOURCE, process.argv[3] ?? 'main');
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`${spec.version} (${spec.release_date}): ${METHODS.length} methods, ${Object.keys(contract.types).length} types → ${OUTPUT}`);
 }
