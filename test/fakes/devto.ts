@@ -78,16 +78,11 @@ const unprocessable = (error: string): FakeReply => ({ status: 422, json: { erro
 
 export async function startDevtoFake(): Promise<DevtoFake> {
   const server = await startFakeServer();
-  const contractViolations: string[] = [];
   // Every route of the API is registered behind the contract check (paths in the contract are relative to /api).
-  const register = server.on.bind(server);
-  server.on = (method, path, handler) =>
-    register(method, path, !path.startsWith('/api/') ? handler : (request) => {
-      const problems = contractProblems(request, request.path.slice('/api'.length));
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
-      return unprocessable(`Invalid request: ${problems.join('; ')}`);
-    });
+  const contractViolations = server.underContract(
+    (_method, path) => (path.startsWith('/api/') ? (request) => contractProblems(request, request.path.slice('/api'.length)) : undefined),
+    (problems) => unprocessable(`Invalid request: ${problems.join('; ')}`),
+  );
   let apiKey = 'dev-api-key-0123456789';
   const user = { id: 1234, username: 'heraldwriter', name: 'Herald Writer', profile_image: `${server.url}/uploads/user/profile_image/1234/avatar.png` };
   const organizations = [{ id: 42, username: 'heraldlabs', name: 'Herald Labs' }];

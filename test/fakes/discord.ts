@@ -102,16 +102,11 @@ const tooLong = (field: string, limit: number) =>
 export async function startDiscordFake() {
   const server = await startFakeServer();
   const { url } = server;
-  const contractViolations: string[] = [];
   // The bot API's routes are registered behind the contract check (the token endpoint is not in the description).
-  const register = server.on.bind(server);
-  server.on = (method, path, handler) =>
-    register(method, path, !path.startsWith('/api/v10/') || path === '/api/v10/oauth2/token' ? handler : async (request) => {
-      const problems = await discordContractProblems(request, request.path.slice('/api/v10'.length));
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
-      return error(400, 50035, 'Invalid Form Body', { _errors: problems.map((message) => ({ code: 'CONTRACT_MISMATCH', message })) });
-    });
+  const contractViolations = server.underContract(
+    (_method, path) => (path.startsWith('/api/v10/') && path !== '/api/v10/oauth2/token' ? (request) => discordContractProblems(request, request.path.slice('/api/v10'.length)) : undefined),
+    (problems) => error(400, 50035, 'Invalid Form Body', { _errors: problems.map((message) => ({ code: 'CONTRACT_MISMATCH', message })) }),
+  );
   const authority = createOAuthAuthority({ clientId: '1199000000000000001', clientSecret: 'discord-secret', expiresIn: 604_800 });
   const botToken = 'MTE5OTAwMDAwMDAwMDAwMDAwMQ.GfakeX.bot-token';
   let sequence = 0n;

@@ -71,18 +71,14 @@ const METRICS = ['BUSINESS_IMPRESSIONS_DESKTOP_MAPS', 'BUSINESS_IMPRESSIONS_DESK
 export async function startGmbFake(): Promise<GmbFake> {
   const server = await startFakeServer();
   const { url } = server;
-  const contractViolations: string[] = [];
   // Routes of the APIs are registered behind their contract check (OAuth and userinfo are not Discovery methods).
-  const register = server.on.bind(server);
-  server.on = (method, path, handler) => {
-    const prefix = Object.keys(APIS).find((candidate) => path.startsWith(`${candidate}/`));
-    register(method, path, !prefix ? handler : (request) => {
-      const problems = contractProblems(APIS[prefix], request, request.path.slice(prefix.length));
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
-      return problems.some((problem) => problem.includes('is not a method of')) ? googleError(404, 'NOT_FOUND', problems.join('; ')) : googleError(400, 'INVALID_ARGUMENT', problems.join('; '));
-    });
-  };
+  const contractViolations = server.underContract(
+    (_method, path) => {
+      const prefix = Object.keys(APIS).find((candidate) => path.startsWith(`${candidate}/`));
+      return prefix ? (request) => contractProblems(APIS[prefix], request, request.path.slice(prefix.length)) : undefined;
+    },
+    (problems) => (problems.some((problem) => problem.includes('is not a method of')) ? googleError(404, 'NOT_FOUND', problems.join('; ')) : googleError(400, 'INVALID_ARGUMENT', problems.join('; '))),
+  );
   const authority = createOAuthAuthority({ expiresIn: 3599 });
   const bakery = { name: 'locations/1001', title: 'Herald Bakery', storefrontAddress: { addressLines: ['1 Main Street'], locality: 'Springfield' } };
   const accounts = [

@@ -65,19 +65,15 @@ export async function startLemmyFake() {
   const { url } = server;
   const host = new URL(url).host;
   /** API requests lemmy-js-client's types refused, as "METHOD path: problem" (tests require it to stay empty). */
-  const contractViolations: string[] = [];
   // Every API route is registered behind the contract check of its version (the image uploads check their own field).
-  const register = server.on.bind(server);
-  server.on = (method, path, handler) => {
-    const version = /^\/api\/(v3|v4)\//.exec(path)?.[1] as LemmyApiVersion | undefined;
-    if (!version || path === `/api/v4${lemmyUpload('v4').path}`) return register(method, path, handler);
-    register(method, path, (request) => {
-      const problems = lemmyContractProblems(version, request, request.path.slice(`/api/${version}`.length));
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
-      return { status: 400, json: { error: 'invalid_request', message: problems.join('; ') } };
-    });
-  };
+  const contractViolations = server.underContract(
+    (_method, path) => {
+      const version = /^\/api\/(v3|v4)\//.exec(path)?.[1] as LemmyApiVersion | undefined;
+      if (!version || path === `/api/v4${lemmyUpload('v4').path}`) return undefined;
+      return (request) => lemmyContractProblems(version, request, request.path.slice(`/api/${version}`.length));
+    },
+    (problems) => ({ status: 400, json: { error: 'invalid_request', message: problems.join('; ') } }),
+  );
   const password = 'correct horse battery';
   const accounts = [
     { id: 7, name: 'herald', display_name: 'Herald Bot', totp: undefined as string | undefined },

@@ -60,16 +60,11 @@ const bad = (message: string, status = 400): FakeReply => ({ status, json: { mes
 
 export async function startListmonkFake(options: { permissions?: string[] } = {}): Promise<ListmonkFake> {
   const server = await startFakeServer();
-  const contractViolations: string[] = [];
   // Every route of the API is registered behind the contract check (paths in the contract are relative to /api).
-  const register = server.on.bind(server);
-  server.on = (method, path, handler) =>
-    register(method, path, !path.startsWith('/api/') ? handler : (request) => {
-      const problems = contractProblems(request, request.path.slice('/api'.length));
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
-      return bad(`Invalid request: ${problems.join('; ')}`);
-    });
+  const contractViolations = server.underContract(
+    (_method, path) => (path.startsWith('/api/') ? (request) => contractProblems(request, request.path.slice('/api'.length)) : undefined),
+    (problems) => bad(`Invalid request: ${problems.join('; ')}`),
+  );
   const username = 'herald-api';
   const token = 'x7Qm2pVtL9sKcW4rZbN8yHdF3gJ6aE1u';
   const permissions = new Set(options.permissions ?? ALL_PERMISSIONS);

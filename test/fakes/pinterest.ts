@@ -80,16 +80,11 @@ const isImage = (bytes: Buffer) =>
 export async function startPinterestFake(options: { boardCount?: number } = {}): Promise<PinterestFake> {
   const server = await startFakeServer();
   const { url } = server;
-  const contractViolations: string[] = [];
   // Routes of the API host are registered behind the contract check.
-  const register = server.on.bind(server);
-  server.on = (method, path, handler) =>
-    register(method, path, !path.startsWith('/api/v5/') ? handler : (request) => {
-      const problems = contractProblems(request, request.path.slice('/api/v5'.length));
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
-      return error(400, 1, `Invalid request: ${problems.join('; ')}`);
-    });
+  const contractViolations = server.underContract(
+    (_method, path) => (path.startsWith('/api/v5/') ? (request) => contractProblems(request, request.path.slice('/api/v5'.length)) : undefined),
+    (problems) => error(400, 1, `Invalid request: ${problems.join('; ')}`),
+  );
   const authority = createOAuthAuthority({ rotateRefreshTokens: true, expiresIn: 2_592_000 });
   const account = { id: '549755885175', username: 'heraldpins', business_name: 'Herald Pins', profile_image: `${url}/img/avatar.jpg`, account_type: 'BUSINESS' };
   const boards = Array.from({ length: options.boardCount ?? 3 }, (_, index) => ({ id: String(900_000 + index), name: `Board ${index + 1}`, privacy: 'PUBLIC' }));

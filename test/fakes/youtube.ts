@@ -95,18 +95,14 @@ export interface FakeComment {
 export async function startYouTubeFake() {
   const server: FakeServer = await startFakeServer();
   const { url } = server;
-  const contractViolations: string[] = [];
   // Routes of the APIs are registered behind the contract check (the OAuth and userinfo routes and the session PUTs are not).
-  const register = server.on.bind(server);
-  const underContract = (method: string, path: string) => /^\/(youtube\/v3|v2)\//.test(path) || (method === 'POST' && path.startsWith('/upload/youtube/v3/'));
-  server.on = (method, path, handler) =>
-    register(method, path, !underContract(method, path) ? handler : (request) => {
-      const problems = contractProblems(request, request.path);
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+  const contractViolations = server.underContract(
+    (method, path) => (/^\/(youtube\/v3|v2)\//.test(path) || (method === 'POST' && path.startsWith('/upload/youtube/v3/')) ? (request) => contractProblems(request, request.path) : undefined),
+    (problems) => {
       const unknown = problems.some((problem) => problem.includes('is not a method of'));
       return googleError(unknown ? 404 : 400, unknown ? 'notFound' : 'badRequest', problems.join('; '), 'global');
-    });
+    },
+  );
   const authority = createOAuthAuthority({ clientId: 'google-client', clientSecret: 'google-secret', requirePkce: true, expiresIn: 3599 });
   const channels: FakeChannel[] = [
     { id: 'UCmain0000000000000000a', title: 'Herald Main', customUrl: '@heraldmain', thumbnail: `${url}/thumbs/main.jpg` },

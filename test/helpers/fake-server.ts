@@ -33,6 +33,15 @@ export interface FakeServer {
   requestsTo(method: string, path: string): RecordedRequest[];
   /** Every answer waits this long before it is sent (a slow platform). */
   setDelay(ms: number): void;
+  /**
+   * Puts routes under the platform's contract (DESIGN.md §9): every route registered afterwards for which `check` answers a
+   * function runs it first; a request with problems is recorded ("METHOD path: problem") in the list answered here, which
+   * tests require to stay empty, and answered by `refuse` (the platform's own error shape) instead of its handler.
+   */
+  underContract(
+    check: (method: string, path: string) => ((request: RecordedRequest) => string[] | Promise<string[]>) | undefined,
+    refuse: (problems: string[], request: RecordedRequest) => FakeReply,
+  ): string[];
   close(): Promise<void>;
 }
 
@@ -91,7 +100,7 @@ export async function startFakeServer(): Promise<FakeServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  return {
+  const fake: FakeServer = {
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
@@ -99,6 +108,20 @@ export async function startFakeServer(): Promise<FakeServer> {
       const index = routes.findIndex((route) => route.method === method && route.path === path);
       if (index >= 0) routes.splice(index, 1);
       routes.push({ method, path, handler });
+    },
+    underContract(check, refuse) {
+      const violations: string[] = [];
+      const register = fake.on;
+      fake.on = (method, path, handler) => {
+        const problemsOf = check(method, path);
+        register(method, path, !problemsOf ? handler : async (request) => {
+          const problems = await problemsOf(request);
+          if (problems.length === 0) return handler(request);
+          violations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
+          return refuse(problems, request);
+        });
+      };
+      return violations;
     },
     failNext(method, path, reply, times = 1) {
       failures.push({ method, path, reply, times });
@@ -115,4 +138,5 @@ export async function startFakeServer(): Promise<FakeServer> {
         server.close(() => resolve());
       }),
   };
+  return fake;
 }
