@@ -6,7 +6,9 @@
 // Forem has no "organizations of the user" call: the organizations helper gathers those of the user's articles.
 // Contract: Forem's OpenAPI 3 document for v1 (api_v1.json, forem/forem-docs f2f06af, last changed 2023-12-13; vendored in
 // test/contracts/devto/). Where it differs from the controller, the controller is followed: `tags` is an array of names
-// (article_params permits `tags: []`; the document's string would be dropped).
+// (article_params permits `tags: []`; the document's string would be dropped). Newer than the document: `ai_disclosure_level`
+// (forem/forem#23743, 2026-08-17), which DEV's rules for automated clients (dev.to/llms.txt, 2026-09) ask on every create
+// and update: the `aiDisclosure` setting, sent when given.
 // What DEV would run (issue 21): Forem renders body_markdown, then runs Liquid tags ({% embed %}, {{ }}) over the page
 // (app/services/markdown_processor/parser.rb, read 2026-11), so braces in text go as entities; a body starting with `---`
 // lines is front matter, so rules are written `***`. The title and tags are plain text fields.
@@ -31,6 +33,10 @@ const settings = z.object({
     .optional()
     .describe('Up to 4 tags (names from the tags tool, letters and digits only)'),
   organization: z.string().regex(/^\d+$/, 'organization is an id from the organizations tool').optional().describe('Organization id from organizations: the article is published under it'),
+  aiDisclosure: z
+    .enum(['no_ai', 'some_ai', 'fully_autonomous'], { message: 'aiDisclosure is no_ai, some_ai or fully_autonomous' })
+    .optional()
+    .describe("How much AI made the article, as DEV asks every automated create and edit to say: no_ai (a person wrote it), some_ai (a person wrote it with meaningful AI help), fully_autonomous (an agent or model wrote it, even at a person's request). Left out, DEV records it as not disclosed"),
 });
 
 const userSchema = z.object({ id: z.number(), username: z.string(), name: z.string().nullish(), profile_image: z.string().nullish() });
@@ -98,6 +104,7 @@ function articleOf(context: ProviderContext, item: PublishItem) {
     main_image: cover?.url,
     tags: valuesOf(options.tags),
     organization_id: options.organization ? Number(options.organization) : undefined,
+    ai_disclosure_level: options.aiDisclosure,
   };
   return { article, body };
 }
@@ -152,7 +159,7 @@ const devto: Provider = {
   maxLength: () => 100000,
   rules:
     'An article (Markdown, or HTML with headings, emphasis, lists, quotes, code, tables and pictures), published at once, with a required title (at most 128 characters) and up to 4 tags (letters and digits, from the tags tool); ' +
-    'optionally under an organization (from organizations). The first picture becomes the cover image, the others follow the text; ' +
+    'optionally under an organization (from organizations); aiDisclosure says how much AI made it (DEV asks automated clients to send it on every create and edit). The first picture becomes the cover image, the others follow the text; ' +
     'DEV loads pictures from their public URL, so PUBLIC_URL must be public. No video, one item (no comments). Views, reactions and comments are the post analytics. Liquid tags ({% %}, {{ }}) in the text show as written, they are not run.',
   settings,
   chain: 'none',

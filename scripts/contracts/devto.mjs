@@ -46,6 +46,13 @@ const CORRECTIONS = [
     },
   },
   {
+    at: 'components.schemas.Article.properties.article.properties.ai_disclosure_level',
+    reason: 'newer than the document: Forem added the field (forem/forem#23743, merged 2026-08-17) and DEV asks every automated create and update to send it (dev.to/llms.txt, 2026-09): no_ai, some_ai or fully_autonomous; left out, DEV records not_disclosed',
+    apply: (spec) => {
+      spec.components.schemas.Article.properties.article.properties.ai_disclosure_level = { type: 'string', enum: ['no_ai', 'some_ai', 'fully_autonomous'] };
+    },
+  },
+  {
     at: 'components.schemas.Article.required',
     reason: 'params.require(:article): a body without `article` is answered 422 "param is missing or the value is empty: article"',
     apply: (spec) => {
@@ -58,8 +65,9 @@ const CORRECTIONS = [
 const withoutExamples = (value) => JSON.parse(JSON.stringify(value, (key, inner) => (key === 'example' || key === 'examples' ? undefined : inner)));
 
 export function extract(spec, source, revision) {
-  const { paths, components } = cutOperations(spec, OPERATIONS, 'Forem', { operation: withoutExamples, component: withoutExamples });
-  components.securitySchemes = spec.components.securitySchemes;
+  const cut = cutOperations(spec, OPERATIONS, 'Forem', { operation: withoutExamples, component: withoutExamples });
+  const { paths } = cut;
+  const components = { securitySchemes: spec.components.securitySchemes, ...cut.components };
   const contract = {
     openapi: spec.openapi,
     info: { title: spec.info.title, version: spec.info.version },

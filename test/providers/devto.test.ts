@@ -51,10 +51,11 @@ describe('connecting DEV', () => {
 });
 
 describe('publishing on DEV', () => {
-  it('publishes the article through the worker: Markdown body, the first picture as cover, the second inline, tags and organization', async () => {
+  it('publishes the article through the worker: Markdown body, the first picture as cover, the second inline, tags, organization and AI disclosure', async () => {
     const root = await publishThroughWorker(herald, channelId, ARTICLE_HTML, [pictures.png, pictures.jpeg], settings({
       tags: [{ value: 'herald', label: 'herald' }, { value: 'webdev', label: 'webdev' }],
       organization: '42',
+      aiDisclosure: 'fully_autonomous',
     }));
     rootId = root.id;
     const [request] = fake.server.requestsTo('POST', '/api/articles');
@@ -66,6 +67,7 @@ describe('publishing on DEV', () => {
         main_image: pictures.png.path,
         tags: ['herald', 'webdev'],
         organization_id: 42,
+        ai_disclosure_level: 'fully_autonomous',
       },
     });
     expect([request.headers['api-key'], request.headers.accept]).toEqual([fake.apiKey, 'application/vnd.forem.api-v1+json']);
@@ -82,6 +84,8 @@ describe('publishing on DEV', () => {
     expect(plus.body.message).toContain('The tag "c++" cannot be used on DEV');
     const long = await schedule(settings({ title: 'x'.repeat(129) }));
     expect(long.body.message).toContain('DEV titles are at most 128 characters');
+    const disclosure = await schedule(settings({ aiDisclosure: 'none' }));
+    expect([disclosure.status, disclosure.body.message]).toEqual([400, expect.stringContaining('aiDisclosure is no_ai, some_ai or fully_autonomous')]);
     const untitled = await schedule({ __type: 'devto' });
     expect(untitled.body.message).toMatch(/settings\.title/);
     expect(devto.validate!([{ text: 'x', media: [{ kind: 'video', url: 'https://media.example/v.mp4' }] }], {})).toMatch(/video/);
@@ -102,10 +106,12 @@ describe('publishing on DEV', () => {
     expect(await send(v1, { article: { title: 'T', body_markdown: 'x', tags: 'herald, webdev' } })).toBe(422);
     expect(await send(v1, { article: { title: 'T', body_markdown: 'x', cover_image: 'https://example.com/c.png' } })).toBe(422);
     expect(await send({}, { article: { title: 'T', body_markdown: 'x' } })).toBe(422);
+    expect(await send(v1, { article: { title: 'T', body_markdown: 'x', ai_disclosure_level: 'none' } })).toBe(422);
     expect(fake.contractViolations).toEqual([
       'POST /api/articles: body/article/tags must be array',
       'POST /api/articles: body/article must NOT have additional properties',
       'POST /api/articles: the Accept header is "*/*", not application/vnd.forem.api-v1+json: Forem would answer with its deprecated v0 API',
+      'POST /api/articles: body/article/ai_disclosure_level must be equal to one of the allowed values',
     ]);
     expect(fake.articles.filter((article) => article.article.title === 'T')).toEqual([]);
     fake.contractViolations.length = 0;
