@@ -20,7 +20,7 @@ const REPOSITORY = 'https://github.com/whopio/whopsdk-typescript';
 const OUTPUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test/contracts/whop/openapi.json');
 
 /** The SDK methods Herald's Whop provider calls (providers/whop.ts), as methods.ts names them. */
-export const OPERATIONS = ['companies.list', 'forums.list', 'forumPosts.list', 'forumPosts.create', 'forumPosts.retrieve', 'files.create', 'files.retrieve'];
+export const OPERATIONS = ['companies.list', 'forums.list', 'forumPosts.list', 'forumPosts.create', 'forumPosts.retrieve', 'forumPosts.update', 'files.create', 'files.retrieve'];
 
 const resourceFile = (resource) => `src/resources/${resource.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}.ts`;
 
