@@ -10,9 +10,16 @@
 // and every API v1 request by the fake against the SDK's request types (@whop/sdk 0.0.42, commit 7fc61d2, 2026-07-21, vendored as
 // OpenAPI in test/contracts/whop/openapi.json): all fit. The /files calls pin Api-Version-Date 2026-08-21-1 as the direct file
 // uploads guide requires, later than the SDK 0.0.42's own default (2026-07-20).
+// Comments and changes (issue 24; read 2026-11-27): a post's comments are forum posts whose parent_id is the post, and they nest
+// (a reply's parent_id is the comment it answers, comment_count counts the direct ones), listed by experience_id + parent_id
+// (https://docs.whop.com/developer/guides/forums "Comment on a post", .../api-reference/forum-posts/list-forumpost); a post or
+// comment is edited by PATCH /forum_posts/{id} with content and title (https://docs.whop.com/api-reference/forum-posts/update-forum-post,
+// the SDK's forumPosts.update / ForumPostUpdateParams: attachments, content, is_pinned, title, visibility). The SDK's forum posts
+// have list, create, retrieve and update only, and the docs no delete or hide of a forum post: deleting what went out and
+// hiding or deleting someone's comment are refused with that reason (Herald answers not_supported).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import { CheckAgainLater, type ChannelAuth, type ConnectContext, type MediaFile, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';
+import { CheckAgainLater, type ChannelAuth, type ConnectContext, type EditItem, type MediaFile, type PlatformComment, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';
 import { couldNotConfirm, earliestCreation } from './recovery.js';
 import { defuseMarkdown } from './safe-markdown.js';
 import { currentMetric, oauth2AuthorizeUrl, pickedId, putPresigned, storedTokens, tool } from './shared.js';
@@ -27,7 +34,8 @@ const forumPostSchema = z.looseObject({
   id: z.string(),
   content: z.string().nullish(),
   parent_id: z.string().nullish(),
-  user: z.looseObject({ id: z.string() }).nullish(),
+  title: z.string().nullish(),
+  user: z.looseObject({ id: z.string(), username: z.string().nullish(), name: z.string().nullish() }).nullish(),
   created_at: z.union([z.string(), z.number()]).nullish(),
   view_count: z.number().nullish(),
   like_count: z.number().nullish(),
@@ -62,8 +70,14 @@ function classifyWhop(status: number, body: string, headers: Headers): Partial<P
 
 type ApiContext = Pick<ProviderContext, 'fetch' | 'endpoints'> & { auth: Pick<ChannelAuth, 'accessToken'> };
 
-async function api<T>(context: ApiContext, path: string, schema: z.ZodType<T>, options: { json?: unknown; query?: Record<string, string | number | undefined>; headers?: Record<string, string> } = {}): Promise<T> {
+async function api<T>(
+  context: ApiContext,
+  path: string,
+  schema: z.ZodType<T>,
+  options: { method?: 'PATCH'; json?: unknown; query?: Record<string, string | number | undefined>; headers?: Record<string, string> } = {},
+): Promise<T> {
   const response = await context.fetch({
+    ...(options.method ? { method: options.method } : {}),
     url: `${context.endpoints.api}/${path}`,
     query: options.query,
     headers: { authorization: `Bearer ${context.auth.accessToken}`, ...options.headers },
@@ -119,11 +133,11 @@ const LOOKUP_PAGES = 20;
  * the attempt began (less the clock skew). An older post of the same text is never taken for it; a post without a creation
  * time cannot be told apart, so it stops the item. Read to the end of the list without a match, nothing was created.
  */
-async function findPost(context: ProviderContext, body: { content: string; parent_id?: string }, startedAt: Date): Promise<{ id: string } | undefined> {
+async function findPost(context: ProviderContext, body: { experience_id: string; content: string; parent_id?: string }, startedAt: Date): Promise<{ id: string } | undefined> {
   const since = earliestCreation(startedAt);
   let after: string | undefined;
   for (let page = 0; page < LOOKUP_PAGES; page++) {
-    const query = { experience_id: String(context.settings.experience), parent_id: body.parent_id, first: 50, after };
+    const query = { experience_id: body.experience_id, parent_id: body.parent_id, first: 50, after };
     const { data, page_info: pageInfo } = await api(context, 'api/v1/forum_posts', listOf(forumPostSchema), { query });
     const same = data.filter((post) => post.content === body.content && (post.parent_id ?? undefined) === body.parent_id && post.user?.id === context.auth.internalId);
     const undated = same.find((post) => Number.isNaN(createdMs(post.created_at)));
@@ -141,19 +155,84 @@ export function forumPostBody(experienceId: string, text: string, extra: { title
   return { experience_id: experienceId, content: defuseMarkdown(text), ...extra, ...(attachments.length > 0 ? { attachments } : {}) };
 }
 
-async function createForumPost(context: ProviderContext, item: PublishItem, extra: { title?: string; parent_id?: string }): Promise<string> {
+async function createForumPost(context: ProviderContext, experience: string, item: PublishItem, extra: { title?: string; parent_id?: string }): Promise<string> {
   const attachments = [];
   for (const [index, file] of item.media.entries()) attachments.push({ id: await uploadFile(context, file, index) });
-  const body = forumPostBody(String(context.settings.experience), item.text, extra, attachments);
+  const body = forumPostBody(experience, item.text, extra, attachments);
   const created = await context.step(
     'post',
     async () => ({ id: (await api(context, 'api/v1/forum_posts', forumPostSchema, { json: body })).id }),
-    (attempt) => findPost(context, { content: body.content, parent_id: extra.parent_id }, attempt.startedAt),
+    (attempt) => findPost(context, { experience_id: experience, content: body.content, parent_id: extra.parent_id }, attempt.startedAt),
   );
   return created.id;
 }
 
-const postUrl = (context: ProviderContext, id: string) => `${context.endpoints.web}/experiences/${encodeURIComponent(String(context.settings.experience))}/${encodeURIComponent(id)}`;
+const postUrl = (context: ProviderContext, experience: string, id: string) => `${context.endpoints.web}/experiences/${encodeURIComponent(experience)}/${encodeURIComponent(id)}`;
+
+/**
+ * The forum experience of one of the account's posts: kept with it when published (`meta.experience`), else read from its URL
+ * (…/experiences/{experience}/{post}). Replies and the comment poll run without the post's settings, and a Whop forum post does
+ * not name its experience.
+ */
+function experienceOf(post: PublishedRef): string {
+  if (post.meta?.experience) return post.meta.experience;
+  const match = post.url ? /\/experiences\/([^/?#]+)\/[^/?#]+$/.exec(post.url) : null;
+  if (match) return decodeURIComponent(match[1]);
+  throw new PlatformHttpError({ status: 400, retryable: false, bodyExcerpt: post.id, message: `Herald does not know the forum experience of Whop post ${post.id}` });
+}
+
+const COMMENT_CALLS = 100;
+
+/**
+ * The comments on one of the account's posts, the whole tree: each post's direct comments page by page (parent_id), then the
+ * comments of each comment that has some (comment_count), oldest first. Bounded: a post past COMMENT_CALLS pages is read in part.
+ */
+async function commentsOn(context: ProviderContext, post: PublishedRef): Promise<PlatformComment[]> {
+  const experience = experienceOf(post);
+  const found: PlatformComment[] = [];
+  const parents = [post.id];
+  let calls = 0;
+  for (let parent = parents.shift(); parent !== undefined && calls < COMMENT_CALLS; parent = parents.shift()) {
+    let after: string | undefined;
+    do {
+      calls += 1;
+      const { data, page_info: pageInfo } = await api(context, 'api/v1/forum_posts', listOf(forumPostSchema), { query: { experience_id: experience, parent_id: parent, first: 50, after } });
+      for (const comment of data) {
+        const at = createdMs(comment.created_at);
+        found.push({
+          id: comment.id,
+          parentId: comment.parent_id ?? parent,
+          author: { id: comment.user?.id ?? 'unknown', name: comment.user?.name || comment.user?.username || 'Whop member', handle: comment.user?.username ?? undefined },
+          text: comment.content ?? '',
+          createdAt: new Date(Number.isNaN(at) ? Date.now() : at).toISOString(),
+          url: postUrl(context, experience, post.id),
+          meta: { experience },
+          byAccount: comment.user?.id === context.auth.internalId,
+        });
+        if ((comment.comment_count ?? 0) > 0) parents.push(comment.id);
+      }
+      after = pageInfo?.has_next_page ? (pageInfo.end_cursor ?? undefined) : undefined;
+    } while (after && calls < COMMENT_CALLS);
+  }
+  return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/**
+ * Edits a forum post or comment in place (PATCH: what is not sent is kept, so the attachments stay): the new Markdown, and a
+ * post's title from the settings. Setting the same content again is harmless, so a lost answer is simply repeated.
+ */
+async function editForumPost(context: ProviderContext, ref: PublishedRef, item: EditItem, root: PublishedRef | undefined): Promise<PublishedRef> {
+  const title = !root && typeof context.settings.title === 'string' && context.settings.title.trim() ? context.settings.title.trim() : undefined;
+  const body = { content: defuseMarkdown(item.text), ...(title ? { title } : {}) };
+  await context.step('edit', async () => {
+    await api(context, `api/v1/forum_posts/${encodeURIComponent(ref.id)}`, forumPostSchema, { method: 'PATCH', json: body });
+    return true;
+  });
+  const experience = experienceOf(root ?? ref);
+  return { id: ref.id, url: postUrl(context, experience, (root ?? ref).id), meta: { ...ref.meta, experience } };
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
 
 const whop: Provider = {
   identifier: 'whop',
@@ -214,14 +293,30 @@ const whop: Provider = {
     token(context, { grant_type: 'refresh_token', refresh_token: context.auth.refreshToken, client_id: context.client?.clientId, client_secret: context.client?.clientSecret }),
 
   async publish(context, item) {
-    const title = typeof context.settings.title === 'string' && context.settings.title.trim() ? context.settings.title.trim() : undefined;
-    const id = await createForumPost(context, item, title ? { title } : {});
-    return { id, url: postUrl(context, id) };
+    const experience = String(context.settings.experience);
+    const title = text(context.settings.title) || undefined;
+    const id = await createForumPost(context, experience, item, title ? { title } : {});
+    return { id, url: postUrl(context, experience, id), meta: { experience } };
   },
 
+  // A comment down the chain, or a reply to someone's comment: a forum post whose parent is the item (or comment) it answers.
   async comment(context, item, { root, parent }): Promise<PublishedRef> {
-    const id = await createForumPost(context, item, { parent_id: parent.id });
-    return { id, url: postUrl(context, root.id) };
+    const experience = experienceOf(root);
+    const id = await createForumPost(context, experience, item, { parent_id: parent.id });
+    return { id, url: postUrl(context, experience, root.id), meta: { experience } };
+  },
+
+  comments: (context, post) => commentsOn(context, post),
+  editPublished: (context, ref, item, thread) => editForumPost(context, ref, item, thread?.root),
+  editProblem(before, after) {
+    if (text(before.experience) !== text(after.experience) || text(before.company) !== text(after.company)) {
+      return 'Whop keeps a forum post in the forum it went to: delete it on Whop and publish it again to post in another forum.';
+    }
+    if (text(before.title) && !text(after.title)) return "Whop's API changes a post's title but does not remove it: give a new title, or remove it on Whop itself.";
+    return undefined;
+  },
+  unchangeable: {
+    delete: "Whop's API cannot delete a forum post (its forum posts can be listed, created, read and edited only): delete it on Whop itself.",
   },
 
   async postAnalytics(context, post) {

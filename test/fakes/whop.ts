@@ -1,12 +1,18 @@
 // A fake Whop (OAuth 2.1 + PKCE + OIDC endpoints, API v1 forums, forum posts and files, and the presigned file storage) on
 // one real HTTP server, from docs.whop.com (OAuth guide, forum posts, files, direct file uploads; read 2026-11) and the shapes of
 // the official SDK @whop/sdk 0.0.42 (ForumPost: created_at, user, parent_id; list: experience_id, parent_id for a post's comments,
-// first/after cursor paging with page_info.end_cursor/has_next_page).
+// first/after cursor paging with page_info.end_cursor/has_next_page), with comments and changes (issue 24; read 2026-11-27): a
+// post's comments are forum posts with its id as parent_id, nesting (a reply's parent_id is the comment), comment_count the direct
+// ones (https://docs.whop.com/developer/guides/forums); PATCH /forum_posts/{id} edits content, title, attachments, pinning or
+// visibility and answers the ForumPost with is_edited true (https://docs.whop.com/api-reference/forum-posts/update-forum-post,
+// @whop/sdk forumPosts.update); there is no delete or hide of a forum post in the API (the SDK has list, create, retrieve, update).
 //
 //   const fake = await startWhopFake();
 //   SOCIAL_ENDPOINTS={"whop": fake.endpoints}; WHOP_CLIENT_ID = fake.authority.clientId (a public client: no secret)
 //   fake.posts, fake.files; fake.setProcessingChecks(n): a file answers `processing` to n status reads after its bytes arrive
 //   fake.postAs(content, {userId?, at?, parentId?}) -> a post someone (by default the connected user, earlier) made
+//   fake.withhold(permission) / fake.grant(permission): the company withdraws (gives back) one of the app's permissions
+//   (forum:read, forum:post:create): its calls answer 403
 //
 // Every API v1 request (/api/v1/...) is first checked against Whop's own contract (test/contracts/whop/contract.ts: the
 // operations Herald calls as @whop/sdk 0.0.42 types them, commit 7fc61d2 of 2026-07-21, rebuilt as OpenAPI 3.1 by
@@ -16,7 +22,8 @@
 // secret that is not the app's; a used (rotated) refresh token (400 invalid_grant); an authorize without nonce, PKCE or the
 // forum scope; a dead bearer token (401); /files calls without an Api-Version-Date of 2026-08-21-1 or later; a PUT without
 // the upload_headers the file record gave; a forum post without content, in an unknown experience (404), attaching a file
-// that is not ready, or replying to a post of another experience; forums without company_id.
+// that is not ready, or replying to a post of another experience; forums without company_id; an edit of a post that is not the
+// user's (403) or not there (404), an empty content; a call whose permission the app was not given (403).
 import { randomBytes } from 'node:crypto';
 import { createOAuthAuthority, OAuthRefusal, refusalReply } from './oauth-authority.js';
 import { startFakeServer, type FakeHandler, type FakeReply } from '../helpers/fake-server.js';
@@ -34,6 +41,7 @@ export interface FakeWhopPost {
   likeCount: number;
   commentCount: number;
   createdAt: number;
+  edited?: boolean;
 }
 
 export interface FakeWhopFile {
@@ -56,8 +64,16 @@ export async function startWhopFake() {
   authority.setSubject('user_herald');
   const experiences = [{ id: 'exp_announce', name: 'Announcements', companyId: 'biz_herald' }];
   const posts: FakeWhopPost[] = [];
+  /** The members the forum shows as authors (the connected user and the people who comment). */
+  const users: Record<string, { username: string; name: string | null }> = { user_herald: { username: 'heraldlabs', name: 'Herald Labs Owner' }, user_ana: { username: 'ana', name: 'Ana Lima' } };
   const files: FakeWhopFile[] = [];
   let processingChecks = 0;
+  const withheld = new Set<string>();
+  /** The app's permission (granted by the company) a route needs: without it Whop answers 403. */
+  const needs =
+    (permission: string, handler: (request: Parameters<FakeHandler>[0], user: string) => FakeReply | Promise<FakeReply>) =>
+    (request: Parameters<FakeHandler>[0], user: string) =>
+      withheld.has(permission) ? whopError(403, `You do not have permission to perform this action. Missing permission: ${permission}`, 'forbidden') : handler(request, user);
 
   /** Requests the API v1 contract refused, as "METHOD path: problem". */
   const contractViolations: string[] = [];
@@ -148,8 +164,8 @@ export async function startWhopFake() {
     return { json: fileView(file) };
   })));
 
-  const postView = (post: FakeWhopPost) => ({ id: post.id, title: post.title, content: post.content, parent_id: post.parentId, is_edited: false, is_pinned: false, is_poster_admin: true, user: { id: post.userId, username: 'heraldlabs', name: 'Herald Labs Owner' }, view_count: post.viewCount, like_count: post.likeCount, comment_count: post.commentCount, created_at: String(Math.floor(post.createdAt / 1000)) });
-  api('POST', '/api/v1/forum_posts', authed((request, user) => {
+  const postView = (post: FakeWhopPost) => ({ id: post.id, title: post.title, content: post.content, parent_id: post.parentId, is_edited: post.edited ?? false, is_pinned: false, is_poster_admin: true, user: { id: post.userId, ...(users[post.userId] ?? { username: post.userId, name: null }) }, view_count: post.viewCount, like_count: post.likeCount, comment_count: post.commentCount, created_at: String(Math.floor(post.createdAt / 1000)) });
+  api('POST', '/api/v1/forum_posts', authed(needs('forum:post:create', (request, user) => {
     const body = (request.json ?? {}) as { experience_id?: string; content?: string; title?: string; parent_id?: string; attachments?: { id: string }[] };
     if (!experiences.some((item) => item.id === body.experience_id)) return whopError(404, 'Experience not found', 'not_found');
     if (!body.content?.trim()) return whopError(400, 'content is required');
@@ -161,8 +177,8 @@ export async function startWhopFake() {
     posts.push(post);
     if (parent) parent.commentCount += 1;
     return { json: postView(post) };
-  }));
-  api('GET', '/api/v1/forum_posts', authed((request) => {
+  })));
+  api('GET', '/api/v1/forum_posts', authed(needs('forum:read', (request) => {
     const parentId = request.query.get('parent_id');
     const list = [...posts].sort((a, b) => b.createdAt - a.createdAt).filter((post) => post.experienceId === request.query.get('experience_id') && post.parentId === (parentId || null));
     const first = Number(request.query.get('first') ?? 20);
@@ -170,10 +186,25 @@ export async function startWhopFake() {
     const page = list.slice(start, start + first);
     const more = start + first < list.length;
     return { json: { data: page.map(postView), page_info: { has_next_page: more, end_cursor: more ? Buffer.from(String(start + first)).toString('base64') : null, has_previous_page: start > 0, start_cursor: null } } };
-  }));
-  api('GET', '/api/v1/forum_posts/*', authed((request) => {
+  })));
+  api('GET', '/api/v1/forum_posts/*', authed(needs('forum:read', (request) => {
     const post = posts.find((item) => item.id === request.path.split('/')[4]);
     return post ? { json: postView(post) } : whopError(404, 'Forum post not found', 'not_found');
+  })));
+  // Update forum post: only its author edits it; what the body leaves out is kept.
+  // The SDK names no permission for it (forumPosts.update has no "Required permissions"): ownership is what is checked.
+  api('PATCH', '/api/v1/forum_posts/*', authed((request, user) => {
+    const post = posts.find((item) => item.id === request.path.split('/')[4]);
+    if (!post) return whopError(404, 'Forum post not found', 'not_found');
+    if (post.userId !== user) return whopError(403, 'You can only edit your own forum posts', 'forbidden');
+    const body = (request.json ?? {}) as { content?: string | null; title?: string | null; attachments?: { id: string }[] | null };
+    if (body.content !== undefined && body.content !== null && !body.content.trim()) return whopError(400, 'content cannot be empty');
+    if (body.title !== undefined && body.title !== null && post.parentId) return whopError(400, 'A comment has no title');
+    if (body.content) post.content = body.content;
+    if (body.title) post.title = body.title;
+    if (body.attachments) post.attachments = body.attachments.map((item) => item.id);
+    post.edited = true;
+    return { json: postView(post) };
   }));
 
   return {
@@ -188,6 +219,12 @@ export async function startWhopFake() {
       const post: FakeWhopPost = { id: id('post'), experienceId: 'exp_announce', title: null, content, parentId: options.parentId ?? null, attachments: [], userId: options.userId ?? 'user_herald', viewCount: 0, likeCount: 0, commentCount: 0, createdAt: options.at ?? Date.now() };
       posts.push(post);
       return post;
+    },
+    withhold(permission: string) {
+      withheld.add(permission);
+    },
+    grant(permission: string) {
+      withheld.delete(permission);
     },
     setProcessingChecks(n: number) {
       processingChecks = n;
