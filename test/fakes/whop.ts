@@ -197,9 +197,10 @@ export async function startWhopFake() {
     const post = posts.find((item) => item.id === request.path.split('/')[4]);
     if (!post) return whopError(404, 'Forum post not found', 'not_found');
     if (post.userId !== user) return whopError(403, 'You can only edit your own forum posts', 'forbidden');
-    const body = (request.json ?? {}) as { content?: string | null; title?: string | null; attachments?: { id: string }[] | null };
+    const body = (request.json ?? {}) as { content?: string | null; title?: string | null; attachments?: { id: string }[] | null; is_pinned?: boolean | null };
     if (body.content !== undefined && body.content !== null && !body.content.trim()) return whopError(400, 'content cannot be empty');
-    if (body.title !== undefined && body.title !== null && post.parentId) return whopError(400, 'A comment has no title');
+    // "Only top-level posts can be pinned, not comments" (ForumPostUpdateParams.is_pinned).
+    if (body.is_pinned && post.parentId) return whopError(400, 'Only top-level posts can be pinned, not comments');
     if (body.content) post.content = body.content;
     if (body.title) post.title = body.title;
     if (body.attachments) post.attachments = body.attachments.map((item) => item.id);

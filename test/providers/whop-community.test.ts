@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import whop from '../../providers/whop.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
+import { publishChain } from '../../tools/internal/publish.js';
 import { startWhopFake, type WhopFake } from '../fakes/whop.js';
 import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
@@ -77,12 +78,15 @@ describe('Whop comments', () => {
     const comment = (await commentsOf(postId)).find((item) => item.platformId === question.id)!;
     const reply = await herald.rest('POST', `/comments/${comment.id}/reply`, { content: 'Next Tuesday.' });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/api/v1/forum_posts'));
+    const restore = loseAnswerOf(herald, (request) => request.json !== undefined && request.url.endsWith('/api/v1/forum_posts'));
     try {
-      expect((await publishUntilSettled(herald, reply.body.postId)).outcome.kind).toBe('published');
+      expect((await publishChain(herald.services, reply.body.postId)).kind).toBe('waiting');
     } finally {
       restore();
     }
+    expect((await publishUntilSettled(herald, reply.body.postId)).outcome.kind).toBe('published');
+    // Found among the comment's own comments (parent_id), not made again.
+    expect(fake.server.requestsTo('GET', '/api/v1/forum_posts').some((call) => call.query.get('parent_id') === question.id && call.query.get('first') === '50')).toBe(true);
     const made = fake.posts.filter((post) => post.content === 'Next Tuesday.');
     expect(made.map((post) => [post.experienceId, post.parentId, post.userId])).toEqual([['exp_announce', question.id, 'user_herald']]);
     expect((await chainOf(herald, reply.body.postId))[0].releaseId).toBe(made[0].id);
