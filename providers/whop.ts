@@ -63,7 +63,10 @@ function classifyWhop(status: number, body: string, headers: Headers): Partial<P
     return { retryable: true, retryAfterSeconds: Number.isFinite(reset) && reset > 0 ? reset : undefined, message: `rate limit reached (${said})` };
   }
   if (status === 401 || /invalid_grant|invalid_token/.test(body)) return { status: 401, retryable: false, message: `the access was refused (${said}); the token expired or was revoked` };
-  if (status === 403) return { message: `Whop refused this for the account (${said}): the connected user must be allowed to post in this forum, and the app needs the forum:post:create scope` };
+  // The same 403 for a forum the user may not post in, a post that is not theirs, and an app permission the company withheld.
+  if (status === 403) {
+    return { message: `Whop refused this for the account (${said}): the connected user must be allowed to post in this forum and edit only their own posts, and the company must give the app its forum permissions (forum:read, forum:post:create)` };
+  }
   if (status === 404) return { message: `not found (${said}): check the company and experience ids with getCompanies and experiences` };
   return { message: `${said} (HTTP ${status})` };
 }

@@ -103,7 +103,7 @@ describe('Whop comments', () => {
     expect(fake.posts.some((post) => post.id === question.id)).toBe(true);
   });
 
-  it("refuses reading comments when the company withdrew the app's forum:read permission, with Whop's words", async () => {
+  it("refuses reading comments without the app's forum:read permission (Whop's words) or past the rate limit (retryable)", async () => {
     const [root] = await chainOf(herald, postId);
     const tokens = fake.authority.issue('user_herald');
     const context = providerContext({ endpoints: fake.endpoints, auth: { accessToken: tokens.accessToken, internalId: 'user_herald' } });
@@ -115,6 +115,10 @@ describe('Whop comments', () => {
     } finally {
       fake.grant('forum:read');
     }
+    // A rate limit is a retryable refusal with Whop's wait, for the poll to come back later.
+    fake.server.failNext('GET', '/api/v1/forum_posts', { status: 429, headers: { 'retry-after': '90' }, json: { error: { type: 'rate_limited', message: 'Too many requests' } } });
+    const limited = await whop.comments!(context, { id: root.releaseId!, url: root.releaseUrl! }, undefined).catch((error: unknown) => error);
+    expect(limited).toMatchObject({ retryable: true, retryAfterSeconds: 90 });
     // Read from the post's URL when it was published before Herald kept its experience.
     expect((await whop.comments!(context, { id: root.releaseId!, url: root.releaseUrl! }, undefined)).map((comment) => comment.id)).toContain(question.id);
   });
