@@ -34,8 +34,8 @@ afterAll(async () => {
 
 const minutesLater = (minutes: number) => new Date(Date.now() + minutes * 60_000);
 
-async function published(parts: string[]) {
-  const id = await createPost(herald, channelId, parts, { allowDuplicate: true });
+async function published(parts: string[], settings: Record<string, unknown> = {}) {
+  const id = await createPost(herald, channelId, parts, { allowDuplicate: true, settings });
   expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
   return chainOf(herald, id);
 }
@@ -98,6 +98,22 @@ describe('Farcaster comments', () => {
     const states = (await herald.rest('GET', `/comments?post=${root.id}`)).body.comments.map((entry: any) => [entry.text, entry.state]);
     expect(states).toEqual(expect.arrayContaining([['And long casts?', 'answered'], ['What about channels?', 'new']]));
     expect(states).toHaveLength(2);
+  });
+
+  it('reads the replies under each channel\'s cast of a post as comments on the post, and deletes every cast', async () => {
+    const settings = { subreddit: [{ value: { id: 'farcaster' } }, { value: { id: 'photography' } }] };
+    const [root] = await published(['Cast in two channels'], settings);
+    const casts = JSON.parse(root.releaseMeta!.casts) as { channel: string; hash: string }[];
+    expect(casts.map((entry) => entry.channel)).toEqual(['farcaster', 'photography']);
+    fake.addReply('From the farcaster channel', { parent: casts[0].hash, fid: 606, username: 'gina' });
+    fake.addReply('From the photography channel', { parent: casts[1].hash, fid: 607, username: 'hal' });
+    await pollCommentsAt(herald, minutesLater(5));
+    const listed = (await herald.rest('GET', `/comments?post=${root.id}`)).body.comments;
+    expect(listed.map((entry: any) => [entry.text, entry.parentPlatformId]).sort()).toEqual([['From the farcaster channel', null], ['From the photography channel', null]]);
+
+    expect((await herald.rest('DELETE', `/posts/${root.id}?deleteOnPlatform=true`)).status).toBe(200);
+    expect((await changeUntilSettled(herald, root.id)).at(-1)).toEqual({ kind: 'done' });
+    expect(casts.every((entry) => fake.deleted.some((gone) => gone.hash === entry.hash))).toBe(true);
   });
 
   it('refuses hiding or deleting someone else\'s reply: Farcaster has no such call', async () => {
