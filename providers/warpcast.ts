@@ -2,7 +2,13 @@
 // References: https://docs.neynar.com/reference/publish-cast (POST /v2/farcaster/cast, `idem`), …/lookup-signer (GET
 // /v2/farcaster/signer), …/fetch-bulk-users, …/lookup-cast-by-hash-or-url, …/fetch-casts-for-user, …/search-channels, and
 // Neynar's OpenAPI (github.com/neynarxyz/OAS src/api/spec.yaml), read 2026-11-26; the cast body and the answers read are
-// checked against @neynar/nodejs-sdk 3.177.0's types (test/types/neynar-contract.ts). Text limits are Farcaster's (snapchain
+// checked against @neynar/nodejs-sdk 3.177.0's types (test/types/neynar-contract.ts).
+// Comments and changes (read 2026-11-27, OAS src/api/spec.yaml at 4b9ecc6 of 2026-05-15): …/lookup-cast-conversation (GET
+// /v2/farcaster/cast/conversation, identifier + type=hash, reply_depth 0–5, limit 1–50, cursor; `direct_replies` recursive up
+// to reply_depth), …/delete-cast (DELETE /v2/farcaster/cast {signer_uuid, target_hash}: 404 when the cast is not found). A
+// reply to a comment is a cast whose `parent` is that comment's hash (publish-cast). Farcaster has no edit of a cast (a cast is a
+// signed protocol message; the protocol has CastAdd and CastRemove only) and no way for an author to hide or remove someone
+// else's reply (a CastRemove only removes the signer's own casts): no editPublished, hideComment or deleteComment. Text limits are Farcaster's (snapchain
 // validate_cast_add_body): 320 bytes for a cast, 1024 for a long cast, 10,000 for Pro accounts only; 2 embeds (4 with Pro).
 //
 // Credentials: the deployment's Neynar app is the platform's app setting (WARPCAST_CLIENT_ID = Neynar client id for the
@@ -11,7 +17,8 @@
 import { z } from 'zod';
 import { invalidInput } from '../src/errors.js';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import type { ConnectContext, PublishedRef, Provider, ProviderContext, PublishItem } from './types.js';
+import { PlatformHttpError } from '../src/lib/platform-http.js';
+import type { ConnectContext, PlatformComment, PublishedRef, Provider, ProviderContext, PublishItem } from './types.js';
 import { currentMetric, engagementByDay, firstProblem, noVideo, pagesSince, permanent } from './shared.js';
 
 const endpoints = { api: 'https://api.neynar.com', web: 'https://farcaster.xyz' };
@@ -38,6 +45,18 @@ const castSchema = z.object({
   replies: z.object({ count: z.number().int() }),
 });
 const postedSchema = z.object({ success: z.boolean(), cast: z.object({ hash: z.string(), author: z.object({ fid: z.number().int() }), text: z.string() }) });
+/** A cast of a conversation: `direct_replies` nest (Neynar types the deeper levels as plain objects), parsed level by level. */
+const threadCastSchema = z.object({
+  hash: z.string(),
+  parent_hash: z.string().nullable(),
+  text: z.string(),
+  timestamp: z.string(),
+  author: z.object({ fid: z.number().int(), username: z.string(), display_name: z.string().nullish(), pfp_url: z.string().nullish() }),
+  replies: z.object({ count: z.number().int() }),
+  direct_replies: z.array(z.unknown()).default([]),
+});
+const conversationSchema = z.object({ conversation: z.object({ cast: threadCastSchema }), next: z.object({ cursor: z.string().nullish() }).optional() });
+const operationSchema = z.object({ success: z.boolean().optional(), message: z.string().optional() });
 const channelSchema = z.object({ id: z.string(), name: z.string().optional(), description: z.string().optional(), image_url: z.string().optional(), follower_count: z.number().optional(), url: z.string() });
 
 /**
@@ -53,12 +72,19 @@ export interface CastBody {
   channel_id?: string;
   idem: string;
 }
+/** The body of DELETE /v2/farcaster/cast/ (DeleteCastReqBody). */
+export interface DeleteCastBody {
+  signer_uuid: string;
+  target_hash: string;
+}
 export type NeynarReads = {
   signer: z.infer<typeof signerSchema>;
   user: z.infer<typeof userSchema>;
   cast: z.infer<typeof castSchema>;
   posted: z.infer<typeof postedSchema>;
   channel: z.infer<typeof channelSchema>;
+  conversation: z.infer<typeof conversationSchema>;
+  deleted: z.infer<typeof operationSchema>;
   error: z.infer<typeof errorSchema>;
 };
 
@@ -86,9 +112,9 @@ function apiKey(context: Caller): string {
   return key;
 }
 
-async function neynar<T>(context: Caller, path: string, schema: z.ZodType<T>, request: { query?: Record<string, string | number | boolean>; json?: unknown } = {}): Promise<T> {
+async function neynar<T>(context: Caller, path: string, schema: z.ZodType<T>, request: { query?: Record<string, string | number | boolean>; json?: unknown; method?: 'DELETE' } = {}): Promise<T> {
   const base = (context.endpoints.api || endpoints.api).replace(/\/+$/, '');
-  const { data } = await context.fetch({ method: request.json ? 'POST' : 'GET', url: `${base}/v2/farcaster/${path}`, headers: { 'x-api-key': apiKey(context) }, query: request.query, json: request.json, schema, classify });
+  const { data } = await context.fetch({ method: request.method ?? (request.json ? 'POST' : 'GET'), url: `${base}/v2/farcaster/${path}`, headers: { 'x-api-key': apiKey(context) }, query: request.query, json: request.json, schema, classify });
   return data;
 }
 
@@ -147,6 +173,74 @@ function recentCasts(context: ProviderContext, options: { pages: number; since?:
     const feed = await neynar(context, 'feed/user/casts/', feedSchema, { query });
     return { items: feed.casts, next: feed.next?.cursor ?? undefined };
   }, (item) => item.timestamp);
+}
+
+/** The deepest level one conversation read answers (Neynar's maximum `reply_depth`), and its page size (maximum `limit`). */
+const REPLY_DEPTH = 5;
+const CONVERSATION_PAGE = 50;
+
+/**
+ * Every reply under the post's casts (one per channel), at any depth, oldest first. One conversation read answers replies up
+ * to REPLY_DEPTH levels, its top level paged by cursor; a reply whose `replies.count` is more than the replies that came with
+ * it (deeper than that, or cut by the page) has its own conversation read, once. Replies to one of the post's own casts are
+ * comments on the post (no parent); the account's own casts (Herald's thread items, answers) are marked `byAccount`.
+ */
+async function repliesOf(context: ProviderContext, post: PublishedRef): Promise<PlatformComment[]> {
+  const own = new Set(castsOf(post).map((entry) => entry.hash));
+  const found = new Map<string, PlatformComment>();
+  const read = new Set<string>();
+  const pending = [...own];
+  const web = (context.endpoints.web || endpoints.web).replace(/\/+$/, '');
+  const visit = (node: z.infer<typeof threadCastSchema>) => {
+    const children = node.direct_replies.map((child) => threadCastSchema.parse(child));
+    for (const child of children) {
+      if (!own.has(child.hash) && !found.has(child.hash)) {
+        found.set(child.hash, {
+          id: child.hash,
+          parentId: child.parent_hash && !own.has(child.parent_hash) ? child.parent_hash : undefined,
+          author: { id: String(child.author.fid), name: child.author.display_name?.trim() || child.author.username, handle: child.author.username, url: `${web}/${child.author.username}`, picture: child.author.pfp_url ?? undefined },
+          text: child.text,
+          createdAt: child.timestamp,
+          url: castUrl(context, child.hash),
+          byAccount: String(child.author.fid) === context.auth.internalId,
+        });
+      }
+      visit(child);
+    }
+    if (node.replies.count > children.length && !read.has(node.hash)) pending.push(node.hash);
+  };
+  while (pending.length > 0) {
+    const hash = pending.shift()!;
+    if (read.has(hash)) continue;
+    read.add(hash);
+    let cursor: string | undefined;
+    do {
+      const query = { identifier: hash, type: 'hash', reply_depth: REPLY_DEPTH, limit: CONVERSATION_PAGE, ...(cursor ? { cursor } : {}) };
+      const page = await neynar(context, 'cast/conversation/', conversationSchema, { query });
+      visit(page.conversation.cast);
+      cursor = page.next?.cursor ?? undefined;
+    } while (cursor);
+  }
+  return [...found.values()].sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+}
+
+/**
+ * Deletes each cast an item made (one per channel), each a recorded step. A cast already gone (Neynar's 404 "not found")
+ * counts as deleted, so a repeat after a lost answer deletes nothing else; only the item's own hashes are ever sent.
+ */
+async function deleteCasts(context: ProviderContext, ref: PublishedRef): Promise<void> {
+  for (const entry of castsOf(ref)) {
+    await context.step(`delete:${entry.channel || 'profile'}`, async () => {
+      const body: DeleteCastBody = { signer_uuid: context.auth.accessToken, target_hash: entry.hash };
+      try {
+        await neynar(context, 'cast/', operationSchema, { method: 'DELETE', json: body });
+      } catch (error) {
+        // Neynar answers 404 for an unknown signer too: that one is a refusal, not a cast already gone.
+        if (!(error instanceof PlatformHttpError && error.status === 404 && !/signer/i.test(error.message))) throw error;
+      }
+      return true;
+    });
+  }
 }
 
 const warpcast: Provider = {
@@ -231,7 +325,14 @@ const warpcast: Provider = {
   },
 
   // A reply to each cast of the previous item, so a post cast in two channels becomes two threads.
+  // A reply to someone's comment (`toComment`) is one cast whose parent is that comment's hash: it lands under THAT reply.
   comment: (context, item, { parent }) => cast(context, item, castsOf(parent).map((entry) => ({ channel: entry.channel, parent: entry.hash })), 'reply'),
+
+  comments: (context, post) => repliesOf(context, post),
+  deletePublished: (context, ref) => deleteCasts(context, ref),
+  unchangeable: {
+    edit: 'a Farcaster cast is a signed message that cannot be edited (the protocol and Neynar\'s API only add or remove casts): delete it and cast again.',
+  },
 
   async postAnalytics(context, post) {
     const totals = { likes: 0, recasts: 0, replies: 0 };

@@ -1,11 +1,13 @@
 // A fake Neynar API v2 (Farcaster) on 127.0.0.1, for the warpcast provider's tests. Shapes from docs.neynar.com/reference
 // (publish-cast, lookup-signer, fetch-bulk-users, lookup-cast-by-hash-or-url, fetch-casts-for-user, search-channels; read
 // 2026-11-26) and Neynar's OpenAPI as typed by @neynar/nodejs-sdk 3.177.0, which Herald's bodies are checked against
-// (test/types/neynar-contract.ts).
+// (test/types/neynar-contract.ts). Comments and deletion from …/lookup-cast-conversation and …/delete-cast and the OAS spec
+// (github.com/neynarxyz/OAS src/api/spec.yaml at 4b9ecc6), read 2026-11-27; their bodies are in the same type check.
 //
 //   const fake = await startWarpcastFake();       // fake.apiKey, fake.clientId; one approved signer: fake.signerUuid for fake.fid
 //   WARPCAST_CLIENT_ID=fake.clientId WARPCAST_CLIENT_SECRET=fake.apiKey SOCIAL_ENDPOINTS={"warpcast":{"api":fake.url,"web":...}}
 //   fake.casts / fake.signers / fake.users / fake.embedFetches   // state; fake.server.requests = every request received
+//   fake.addReply('text', { parent: hash, fid?, username? })       // someone's reply under a cast; fake.deleted = casts deleted
 //   fake.server.failNext('POST', '/v2/farcaster/cast/', { status: 429, json: {...} })
 //
 // Routes (every one answers 401 {code:'Unauthorized', message} without the right `x-api-key` header):
@@ -19,6 +21,14 @@
 //   GET  /v2/farcaster/cast/?identifier=&type=hash   {cast: Cast} with reactions.likes_count / recasts_count and replies.count
 //   GET  /v2/farcaster/feed/user/casts/?fid=&limit=&include_replies=&cursor=   {casts, next: {cursor}} newest first
 //   GET  /v2/farcaster/channel/search/?q=&limit=     {channels, next}
+//   GET  /v2/farcaster/cast/conversation/?identifier=&type=hash&reply_depth=&limit=&cursor=
+//                                                    Conversation {conversation: {cast: {…Cast, direct_replies: […, direct_replies]}},
+//                                                    next: {cursor}}: the top level paged (limit 1–50, default 20), nested down to
+//                                                    reply_depth (0–5, default 2), oldest first; 400 out of range, 404 unknown cast
+//   DELETE /v2/farcaster/cast/ {signer_uuid, target_hash}   OperationResponse {success, message}. Refused: another field, a hash
+//                                                    not matching ^(0x)?[a-fA-F0-9]{40}$ (400), unknown signer (404), a signer not
+//                                                    approved or without WRITE_ALL/DELETE_CAST (403), a cast of another fid (403),
+//                                                    a cast not found or already deleted (404)
 import { createHash, randomUUID } from 'node:crypto';
 import { startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from '../helpers/fake-server.js';
 
@@ -53,6 +63,8 @@ export interface WarpcastFake {
   users: Map<number, { fid: number; username: string; display_name: string; pfp_url: string; follower_count: number; following_count: number }>;
   casts: WarpcastFakeCast[];
   embedFetches: { url: string; status: number; contentType: string }[];
+  deleted: WarpcastFakeCast[];
+  addReply(text: string, options: { parent: string; fid?: number; username?: string; timestamp?: Date }): WarpcastFakeCast;
   close(): Promise<void>;
 }
 
@@ -73,6 +85,8 @@ export async function startWarpcastFake(): Promise<WarpcastFake> {
   const users = new Map([[fid, { fid, username: 'herald', display_name: 'Herald Test', pfp_url: 'https://imagedelivery.example/herald.png', follower_count: 120, following_count: 35 }]]);
   const casts: WarpcastFakeCast[] = [];
   const embedFetches: WarpcastFake['embedFetches'] = [];
+  const deleted: WarpcastFakeCast[] = [];
+  const newHash = (seed: string) => `0x${createHash('sha1').update(`${seed}:${casts.length}:${Math.random()}`).digest('hex')}`;
 
   const userView = (id: number) => {
     const user = users.get(id) ?? { fid: id, username: `fid${id}`, display_name: '', pfp_url: '', follower_count: 0, following_count: 0 };
@@ -139,7 +153,7 @@ export async function startWarpcastFake(): Promise<WarpcastFake> {
       const fetched = await fetch(embed.url).catch(() => undefined);
       embedFetches.push({ url: embed.url, status: fetched?.status ?? 0, contentType: fetched?.headers.get('content-type') ?? '' });
     }
-    const hash = `0x${createHash('sha1').update(`${signer.fid}:${text}:${casts.length}:${Math.random()}`).digest('hex')}`;
+    const hash = newHash(`${signer.fid}:${text}`);
     casts.push({ hash, fid: signer.fid!, text, embeds, channel: body.channel_id ?? null, parent: body.parent ?? null, parentAuthorFid: body.parent_author_fid ?? null, idem: body.idem ?? null, timestamp: new Date().toISOString(), likes: 0, recasts: 0 });
     return { json: { success: true, cast: { hash, author: { fid: signer.fid }, text } } };
   }));
@@ -169,5 +183,56 @@ export async function startWarpcastFake(): Promise<WarpcastFake> {
     return { json: { channels: matching.map((channel) => ({ object: 'channel', ...channel, url: `https://farcaster.example/~/channel/${channel.id}`, created_at: '2023-10-01T00:00:00.000Z' })), next: { cursor: null } } };
   }));
 
-  return { server, url: server.url, apiKey, clientId: randomUUID(), signerUuid, fid, signers, users, casts, embedFetches, close: () => server.close() };
+  const childrenOf = (hash: string) => casts.filter((entry) => entry.parent === hash).sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+  const withReplies = (entry: WarpcastFakeCast, depth: number): Record<string, unknown> => ({
+    ...castView(entry),
+    direct_replies: depth > 0 ? childrenOf(entry.hash).map((child) => withReplies(child, depth - 1)) : [],
+  });
+  const intIn = (value: string | null, fallback: number, min: number, max: number) => {
+    const number = value === null ? fallback : Number(value);
+    return Number.isInteger(number) && number >= min && number <= max ? number : undefined;
+  };
+
+  server.on('GET', '/v2/farcaster/cast/conversation/', authorized((request) => {
+    if (request.query.get('type') !== 'hash' && request.query.get('type') !== 'url') return neynarError(400, 'type must be url or hash', 'type');
+    const depth = intIn(request.query.get('reply_depth'), 2, 0, 5);
+    if (depth === undefined) return neynarError(400, 'reply_depth must be an integer between 0 and 5', 'reply_depth');
+    const limit = intIn(request.query.get('limit'), 20, 1, 50);
+    if (limit === undefined) return neynarError(400, 'limit must be an integer between 1 and 50', 'limit');
+    const found = casts.find((entry) => entry.hash === request.query.get('identifier'));
+    if (!found) return neynarError(404, 'Cast not found');
+    const start = Number(request.query.get('cursor') ?? 0);
+    const top = childrenOf(found.hash);
+    const page = depth > 0 ? top.slice(start, start + limit).map((child) => withReplies(child, depth - 1)) : [];
+    return { json: { conversation: { cast: { ...castView(found), direct_replies: page } }, next: { cursor: depth > 0 && start + limit < top.length ? String(start + limit) : null } } };
+  }));
+
+  server.on('DELETE', '/v2/farcaster/cast/', authorized((request) => {
+    const body = request.json ?? {};
+    const unknown = Object.keys(body).find((key) => key !== 'signer_uuid' && key !== 'target_hash');
+    if (unknown) return neynarError(400, `Unknown field ${unknown}`, unknown);
+    if (typeof body.target_hash !== 'string' || !/^(0x)?[a-fA-F0-9]{40}$/.test(body.target_hash)) return neynarError(400, 'target_hash must be a cast hash', 'target_hash');
+    const signer = signers.get(String(body.signer_uuid ?? ''));
+    if (!signer) return neynarError(404, 'Signer not found', 'signer_uuid');
+    if (signer.status !== 'approved') return neynarError(403, `Signer is ${signer.status}: it cannot delete`, 'signer_uuid');
+    if (!signer.permissions.some((permission) => permission === 'WRITE_ALL' || permission === 'DELETE_CAST')) return neynarError(403, 'Signer has no permission to delete casts', 'signer_uuid');
+    const hash = body.target_hash.startsWith('0x') ? body.target_hash : `0x${body.target_hash}`;
+    const index = casts.findIndex((entry) => entry.hash === hash);
+    if (index < 0) return neynarError(404, 'Cast not found', 'target_hash');
+    if (casts[index].fid !== signer.fid) return neynarError(403, 'A signer can only delete casts of its own fid', 'target_hash');
+    deleted.push(...casts.splice(index, 1));
+    return { json: { success: true, message: 'Cast deleted' } };
+  }));
+
+  const addReply: WarpcastFake['addReply'] = (text, options) => {
+    const author = options.fid ?? 777;
+    if (!users.has(author)) users.set(author, { fid: author, username: options.username ?? `fid${author}`, display_name: options.username ? options.username[0].toUpperCase() + options.username.slice(1) : '', pfp_url: `https://imagedelivery.example/${author}.png`, follower_count: 1, following_count: 1 });
+    const parent = casts.find((entry) => entry.hash === options.parent);
+    if (!parent) throw new Error(`no cast ${options.parent} to reply to`);
+    const reply: WarpcastFakeCast = { hash: newHash(`${author}:${text}`), fid: author, text, embeds: [], channel: parent.channel, parent: parent.hash, parentAuthorFid: parent.fid, idem: null, timestamp: (options.timestamp ?? new Date()).toISOString(), likes: 0, recasts: 0 };
+    casts.push(reply);
+    return reply;
+  };
+
+  return { server, url: server.url, apiKey, clientId: randomUUID(), signerUuid, fid, signers, users, casts, embedFetches, deleted, addReply, close: () => server.close() };
 }

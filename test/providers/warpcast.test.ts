@@ -1,6 +1,6 @@
 // Farcaster (Neynar) against its fake: a signer from Neynar's sign-in checked at connect, casts with picture embeds in
 // channels through the worker, replies to each channel's cast, the protocol's byte limit, Neynar's idem after a lost answer,
-// a 429, a permanent refusal, a revoked signer, the channel search tool, and analytics.
+// a 429, a permanent refusal, a revoked signer, the channel search tool, and analytics. Comments and changes: warpcast-comments.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import warpcast from '../../providers/warpcast.js';

@@ -6,14 +6,17 @@
 import type {
   Cast,
   Channel,
+  Conversation,
+  DeleteCastReqBody,
   ErrorRes,
+  OperationResponse,
   PostCastReqBody,
   PostCastReqBodyEmbedsAnyOf2,
   PostCastResponse,
   Signer,
   User,
 } from '@neynar/nodejs-sdk/build/api/models/index.js';
-import type { CastBody, NeynarReads } from '../../providers/warpcast.js';
+import type { CastBody, DeleteCastBody, NeynarReads } from '../../providers/warpcast.js';
 
 type Assert<T extends true> = T;
 /** A is accepted where B is expected (every value of A is a B). */
@@ -34,4 +37,10 @@ export type Contract = [
   Assert<Fits<Cast, Omit<NeynarReads['cast'], 'embeds'> & { embeds: { url?: string }[] }>>,
   Assert<Fits<Channel, NeynarReads['channel']>>,
   Assert<Fits<ErrorRes, NeynarReads['error']>>,
+  // Comments and deletion (lookup-cast-conversation, delete-cast).
+  Assert<Fits<DeleteCastBody, DeleteCastReqBody>>,
+  Assert<Fits<keyof DeleteCastBody, keyof DeleteCastReqBody>>,
+  Assert<Fits<OperationResponse, NeynarReads['deleted']>>,
+  // The nested replies (CastAndConversationsRef.direct_replies, typed `object` by the generator) are parsed level by level.
+  Assert<Fits<Conversation, NeynarReads['conversation']>>,
 ];
