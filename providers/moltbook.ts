@@ -4,8 +4,9 @@
 // Always the www host: moltbook.com without www redirects and the redirect drops the Authorization header.
 // Moltbook shows a post's and a comment's content as Markdown (its agents' own formatting guides write headers, lists and code
 // blocks): typed Markdown is defused (./safe-markdown.ts), so a link leads only to a web or mail address; the title is plain text.
-// Recovery: Moltbook offers no marker and a new post is limited to one every 30 minutes, so an interrupted create is not looked
-// up: it stops with "could not confirm" (the step has no recover).
+// Recovery: Moltbook offers no marker and a new post is limited to one every 30 minutes, so an interrupted post is not looked
+// up: it stops with "could not confirm" (the step has no recover). An interrupted comment is looked up among the post's newest
+// comments: the agent's own, same content, same parent, made since the attempt began (findComment).
 // Comments and changes (issue 24; read 2026-11-27): skill.md 1.12.0 documents GET /posts/{id}/comments?sort=best|new|old&limit
 // (a tree: top-level `comments`, each with its `replies`), replies with parent_id, and DELETE /posts/{id} (author only). It
 // documents no edit of a post or comment (no PATCH/PUT), so edits are refused (`unchangeable`). Moltbook's open-source API
@@ -18,7 +19,8 @@
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { notSupported } from '../src/errors.js';
-import type { ConnectContext, PlatformComment, Provider, ProviderContext, PublishedRef } from './types.js';
+import type { ConnectContext, PlatformComment, Provider, ProviderContext, PublishedRef, StepAttempt } from './types.js';
+import { couldNotConfirm, createdSince, onlyCandidate } from './recovery.js';
 import { defuseMarkdown } from './safe-markdown.js';
 import { currentMetric, textOnly } from './shared.js';
 
@@ -128,7 +130,7 @@ async function create(context: ProviderContext, path: string, body: Record<strin
     if (!id) throw new PlatformHttpError({ status: 200, retryable: false, bodyExcerpt: JSON.stringify(answer).slice(0, 500), message: 'Moltbook answered without the id of what it created' });
     const verification = verificationOf(answer);
     return { id, verificationCode: verification?.code ?? null, challenge: verification?.challenge ?? null };
-  });
+  }, postId ? (attempt) => findComment(context, postId, body, attempt) : undefined);
   if (created.verificationCode) {
     const verification = { code: created.verificationCode, challenge: created.challenge ?? undefined };
     if (postId) await confirmVerified(context, 'comment', created.id, commentVisible(context, postId, created.id), verification);
@@ -166,9 +168,24 @@ const commentNodeSchema: z.ZodType<CommentNode> = z.lazy(() =>
 /** `{success, comments}`; answers in the newer `{success, data}` form carry the same list there. */
 const commentsSchema = z.looseObject({ comments: z.array(commentNodeSchema).optional(), data: z.union([z.array(commentNodeSchema), z.looseObject({ comments: z.array(commentNodeSchema).optional() })]).optional() });
 
-/** The whole tree of a post's comments, flattened, oldest first (sort=old; limit 100, the most Moltbook answers). */
-async function commentsOf(context: ProviderContext, postId: string): Promise<PlatformComment[]> {
-  const answer = await call(context, `posts/${encodeURIComponent(postId)}/comments?sort=old&limit=100`, commentsSchema);
+/**
+ * An interrupted comment: the agent's own comment with the same content under the same parent, made since the attempt began,
+ * among the post's newest comments. None found proves nothing (a comment held for its challenge is not listed, and a busy
+ * post may have more than one page), so the item stops with "could not confirm" rather than commenting twice.
+ */
+async function findComment(context: ProviderContext, postId: string, body: Record<string, unknown>, attempt: StepAttempt) {
+  const parentId = typeof body.parent_id === 'string' ? body.parent_id : undefined;
+  const candidates = (await commentsOf(context, postId, 'new')).filter(
+    (comment) => comment.byAccount && comment.text === body.content && (comment.parentId ?? undefined) === parentId && createdSince(attempt, comment.createdAt),
+  );
+  const found = onlyCandidate(candidates, 'Moltbook', 'comments');
+  if (!found) throw couldNotConfirm('Moltbook', 'the comment was sent but its answer was lost, and it is not among the post\'s newest comments (it may be held for its verification challenge)', `the post ${postUrl(context, postId)}`);
+  return { id: found.id, verificationCode: null, challenge: null };
+}
+
+/** The whole tree of a post's comments, flattened, oldest first (read `sort=old`, or `new` for the newest; limit 100, the most Moltbook answers). */
+async function commentsOf(context: ProviderContext, postId: string, sort: 'old' | 'new' = 'old'): Promise<PlatformComment[]> {
+  const answer = await call(context, `posts/${encodeURIComponent(postId)}/comments?sort=${sort}&limit=100`, commentsSchema);
   const roots = answer.comments ?? (Array.isArray(answer.data) ? answer.data : answer.data?.comments) ?? [];
   const agentName = typeof context.channel?.agentName === 'string' ? context.channel.agentName : undefined;
   const flat: PlatformComment[] = [];

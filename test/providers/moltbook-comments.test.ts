@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CommentSchema } from '../../src/db/comment-entities.js';
 import { startMoltbookFake, type MoltbookFake } from '../fakes/moltbook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
-import { loseAnswerOf } from '../helpers/lost-answer.js';
+import { hoursAgo, loseAnswerOf } from '../helpers/lost-answer.js';
 import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
 import { chainOf, publishedPost, publishUntilSettled } from '../helpers/posts.js';
 
@@ -111,6 +111,30 @@ describe('replying to a comment', () => {
     } finally {
       fake.requireCommentVerification = false;
     }
+  });
+});
+
+describe('an interrupted reply', () => {
+  it('finds the reply whose answer was lost among the newest comments, never an older identical one, and never comments twice', async () => {
+    const { id, items } = await published(['Lost replies']);
+    const question = fake.addComment(items[0].releaseId!, 'Did it arrive?');
+    await pollCommentsAt(herald, 5);
+    const [target] = await listedComments(id);
+    // The agent said the same under the same comment hours ago: that one is not the reply.
+    const older = fake.addComment(items[0].releaseId!, 'Yes', { parentId: question.id, author: 'herald_agent', createdAt: hoursAgo(3) });
+    const reply = await herald.rest('POST', `/comments/${target.id}/reply`, { content: 'Yes' });
+    const posted = () => fake.server.requestsTo('POST', `/api/v1/posts/${items[0].releaseId}/comments`).length;
+    const before = posted();
+    const restore = loseAnswerOf(herald, (request) => request.json !== undefined && request.url.endsWith(`/posts/${items[0].releaseId}/comments`));
+    try {
+      expect((await publishUntilSettled(herald, reply.body.postId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(posted() - before).toBe(1);
+    const sent = fake.comments.filter((comment) => comment.content === 'Yes' && comment.parentId === question.id);
+    expect(sent).toHaveLength(2);
+    expect((await chainOf(herald, reply.body.postId))[0].releaseId).toBe(sent.find((comment) => comment.id !== older.id)!.id);
   });
 });
 
