@@ -50,7 +50,7 @@ function classifyMoltbook(status: number, body: string): Partial<PlatformHttpErr
   const said = [parsed.error, parsed.hint].filter(Boolean).join(' — ') || body.slice(0, 200) || 'no answer body';
   if (status === 429) {
     const wait = parsed.retry_after_seconds ?? (parsed.retry_after_minutes !== undefined ? parsed.retry_after_minutes * 60 : undefined);
-    return { retryAfterSeconds: wait, message: `rate limit reached (${said}); Moltbook allows one post every 30 minutes` };
+    return { retryAfterSeconds: wait, message: `rate limit reached (${said}); Moltbook allows one post every 30 minutes, one comment every 20 seconds and 50 a day` };
   }
   if (status === 401) return { status: 401, retryable: false, message: `the agent API key was refused (${said})` };
   return { message: `${said} (HTTP ${status})` };

@@ -18,7 +18,8 @@
 // for it is not listed. Deleting a post or comment of another agent (403), or one that is gone (404); a sort other than
 // best, new, old or top (400).
 //   fake.addComment(postId, text, { parentId, author }) seeds a comment by another agent (author 'other_agent' by default);
-//   fake.requireCommentVerification = true holds new comments for POST /verify.
+//   fake.requireCommentVerification = true holds new comments for POST /verify; fake.commentCooldownSeconds = 20 turns on
+//   skill.md's one comment every 20 seconds (429 with retry_after_seconds; off by default so chains publish at once).
 import { randomUUID } from 'node:crypto';
 import { bearerOf } from './oauth-authority.js';
 import { startFakeServer, type FakeHandler, type FakeReply, type RecordedRequest } from '../helpers/fake-server.js';
@@ -57,7 +58,7 @@ export async function startMoltbookFake() {
   const deletedPosts: FakeMoltbookPost[] = [];
   const comments: FakeMoltbookComment[] = [];
   let lastPostAt = 0;
-  const state = { requireVerification: false, requireCommentVerification: false };
+  const state = { requireVerification: false, requireCommentVerification: false, commentCooldownSeconds: 0, lastCommentAt: 0 };
 
   const authed =
     (handler: FakeHandler): FakeHandler =>
@@ -106,6 +107,9 @@ export async function startMoltbookFake() {
     if (!body || !String(body.content ?? '').trim()) return refuse(400, 'Content is required');
     const parentId = body.parent_id === undefined ? null : String(body.parent_id);
     if (parentId && !comments.some((comment) => comment.id === parentId && comment.postId === post.id)) return refuse(404, 'Parent comment not found');
+    const wait = state.lastCommentAt + state.commentCooldownSeconds * 1000 - Date.now();
+    if (wait > 0) return refuse(429, 'You can only comment once every 20 seconds', { retry_after_seconds: Math.ceil(wait / 1000) });
+    state.lastCommentAt = Date.now();
     const comment: FakeMoltbookComment = { id: randomUUID(), postId: post.id, parentId, content: String(body.content), author: agent.name, createdAt: new Date().toISOString() };
     if (state.requireCommentVerification) comment.verification = { code: `moltbook_verify_${comment.id.slice(0, 8)}`, answer: '15.00' };
     comments.push(comment);
@@ -183,6 +187,9 @@ export async function startMoltbookFake() {
       comments.push(comment);
       return comment;
     },
+    set commentCooldownSeconds(value: number) {
+      state.commentCooldownSeconds = value;
+    },
     set requireCommentVerification(value: boolean) {
       state.requireCommentVerification = value;
     },
@@ -192,6 +199,7 @@ export async function startMoltbookFake() {
     },
     resetRateLimits() {
       lastPostAt = 0;
+      state.lastCommentAt = 0;
     },
     close: () => server.close(),
   };

@@ -10,6 +10,7 @@ import { startMoltbookFake, type MoltbookFake } from '../fakes/moltbook.js';
 import { startHerald, type Herald } from '../helpers/harness.js';
 import { hoursAgo, loseAnswerOf } from '../helpers/lost-answer.js';
 import { changeUntilSettled, pollCommentsAt } from '../helpers/after-publishing.js';
+import { publishChain } from '../../tools/internal/publish.js';
 import { chainOf, publishedPost, publishUntilSettled } from '../helpers/posts.js';
 
 let fake: MoltbookFake;
@@ -110,6 +111,35 @@ describe('replying to a comment', () => {
       expect((await chainOf(herald, reply.body.postId))[0].releaseId).toBe(held.id);
     } finally {
       fake.requireCommentVerification = false;
+    }
+  });
+});
+
+describe('the comment limit', () => {
+  it("waits out Moltbook's one comment every 20 seconds with the retry it answers, then replies", async () => {
+    const { id, items } = await published(['Busy thread']);
+    fake.addComment(items[0].releaseId!, 'Quick question');
+    await pollCommentsAt(herald, 5);
+    const [target] = await listedComments(id);
+    const reply = await herald.rest('POST', `/comments/${target.id}/reply`, { content: 'Quick answer' });
+    fake.commentCooldownSeconds = 20;
+    try {
+      // Another comment of the agent just went out: the reply must wait, not fail.
+      await fetch(`${fake.endpoints.api}/posts/${items[0].releaseId}/comments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: 'Said elsewhere just now' }),
+      });
+      const started = Date.now();
+      expect((await publishChain(herald.services, reply.body.postId)).kind).toBe('waiting');
+      const [waiting] = await chainOf(herald, reply.body.postId);
+      expect(waiting.nextAttemptAt!.getTime() - started).toBeGreaterThanOrEqual(15_000);
+      expect(waiting.lastError).toMatch(/one comment every 20 seconds/);
+      fake.resetRateLimits();
+      expect((await publishUntilSettled(herald, reply.body.postId)).outcome.kind).toBe('published');
+      expect(fake.comments.filter((comment) => comment.content === 'Quick answer')).toHaveLength(1);
+    } finally {
+      fake.commentCooldownSeconds = 0;
     }
   });
 });
