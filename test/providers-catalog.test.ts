@@ -56,8 +56,9 @@ const expectedSettings: Record<string, Record<string, KeySpec> | null> = {
   // Medium's create call has no subtitle field (it is written into the story, optional); not in the spec's table: the
   // publication posted into (issue 14), an id from the publications helper.
   medium: { 'title*': 'string', subtitle: 'string', tags: 'array', publication: 'string' },
-  // Not in the spec's table: the organization the article is published under (issue 14), from the organizations helper.
-  devto: { 'title*': 'string', tags: 'array', organization: 'string' },
+  // Not in the spec's table: the organization the article is published under (issue 14), from the organizations helper, and
+  // the AI disclosure DEV asks automated clients to send (its ai_disclosure_level).
+  devto: { 'title*': 'string', tags: 'array', organization: 'string', aiDisclosure: ['string', ['no_ai', 'some_ai', 'fully_autonomous']] },
   hashnode: { 'title*': 'string', subtitle: 'string', 'publication*': 'string', 'tags*': 'array' },
   // Not in the spec's table: categories and tags (issue 14), ids from the categoriesList and tagsList helpers.
   wordpress: { 'title*': 'string', 'type*': 'string', categories: 'array', tags: 'array' },
