@@ -3,8 +3,22 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, 
 
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
 
-/** Collision-resistant ids for rows: 20 url-safe characters from a CSPRNG. */
-export const newId = (): string => randomBytes(15).toString('base64url');
+const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * Collision-resistant ids for rows: 20 letters and digits from a CSPRNG (119 bits). No `-` or `_`: an id that began with
+ * `-` was read as an option by command-line clients (the postiz CLI's `posts:delete <id>`), one id in 32.
+ */
+export function newId(): string {
+  let id = '';
+  while (id.length < 20) {
+    for (const byte of randomBytes(24)) {
+      const value = byte & 63; // 62 and 63 are dropped, so each of the 62 characters is equally likely
+      if (value < 62 && id.length < 20) id += ID_ALPHABET[value];
+    }
+  }
+  return id;
+}
 
 export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
 
