@@ -13,6 +13,11 @@ export async function loadText(source) {
   return fs.readFile(source, 'utf8');
 }
 
+/** The text of `file` under `base`: a URL (a repository's raw files at a revision) or a local copy of that tree. */
+export function loadFile(base, file) {
+  return loadText(/^https?:/.test(base) ? `${base}/${file}` : path.join(base, file));
+}
+
 /** `source` parsed as JSON (or by `parse`, e.g. a YAML parser). */
 export async function load(source, parse = JSON.parse) {
   return parse(await loadText(source));

@@ -2,17 +2,8 @@
 // calls, with every schema their request and response reach, and writes it under test/contracts/<platform>/ with its source
 // recorded in `x-herald-source`. Used by scripts/contracts/youtube.mjs and scripts/contracts/gmb.mjs; the fakes check every
 // request against the result with test/contracts/discovery.ts.
-import fs from 'node:fs/promises';
 import path from 'node:path';
-
-export async function load(source) {
-  if (/^https?:/.test(source)) {
-    const response = await fetch(source);
-    if (!response.ok) throw new Error(`${source} answered ${response.status}`);
-    return response.json();
-  }
-  return JSON.parse(await fs.readFile(source, 'utf8'));
-}
+import { load, writeContract } from './common.mjs';
 
 /** Every method of a Discovery resource tree, by its id (e.g. youtube.videos.insert). */
 function methodsOf(node, found = new Map(), trail = []) {
@@ -77,7 +68,6 @@ export async function refreshAll(apis, directory, argv) {
   const overrides = Object.fromEntries(argv.filter((arg) => arg.includes('=') && !arg.startsWith('--')).map((arg) => arg.split(/=(.*)/s).slice(0, 2)));
   const origin = argv.find((arg) => arg.startsWith('--origin='))?.slice('--origin='.length);
   const retrieved = argv.find((arg) => arg.startsWith('--retrieved='))?.slice('--retrieved='.length);
-  await fs.mkdir(directory, { recursive: true });
   const named = Object.keys(overrides);
   const unknown = named.filter((file) => !apis.some((api) => api.file === file));
   if (unknown.length > 0) throw new Error(`unknown API file(s) ${unknown.join(', ')}; known: ${apis.map((api) => api.file).join(', ')}`);
@@ -87,7 +77,7 @@ export async function refreshAll(apis, directory, argv) {
     const source = { url: api.url, ...(from !== api.url ? { copy: from.startsWith('http') ? from : path.basename(from), ...(origin ? { origin } : {}) } : {}), ...(retrieved ? { retrieved } : {}) };
     const cut = cutDiscovery(document, api.methods, source);
     const target = path.join(directory, `${api.file}.json`);
-    await fs.writeFile(target, `${JSON.stringify(cut, null, 1)}\n`);
+    await writeContract(target, cut);
     console.log(`${document.id} revision ${document.revision}: ${api.methods.length} methods, ${Object.keys(cut.schemas).length} schemas → ${target}`);
   }
 }

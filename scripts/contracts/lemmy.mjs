@@ -11,9 +11,9 @@
 //
 // Without a directory it downloads the files of the tag from raw.githubusercontent.com. Rerun with a newer tag (edit TAGS)
 // when Lemmy releases, and read the diff.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadFile, writeContract } from './common.mjs';
 import ts from 'typescript';
 
 const TAGS = { v3: '0.19.9', v4: '1.0.0-beta.1' };
@@ -27,15 +27,7 @@ export const OPERATIONS = {
   v4: ['POST /account/auth/login', 'GET /account', 'GET /community', 'GET /search', 'POST /post', 'GET /post', 'PUT /post', 'GET /post/list', 'DELETE /post', 'POST /comment', 'GET /comment', 'PUT /comment', 'GET /comment/list', 'DELETE /comment', 'POST /comment/remove'],
 };
 
-async function source(base, tag, file) {
-  if (!base) {
-    const url = `https://raw.githubusercontent.com/LemmyNet/lemmy-js-client/${tag}/${file}`;
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-    return response.text();
-  }
-  return fs.readFile(path.join(base, file), 'utf8');
-}
+const source = (base, tag, file) => loadFile(base ?? `https://raw.githubusercontent.com/LemmyNet/lemmy-js-client/${tag}`, file);
 
 /** Each `wrapper<Request, Response>(HttpType.X, "/path"` of http.ts, and the image upload (path and multipart field). */
 function calls(http) {
@@ -131,8 +123,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const version of versions) {
     if (!TAGS[version]) throw new Error(`unknown API version ${version}: v3 or v4`);
     const contract = await extract(version, process.argv[3]);
-    await fs.mkdir(path.dirname(OUTPUT(version)), { recursive: true });
-    await fs.writeFile(OUTPUT(version), `${JSON.stringify(contract, null, 1)}\n`);
+    await writeContract(OUTPUT(version), contract);
     console.log(`Lemmy API ${version} (lemmy-js-client ${TAGS[version]}): ${Object.keys(contract.operations).length} operations → ${OUTPUT(version)}`);
   }
 }

@@ -11,9 +11,9 @@
 // Where the specs are older than, or disagree with, Meta's reference pages, the correction is made here and recorded in the
 // output's `x-herald-corrections` with the page it comes from (the fake must not accept what Graph refuses, nor refuse what
 // Meta documents).
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadFile, writeContract } from './common.mjs';
 
 const SOURCE = 'https://raw.githubusercontent.com/facebook/facebook-business-sdk-codegen/main/api_specs/specs';
 const OUTPUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test/contracts/meta/graph.json');
@@ -90,14 +90,7 @@ function correct(nodes) {
   return corrections;
 }
 
-async function load(base, file) {
-  if (/^https?:/.test(base)) {
-    const response = await fetch(`${base}/${file}`);
-    if (!response.ok) throw new Error(`${base}/${file} answered ${response.status}`);
-    return response.text();
-  }
-  return fs.readFile(path.join(base, file), 'utf8');
-}
+const load = loadFile;
 
 const key = (api) => (api.endpoint ? `${api.method} ${api.endpoint}` : api.method);
 
@@ -147,7 +140,6 @@ export async function extract(base, revision, date) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const base = process.argv[2] ?? SOURCE;
   const contract = await extract(base, process.argv[3] ?? 'main', process.argv[4] ?? 'unknown');
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`Graph API ${contract.version}: ${Object.keys(contract.nodes).length} node types → ${OUTPUT}`);
 }

@@ -6,9 +6,9 @@
 //   node scripts/contracts/vk.mjs [<directory or raw URL holding the repository's files>] [<commit of those files>]
 //
 // Without arguments it downloads the files of the master branch. Rerun when VK publishes a new API version and read the diff.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadFile, writeContract } from './common.mjs';
 
 const SOURCE = 'https://raw.githubusercontent.com/VKCOM/vk-api-schema/master';
 const OUTPUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../test/contracts/vk/methods.json');
@@ -32,14 +32,7 @@ export const METHODS = [
 /** The global errors the fake answers for a call outside the contract. */
 const ERRORS = ['api_error_method', 'api_error_auth', 'api_error_request', 'api_error_param'];
 
-async function load(base, file) {
-  if (/^https?:/.test(base)) {
-    const response = await fetch(`${base}/${file}`);
-    if (!response.ok) throw new Error(`${base}/${file} answered ${response.status}`);
-    return response.json();
-  }
-  return JSON.parse(await fs.readFile(path.join(base, file), 'utf8'));
-}
+const load = async (base, file) => JSON.parse(await loadFile(base, file));
 
 /** `../base/objects.json#/definitions/x` inlined (recursively), so the vendored file stands alone. */
 async function inline(base, value, from) {
@@ -82,7 +75,6 @@ export async function extract(base, revision) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const base = process.argv[2] ?? SOURCE;
   const contract = await extract(base, process.argv[3] ?? 'master');
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`VK API ${contract.version}: ${METHODS.length} methods → ${OUTPUT}`);
 }

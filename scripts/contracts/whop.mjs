@@ -11,9 +11,9 @@
 //
 // Without arguments it downloads the files of the main branch. The fake (test/fakes/whop.ts) validates every API v1 request
 // against the result with the shared OpenAPI checker (test/contracts/openapi.ts); rerun this when @whop/sdk is released.
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadFile, writeContract } from './common.mjs';
 import ts from 'typescript';
 
 const REPOSITORY = 'https://github.com/whopio/whopsdk-typescript';
@@ -24,14 +24,10 @@ export const OPERATIONS = ['companies.list', 'forums.list', 'forumPosts.list', '
 
 const resourceFile = (resource) => `src/resources/${resource.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}.ts`;
 
+/** Files of the SDK: a local copy of its tree, or GitHub's raw files at a ref (a commit or tag; main by default). */
 async function reader(source) {
-  if (source && !/^[\w.-]+$/.test(source)) return (file) => fs.readFile(path.join(source, file), 'utf8');
-  const ref = source ?? 'main';
-  return async (file) => {
-    const response = await fetch(`https://raw.githubusercontent.com/whopio/whopsdk-typescript/${ref}/${file}`);
-    if (!response.ok) throw new Error(`${file} at ${ref} answered ${response.status}`);
-    return response.text();
-  };
+  const base = source && !/^[\w.-]+$/.test(source) ? source : `https://raw.githubusercontent.com/whopio/whopsdk-typescript/${source ?? 'main'}`;
+  return (file) => loadFile(base, file);
 }
 
 const parse = (file, text) => ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
@@ -202,7 +198,6 @@ export async function extract(read, revision) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const source = process.argv[2];
   const contract = await extract(await reader(source), process.argv[3] ?? source ?? 'main');
-  await fs.mkdir(path.dirname(OUTPUT), { recursive: true });
-  await fs.writeFile(OUTPUT, `${JSON.stringify(contract, null, 1)}\n`);
+  await writeContract(OUTPUT, contract);
   console.log(`Whop API v1 from @whop/sdk ${contract.info.version}: ${OPERATIONS.length} operations, ${Object.keys(contract.components.schemas).length} schemas → ${OUTPUT}`);
 }
