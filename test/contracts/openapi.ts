@@ -5,6 +5,7 @@
 //
 //   const contract = openApiContract(document, 'Pinterest API 5.23.0');
 //   contract.problems(request, '/pins')      // [] when the request fits, else one sentence per problem
+import fs from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { RecordedRequest } from '../helpers/fake-server.js';
@@ -110,4 +111,23 @@ export function openApiContract(document: Schema, name: string): OpenApiContract
       return problems;
     },
   };
+}
+
+/** Where a vendored document came from, as its script recorded it (`x-herald-source`). */
+export interface ContractSource {
+  url: string;
+  revision: string;
+  version: string;
+  retrieved: string;
+}
+
+/**
+ * A fake's vendored OpenAPI document (`file`, e.g. `new URL('./openapi.json', import.meta.url)`): its recorded source, and
+ * what in a request it refuses; `name` names the document in the problems.
+ */
+export function vendoredOpenApi(file: URL, name: (source: ContractSource) => string): { source: ContractSource; problems: OpenApiContract['problems'] } {
+  const document = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const source: ContractSource = document['x-herald-source'];
+  const checker = openApiContract(document, name(source));
+  return { source, problems: (request, path) => checker.problems(request, path) };
 }

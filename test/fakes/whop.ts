@@ -75,16 +75,11 @@ export async function startWhopFake() {
     (request: Parameters<FakeHandler>[0], user: string) =>
       withheld.has(permission) ? whopError(403, `You do not have permission to perform this action. Missing permission: ${permission}`, 'forbidden') : handler(request, user);
 
-  /** Requests the API v1 contract refused, as "METHOD path: problem". */
-  const contractViolations: string[] = [];
-  /** An API v1 route, checked against Whop's contract (the SDK's request types) before its handler: a mismatch answers 400. */
-  const api = (method: string, route: string, handler: FakeHandler) =>
-    server.on(method, route, (request) => {
-      const problems = whopContractProblems(request, request.path.slice('/api/v1'.length));
-      if (problems.length === 0) return handler(request);
-      contractViolations.push(...problems.map((problem) => `${request.method} ${request.path}: ${problem}`));
-      return whopError(400, `Invalid request: ${problems.join('; ')}`);
-    });
+  /** API v1 routes are checked against Whop's contract (the SDK's request types) before their handler: a mismatch answers 400. */
+  const contractViolations = server.underContract(
+    (_method, path) => (path.startsWith('/api/v1/') ? (request) => whopContractProblems(request, request.path.slice('/api/v1'.length)) : undefined),
+    (problems) => whopError(400, `Invalid request: ${problems.join('; ')}`),
+  );
   const authed = authority.guard(() => whopError(401, 'The access token is invalid or expired', 'unauthorized'));
   const versioned =
     (handler: FakeHandler): FakeHandler =>
@@ -126,8 +121,8 @@ export async function startWhopFake() {
 
   server.on('GET', '/oauth/userinfo', authed((_request, user) => ({ json: { sub: user, name: 'Herald Labs Owner', preferred_username: 'heraldlabs', picture: `${url}/avatar.png`, email: 'owner@herald.example' } })));
 
-  api('GET', '/api/v1/companies', authed(() => ({ json: { data: [{ id: 'biz_herald', title: 'Herald Labs' }], page_info: { has_next_page: false } } })));
-  api('GET', '/api/v1/forums', authed((request) => {
+  server.on('GET', '/api/v1/companies', authed(() => ({ json: { data: [{ id: 'biz_herald', title: 'Herald Labs' }], page_info: { has_next_page: false } } })));
+  server.on('GET', '/api/v1/forums', authed((request) => {
     const company = request.query.get('company_id');
     if (!company) return whopError(400, 'company_id is required');
     const data = experiences.filter((item) => item.companyId === company).map((item) => ({ id: `forum_${item.id.slice(4)}`, experience: { id: item.id, name: item.name } }));
@@ -135,7 +130,7 @@ export async function startWhopFake() {
   }));
 
   const fileView = (file: FakeWhopFile) => ({ id: file.id, upload_status: file.status, filename: file.filename, content_type: file.headers['Content-Type'], size: file.bytes ? String(file.bytes.length) : null, url: file.status === 'ready' ? `${url}/cdn/${file.id}/${file.filename}` : null });
-  api('POST', '/api/v1/files', versioned(authed((request) => {
+  server.on('POST', '/api/v1/files', versioned(authed((request) => {
     const filename = (request.json as { filename?: string } | undefined)?.filename;
     if (!filename) return whopError(400, 'filename is required');
     const type = /\.png$/i.test(filename) ? 'image/png' : /\.jpe?g$/i.test(filename) ? 'image/jpeg' : 'application/octet-stream';
@@ -154,7 +149,7 @@ export async function startWhopFake() {
     file.checksLeft = processingChecks;
     return { status: 200 };
   });
-  api('GET', '/api/v1/files/*', versioned(authed((request) => {
+  server.on('GET', '/api/v1/files/*', versioned(authed((request) => {
     const file = files.find((item) => item.id === request.path.split('/')[4]);
     if (!file) return whopError(404, 'File not found', 'not_found');
     if (file.status === 'processing') {
@@ -165,7 +160,7 @@ export async function startWhopFake() {
   })));
 
   const postView = (post: FakeWhopPost) => ({ id: post.id, title: post.title, content: post.content, parent_id: post.parentId, is_edited: post.edited ?? false, is_pinned: false, is_poster_admin: true, user: { id: post.userId, ...(users[post.userId] ?? { username: post.userId, name: null }) }, view_count: post.viewCount, like_count: post.likeCount, comment_count: post.commentCount, created_at: String(Math.floor(post.createdAt / 1000)) });
-  api('POST', '/api/v1/forum_posts', authed(needs('forum:post:create', (request, user) => {
+  server.on('POST', '/api/v1/forum_posts', authed(needs('forum:post:create', (request, user) => {
     const body = (request.json ?? {}) as { experience_id?: string; content?: string; title?: string; parent_id?: string; attachments?: { id: string }[] };
     if (!experiences.some((item) => item.id === body.experience_id)) return whopError(404, 'Experience not found', 'not_found');
     if (!body.content?.trim()) return whopError(400, 'content is required');
@@ -178,7 +173,7 @@ export async function startWhopFake() {
     if (parent) parent.commentCount += 1;
     return { json: postView(post) };
   })));
-  api('GET', '/api/v1/forum_posts', authed(needs('forum:read', (request) => {
+  server.on('GET', '/api/v1/forum_posts', authed(needs('forum:read', (request) => {
     const parentId = request.query.get('parent_id');
     const list = [...posts].sort((a, b) => b.createdAt - a.createdAt).filter((post) => post.experienceId === request.query.get('experience_id') && post.parentId === (parentId || null));
     const first = Number(request.query.get('first') ?? 20);
@@ -187,13 +182,13 @@ export async function startWhopFake() {
     const more = start + first < list.length;
     return { json: { data: page.map(postView), page_info: { has_next_page: more, end_cursor: more ? Buffer.from(String(start + first)).toString('base64') : null, has_previous_page: start > 0, start_cursor: null } } };
   })));
-  api('GET', '/api/v1/forum_posts/*', authed(needs('forum:read', (request) => {
+  server.on('GET', '/api/v1/forum_posts/*', authed(needs('forum:read', (request) => {
     const post = posts.find((item) => item.id === request.path.split('/')[4]);
     return post ? { json: postView(post) } : whopError(404, 'Forum post not found', 'not_found');
   })));
   // Update forum post: only its author edits it; what the body leaves out is kept.
   // The SDK names no permission for it (forumPosts.update has no "Required permissions"): ownership is what is checked.
-  api('PATCH', '/api/v1/forum_posts/*', authed((request, user) => {
+  server.on('PATCH', '/api/v1/forum_posts/*', authed((request, user) => {
     const post = posts.find((item) => item.id === request.path.split('/')[4]);
     if (!post) return whopError(404, 'Forum post not found', 'not_found');
     if (post.userId !== user) return whopError(403, 'You can only edit your own forum posts', 'forbidden');

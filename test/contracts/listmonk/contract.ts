@@ -3,15 +3,9 @@
 // scripts/contracts/listmonk.mjs, source and revision in its `x-herald-source`, corrections from the server's source in
 // `x-herald-corrections`) by the shared checker (../openapi.ts). A mismatch is a bug of Herald's request, so the fake refuses
 // it and records it for the test to fail on.
-import fs from 'node:fs';
-import type { RecordedRequest } from '../../helpers/fake-server.js';
-import { openApiContract } from '../openapi.js';
+import { vendoredOpenApi } from '../openapi.js';
 
-const contract = JSON.parse(fs.readFileSync(new URL('./openapi.json', import.meta.url), 'utf8'));
-export const listmonkContractSource: { url: string; revision: string; version: string; retrieved: string } = contract['x-herald-source'];
-const checker = openApiContract(contract, `listmonk API (${listmonkContractSource.revision.split(' ').slice(0, 2).join(' ')})`);
-
+const vendored = vendoredOpenApi(new URL('./openapi.json', import.meta.url), (source) => `listmonk API (${source.revision.split(' ').slice(0, 2).join(' ')})`);
+export const listmonkContractSource = vendored.source;
 /** What in a request the contract refuses, one sentence each; [] when it matches. `path` is relative to the server URL (/api). */
-export function contractProblems(request: Pick<RecordedRequest, 'method' | 'query' | 'json' | 'form' | 'body'>, path: string): string[] {
-  return checker.problems(request, path);
-}
+export const contractProblems = vendored.problems;

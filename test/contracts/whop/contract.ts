@@ -4,15 +4,9 @@
 // the operation exists, query parameters are the SDK's (required ones there, types right), the JSON body is the method's
 // Params interface (every field typed, no other field). A mismatch is a bug of Herald's request, so the fake refuses it (400)
 // and records it for the test to fail on. OAuth (/oauth/*) is not part of API v1 and not covered here.
-import fs from 'node:fs';
-import type { RecordedRequest } from '../../helpers/fake-server.js';
-import { openApiContract } from '../openapi.js';
+import { vendoredOpenApi } from '../openapi.js';
 
-const contract = JSON.parse(fs.readFileSync(new URL('./openapi.json', import.meta.url), 'utf8'));
-export const whopContractSource: { url: string; revision: string; version: string; retrieved: string } = contract['x-herald-source'];
-const checker = openApiContract(contract, `Whop API v1 (${whopContractSource.version})`);
-
+const vendored = vendoredOpenApi(new URL('./openapi.json', import.meta.url), (source) => `Whop API v1 (${source.version})`);
+export const whopContractSource = vendored.source;
 /** What in a request the contract refuses, one sentence each; [] when it matches. `path` is relative to /api/v1. */
-export function whopContractProblems(request: Pick<RecordedRequest, 'method' | 'query' | 'json' | 'form' | 'body'>, path: string): string[] {
-  return checker.problems(request, path);
-}
+export const whopContractProblems = vendored.problems;
