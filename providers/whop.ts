@@ -225,7 +225,7 @@ async function commentsOn(context: ProviderContext, post: PublishedRef): Promise
  * post's title from the settings. Setting the same content again is harmless, so a lost answer is simply repeated.
  */
 async function editForumPost(context: ProviderContext, ref: PublishedRef, item: EditItem, root: PublishedRef | undefined): Promise<PublishedRef> {
-  const title = !root && typeof context.settings.title === 'string' && context.settings.title.trim() ? context.settings.title.trim() : undefined;
+  const title = root ? '' : text(context.settings.title);
   const body = { content: defuseMarkdown(item.text), ...(title ? { title } : {}) };
   await context.step('edit', async () => {
     await api(context, `api/v1/forum_posts/${encodeURIComponent(ref.id)}`, forumPostSchema, { method: 'PATCH', json: body });
