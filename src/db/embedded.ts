@@ -146,7 +146,8 @@ function ensureWritable(dataDir: string): void {
   }
 }
 
-const alive = (pid: number) => {
+/** Whether a process with this pid is running (one of another user, such as the postgres user's, counts). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
+import { alive, startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { openDatabase } from '../../src/db/orm.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { build } from '../../scripts/build.mjs';
@@ -23,24 +23,19 @@ let dataDir: string | undefined;
 const PREFIX = 'herald-test-run-';
 const OWNER = 'owner.pid';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Data directories of earlier runs whose test runner is gone (killed, or a time-out): gigabytes each, kept forever. */
 function removeAbandonedRuns(): void {
   for (const name of fs.readdirSync(os.tmpdir()).filter((entry) => entry.startsWith(PREFIX))) {
     const directory = path.join(os.tmpdir(), name);
     try {
       const ownerFile = path.join(directory, OWNER);
-      // No owner yet: another run is making it, unless it is older than a few minutes.
-      const owner = fs.existsSync(ownerFile) ? Number(fs.readFileSync(ownerFile, 'utf8')) : Date.now() - fs.statSync(directory).mtimeMs > 600_000 ? 0 : process.pid;
-      if (!Number.isInteger(owner) || owner <= 0 || !alive(owner)) removeDataDirectory(directory);
+      if (fs.existsSync(ownerFile)) {
+        const owner = Number(fs.readFileSync(ownerFile, 'utf8'));
+        if (!(Number.isInteger(owner) && owner > 0 && alive(owner))) removeDataDirectory(directory);
+      } else if (Date.now() - fs.statSync(directory).mtimeMs > 600_000) {
+        // No owner yet: another run is making it, unless it is older than ten minutes.
+        removeDataDirectory(directory);
+      }
     } catch {
       // Removed meanwhile by another run, or not ours to remove: left alone.
     }
