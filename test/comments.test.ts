@@ -137,6 +137,22 @@ describe('Mastodon comments', () => {
   });
 });
 
+describe('comments after the first read', () => {
+  it.each(['mastodon', 'bluesky'] as const)('%s: a comment written after the second poll reaches the inbox, and no poll fails', async (platform) => {
+    const post = await publishedPost(platform === 'mastodon' ? mastodonChannel : blueskyChannel, `Polled three times on ${platform}`);
+    const add = (text: string) => (platform === 'mastodon' ? mastodon.addReply(text, { inReplyToId: post.releaseId! }).id : bluesky.addReply(post.releaseId!, text).uri);
+    add('First!');
+    await pollAt(minutesLater(5));
+    await pollAt(minutesLater(10));
+    const late = add('Written after the second read');
+    await pollAt(minutesLater(15));
+    const listed = (await herald.rest('GET', `/comments?post=${post.id}`)).body;
+    expect(listed.comments.map((comment: { platformId: string }) => comment.platformId)).toContain(late);
+    const poll = await herald.services.orm.em.fork().findOneOrFail(CommentPollSchema, { postId: post.id });
+    expect({ failures: poll.failures, lastError: poll.lastError }).toEqual({ failures: 0, lastError: null });
+  });
+});
+
 describe('Bluesky comments', () => {
   it('reads the thread of a post and replies under the comment with root and parent refs', async () => {
     const post = await publishedPost(blueskyChannel, 'Bluesky thread for comments');

@@ -1,6 +1,8 @@
 // MikroORM on Postgres, committed migrations and the graphile-worker schema, applied on start.
 import pg from 'pg';
-import { MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM, PostgreSqlConnection, PostgreSqlPlatform } from '@mikro-orm/postgresql';
+import { AbstractSqlDriver } from '@mikro-orm/knex';
+import type { Configuration } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { Logger as WorkerLogger, runMigrations } from 'graphile-worker';
 import { entities } from './entities.js';
@@ -9,8 +11,31 @@ import { StartError } from '../errors.js';
 
 export type Orm = MikroORM;
 
+const TIMESTAMPTZ = 1184;
+const parseTimestamp = pg.types.getTypeParser(TIMESTAMPTZ);
+
+/**
+ * The ORM's connections, reading a timestamptz as a Date in every row: MikroORM's own Postgres connection reads dates as
+ * text (its entities convert them), so a raw query (`em.getConnection().execute`, `sqlOf`) handed a string where its row
+ * type says Date. Parsed here, once for every query on these connections, instead of a conversion at each use.
+ */
+class HeraldConnection extends PostgreSqlConnection {
+  override getConnectionOptions(): ReturnType<PostgreSqlConnection['getConnectionOptions']> {
+    const options = super.getConnectionOptions() as { types?: pg.CustomTypesConfig & { setTypeParser(oid: number, parse: (text: string) => unknown): void } };
+    options.types?.setTypeParser(TIMESTAMPTZ, parseTimestamp);
+    return options as ReturnType<PostgreSqlConnection['getConnectionOptions']>;
+  }
+}
+
+class HeraldDriver extends AbstractSqlDriver<HeraldConnection> {
+  constructor(config: Configuration) {
+    super(config, new PostgreSqlPlatform(), HeraldConnection, ['knex', 'pg']);
+  }
+}
+
 export async function openDatabase(databaseUrl: string, options: { migrate: boolean; debug?: boolean }): Promise<Orm> {
   const orm = await MikroORM.init({
+    driver: HeraldDriver,
     clientUrl: databaseUrl,
     entities,
     extensions: [Migrator],

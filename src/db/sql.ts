@@ -1,7 +1,7 @@
 // Plain SQL for the statements every request runs (credential lookup, rate limits, MCP sessions): a named statement is
 // prepared once per connection and then only executed, on a connection of the ORM's own pool (no second pool to size).
 // Measured on GET /integrations: the ORM's query builder and knex's string rendering cost more CPU than the queries
-// themselves. Timestamps come back as ISO text (the ORM's connections parse no dates): convert with `new Date(...)`.
+// themselves. A timestamptz comes back as a Date (src/db/orm.ts parses it on the ORM's connections, for raw queries too).
 import type pg from 'pg';
 
 export interface Statement {

@@ -47,6 +47,20 @@ async function publishedPost(text: string) {
 const commentsOf = async (postId: string) => (await herald.rest('GET', `/comments?post=${postId}`)).body;
 
 describe('X replies', () => {
+  it('keeps reading after the first read: a reply written after the second poll reaches the inbox, and no poll fails', async () => {
+    const post = await publishedPost('Polled three times');
+    fake.addReply('First!', { inReplyTo: post.releaseId!, createdAt: new Date(Date.now() - 3000) });
+    await pollAt(minutesLater(5));
+    await pollAt(minutesLater(10));
+    const late = fake.addReply('Written after the second read', { inReplyTo: post.releaseId! });
+    await pollAt(minutesLater(15));
+    const listed = await commentsOf(post.id);
+    expect(listed.comments.map((comment: { platformId: string }) => comment.platformId)).toContain(late.id);
+    const poll = await herald.services.orm.em.fork().findOneOrFail(CommentPollSchema, { postId: post.id });
+    expect({ failures: poll.failures, lastError: poll.lastError }).toEqual({ failures: 0, lastError: null });
+    expect(fake.server.requestsTo('GET', '/2/tweets/search/recent').filter((request) => request.query.get('query') === `conversation_id:${post.releaseId}`)).toHaveLength(3);
+  });
+
   it('reads the replies of a post (nested ones too) with recent search and answers one under THAT reply, once', async () => {
     const post = await publishedPost('What should Herald do next?');
     const question = fake.addReply('@heraldtest Comments & replies!', { inReplyTo: post.releaseId!, createdAt: new Date(Date.now() - 3000) });
@@ -55,8 +69,7 @@ describe('X replies', () => {
 
     await pollAt(minutesLater(5));
     await pollAt(minutesLater(10));
-    const [search] = fake.server.requestsTo('GET', '/2/tweets/search/recent');
-    expect(search.query.get('query')).toBe(`conversation_id:${post.releaseId}`);
+    expect(fake.server.requestsTo('GET', '/2/tweets/search/recent').map((request) => request.query.get('query'))).toContain(`conversation_id:${post.releaseId}`);
     const listed = await commentsOf(post.id);
     expect(listed.total).toBe(2);
     const [newest, oldest] = listed.comments;
