@@ -52,6 +52,42 @@ afterAll(async () => {
   await bob?.close();
 });
 
+describe('the duplicate guard under concurrent requests', () => {
+  const rootsWith = async (text: string) =>
+    (await herald.services.orm.em.fork().getConnection().execute<{ id: string }[]>('select id from post where content = ? and position = 0 and deleted_at is null', [text])).length;
+  const viaRest = (text: string) => create(bobChannel, text, { date: at(2) }).then((response) => response.status);
+  const viaMcp = async (text: string) => {
+    const socialPost = [{ integrationId: bobChannel, isPremium: false, date: at(2), shortLink: false, type: 'schedule', postsAndComments: [{ content: text, attachments: [] }], settings: [] }];
+    const answer: any = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost } });
+    return Array.isArray(answer.structuredContent?.output) ? 200 : 400;
+  };
+
+  it.each([
+    ['ten over REST', 10, 0],
+    ['ten over MCP', 0, 10],
+    ['five over REST and five over MCP', 5, 5],
+  ])('%s, identical and sent at the same moment, make one post; the others are refused as duplicates', async (_case, rest, mcp) => {
+    const text = `<p>Sent together ${rest}/${mcp} ${Date.now()}</p>`;
+    const statuses = await Promise.all([...Array.from({ length: rest }, () => viaRest(text)), ...Array.from({ length: mcp }, () => viaMcp(text))]);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 400)).toHaveLength(rest + mcp - 1);
+    expect(await rootsWith(text)).toBe(1);
+  });
+
+  it('two at once make one post, round after round', async () => {
+    for (let round = 0; round < 10; round++) {
+      const text = `<p>Two at once, round ${round} ${Date.now()}</p>`;
+      await Promise.all([viaRest(text), viaRest(text)]);
+      expect(await rootsWith(text), `round ${round}`).toBe(1);
+    }
+  });
+
+  it('different texts sent together are all created (the guard serialises only the same text on the same channel)', async () => {
+    const texts = Array.from({ length: 6 }, (_, index) => `<p>Each its own ${index} ${Date.now()}</p>`);
+    expect(await Promise.all(texts.map((text) => viaRest(text)))).toEqual(texts.map(() => 200));
+  });
+});
+
 describe('text normalisation', () => {
   it('reduces links to host and path without scheme, www, tracking parameters, fragment or trailing slash', () => {
     expect(normalizeLink('https://www.Example.com/launch/?utm_source=x&utm_medium=y&id=3&fbclid=abc#top')).toBe('example.com/launch?id=3');

@@ -13,6 +13,11 @@ export interface Statement {
 export interface Sql {
   /** Runs a prepared statement with positional parameters ($1, $2...): its rows. */
   rows<Row>(statement: Statement, values: unknown[]): Promise<Row[]>;
+  /**
+   * Runs `work` in one transaction on one connection: `opening` (SQL without parameters, such as taking advisory locks) is
+   * sent with the BEGIN in one round trip; committed when `work` resolves, rolled back when it throws.
+   */
+  transaction<T>(work: (sql: Pick<Sql, 'rows'>) => Promise<T>, opening?: string): Promise<T>;
 }
 
 interface KnexClient {
@@ -23,17 +28,34 @@ interface KnexClient {
 /** Statements on the pool of an entity manager (any fork: they run outside its transaction, on their own connection). */
 export function sqlOf(em: { getConnection(): { getKnex(): unknown } }): Sql {
   const client = () => (em.getConnection().getKnex() as { client: KnexClient }).client;
-  return {
+  const on = (connection: pg.Client) => ({
     async rows<Row>(statement: Statement, values: unknown[]): Promise<Row[]> {
-      const knex = client();
-      const connection = await knex.acquireConnection();
-      try {
-        const result = await connection.query({ name: statement.name, text: statement.text, values });
-        return result.rows as Row[];
-      } finally {
-        await knex.releaseConnection(connection);
-      }
+      return (await connection.query({ name: statement.name, text: statement.text, values })).rows as Row[];
     },
+  });
+  const withConnection = async <T>(work: (connection: pg.Client) => Promise<T>): Promise<T> => {
+    const knex = client();
+    const connection = await knex.acquireConnection();
+    try {
+      return await work(connection);
+    } finally {
+      await knex.releaseConnection(connection);
+    }
+  };
+  return {
+    rows: <Row>(statement: Statement, values: unknown[]) => withConnection((connection) => on(connection).rows<Row>(statement, values)),
+    transaction: <T>(work: (sql: Pick<Sql, 'rows'>) => Promise<T>, opening?: string) =>
+      withConnection(async (connection) => {
+        await connection.query(opening ? `begin; ${opening}` : 'begin');
+        try {
+          const result = await work(on(connection));
+          await connection.query('commit');
+          return result;
+        } catch (error) {
+          await connection.query('rollback').catch(() => undefined);
+          throw error;
+        }
+      }),
   };
 }
 

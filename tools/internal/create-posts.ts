@@ -345,7 +345,10 @@ export async function createPosts(services: Services, em: EntityManager, organiz
     const warnings = entryWarnings(services, provider, integration, entry, publishDate);
     created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}), ...(state === 'AWAITING_APPROVAL' ? { approval: PENDING_APPROVAL(rootId) } : {}) });
   }
-  await writeCreated(em, rows, due, plan.audit ? created.map(plan.audit) : []);
+  // The read's check, made again at the write under the lookups' locks: a create of the same text sent at the same moment
+  // (parallel tool calls, a retried request) committed in between is found there, and this one writes nothing.
+  const raced = await writeCreated(em, rows, due, plan.audit ? created.map(plan.audit) : [], { organizationId, lookups });
+  if (raced.size > 0) throw new PostValidationError(judgeDuplicates(plan.entries, byId, raced, guard));
   return created;
 }
 

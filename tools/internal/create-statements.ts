@@ -3,6 +3,7 @@
 // statement), then one write of everything that makes the posts (every item, the publishing job of each queued post with
 // its NOTIFY, and the audit trail's `post.created`), which commits as a whole or not at all. The ORM would spend a round
 // trip per query, BEGIN, one INSERT per table and COMMIT.
+import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, MediaSchema, type Integration, type Media, type Post } from '../../src/db/entities.js';
 import { sqlOf, statement, type Statement } from '../../src/db/sql.js';
@@ -101,26 +102,67 @@ const POST_COLUMNS = Object.values(POST_COLUMN_OF).join(', ');
 
 export type NewPost = Pick<Post, keyof typeof POST_COLUMN_OF>;
 
-const WRITE = statement(
-  'create_write',
-  `with posts as (
-     insert into post (${POST_COLUMNS}) select ${POST_COLUMNS} from jsonb_populate_recordset(null::post, $1::jsonb) returning id),
-   jobs as (
-     select graphile_worker.add_job('${PUBLISH_TASK}', json_build_object('postId', job.post_id), run_at := job.run_at, max_attempts := 8,
-              job_key := job.job_key, job_key_mode := 'replace') as added,
-            pg_notify('herald_job_scheduled', job.due)
-     from jsonb_to_recordset($2::jsonb) as job(post_id text, run_at timestamptz, job_key text, due text)),
-   audit as (
-     insert into audit_event (${AUDIT_COLUMNS}) select ${AUDIT_COLUMNS} from jsonb_populate_recordset(null::audit_event, $3::jsonb) returning id)
-   select (select count(*) from posts) as posts, (select count(*) from jobs) as jobs, (select count(*) from audit) as audits`,
-);
+/**
+ * The write statement. Guarded (the duplicate guard's lookups as $4, the organization as $5), it first looks for an earlier
+ * post each lookup matches and writes nothing when one is found, answering what it found: run after the lookups' advisory
+ * locks were taken (`duplicateLocks`), so its snapshot holds every post a concurrent create committed before.
+ */
+function writeStatement(guarded: boolean): Statement {
+  const unless = guarded ? 'where not exists (select 1 from earlier)' : '';
+  return statement(
+    guarded ? 'create_write_guarded' : 'create_write',
+    `with ${guarded ? `earlier as (
+       select d.* from jsonb_to_recordset($4::jsonb) as q(index int, integration_id text, key text, since timestamptz, until timestamptz)
+         cross join lateral (${duplicateLookupSql('$5', "'{}'::text[]")}) d),` : ''}
+     posts as (
+       insert into post (${POST_COLUMNS}) select ${POST_COLUMNS} from jsonb_populate_recordset(null::post, $1::jsonb) ${unless} returning id),
+     jobs as (
+       select graphile_worker.add_job('${PUBLISH_TASK}', json_build_object('postId', job.post_id), run_at := job.run_at, max_attempts := 8,
+                job_key := job.job_key, job_key_mode := 'replace') as added,
+              pg_notify('herald_job_scheduled', job.due)
+       from jsonb_to_recordset($2::jsonb) as job(post_id text, run_at timestamptz, job_key text, due text) ${unless}),
+     audit as (
+       insert into audit_event (${AUDIT_COLUMNS}) select ${AUDIT_COLUMNS} from jsonb_populate_recordset(null::audit_event, $3::jsonb) ${unless} returning id)
+     select (select count(*) from posts) as posts, (select count(*) from jobs) as jobs, (select count(*) from audit) as audits
+       ${guarded ? ", (select coalesce(json_agg(e), '[]') from earlier e) as earlier" : ''}`,
+  );
+}
+
+const WRITE = writeStatement(false);
+const GUARDED_WRITE = writeStatement(true);
+
+/**
+ * The advisory locks (transaction-scoped) of the guard's lookups: one per channel and duplicate key, so two creates of the
+ * same text on the same channel take turns between their check and their write while any others go on at once. Numbers
+ * derived from the key (no text reaches the SQL), taken in ascending order so two creates never wait on each other.
+ */
+function duplicateLocks(lookups: DuplicateLookup[]): string {
+  const ids = [...new Set(lookups.map((lookup) => createHash('sha256').update(`herald:duplicate:${lookup.integrationId}:${lookup.key}`).digest().readBigInt64BE(0)))];
+  ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return `select ${ids.map((id) => `pg_advisory_xact_lock(${id.toString()})`).join(', ')}`;
+}
 
 /**
  * Writes the items, a publishing job for each root in `due` (one per post: `publishJobKey`, as queue.ts `schedulePublish`
  * adds it; the NOTIFY tells the worker processes its due time) and `audit`, in one statement.
  */
-export async function writeCreated(em: EntityManager, posts: NewPost[], due: { rootPostId: string; runAt: Date }[], audit: AuditEvent[]): Promise<void> {
+export async function writeCreated(
+  em: EntityManager,
+  posts: NewPost[],
+  due: { rootPostId: string; runAt: Date }[],
+  audit: AuditEvent[],
+  guard?: { organizationId: string; lookups: DuplicateLookup[] },
+): Promise<Map<number, EarlierPost>> {
   const rows = posts.map((post) => Object.fromEntries(Object.entries(POST_COLUMN_OF).map(([property, column]) => [column, post[property as keyof NewPost]])));
   const jobs = due.map((job) => ({ post_id: job.rootPostId, run_at: job.runAt, job_key: publishJobKey(job.rootPostId), due: String(job.runAt.getTime()) }));
-  await sqlOf(em).rows(WRITE, [JSON.stringify(rows), JSON.stringify(jobs), JSON.stringify(audit.map((event) => auditRecord(event)))]);
+  const values = [JSON.stringify(rows), JSON.stringify(jobs), JSON.stringify(audit.map((event) => auditRecord(event)))];
+  if (!guard || guard.lookups.length === 0) {
+    await sqlOf(em).rows(WRITE, values);
+    return new Map();
+  }
+  const { lookups, organizationId } = guard;
+  return sqlOf(em).transaction(async (sql) => {
+    const [row] = await sql.rows<{ earlier: (EarlierPostRow & { index: number })[] }>(GUARDED_WRITE, [...values, duplicateLookupsJson(lookups), organizationId]);
+    return new Map(row.earlier.map((found) => [found.index, earlierPostOf(found)]));
+  }, duplicateLocks(lookups));
 }
