@@ -19,7 +19,7 @@ import { classify, probe, startSession, uploadRest, type UploadSession } from '.
 import { videoOutcome } from './status.js';
 import { deleteOnYouTube, editOnYouTube, editProblem, moderate, removeComment, replyToComment, videoComments } from './comments.js';
 
-/** YouTube counts a description in UTF-8 bytes. */
+/** YouTube counts a description in UTF-8 bytes (`lengthMethod: 'bytes'`: the create's length check and every counter say bytes). */
 export const DESCRIPTION_BYTES = 5000;
 
 const scopes = ['userinfo.profile', 'youtube.upload', 'youtube.force-ssl', 'yt-analytics.readonly'].map(googleScope);
@@ -88,10 +88,6 @@ function validate(items: ValidationItem[], raw: Record<string, unknown>): string
   if (/[<>]/.test(options.title ?? '')) return 'The title cannot contain < or >: YouTube refuses them.';
   const description = convertContent(items[0]?.text ?? '', 'plain');
   if (/[<>]/.test(description)) return 'The description cannot contain < or >: YouTube refuses them; write them as words.';
-  const bytes = Buffer.byteLength(description, 'utf8');
-  if (bytes > DESCRIPTION_BYTES) {
-    return `The description takes ${bytes} bytes; YouTube allows ${DESCRIPTION_BYTES} bytes (UTF-8: a character beyond ASCII takes 2 to 4): shorten it.`;
-  }
   const tags = (options.tags ?? []).map((tag) => tag.value);
   if (tagsLength(tags) > 500) return `The tags take ${tagsLength(tags)} characters; YouTube allows 500 in total: remove some.`;
   return undefined;
@@ -219,10 +215,10 @@ const youtube: Provider = {
   identifier: 'youtube',
   name: 'YouTube',
   editor: 'plain',
-  lengthMethod: 'characters',
+  lengthMethod: 'bytes',
   auth: { kind: 'oauth2', scopes, betweenSteps: true },
   endpoints: { ...googleEndpoints, analytics: 'https://youtubeanalytics.googleapis.com', web: 'https://www.youtube.com', dataVersion: 'v3', analyticsVersion: 'v2' },
-  maxLength: () => 5000,
+  maxLength: () => DESCRIPTION_BYTES,
   rules:
     'A post is exactly one video (uploaded to YouTube in resumable chunks); the content is its description, without < or >. ' +
     'Settings: title (2 to 100 characters, required), type = privacy (public, private or unlisted, required), selfDeclaredMadeForKids (yes/no), ' +

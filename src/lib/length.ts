@@ -1,4 +1,4 @@
-// How long a text is in a platform's own counting: UTF-16 units, X's weighted length, or graphemes. Pure functions.
+// How long a text is in a platform's own counting: UTF-16 units, X's weighted length, graphemes, or UTF-8 bytes. Pure functions.
 // twitter-text ships CommonJS only: it is required on first use, by the first text counted X's way (loading it at start
 // cost every start a fifth of a second, needed or not).
 import { createRequire } from 'node:module';
@@ -9,7 +9,7 @@ let twitter: TwitterText | undefined;
 /** twitter-text, loaded on first use. */
 export const twitterText = (): TwitterText => (twitter ??= requireModule('twitter-text') as TwitterText);
 
-export type LengthMethod = 'characters' | 'twitter' | 'graphemes';
+export type LengthMethod = 'characters' | 'twitter' | 'graphemes' | 'bytes';
 
 const graphemeSegmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 const GRAPHEME_CHUNK = 512;
@@ -53,6 +53,9 @@ export function contentLength(text: string, method: LengthMethod): number {
       return twitterText().parseTweet(text).weightedLength;
     case 'graphemes':
       return countGraphemes(text);
+    case 'bytes':
+      // YouTube's description limit (5000 bytes): a character beyond ASCII takes 2 to 4.
+      return Buffer.byteLength(text, 'utf8');
     default:
       // UTF-16 units on purpose: that is what the platforms' own limits count, so a sans-serif bold letter
       // (an astral-plane character, one surrogate pair) uses 2 of the allowed characters.

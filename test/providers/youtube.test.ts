@@ -307,8 +307,22 @@ describe('settings and media rules', () => {
     const japanese = (count: number) => '日'.repeat(count);
     const refused = await attempt([{ content: japanese(3000), image: [video] }], { title: 'Title', type: 'public' });
     expect(refused.status).toBe(400);
-    expect(refused.body.message).toMatch(/The description takes 9000 bytes; YouTube allows 5000 bytes/);
+    expect(refused.body.message).toMatch(/The text takes 9000 bytes; YouTube allows 5000 bytes/);
     expect((await attempt([{ content: japanese(1600), image: [video] }], { title: 'Title', type: 'public' })).status).toBe(200);
+  });
+
+  it('shows the description\'s length in bytes beside the byte limit: POST /posts/validate agrees with its own refusal', async () => {
+    const response = await herald.rest('POST', '/posts/validate', {
+      type: 'schedule',
+      date: new Date(Date.now() + 86_400_000).toISOString(),
+      shortLink: false,
+      tags: [],
+      posts: [{ integration: { id: channelId }, value: [{ content: '日'.repeat(1700), image: [video] }], settings: { title: 'Title', type: 'public' } }],
+    });
+    const [entry] = response.body.entries;
+    expect(entry.problem).toMatch(/The text takes 5100 bytes; YouTube allows 5000 bytes/);
+    expect({ lengthMethod: entry.lengthMethod, maxLength: entry.maxLength }).toEqual({ lengthMethod: 'bytes', maxLength: 5000 });
+    expect(entry.items[0]).toMatchObject({ length: 5100, withinLimit: false });
   });
 
   it('refuses a description with < or >, and a comment with media', async () => {

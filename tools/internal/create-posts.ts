@@ -178,7 +178,11 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     if (rule) return `${where}${rule}`;
     if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
     const { text, length } = measure(provider, contentAsSent(provider, entry, item.content, options));
-    if (length > maxLength) return `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
+    if (length > maxLength) {
+      return provider.lengthMethod === 'bytes'
+        ? `${where}The text takes ${length} bytes; ${provider.name} allows ${maxLength} bytes (UTF-8: a character beyond ASCII takes 2 to 4): shorten it`
+        : `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
+    }
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
     texts.push(text);
   }

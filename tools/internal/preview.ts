@@ -40,7 +40,7 @@ export const postPreviewSchema = z.object({
         nextFreeSlot: z.string().optional().describe("The channel's next free posting time (findSlotTool)"),
       }),
       maxLength: z.number().optional(),
-      lengthMethod: z.string().optional().describe('characters, twitter (X weighted length) or graphemes'),
+      lengthMethod: z.string().optional().describe('characters, twitter (X weighted length), graphemes, or bytes (UTF-8: YouTube)'),
       settings: z.object({ valid: z.boolean(), problem: z.string().optional(), values: z.record(z.string(), z.unknown()) }),
       items: z.array(
         z.object({

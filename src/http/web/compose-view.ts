@@ -9,7 +9,7 @@ import type { ComposeState } from './compose-form.js';
 import { settingsMarkup } from './settings-fields.js';
 import { formatWhen, zoneField } from './zones.js';
 
-const LENGTH_UNITS: Record<string, string> = { characters: 'characters', twitter: 'weighted characters (X counting)', graphemes: 'graphemes (what readers see as characters)' };
+const LENGTH_UNITS: Record<string, string> = { characters: 'characters', twitter: 'weighted characters (X counting)', graphemes: 'graphemes (what readers see as characters)', bytes: 'bytes (UTF-8: a character beyond ASCII takes 2 to 4)' };
 
 /** What each platform would receive (validatePost's answer), channel by channel. */
 export function previewMarkup(previews: PostPreview[], zone: string): Markup {
