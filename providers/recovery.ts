@@ -2,6 +2,8 @@
 // lookup may take for the item only a marker Herald sent with it, or the same content created at or after the interrupted
 // call began (less the clock skew allowed between Herald and the platform). An older post with the same text is never taken
 // for it, and two candidates are never guessed between: the item then stops with "could not confirm" (`CouldNotConfirm`).
+// The skew allowance reaches back before the attempt began, so there a post matching only in part (its title, its words
+// without their links, nothing at all for a story) may be an older one: only a marker or the whole item is taken (`identify`).
 import { CouldNotConfirm, type StepAttempt } from './types.js';
 
 /** How far a platform's clock may run behind Herald's: a lookup reads from this long before the call began. */
@@ -43,4 +45,45 @@ export function couldNotConfirm(platform: string, why: string, where = 'the acco
 export function onlyCandidate<T>(candidates: T[], platform: string, what: string): T | undefined {
   if (candidates.length <= 1) return candidates[0];
   throw couldNotConfirm(platform, `${candidates.length} identical ${what}, all created since the interrupted attempt, cannot be told apart`, 'the account, then set the post\'s release id');
+}
+
+/** A post a lookup found that matches the interrupted call's item, wholly or in part (the caller compares what it can). */
+export interface Candidate<T> {
+  item: T;
+  /** When the platform says it was created. Undated, it is never taken. */
+  created: string | number | Date | null | undefined;
+  /**
+   * It carries Herald's marker, or the whole of what was sent as the platform stores it (every field of the create, e.g. a
+   * WordPress post's title, content and featured image). False when only part of it could be compared (a title alone, text
+   * with its links shortened away, nothing for a story).
+   */
+  whole: boolean;
+}
+
+/** The attempt's start on a platform clock that counts in seconds: a post made in the same second is not dated before it. */
+const startSecond = (startedAt: Date) => Math.floor(startedAt.getTime() / 1000) * 1000;
+
+/**
+ * The interrupted call's item among `candidates` (DESIGN.md §9 "Recovery identifies exactly one item"). Created before the
+ * recovery window (the attempt's start less the clock skew), or undated, a candidate is never it. Within the window:
+ * - a whole match (marker or whole content) is it; two whole matches cannot be told apart (could not confirm);
+ * - without one, a partial match is it only when created at or after the attempt began: one dated inside the skew
+ *   allowance before the start may as well be an older post of the same title as this one (a platform clock running behind
+ *   Herald's), so the item stops with "could not confirm" rather than taking another post's id. Two partial matches since
+ *   the start cannot be told apart either.
+ * Undefined (nothing was created, as far as these candidates show) only when no candidate is in the window.
+ */
+export function identify<T>(attempt: StepAttempt, candidates: Candidate<T>[], platform: string, what: string, where?: string): T | undefined {
+  const inWindow = candidates.filter((candidate) => createdSince(attempt, candidate.created));
+  const whole = inWindow.filter((candidate) => candidate.whole);
+  if (whole.length > 0) return onlyCandidate(whole.map((candidate) => candidate.item), platform, what);
+  const beforeStart = inWindow.filter((candidate) => timeOf(candidate.created)! < startSecond(attempt.startedAt));
+  if (beforeStart.length > 0) {
+    throw couldNotConfirm(
+      platform,
+      `${what} matching it only in part (not its whole content) were made just before the interrupted attempt began (${beforeStart.length}), within the ${CLOCK_SKEW_MS / 60_000} minutes allowed for clock differences, so an older one cannot be told from this one`,
+      where,
+    );
+  }
+  return onlyCandidate(inWindow.map((candidate) => candidate.item), platform, what);
 }

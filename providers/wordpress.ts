@@ -16,14 +16,19 @@
 // categories, tags; the featured image stays) and .../reference/posts/#delete-a-post (DELETE moves it to the trash, where
 // WordPress keeps it 30 days; 410 rest_already_trashed when it is there already; `force=true` only for a type without trash,
 // 501 rest_trash_not_supported). The pictures that follow the text are kept at publishing (`meta.pictures`) to write them again.
+// A create of unknown outcome (issue 31; read 2026-12-02): .../reference/posts/#schema (`content.raw`, "as it exists in the
+// database", and `title.raw` are given in the edit context only; `featured_media`) and .../reference/posts/#list-posts
+// (`search`, `author`, `after` with `dates_are_gmt`, `status=any`, `context`); core source class-wp-rest-posts-controller.php
+// (get_items_permissions_check: context=edit needs the user's edit_posts, else 401 rest_forbidden_context). The post is
+// identified by its whole content as stored (findPost), never by its title alone.
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
-import type { ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
+import type { ConnectContext, MediaFile, Provider, ProviderContext, StepAttempt } from './types.js';
 import { basicAuth, noVideo, permanent, tagsSchema } from './shared.js';
 import { escapeHtml } from '../src/lib/content.js';
 import { withoutShortcodes } from '../src/lib/article-content.js';
 import { fileNameOf, htmlArticle, normalizeBaseUrl, picturesOf, saidIn, splitCover, valuesOf } from './articles/common.js';
-import { recoveryWindowStart } from './recovery.js';
+import { identify, recoveryWindowStart } from './recovery.js';
 
 const keptPictures = z.array(z.object({ id: z.number(), url: z.string(), alt: z.string() }));
 
@@ -47,7 +52,16 @@ const typeSchema = z.object({ slug: z.string(), name: z.string(), rest_base: z.s
 const termSchema = z.array(z.object({ id: z.number(), name: z.string(), count: z.number().optional() }));
 const mediaSchema = z.object({ id: z.number(), source_url: z.string() });
 const postSchema = z.object({ id: z.number(), link: z.string() });
-const editPostsSchema = z.array(z.object({ id: z.number(), link: z.string(), date_gmt: z.string().nullish(), title: z.object({ raw: z.string().optional() }) }));
+const editPostsSchema = z.array(
+  z.object({
+    id: z.number(),
+    link: z.string(),
+    date_gmt: z.string().nullish(),
+    title: z.object({ raw: z.string().optional() }),
+    content: z.object({ raw: z.string().optional() }).optional(),
+    featured_media: z.number().optional(),
+  }),
+);
 
 /** Types that are not content a post can be: media, blocks, templates, navigation, fonts. */
 const internalType = (slug: string) => slug === 'attachment' || slug.startsWith('wp_') || slug.startsWith('nav_');
@@ -142,16 +156,26 @@ async function upload(site: Site, file: MediaFile, index: number) {
 }
 
 /**
- * The post a create of unknown outcome made: this title (as sent) by this user, dated at or after the attempt began (minus
- * the clock skew). An older post of the same title is never taken for it; no such post proves nothing was created.
+ * The post a create of unknown outcome made (DESIGN.md §9 "Recovery identifies exactly one item"): by this user, titled as
+ * sent, dated since the attempt began (less the clock skew), and identified by its whole content as WordPress stores it
+ * (`content.raw`, read with context=edit and the credentials) and its featured image. WordPress keeps no marker of Herald's
+ * that stock sites expose (post meta is listed only when a plugin registers it), so the content is what only this post
+ * carries. A post of the same title whose content differs is never taken for it: dated since the attempt began it is this
+ * one as WordPress filtered it (kses for users without unfiltered_html), dated just before it (inside the skew allowance)
+ * it may be an older one, and the item stops with "could not confirm". No post of this title in the window: none was made.
  */
-async function findPost(site: Site, type: z.infer<typeof typeSchema>, authorId: string, title: string, startedAt: Date) {
-  const since = recoveryWindowStart(startedAt);
-  const query = { author: authorId, search: title, after: since.toISOString(), dates_are_gmt: true, status: 'any', context: 'edit', per_page: 20, orderby: 'date', order: 'desc' };
+async function findPost(site: Site, type: z.infer<typeof typeSchema>, authorId: string, sent: { title: string; content: string; featured_media?: number }, attempt: StepAttempt) {
+  const since = recoveryWindowStart(attempt.startedAt);
+  const query = { author: authorId, search: sent.title, after: since.toISOString(), dates_are_gmt: true, status: 'any', context: 'edit', per_page: 20, orderby: 'date', order: 'desc' };
   const posts = await wp(site, type.rest_base, { query, schema: editPostsSchema }, type.rest_namespace);
-  const found = posts.filter((post) => post.title.raw === title && post.date_gmt && Date.parse(`${post.date_gmt}Z`) >= since.getTime());
-  if (found.length > 1) throw permanent(`WordPress has ${found.length} posts titled "${title}" made since this attempt began: check the site and keep one`);
-  return found[0] ? { id: found[0].id, link: found[0].link } : undefined;
+  const candidates = posts
+    .filter((post) => post.title.raw === sent.title)
+    .map((post) => ({
+      item: { id: post.id, link: post.link },
+      created: post.date_gmt ? `${post.date_gmt}Z` : undefined,
+      whole: post.content?.raw === sent.content && (post.featured_media ?? 0) === (sent.featured_media ?? 0),
+    }));
+  return identify(attempt, candidates, 'WordPress', `posts titled "${sent.title}"`, 'the site');
 }
 
 /** Attaches the uploads to their post (`post` on the media item), with their alt text; the post is out already, so a refusal is a warning. */
@@ -293,20 +317,17 @@ const wordpress: Provider = {
     const { cover, rest } = splitCover(uploaded);
     // The title is stored and shown as raw HTML: sent as text, brackets included (shortcodes stay inert wherever a theme runs them).
     const title = withoutShortcodes(escapeHtml(options.title));
+    const content = withoutShortcodes(htmlArticle(item.text, rest));
     const post = await context.step(
       'post',
       () =>
         wp(
           site,
           type.rest_base,
-          {
-            method: 'POST',
-            json: { title, content: withoutShortcodes(htmlArticle(item.text, rest)), status: 'publish', featured_media: cover?.id, categories, tags },
-            schema: postSchema,
-          },
+          { method: 'POST', json: { title, content, status: 'publish', featured_media: cover?.id, categories, tags }, schema: postSchema },
           type.rest_namespace,
         ),
-      ({ startedAt }) => findPost(site, type, context.auth.data.userId, title, startedAt),
+      (attempt) => findPost(site, type, context.auth.data.userId, { title, content, featured_media: cover?.id }, attempt),
     );
     const warnings = await attach(site, uploaded, post.id);
     return { id: String(post.id), url: post.link, ...(rest.length ? { meta: { pictures: JSON.stringify(rest) } } : {}), ...(warnings.length ? { warnings } : {}) };

@@ -21,8 +21,12 @@
 //   With no application password in use (revokePassword), WordPress ignores Basic credentials, as core does
 //   (WP_Application_Passwords::is_in_use): the request is a visitor's, so users/me answers 401 rest_not_logged_in and a
 //   create 401 rest_cannot_create.
-// Listing posts (GET /wp/v2/<type>): author, search (in the title), after with dates_are_gmt (date_gmt after it), status
-// (publish by default; `any` with context=edit), context=edit gives title.raw, content.raw and date_gmt.
+// Listing posts (GET /wp/v2/<type>): author, search (WP_Query's `s`: each word, case-insensitive, in the title, excerpt or
+// content), after with dates_are_gmt (date_gmt after it), status (publish by default; `any` with context=edit); context=edit
+// (the user's edit_posts, else 401 rest_forbidden_context) adds title.raw and content.raw, the body as stored; every context
+// gives date_gmt, slug, status, author and featured_media (0 without one).
+// Slugs (wp_unique_post_slug): the one sent, or one made of the title, lowercased with other characters made dashes; one
+// already taken in the type gets -2, -3... appended, and the post's link is made of it.
 // Updating a post (POST /wp/v2/<type>/<id>: title, content, categories, tags, the same checks as a create) and deleting one
 // (DELETE: to the trash, status `trash`; 410 rest_already_trashed the second time; `force=true` deletes it for good; 404
 // rest_post_invalid_id when unknown): someone else's post needs edit_others_posts / delete_others_posts (403 rest_cannot_edit,
@@ -43,6 +47,8 @@ export interface WordPressFakePost {
   author: number;
   /** When it was made, as WordPress's GMT date (`2026-11-23T10:00:00`). */
   date_gmt: string;
+  /** Unique within its type (a test's older post may leave it out: then it is made of the title). */
+  slug?: string;
   /** How many updates it received. */
   edits?: number;
 }
@@ -200,6 +206,17 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
     return { json: { ...previous, status: 'trash' } };
   }
 
+  const slugOf = (text: string) => text.toLowerCase().replace(/<[^>]*>/g, '').replace(/&[a-z#\d]+;/g, '').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const slugOfPost = (post: WordPressFakePost) => post.slug ?? slugOf(String(post.body.title ?? ''));
+  /** wp_unique_post_slug: a slug taken in the type gets the first free suffix from -2 on. */
+  function uniqueSlug(type: FakeType, wanted: string): string {
+    const taken = new Set(posts.filter((post) => post.type === type.slug).map(slugOfPost));
+    if (!taken.has(wanted)) return wanted;
+    let suffix = 2;
+    while (taken.has(`${wanted}-${suffix}`)) suffix += 1;
+    return `${wanted}-${suffix}`;
+  }
+
   function createPost(type: FakeType, request: RecordedRequest): FakeReply {
     if (!can(type.create)) return wpError(403, 'rest_cannot_create', 'Sorry, you are not allowed to create posts as this user.');
     const body = (request.json ?? {}) as Record<string, unknown>;
@@ -217,9 +234,10 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
       }
     }
     const id = ++nextId;
-    const link = `${server.url}/${type.slug === 'post' ? '' : `${type.slug}/`}${String(body.title).toLowerCase().replace(/[^a-z0-9]+/g, '-')}/`;
+    const slug = uniqueSlug(type, slugOf(String(body.slug ?? '') || String(body.title ?? '')) || String(id));
+    const link = `${server.url}/${type.slug === 'post' ? '' : `${type.slug}/`}${slug}/`;
     const date_gmt = new Date().toISOString().slice(0, 19);
-    posts.push({ id, type: type.slug, body, link, author: user.id, date_gmt });
+    posts.push({ id, type: type.slug, body, link, slug, author: user.id, date_gmt });
     return { status: 201, json: { id, type: type.slug, status, link, title: { raw: body.title, rendered: body.title }, author: user.id, featured_media: body.featured_media ?? 0 } };
   }
 
@@ -266,8 +284,13 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
       if (after && request.query.get('dates_are_gmt') !== 'true') return wpError(400, 'fake_needs_gmt', 'This fake compares `after` with date_gmt only: send dates_are_gmt=true.');
       const statuses = (request.query.get('status') ?? 'publish').split(',');
       if (statuses.includes('any') && request.query.get('context') !== 'edit') return wpError(400, 'rest_invalid_param', 'Invalid parameter(s): status');
+      const words = search.toLowerCase().split(/\s+/).filter(Boolean);
+      const searched = (post: WordPressFakePost) => {
+        const text = ['title', 'excerpt', 'content'].map((field) => String(post.body[field] ?? '')).join('\n').toLowerCase();
+        return words.every((word) => text.includes(word));
+      };
       const found = posts
-        .filter((post) => post.type === type.slug && (!author || String(post.author) === author) && String(post.body.title).includes(search))
+        .filter((post) => post.type === type.slug && (!author || String(post.author) === author) && searched(post))
         .filter((post) => !after || post.date_gmt > after.replace(/Z$|\.\d+Z$/, '').slice(0, 19))
         .filter((post) => statuses.includes('any') || statuses.includes(String(post.body.status ?? 'draft')))
         .reverse();
@@ -277,6 +300,10 @@ export async function startWordPressFake(options: { prettyPermalinks?: boolean; 
           id: post.id,
           link: post.link,
           date_gmt: post.date_gmt,
+          slug: slugOfPost(post),
+          status: post.body.status ?? 'draft',
+          author: post.author,
+          featured_media: post.body.featured_media ?? 0,
           title: { ...(edit ? { raw: post.body.title } : {}), rendered: post.body.title },
           ...(edit ? { content: { raw: post.body.content, rendered: post.body.content } } : {}),
         })),

@@ -246,6 +246,62 @@ describe('publishing on WordPress', () => {
     expect(Date.parse(`${lookup.query.get('after')}`)).toBeGreaterThan(Date.parse(`${older.date_gmt}Z`));
   });
 
+  // Issue 31: "Weekly" went out 35 seconds ago, inside the two minutes the recovery reaches back for clock skew; a second
+  // "Weekly" is interrupted. Each case on a site of its own, so the older "Weekly" is the only other post of that title.
+  async function onWeeklySite(run: (site: WordPressFake, channel: string, older: { id: number }) => Promise<void>) {
+    const site = await startWordPressFake();
+    const connected = await connect(herald, 'wordpress', site.fields());
+    try {
+      const older = { id: 555, type: 'post', body: { title: 'Weekly', content: '<p>Last issue</p>', status: 'publish' }, link: `${site.url}/weekly/`, slug: 'weekly', author: 7, date_gmt: new Date(Date.now() - 35_000).toISOString().slice(0, 19) };
+      site.posts.push(older);
+      await run(site, connected.body.id, older);
+    } finally {
+      await herald.rest('DELETE', `/integrations/${connected.body.id}`);
+      await site.close();
+    }
+  }
+  const createsOn = (site: WordPressFake) => site.server.requestsTo('POST', '/wp-json/wp/v2/posts');
+
+  it('takes the new "Weekly" by its content, not the one published 35 s before, when only the answer was lost (issue 31)', async () => {
+    await onWeeklySite(async (site, channel, older) => {
+      const rootId = await createPost(herald, channel, ['<p>This issue</p>'], { settings: settings({ title: 'Weekly' }) });
+      const restore = loseAnswerOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/wp-json/wp/v2/posts'));
+      try {
+        expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+      } finally {
+        restore();
+      }
+      expect(createsOn(site)).toHaveLength(1);
+      const made = site.posts.at(-1)!;
+      expect(made.body).toMatchObject({ title: 'Weekly', content: '<p>This issue</p>' });
+      const [published] = await chainOf(herald, rootId);
+      expect(published.releaseId).toBe(String(made.id));
+      expect(published.releaseId).not.toBe(String(older.id));
+      expect(published.releaseUrl).toBe(`${site.url}/weekly-2/`);
+    });
+  });
+
+  it('stops with "could not confirm" when the create never reached WordPress and a "Weekly" was published 35 s before (issue 31)', async () => {
+    await onWeeklySite(async (site, channel, older) => {
+      const rootId = await createPost(herald, channel, ['<p>This issue</p>'], { settings: settings({ title: 'Weekly' }) });
+      const restore = loseRequestOf(herald, (request) => request.method === 'POST' && request.url.endsWith('/wp-json/wp/v2/posts'));
+      try {
+        const { outcome } = await publishUntilSettled(herald, rootId);
+        expect(outcome.kind).toBe('failed');
+      } finally {
+        restore();
+      }
+      expect(createsOn(site)).toHaveLength(0);
+      const [stopped] = await chainOf(herald, rootId);
+      expect(stopped.releaseId ?? null).not.toBe(String(older.id));
+      expect(stopped.error).toBe(
+        'Could not confirm whether WordPress published this item: posts titled "Weekly" matching it only in part (not its whole content) were made just before the interrupted attempt began (1), within the 2 minutes allowed for clock differences, so an older one cannot be told from this one. Check the site before publishing again, to avoid a duplicate.',
+      );
+      // The lookup read the content as WordPress stores it (raw, which needs the edit context and the credentials).
+      expect(site.server.requestsTo('GET', '/wp-json/wp/v2/posts').at(-1)!.query.get('context')).toBe('edit');
+    });
+  });
+
   it('attaches the uploaded pictures to their post, with their alt text', async () => {
     const rootId = await createPost(herald, channelId, [{ content: '<p>With pictures</p>', image: [{ ...pictures.png, alt: 'A red dot' } as never, pictures.jpeg] }], { settings: settings({ title: 'With pictures' }) });
     expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
