@@ -1,36 +1,26 @@
-// A real browser for console tests: Debian's chromium driven by playwright-core. When chromium is missing the test setup
-// installs it with apt (the CI machine runs as root with the Debian registry reachable); otherwise it says what to do.
-import { execFileSync } from 'node:child_process';
+// A real browser for console tests: Debian's chromium driven by playwright-core, found or installed once per run by the
+// global setup (test/helpers/chromium.ts); a file only launches it, or fails with the sentence saying what to install.
 import fs from 'node:fs';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Herald } from './harness.js';
-
-const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((item): item is string => Boolean(item));
+import { findChromium, INSTALL_HINT } from './chromium.js';
 
 export const SCREENSHOT_DIR = path.resolve('test-artifacts/screenshots');
 
-function findChromium(): string | undefined {
-  return CANDIDATES.find((candidate) => fs.existsSync(candidate));
-}
-
-export function ensureChromium(): string {
+/** The Chromium binary of this run: the global setup's, else one found now; otherwise an error naming what to install. */
+export function chromiumPath(): string {
+  const provided = inject('chromium');
+  if (provided && 'path' in provided) return provided.path;
   const found = findChromium();
   if (found) return found;
-  if (process.getuid?.() !== 0 || !fs.existsSync('/usr/bin/apt-get')) {
-    throw new Error('Chromium is needed for the console tests: install Debian\'s "chromium" package (apt-get install chromium) or set CHROMIUM_PATH.');
-  }
-  const environment = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env: environment, timeout: 240_000 });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { stdio: 'ignore', env: environment, timeout: 480_000 });
-  const installed = findChromium();
-  if (!installed) throw new Error('apt-get installed chromium but no chromium binary was found.');
-  return installed;
+  throw new Error(provided && 'problem' in provided ? provided.problem : `Chromium is needed for the console tests: ${INSTALL_HINT}.`);
 }
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: ensureChromium(),
+    executablePath: chromiumPath(),
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage', '--no-first-run', '--disable-extensions'],
   });

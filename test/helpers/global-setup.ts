@@ -11,11 +11,37 @@ import { openDatabase } from '../../src/db/orm.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { build } from '../../scripts/build.mjs';
 import { TEMPLATE, removeDataDirectory, withDatabase } from './template-database.js';
+import { needsBrowser, provideChromium, type ChromiumOutcome } from './chromium.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     adminUrl: string;
+    /** The Chromium the console tests drive, or why there is none (test/helpers/chromium.ts). */
+    chromium: ChromiumOutcome | null;
   }
+}
+
+/** Options of `vitest run` that take a value: what follows them is not a file filter. */
+const VALUE_OPTIONS = new Set(['-t', '--testNamePattern', '-c', '--config', '-r', '--root', '--dir', '--project', '--reporter', '--shard', '--maxWorkers', '--outputFile', '--pool']);
+
+/** The file filters of this run's command line (`vitest run test/a.test.ts b`), none for the whole suite. */
+function fileFilters(argv: string[]): string[] {
+  const filters: string[] = [];
+  const args = argv.slice(2);
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index];
+    if (VALUE_OPTIONS.has(arg)) index++;
+    else if (!arg.startsWith('-') && !['run', 'watch', 'related', 'dev'].includes(arg)) filters.push(arg);
+  }
+  return filters;
+}
+
+/** Chromium, found or installed once before any file runs, when one of the run's files drives a browser. */
+async function chromiumForRun(project: TestProject): Promise<ChromiumOutcome | null> {
+  const filters = fileFilters(process.argv);
+  let { testFiles } = await project.globTestFiles(filters);
+  if (testFiles.length === 0) ({ testFiles } = await project.globTestFiles());
+  return needsBrowser(testFiles) ? provideChromium() : null;
 }
 
 let embedded: EmbeddedDatabase | undefined;
@@ -44,6 +70,7 @@ function removeAbandonedRuns(): void {
 
 export async function setup(project: TestProject): Promise<void> {
   // The process tests start Herald as `npm start` does, from dist/: compiled once here rather than by each start.
+  const chromium = chromiumForRun(project);
   await build();
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
@@ -71,6 +98,7 @@ export async function setup(project: TestProject): Promise<void> {
   const orm = await openDatabase(withDatabase(adminUrl, TEMPLATE), { migrate: true });
   await orm.close();
   project.provide('adminUrl', adminUrl);
+  project.provide('chromium', await chromium);
 }
 
 export async function teardown(): Promise<void> {
