@@ -280,6 +280,12 @@ export interface Provider {
    * the daily job refreshes the channel when its token expires within this many days.
    */
   refreshDaysBeforeExpiry?: number;
+  /**
+   * Why a channel whose credentials the platform refuses for good was disconnected, and what the person does now: it completes
+   * the item's error `Channel "…" was disconnected because …` (e.g. WordPress: create a new application password and reconnect).
+   * Absent: "its token expired or was revoked".
+   */
+  revokedCredentials?: string;
 
   // Capabilities. Absent = not supported.
   connect?: (context: ConnectContext, fields: Record<string, string>) => Promise<ConnectedAccount>;

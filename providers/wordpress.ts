@@ -230,6 +230,9 @@ const wordpress: Provider = {
   },
   // The site is the user's own: its URL comes from the connect form.
   endpoints: {},
+  // As the connect form's refusal of a wrong password says (CREDENTIAL_CODES).
+  revokedCredentials:
+    'WordPress no longer accepts its application password (it was revoked or changed): create a new application password for this WordPress user in Users, Profile, Application Passwords (the login password does not work here) and reconnect the channel with it',
   maxLength: () => 100000,
   rules:
     'An article (Markdown, or HTML with headings h1–h6, emphasis, ordered and nested lists, quotes, code blocks, tables and pictures) published at once on the site, with a required title and post type (post, page or a custom type, from postTypes); ' +

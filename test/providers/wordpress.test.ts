@@ -392,15 +392,16 @@ describe('connecting the same WordPress user again', () => {
 });
 
 describe('a revoked application password', () => {
-  it('puts the channel in "needs reconnecting" with a message saying the password is no longer accepted', async () => {
+  it('puts the channel in "needs reconnecting", the item saying to create a new application password and reconnect (issue 31)', async () => {
     // Stock WordPress: with the only application password revoked, requests are a visitor's (401 rest_cannot_create).
     fake.revokePassword();
     const rootId = await createPost(herald, channelId, [{ content: '<p>After revocation</p>', image: [pictures.png] }], { settings: settings({ title: 'After revocation' }) });
     const { outcome } = await publishUntilSettled(herald, rootId);
     expect(outcome.kind).toBe('failed');
     const [failed] = await chainOf(herald, rootId);
-    expect(failed.error).toMatch(/disconnected because its token expired or was revoked/);
-    expect(failed.error).not.toMatch(/role/);
+    expect(failed.error).toBe(
+      'Channel "Eddie Editor" was disconnected because WordPress no longer accepts its application password (it was revoked or changed): create a new application password for this WordPress user in Users, Profile, Application Passwords (the login password does not work here) and reconnect the channel with it.',
+    );
     expect((await herald.services.orm.em.fork().findOneOrFail(IntegrationSchema, { id: channelId })).refreshNeeded).toBe(true);
     expect((await notifications(herald, 'channel_reconnect'))[0]).toContain('WordPress');
     const trigger = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'postTypes' });

@@ -182,7 +182,8 @@ export function providerContext(services: Services, integration: Integration, se
 }
 
 export function reauthRequired(integration: Integration): DomainError {
-  return new DomainError('reauth_required', `Channel "${integration.name}" was disconnected because its token expired or was revoked.`, {
+  const why = findProvider(integration.providerIdentifier)?.revokedCredentials ?? 'its token expired or was revoked';
+  return new DomainError('reauth_required', `Channel "${integration.name}" was disconnected because ${why}.`, {
     hint: 'Reconnect the channel in the Herald console (or with POST /integrations/{identifier}/connect), then try again.',
   });
 }
