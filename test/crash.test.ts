@@ -1,12 +1,17 @@
 // Crashes of a real Herald process: kill -9 of its process group while posts are being published, and kill -9 of the
 // node process alone (its embedded Postgres left to the watchdog); the next start goes on with nothing twice and nothing
 // silently lost. Each test starts Herald twice and waits for the jobs of the killed one to be released (up to a minute),
-// so it has more time than vitest's default.
+// so it has more time than vitest's default. Then the start right after kill -9 of the group, on the same data directory,
+// with the killed processes left as zombies (not reaped yet, or never, by an init that does not reap): it starts; and
+// the data directory's locks (herald.pid, Postgres's postmaster.pid) naming a zombie, or a pid now another program's.
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { createLogger } from '../src/lib/logger.js';
 import { newTestDatabase, restCall } from './helpers/harness.js';
 import { freePort, startHeraldProcess, type HeraldProcess } from './helpers/herald-process.js';
 import { waitFor } from './helpers/posts.js';
@@ -116,4 +121,143 @@ describe('kill -9 of the node process alone, on the embedded Postgres', () => {
       fs.rmSync(home, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+/** Linux: a process's state letter and start time (fields 3 and 22 of /proc/<pid>/stat), or undefined when it is gone. */
+function processStat(pid: number): { state: string; startTime: string } | undefined {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    return { state: fields[0], startTime: fields[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+const hasProc = fs.existsSync('/proc/self/stat');
+const helpers: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of helpers) child.kill('SIGKILL');
+});
+
+/** A process of `owner` (as Postgres's user, the cluster's owner, when root) that runs `script`; answers its first line. */
+async function spawnHelper(script: string, owner?: { uid: number; gid: number }): Promise<number> {
+  const child = spawn('sh', ['-c', script], { cwd: '/', stdio: ['ignore', 'pipe', 'ignore'], ...owner });
+  helpers.push(child);
+  let said = '';
+  child.stdout.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));
+  return waitFor(async () => (/^\d+\n/.test(said) ? Number(said.split('\n')[0]) : undefined), 10_000);
+}
+
+/** A zombie: a `sleep 0` that has exited, whose parent (`sh` become `sleep`, which never waits) does not reap it. */
+async function zombie(owner?: { uid: number; gid: number }): Promise<number> {
+  const pid = await spawnHelper('sleep 0 & echo $!; exec sleep 120', owner);
+  await waitFor(async () => (processStat(pid)?.state === 'Z' ? true : undefined), 10_000);
+  return pid;
+}
+
+/** A live process that is not Herald nor Postgres (a `sleep`). */
+const unrelated = (owner?: { uid: number; gid: number }) => spawnHelper('echo $$; exec sleep 120', owner);
+
+describe.skipIf(!hasProc)('kill -9 of the whole process group on the embedded Postgres, started again at once', () => {
+  it('the next start on the same data directory starts and serves, the killed Herald still a zombie', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-crash-'));
+    fs.chmodSync(home, 0o755);
+    try {
+      const env = { DATA_DIR: path.join(home, 'data'), EMBEDDED_POSTGRES_PORT: String(await freePort()) };
+      // Under a parent that never reaps it, as after `npm start` killed with its group, in a container whose init does not reap.
+      const first = await startHeraldProcess({ env, unreaped: true });
+      running.push(first);
+      const served = await fetch(`${first.url}/api/public/v1/is-connected`, { headers: { authorization: first.apiKey! } });
+      expect(await served.json()).toEqual({ connected: true });
+      first.kill('group');
+      await first.exited;
+      expect(processStat(first.pid)?.state, 'the killed Herald is a zombie, its pid still in herald.pid').toBe('Z');
+      expect(fs.readFileSync(path.join(home, 'data', 'herald.pid'), 'utf8').split('\n')[0]).toBe(String(first.pid));
+
+      const second = await startHeraldProcess({ env });
+      running.push(second);
+      expect(second.stdout()).toContain('API key:   already created');
+      const response = await fetch(`${second.url}/api/public/v1/is-connected`, { headers: { authorization: first.apiKey! } });
+      expect(await response.json()).toEqual({ connected: true });
+      await second.stop();
+      await first.stop();
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe.skipIf(!hasProc)('the locks of a data directory naming a process that is not the Herald or the Postgres that took them', () => {
+  let dataDir: string;
+  let clusterDir: string;
+  /** The cluster's owner (Postgres's own lock check sees only its processes), when the tests run as root. */
+  let owner: { uid: number; gid: number } | undefined;
+  /** The postmaster.pid of a running cluster, as a kill -9 leaves it. */
+  let postmasterPid: string;
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-locks-'));
+    fs.chmodSync(dataDir, 0o755);
+    const database = await startEmbeddedPostgres({ dataDir, port: await freePort(), logger: createLogger('silent') });
+    clusterDir = fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))
+      ? path.join(dataDir, 'postgres')
+      : /is in (\S+)/.exec(fs.readFileSync(path.join(dataDir, 'postgres-location.txt'), 'utf8'))![1];
+    postmasterPid = fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8');
+    await database.stop();
+    const { uid, gid } = fs.statSync(clusterDir);
+    owner = process.getuid?.() === 0 ? { uid, gid } : undefined;
+  }, 120_000);
+
+  afterAll(() => {
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (clusterDir && !clusterDir.startsWith(dataDir)) fs.rmSync(clusterDir, { recursive: true, force: true });
+  });
+
+  /** herald.pid and postmaster.pid left naming these processes; then the embedded Postgres starts and answers. */
+  async function startsDespite(heraldLock: string, postmaster: number): Promise<void> {
+    fs.writeFileSync(path.join(dataDir, 'herald.pid'), heraldLock);
+    fs.writeFileSync(path.join(clusterDir, 'postmaster.pid'), postmasterPid.replace(/^\d+/, String(postmaster)), { mode: 0o600 });
+    if (owner) fs.chownSync(path.join(clusterDir, 'postmaster.pid'), owner.uid, owner.gid);
+    const database = await startEmbeddedPostgres({ dataDir, port: await freePort(), logger: createLogger('silent') });
+    try {
+      const client = new pg.Client({ connectionString: database.adminUrl });
+      await client.connect();
+      expect((await client.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+      await client.end();
+    } finally {
+      await database.stop();
+    }
+  }
+
+  it('a zombie (dead, not reaped) is not a running Herald nor a running Postgres: the start goes on', async () => {
+    const herald = await zombie();
+    const postmaster = await zombie(owner);
+    // As an earlier Herald wrote the lock (the pid alone), and with the start time it had.
+    await startsDespite(String(herald), postmaster);
+    await startsDespite(`${herald}\n${processStat(herald)!.startTime}\n`, postmaster);
+  }, 60_000);
+
+  it('a pid now used by another program is not a running Herald nor a running Postgres: the start goes on', async () => {
+    const other = await unrelated();
+    const postmaster = await unrelated(owner);
+    // As an earlier Herald wrote the lock (the pid alone), and with the start time of the Herald that wrote it, earlier.
+    await startsDespite(String(other), postmaster);
+    await startsDespite(`${other}\n${Number(processStat(other)!.startTime) - 1}\n`, postmaster);
+    // A node program with the pid since: told apart by its start time.
+    const node = spawn(process.execPath, ['-e', 'setTimeout(() => undefined, 120000)'], { stdio: 'ignore' });
+    helpers.push(node);
+    await waitFor(async () => processStat(node.pid!), 10_000);
+    await startsDespite(`${node.pid}\n${Number(processStat(node.pid!)!.startTime) - 1}\n`, postmaster);
+  }, 60_000);
+
+  it('the process that took the lock, still running, is refused in one sentence', async () => {
+    const node = spawn(process.execPath, ['-e', 'setTimeout(() => undefined, 120000)'], { stdio: 'ignore' });
+    helpers.push(node);
+    await waitFor(async () => processStat(node.pid!), 10_000);
+    fs.writeFileSync(path.join(dataDir, 'herald.pid'), `${node.pid}\n${processStat(node.pid!)!.startTime}\n`);
+    await expect(startEmbeddedPostgres({ dataDir, port: await freePort(), logger: createLogger('silent') })).rejects.toThrow(
+      new RegExp(`^Another Herald \\(process ${node.pid}\\) is already running on the data directory ${dataDir}: stop it first, or give this one another DATA_DIR\\.$`),
+    );
+  });
 });
