@@ -14,13 +14,15 @@
 // text and tags. The API has no mutation that deletes a post, nor any that writes, hides or deletes a comment: a delete is
 // refused with that reason (delete it in the Hashnode dashboard), comments are read from Post.comments(first, after) with
 // each Comment's replies.
+// A publish of unknown outcome (issue 31): the publication's newest posts (Publication.posts) of this title, told apart by
+// Post.content.markdown (schema.graphql: Content! {markdown, html, text}), never by the title alone.
 import { z } from 'zod';
 import { invalidInput } from '../src/errors.js';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import type { ConnectContext, PlatformComment, Provider, ProviderContext, PublishedRef } from './types.js';
 import { currentMetric, noVideo, permanent, pickedId, tagsSchema } from './shared.js';
 import { markdownArticle, picturesOf, saidIn, splitCover } from './articles/common.js';
-import { recoveryWindowStart } from './recovery.js';
+import { identify } from './recovery.js';
 
 const settings = z.object({
   title: z.string().trim().min(1, 'Hashnode needs a title for the article').describe('Article title'),
@@ -36,7 +38,7 @@ const ME = 'query Me { me { id username name profilePicture } }';
 const PUBLICATIONS = 'query Publications { me { publications(first: 50) { edges { node { id title url } } } } }';
 const TAG = 'query Tag($slug: String!) { tag(slug: $slug) { id name slug } }';
 const PUBLISH = 'mutation PublishPost($input: PublishPostInput!) { publishPost(input: $input) { post { id slug url } } }';
-const RECENT = 'query Recent($id: ObjectId!) { publication(id: $id) { posts(first: 20) { edges { node { id title url publishedAt } } } } }';
+const RECENT = 'query Recent($id: ObjectId!) { publication(id: $id) { posts(first: 20) { edges { node { id title url publishedAt content { markdown } } } } } }';
 const UPDATE = 'mutation UpdatePost($input: UpdatePostInput!) { updatePost(input: $input) { post { id slug url } } }';
 const COMMENT_FIELDS = 'id dateAdded content { text } author { id username name profilePicture }';
 const COMMENTS = `query Comments($id: ID!, $after: String) { post(id: $id) { comments(first: 50, after: $after) { edges { node { ${COMMENT_FIELDS} replies(first: 50) { edges { node { ${COMMENT_FIELDS} } } } } } pageInfo { hasNextPage endCursor } } } }`;
@@ -223,13 +225,17 @@ const hashnode: Provider = {
     const post = await context.step(
       'publish',
       async () => (await gql(api, PUBLISH, { input }, z.object({ publishPost: z.object({ post: z.object({ id: z.string(), slug: z.string(), url: z.string() }) }) }))).publishPost.post,
-      async ({ startedAt }) => {
-        // The lost post is this title, published since the attempt began; an older post of the same title is not it.
-        const { publication } = await gql(api, RECENT, { id: options.publication }, z.object({ publication: z.object({ posts: edges(z.object({ id: z.string(), title: z.string(), url: z.string(), publishedAt: z.string() })) }).nullable() }));
-        const since = recoveryWindowStart(startedAt).getTime();
-        const found = publication?.posts.edges.map(({ node }) => node).filter((node) => node.title === options.title && Date.parse(node.publishedAt) >= since) ?? [];
-        if (found.length > 1) throw permanent(`Hashnode has ${found.length} posts titled "${options.title}" published since this attempt began: check the publication and keep one`);
-        return found[0] ? { id: found[0].id, slug: '', url: found[0].url } : undefined;
+      async (attempt) => {
+        // The lost post is this title published since the attempt began, told from an older post of the same title by its
+        // Markdown (Hashnode keeps no marker of ours): one dated inside the clock skew before the attempt whose Markdown differs
+        // may be an older post, so the item stops with "could not confirm" (providers/recovery.ts identify).
+        const node = z.object({ id: z.string(), title: z.string(), url: z.string(), publishedAt: z.string(), content: z.object({ markdown: z.string() }).nullish() });
+        const { publication } = await gql(api, RECENT, { id: options.publication }, z.object({ publication: z.object({ posts: edges(node) }).nullable() }));
+        const candidates = (publication?.posts.edges ?? [])
+          .map((edge) => edge.node)
+          .filter((post) => post.title === options.title)
+          .map((post) => ({ item: { id: post.id, slug: '', url: post.url }, created: post.publishedAt, whole: post.content?.markdown === input.contentMarkdown }));
+        return identify(attempt, candidates, 'Hashnode', `posts titled "${options.title}"`, 'the publication');
       },
     );
     return { id: post.id, url: post.url };

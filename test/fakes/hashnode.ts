@@ -15,7 +15,8 @@
 //   UNAUTHENTICATED), tag(slug), post(id), publication(id) with posts(first, after), publishPost(input) (token; the
 //   publication must be one of the user's, else FORBIDDEN; at most 15 tags, each a slug, an unknown slug made a new tag;
 //   coverImage an http(s) URL, else BAD_USER_INPUT) and updatePost(input) (the post's author only, else FORBIDDEN; an unknown
-//   post NOT_FOUND); Post.comments(first, after) with each Comment's replies(first, after). Page sizes above 100 are clamped,
+//   post NOT_FOUND); Post.content (its markdown as received, the last update's once updated); Post.comments(first, after)
+//   with each Comment's replies(first, after). Page sizes above 100 are clamped,
 //   not refused. The API has no mutation to delete a post, nor to write, hide or delete a comment (mutations.md: all 9).
 import fs from 'node:fs';
 import { buildSchema, executeSync, GraphQLError, GraphQLScalarType, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
@@ -162,6 +163,8 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
   });
   const postView = (post: HashnodeFakePost) => ({
     ...post,
+    // The Markdown as received (the last update's, once updated); html and text are rough renderings of it.
+    content: contentOf(String([...(post.updates ?? [])].reverse().find((update) => typeof update.contentMarkdown === 'string')?.contentMarkdown ?? post.input.contentMarkdown ?? '')),
     brief: '',
     replyCount: 0,
     readTimeInMinutes: 1,
@@ -169,6 +172,10 @@ export async function startHashnodeFake(): Promise<HashnodeFake> {
     tags: ((post.input.tags ?? []) as { slug: string }[]).map(({ slug }) => tags.find((tag) => tag.slug === slug)).filter(Boolean).map((tag) => ({ ...tag, postsCount: 100, followersCount: 0 })),
     comments: connection(comments.filter((item) => item.postId === post.id && !item.parentId), commentView),
   });
+  /** Post.content (Content!: markdown, html and text). */
+  function contentOf(markdown: string) {
+    return { markdown, html: `<p>${markdown}</p>`, text: markdown };
+  }
   /** The post a change names, or why Hashnode refuses it. */
   const ownPost = (id: unknown, authorized: boolean) => {
     if (!authorized) throw unauthenticated();

@@ -167,6 +167,46 @@ describe('publishing on Hashnode', () => {
   });
 });
 
+describe('a lost publish beside a post of the same title published 35 s before (issue 31)', () => {
+  // "Weekly" went out 35 seconds ago, inside the two minutes the lookup reaches back for clock skew: only the content tells
+  // the new one from it. The request that never arrived comes first, so then the older "Weekly" is the only one of its title.
+  const weekly = (content: string) => ({ id: `00000000000000000000${String(fake.posts.length).padStart(4, '0')}`, slug: 'weekly', url: 'https://blog.herald.example/weekly', title: 'Weekly', publicationId: publication(), input: { contentMarkdown: content }, views: 0, reactionCount: 0, responseCount: 0, publishedAt: new Date(Date.now() - 35_000).toISOString() });
+
+  it('stops with "could not confirm" when the publish never reached Hashnode, never taking the older post', async () => {
+    const older = weekly('Last issue');
+    fake.posts.push(older);
+    const rootId = await createPost(herald, channelId, ['<p>This issue</p>'], { settings: settings({ title: 'Weekly' }) });
+    const published = fake.posts.length;
+    const restore = loseRequestOf(herald, (request) => JSON.stringify(request.json ?? '').includes('mutation PublishPost'));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    } finally {
+      restore();
+    }
+    expect(fake.posts).toHaveLength(published);
+    const [item] = await chainOf(herald, rootId);
+    expect(item.releaseId ?? null).not.toBe(older.id);
+    expect(item.error).toMatch(/^Could not confirm whether Hashnode published this item: posts titled "Weekly" matching it only in part/);
+  });
+
+  it('takes the new post by its Markdown when only the answer was lost', async () => {
+    const older = weekly('Last issue, again');
+    fake.posts.push(older);
+    const rootId = await createPost(herald, channelId, ['<p>Next issue</p>'], { settings: settings({ title: 'Weekly' }) });
+    const published = fake.posts.length;
+    const restore = loseAnswerOf(herald, (request) => JSON.stringify(request.json ?? '').includes('mutation PublishPost'));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    expect(fake.posts).toHaveLength(published + 1);
+    const made = fake.posts.at(-1)!;
+    expect(made.input.contentMarkdown).toBe('Next issue');
+    expect((await chainOf(herald, rootId))[0]).toMatchObject({ releaseId: made.id, releaseUrl: made.url });
+  });
+});
+
 describe('Hashnode helpers and analytics', () => {
   it('lists publications and looks tags up by slug through POST /integration-trigger', async () => {
     const publications = await herald.rest('POST', `/integration-trigger/${channelId}`, { methodName: 'publications' });
