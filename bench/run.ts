@@ -1,5 +1,5 @@
 // `npm run bench [-- figure...]`: every figure, or the ones named (rest, mcp, create, publish, lateness, window, start,
-// console, roundtrips, remote-db, soak, micro; `soak` runs SOAK_MINUTES, 30 by default). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare
+// console, roundtrips, remote-db, soak, burst, micro; `soak` runs SOAK_MINUTES, 30 by default). Each figure starts what it measures (Postgres, Herald as `npm start` runs it, its bare
 // baseline) and prints the median and range of several runs, Herald and baseline interleaved, and their ratio. Nothing
 // here asserts: it measures.
 //   BENCH_RUNS (5), BENCH_SECONDS (4) per load run; DATABASE_URL to use an existing Postgres server instead of an embedded one.
@@ -16,6 +16,7 @@ import { consoleFigure } from './console.js';
 import { roundtripsFigure } from './roundtrips.js';
 import { remoteDbFigure } from './remote-db.js';
 import { soakFigure } from './soak.js';
+import { burstFigure } from './burst.js';
 
 const figures: Record<string, () => Promise<void>> = {
   rest: restFigure,
@@ -29,6 +30,7 @@ const figures: Record<string, () => Promise<void>> = {
   roundtrips: roundtripsFigure,
   'remote-db': remoteDbFigure,
   soak: soakFigure,
+  burst: burstFigure,
   micro: async () => void (await import('./micro.js')),
 };
 

@@ -107,12 +107,17 @@ export interface PlatformFake {
   chatId: string;
   /** Every sendMessage received: its text and when it arrived (epoch ms). */
   received: { text: string; at: number }[];
+  /** How long the fake takes to answer a sendMessage (ms; 0 by default), changeable between runs. */
+  latencyMs: number;
+  /** sendMessage calls received and not yet answered, and the most there were at once since the last reset. */
+  inFlight: number;
+  maxInFlight: number;
   close(): Promise<void>;
 }
 
 /**
- * A zero-latency Telegram Bot API (the calls the telegram provider makes to connect and to publish text): answers at once,
- * records what arrived and when.
+ * A Telegram Bot API (the calls the telegram provider makes to connect and to publish text), zero-latency unless `latencyMs`
+ * is set: records what arrived and when, and how many sends were in flight at once.
  */
 export async function startPlatformFake(): Promise<PlatformFake> {
   const token = '123456789:AABenchTelegramBotToken';
@@ -140,7 +145,14 @@ export async function startPlatformFake(): Promise<PlatformFake> {
       if (method === 'getChat') return answer({ ...chat, id: Number(body.chat_id) || chat.id, title: `Bench channel ${body.chat_id ?? ''}` });
       if (method === 'sendMessage') {
         received.push({ text: String(body.text ?? ''), at });
-        return answer({ message_id: ++messageId, date: Math.floor(at / 1000), chat, text: body.text });
+        const result = { message_id: ++messageId, date: Math.floor(at / 1000), chat: { ...chat, id: Number(body.chat_id) || chat.id }, text: body.text };
+        if (fake.latencyMs <= 0) return answer(result);
+        fake.maxInFlight = Math.max(fake.maxInFlight, ++fake.inFlight);
+        setTimeout(() => {
+          fake.inFlight--;
+          answer(result);
+        }, fake.latencyMs);
+        return;
       }
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ ok: false, error_code: 404, description: 'Not Found' }));
@@ -153,6 +165,9 @@ export async function startPlatformFake(): Promise<PlatformFake> {
     token,
     chatId: String(chat.id),
     received,
+    latencyMs: 0,
+    inFlight: 0,
+    maxInFlight: 0,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -174,9 +189,9 @@ export async function rest(herald: HeraldProcess, apiKey: string, method: string
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
-/** Connects a Telegram channel on the fake: its integration id. */
-export async function connectChannel(herald: HeraldProcess, apiKey: string, fake: PlatformFake): Promise<string> {
-  const answer = await rest(herald, apiKey, 'POST', '/integrations/telegram/connect', { botToken: fake.token, chatId: fake.chatId });
+/** Connects a Telegram channel on the fake (its own chat, else the fake's): its integration id. */
+export async function connectChannel(herald: HeraldProcess, apiKey: string, fake: PlatformFake, chatId = fake.chatId): Promise<string> {
+  const answer = await rest(herald, apiKey, 'POST', '/integrations/telegram/connect', { botToken: fake.token, chatId });
   if (answer.status !== 200) throw new Error(`connect failed: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.id as string;
 }

@@ -1,0 +1,121 @@
+// A burst at the top of the hour (issue 34): BURST_POSTS one-item posts (1,000) on BURST_CHANNELS Telegram channels (50),
+// all due at one instant, published by one Herald started as `npm start` runs it, at its defaults, to a fake Bot API that
+// answers each send after BURST_LATENCY_MS (a comma-separated list, "0,300,1000" by default: run side by side on the same
+// Herald). Prints per latency the lateness (the fake's receive time minus the posts' date) p50/p99/max, the throughput (posts
+// a second from the due instant to the last send), the most sends in flight at once, and the physical floor of the same
+// burst: the CPU it cost (Herald's node process, whose JavaScript runs on one thread, and Postgres's processes, over the
+// machine's cores) plus one platform answer. BURST_RUNS (1) runs per latency, BURST_LEAD_MS (25,000) from the creates to the
+// due instant.
+import fs from 'node:fs';
+import os from 'node:os';
+import { commandOf, connectChannel, newDatabase, postBody, processTree, rest, sleep, socialEndpoints, standalone, startHerald, startPlatformFake } from './lib/env.js';
+import { heading, line, percentile, repeat } from './lib/stats.js';
+
+const numbers = (text: string) => text.split(',').map((value) => Number(value.trim()));
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The bench's Postgres processes (the embedded server is a child of this process; an external one is not counted). */
+const postgresPids = () => processTree(process.pid).filter((pid) => /postgres/.test(commandOf(pid)) && !/node/.test(commandOf(pid)));
+const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+
+export async function burstFigure(): Promise<void> {
+  const posts = Number(process.env.BURST_POSTS ?? 1000);
+  const channels = Number(process.env.BURST_CHANNELS ?? 50);
+  const latencies = numbers(process.env.BURST_LATENCY_MS ?? '0,300,1000');
+  const runs = Number(process.env.BURST_RUNS ?? 1);
+  const leadMs = Number(process.env.BURST_LEAD_MS ?? 25_000);
+  const cores = os.cpus().length;
+  const databaseUrl = await newDatabase('burst');
+  const fake = await startPlatformFake();
+  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake) });
+  try {
+    const integrations: string[] = [];
+    for (let channel = 0; channel < channels; channel++) integrations.push(await connectChannel(herald, herald.apiKey!, fake, String(-1009000000000 - channel)));
+    const results: { latency: number; figures: Record<string, number[]> }[] = [];
+    for (const latency of latencies) {
+      fake.latencyMs = latency;
+      const figures = await repeat(runs, async (run) => {
+        const date = Date.now() + leadMs;
+        const label = `Burst ${latency} ${run}`;
+        // One create per channel, its share of the posts as separate entries (each its own post), 5 creates at a time.
+        const creates = integrations.map((integrationId, channel) => {
+          const count = Math.floor(posts / channels) + (channel < posts % channels ? 1 : 0);
+          return () => rest(herald, herald.apiKey!, 'POST', '/posts', postBody(integrationId, new Date(date), Array.from({ length: count }, (_, index) => [`${label} ${channel} ${index}`])));
+        });
+        for (let index = 0; index < creates.length; index += 5) {
+          for (const answer of await Promise.all(creates.slice(index, index + 5).map((send) => send()))) {
+            if (answer.status !== 200) throw new Error(`create failed: ${answer.status} ${JSON.stringify(answer.body)}`);
+          }
+        }
+        if (Date.now() > date - 2000) console.log(`  (latency ${latency} ms, run ${run}: the creates ended less than 2 s before the due instant; raise BURST_LEAD_MS)`);
+        while (Date.now() < date - 1000) await sleep(100);
+        const before = fake.received.length;
+        fake.maxInFlight = 0;
+        const pgPids = postgresPids();
+        const heraldCpu = cpuSeconds(herald.pid);
+        const pgCpu = cpuOf(pgPids);
+        const deadline = date + Number(process.env.BURST_TIMEOUT_MS ?? 600_000);
+        while (fake.received.length < before + posts && Date.now() < deadline) await sleep(50);
+        // The last answers and their outcomes' writes.
+        while (fake.inFlight > 0 && Date.now() < deadline) await sleep(20);
+        await sleep(500);
+        const heraldSpent = cpuSeconds(herald.pid) - heraldCpu;
+        const pgSpent = cpuOf(pgPids) - pgCpu;
+        const late = fake.received
+          .slice(before)
+          .filter((message) => message.text.startsWith(label))
+          .map((message) => message.at - date)
+          .sort((a, b) => a - b);
+        if (late.length < posts) console.log(`  (latency ${latency} ms, run ${run}: only ${late.length} of ${posts} posts went out before the time-out)`);
+        const heraldPerPublish = (heraldSpent * 1000) / late.length;
+        const pgPerPublish = (pgSpent * 1000) / late.length;
+        // The floor: Herald's JavaScript on one thread, or all the CPU over the cores, whichever is longer, then one answer.
+        const floor = Math.max((late.length * heraldPerPublish) / 1000, (late.length * (heraldPerPublish + pgPerPublish)) / 1000 / cores) + latency / 1000;
+        return {
+          published: late.length,
+          p50: percentile(late, 50) / 1000,
+          p99: percentile(late, 99) / 1000,
+          max: late.at(-1)! / 1000,
+          throughput: late.length / Math.max(0.001, (late.at(-1)! + latency) / 1000),
+          inFlight: fake.maxInFlight,
+          heraldPerPublish,
+          pgPerPublish,
+          floor,
+        };
+      });
+      results.push({ latency, figures });
+    }
+    const target = (latency: number) => (latency === 300 ? ' (target ≤ 2 s)' : latency === 1000 ? ' (target ≤ 4 s)' : '');
+    heading(
+      `Burst: ${posts.toLocaleString('en')} one-item posts on ${channels} Telegram channels due at one instant, Herald at its defaults (npm start), ${runs} run${runs === 1 ? '' : 's'} per latency`,
+      `lateness = the fake's receive time - the posts' date; floor = max(posts × Herald's CPU a publish, posts × (Herald + Postgres CPU) / ${cores} cores) + one answer`,
+    );
+    for (const { latency, figures } of results) {
+      console.log(`  platform answers after ${latency} ms:`);
+      console.log(line({ label: '  posts published', values: figures.published, unit: `of ${posts}` }));
+      console.log(line({ label: '  lateness p50', values: figures.p50, unit: 's', digits: 2 }));
+      console.log(line({ label: `  lateness p99${target(latency)}`, values: figures.p99, unit: 's', digits: 2 }));
+      console.log(line({ label: '  lateness max', values: figures.max, unit: 's', digits: 2 }));
+      console.log(line({ label: '  throughput', values: figures.throughput, unit: 'posts/s', digits: 1 }));
+      console.log(line({ label: '  most sends in flight at once', values: figures.inFlight, unit: '' }));
+      console.log(line({ label: '  CPU a publish, Herald (node)', values: figures.heraldPerPublish, unit: 'ms', digits: 2 }));
+      console.log(line({ label: '  CPU a publish, Postgres', values: figures.pgPerPublish, unit: 'ms', digits: 2 }));
+      console.log(line({ label: '  physical floor (last post)', values: figures.floor, unit: 's', digits: 2 }));
+    }
+  } finally {
+    await herald.stop();
+    await fake.close();
+  }
+}
+
+await standalone(import.meta.url, burstFigure);
