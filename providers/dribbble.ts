@@ -3,15 +3,17 @@
 // (https://developer.dribbble.com/v2/shots/: create is multipart, answers 202 Accepted with the shot in `Location`,
 // processed asynchronously), rate limits in X-RateLimit-* headers (reset in UTC epoch seconds); read 2026-11-27. Tokens do not expire
 // (no refresh). The API has no analytics and no comments. A lost create is looked up among the user's shots with the same
-// title published since the attempt began (`published_at`; providers/recovery.ts; the description comes back as HTML,
-// so it is not compared). Dribbble lists a shot only once processed, so not finding it proves nothing: the item stops with
-// "could not confirm" after a while.
+// title published since the attempt began (`published_at`), told from an older shot of that title by its description: the
+// shots page gives it as HTML ("description": "<p>…</p>"), so its text (tags and entities undone, spaces collapsed) is
+// compared with the text sent; inside the clock-skew allowance before the attempt only that whole match is taken (issue 31;
+// providers/recovery.ts identify). Dribbble lists a shot only once processed, so not finding it proves nothing: the item
+// stops with "could not confirm" after a while.
 import { z } from 'zod';
 import { MediaFetchError } from '../src/lib/media-fetch.js';
 import { imageSize } from '../src/lib/media-probe.js';
 import { parsedBody, PlatformHttpError, type PlatformHttpErrorInit, type PlatformRequest } from '../src/lib/platform-http.js';
 import { CheckAgainLater, type ConnectContext, type Provider, type ProviderContext, type PublishItem, type StepAttempt, type ValidationItem } from './types.js';
-import { createdSince, onlyCandidate } from './recovery.js';
+import { identify } from './recovery.js';
 import { bearerFetch, blobOf, firstProblem, oauth2AuthorizeUrl, versionedBase } from './shared.js';
 
 const scopes = ['public', 'upload'];
@@ -71,19 +73,36 @@ const shotSchema = z.object({
   title: z.string().nullish(),
   html_url: z.string().nullish(),
   published_at: z.string().nullish(),
+  description: z.string().nullish(),
   images: z.record(z.string(), z.string().nullable()).default({}),
 });
 
 const shotsOf = async (context: ProviderContext) =>
   (await call(context, context.auth.accessToken, { path: '/user/shots', query: { per_page: 30 }, schema: z.array(shotSchema) })).data;
 
+/** A description's words, from Dribbble's HTML or from the text sent: tags and the common entities undone, spaces collapsed. */
+const wordsOf = (html: string) =>
+  html
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;|&#x27;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
+
 /**
- * The shot of an interrupted create: the one with the same title published since the attempt began. Dribbble
- * lists a shot only once it is processed, so the check is repeated a while.
+ * The shot of an interrupted create: the one with the same title published since the attempt began, identified by its
+ * description (an older shot of the same title is never taken for it). Dribbble lists a shot only once it is processed, so
+ * the check is repeated a while.
  */
-async function findShot(context: ProviderContext, attempt: StepAttempt, title: string): Promise<{ id: string }> {
-  const same = (await shotsOf(context)).filter((shot) => shot.title === title && createdSince(attempt, shot.published_at));
-  const found = onlyCandidate(same, 'Dribbble', 'shots');
+async function findShot(context: ProviderContext, attempt: StepAttempt, title: string, description: string): Promise<{ id: string }> {
+  const candidates = (await shotsOf(context))
+    .filter((shot) => shot.title === title)
+    .map((shot) => ({ item: shot, created: shot.published_at, whole: wordsOf(shot.description ?? '') === wordsOf(description) }));
+  const found = identify(attempt, candidates, 'Dribbble', `shots titled "${title}"`, 'your Dribbble profile');
   if (found) return { id: String(found.id) };
   throw new CheckAgainLater(
     60,
@@ -116,7 +135,7 @@ async function publishShot(context: ProviderContext, item: PublishItem) {
       }
       return { id };
     },
-    (attempt) => findShot(context, attempt, options.title),
+    (attempt) => findShot(context, attempt, options.title, item.text),
   );
   return { id: shot.id, url: `${context.endpoints.web.replace(/\/+$/, '')}/shots/${shot.id}` };
 }

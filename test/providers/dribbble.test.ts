@@ -203,6 +203,49 @@ describe('dribbble failures', () => {
     expect(fake.shots.filter((shot) => shot.title === 'Never sent').map((shot) => shot.id)).toEqual([old]);
   });
 
+  // Issue 31: a "Weekly" shot went up 35 s ago, inside the two minutes the lookup reaches back for clock skew; only the
+  // description (answered as HTML) tells the new one from it. The request that never arrived comes first: the older shot
+  // is then the only one of that title.
+  const weeklyShot = (description: string) => {
+    fake.shots.push({ id: 500_000 + fake.shots.length, title: 'Weekly', description, image: { bytes: Buffer.alloc(0), contentType: 'image/png', width: 400, height: 300 }, pendingListings: 0, publishedAt: new Date(Date.now() - 35_000).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    return fake.shots.at(-1)!.id;
+  };
+
+  it('stops with "could not confirm" at once when the create never reached Dribbble and a shot of that title went up 35 s before (issue 31)', async () => {
+    const older = weeklyShot('Last issue');
+    const media = await uploaded(herald, await picture(400, 300), 'weekly.png');
+    const rootId = await createPost(herald, channel, [{ content: 'This issue', image: [media] }], { settings: { title: 'Weekly' } });
+    const restore = loseRequestOf(herald, (request) => request.url.endsWith('/api/v2/shots'));
+    try {
+      const { outcome, runs } = await publishUntilSettled(herald, rootId);
+      expect(outcome.kind).toBe('failed');
+      expect(runs.map((run) => run.kind)).toEqual(['waiting', 'failed']); // the lost request, then the lookup: no 15 minutes of looking
+    } finally {
+      restore();
+    }
+    const [root] = await chainOf(herald, rootId);
+    expect(root.releaseId).toBeNull();
+    expect(root.error).toMatch(/^Could not confirm whether Dribbble published this item: shots titled "Weekly" matching it only in part/);
+    expect(fake.shots.filter((shot) => shot.title === 'Weekly').map((shot) => shot.id)).toEqual([older]);
+  });
+
+  it('takes the new shot by its description when only the answer was lost, not the one of that title from 35 s before (issue 31)', async () => {
+    const older = weeklyShot('Last issue, again');
+    const media = await uploaded(herald, await picture(400, 300), 'weekly-next.png');
+    const rootId = await createPost(herald, channel, [{ content: 'Next issue', image: [media] }], { settings: { title: 'Weekly' } });
+    const restore = loseAnswerOf(herald, (request) => request.url.endsWith('/api/v2/shots'));
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    const made = fake.shots.filter((shot) => shot.title === 'Weekly' && shot.image.bytes.length > 0);
+    expect(made.map((shot) => shot.description)).toEqual(['Next issue']);
+    const [root] = await chainOf(herald, rootId);
+    expect(root.releaseId).toBe(String(made[0].id));
+    expect(root.releaseId).not.toBe(String(older));
+  });
+
   it('flags the channel for reconnection when its token is revoked (Dribbble tokens do not refresh), and helpers answer 401', async () => {
     const media = await uploaded(herald, await picture(400, 300), 'revoked.png');
     const rootId = await createPost(herald, channel, [{ content: 'x', image: [media] }], { settings: { title: 'Revoked' } });
