@@ -167,6 +167,17 @@ describe('tagless content', () => {
     expect(convertContent(text, 'html')).toBe(text);
     expect(sanitizeContent(text)).toBe(text);
   });
+
+  it('is what is left of markup that is all removed: its text as typed, so no conversion escapes it twice (issue 36)', () => {
+    const stored = sanitizeContent('Tom & Jerry <b>bold</b> "quoted" <3');
+    expect(stored).toBe('Tom & Jerry bold "quoted" <3');
+    expect(toTelegramHtml(stored)).toBe('Tom &amp; Jerry bold "quoted" &lt;3');
+    expect(convertContent(stored, 'plain')).toBe('Tom & Jerry bold "quoted" <3');
+    // Escaped markup stays text: it is kept as HTML rather than decoded into a tag.
+    const escaped = sanitizeContent('<em>x</em> &lt;b&gt;');
+    expect(convertContent(escaped, 'plain')).toBe('x <b>');
+    expect(toTelegramHtml(escaped)).toBe('x &lt;b&gt;');
+  });
 });
 
 describe('contentLength', () => {

@@ -35,7 +35,13 @@ export function hasHtmlTag(text: string): boolean {
 export function sanitizeContent(content: string, target: ContentTarget = {}): string {
   if (target.article) return articleHtml(content);
   if (!hasHtmlTag(content)) return content;
-  return sanitizeWith(content, SOCIAL);
+  const clean = sanitizeWith(content, SOCIAL);
+  if (hasHtmlTag(clean)) return clean;
+  // Markup that was all removed (`<b>`, `<em>`) leaves text: stored as the text it reads, since tagless content is taken
+  // as typed, and its entities would be escaped a second time (`&amp;amp;` on Telegram). Text that would read as a tag
+  // once decoded stays HTML, in a paragraph.
+  const text = decodeEntities(clean);
+  return hasHtmlTag(text) ? `<p>${clean}</p>` : text;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ export interface PlanEntry {
   groupKey: number;
   settings: Record<string, unknown>;
   items: PlanItem[];
-  /** MCP's isPremium: the account has a higher length limit (X premium). */
+  /** MCP's isPremium: true raises the limit (X premium) for an account Herald has not read as premium; false changes nothing. */
   isPremium?: boolean;
 }
 
@@ -135,6 +135,12 @@ export function measure(provider: Provider, html: string): { text: string; lengt
   return { text, length: contentLength(visible, provider.lengthMethod), visible };
 }
 
+/** The entry's length limit: X Premium as Herald read it from the account, or as an MCP caller's isPremium: true says. */
+export function entryMaxLength(provider: Provider, integration: Integration, entry: Pick<PlanEntry, 'isPremium' | 'settings'>): number {
+  const isPremium = entry.isPremium === true || integration.additionalSettings.premium === true;
+  return provider.maxLength({ isPremium, settings: entry.settings, channel: integration.additionalSettings });
+}
+
 /** What the media library measured of a library file, for the platforms' size rules. */
 export type LibraryFacts = (media: StoredMedia) => Pick<ValidationItem['media'][number], 'type' | 'size' | 'width' | 'height'>;
 
@@ -156,7 +162,8 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     return `publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald (not_supported); choose a channel on a platform whose publishing is built`;
   }
   if (integration.disabled) return 'this channel is disabled; enable it in the console or choose another channel';
-  if (entry.type !== 'now' && !entry.date) return 'a date is required for drafts and scheduled posts (UTC ISO 8601, e.g. 2026-12-01T09:00:00Z)';
+  // A draft may have no date yet: it is kept at its creation time, before every free slot, so it takes none.
+  if (entry.type === 'schedule' && !entry.date) return 'a date is required for scheduled posts (UTC ISO 8601, e.g. 2026-12-01T09:00:00Z); a draft may have none';
   if (entry.items.length === 0) return 'the post needs at least one item (the first item is the post itself)';
   if (entry.items.length > 1 && (provider.chain === 'none' || !provider.comment)) {
     return `${provider.name} does not support threads or comments; send a single item`;
@@ -168,8 +175,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
       return `settings.${issue.path.join('.')}: ${issue.message}; call integrationSchema for the settings schema`;
     }
   }
-  const isPremium = entry.isPremium ?? integration.additionalSettings.premium === true;
-  const maxLength = provider.maxLength({ isPremium, settings: entry.settings, channel: integration.additionalSettings });
+  const maxLength = entryMaxLength(provider, integration, entry);
   // The text of each item as the platform receives it, measured once: the provider's own checks below read it too.
   const texts: string[] = [];
   for (const [index, item] of entry.items.entries()) {

@@ -10,6 +10,7 @@ import { canonicalZone, instantOf, parseWallClock } from '../../lib/time-zone.js
 import type { createPostBody } from '../../../tools/create-post.js';
 import { providerOf } from '../../../tools/internal/integrations.js';
 import { settingsValues } from './settings-fields.js';
+import { composedContent } from './compose-text.js';
 
 export interface ComposeItem {
   content: string;
@@ -141,7 +142,7 @@ export async function composeRequests(
       value: items.map(({ item, index }) => {
         const override = state.overrides[id]?.[index];
         return {
-          content: override?.trim() ? override : item.content,
+          content: composedContent(override?.trim() ? override : item.content),
           image: item.media.filter((mediaId) => library.has(mediaId)).map((mediaId) => ({ id: mediaId, path: library.get(mediaId)!.path })),
           delay: Math.max(0, Number.parseInt(item.delay, 10) || 0),
         };
@@ -153,6 +154,8 @@ export async function composeRequests(
   if (type === 'now') return [{ body: { ...common, posts: entries } }];
   if (state.timing === 'date') {
     const date = chosenDate(state);
+    // A draft without a date keeps none: it takes no posting slot until it is scheduled.
+    if (!date && type === 'draft') return [{ body: { ...common, posts: entries } }];
     if (!date) throw new DomainError('invalid_input', `Choose a date and time (${state.timeZone}), or "the next free slot of each channel".`);
     return [{ date: date.toISOString(), body: { ...common, date: date.toISOString(), posts: entries } }];
   }

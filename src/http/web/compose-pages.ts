@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { MediaSchema, CustomerSchema, type Media } from '../../db/entities.js';
-import { listIntegrations } from '../../../tools/internal/integrations.js';
+import { listIntegrations, providerOf } from '../../../tools/internal/integrations.js';
+import { unshownSentence, unshownTags } from './compose-text.js';
 import type { PostPreview } from '../../../tools/internal/preview.js';
 import { createPost } from '../../../tools/create-post.js';
 import { findSlot } from '../../../tools/find-slot.js';
@@ -45,7 +46,20 @@ async function previewsOf(services: Services, request: Request, response: Respon
   const library = new Map((await libraryFor(services, organizationId, state.items.flatMap((item) => item.media))).map((media) => [media.id, media]));
   const requests = await composeRequests(state, type, channels, library, async (id) => (await runConsoleTool(findSlot, { id }, response, services)).date);
   const previews: PostPreview[] = [];
-  for (const { body } of requests) previews.push(await runConsoleTool(validatePost, body, response, services));
+  const byId = new Map(channels.map((channel) => [channel.id, channel]));
+  for (const { body } of requests) {
+    const preview = await runConsoleTool(validatePost, body, response, services);
+    // Tags the platform's content does not keep are named, not dropped without a word.
+    for (const entry of preview.entries) {
+      const channel = byId.get(entry.integrationId);
+      const sent = body.posts.find((post) => post.integration.id === entry.integrationId);
+      if (!channel || !sent) continue;
+      const provider = providerOf(channel);
+      const unshown = unshownSentence([...new Set(sent.value.flatMap((item) => unshownTags(item.content ?? '', provider)))], provider.name);
+      if (unshown) entry.warnings.unshift(unshown);
+    }
+    previews.push(preview);
+  }
   return previews;
 }
 
@@ -75,7 +89,8 @@ async function composePage(services: Services, request: Request, response: Respo
 /** A preview that cannot be made (no channel, a date that is not one) says why in the preview's place. */
 async function previewOrProblem(services: Services, request: Request, response: Response, state: ComposeState): Promise<{ previews?: PostPreview[]; problem?: string }> {
   try {
-    return { previews: await previewsOf(services, request, response, state, state.date || state.timing === 'slot' ? 'schedule' : 'now') };
+    // Without a date yet, what a draft would be: the preview says no date is chosen rather than "published now".
+    return { previews: await previewsOf(services, request, response, state, state.date || state.timing === 'slot' ? 'schedule' : 'draft') };
   } catch (raw) {
     return { problem: sentence(clientError(raw)) };
   }
@@ -98,7 +113,7 @@ export function composePages(router: Router, services: Services): void {
     response
       .type('html')
       .setHeader('Cache-Control', 'no-store')
-      .send((previews ? previewMarkup(previews, zones.viewer) : html`<p class="flash error">${problem}</p>`).value);
+      .send((previews ? previewMarkup(previews, zones.viewer, !state.date && state.timing === 'date') : html`<p class="flash error">${problem}</p>`).value);
   });
 
   // The script's uploads (a file input, files dropped on an item): one file, answered as the media library's record.

@@ -12,7 +12,7 @@ import { formatWhen, zoneField } from './zones.js';
 const LENGTH_UNITS: Record<string, string> = { characters: 'characters', twitter: 'weighted characters (X counting)', graphemes: 'graphemes (what readers see as characters)', bytes: 'bytes (UTF-8: a character beyond ASCII takes 2 to 4)' };
 
 /** What each platform would receive (validatePost's answer), channel by channel. */
-export function previewMarkup(previews: PostPreview[], zone: string): Markup {
+export function previewMarkup(previews: PostPreview[], zone: string, undated = false): Markup {
   const entries = previews.flatMap((preview) => preview.entries);
   if (entries.length === 0) return html`<p class="hint">Choose a channel and write something: the preview shows what each platform receives.</p>`;
   const valid = previews.every((preview) => preview.valid);
@@ -21,12 +21,13 @@ export function previewMarkup(previews: PostPreview[], zone: string): Markup {
       (entry) => html`<section class="card preview-entry${entry.valid ? '' : ' over'}" aria-label="Preview for ${entry.channel}">
         <h3>${entry.channel} <span class="hint">${entry.platform ?? ''}</span></h3>
         ${entry.problem ? html`<p class="flash error">${entry.problem}</p>` : ''}
-        <p class="hint">${entry.state === 'DRAFT' ? 'Saved as a draft for' : 'Published'} ${formatWhen(entry.slot.date, zone)}${entry.slot.nextFreeSlot ? html` · next free slot ${formatWhen(entry.slot.nextFreeSlot, zone)}` : ''}</p>
+        <p class="hint">${undated ? 'No date chosen yet: Schedule needs one; Save as draft keeps it without a date, taking no posting slot' : html`${entry.state === 'DRAFT' ? 'Saved as a draft for' : 'Published'} ${formatWhen(entry.slot.date, zone)}`}${entry.slot.nextFreeSlot ? html` · next free slot ${formatWhen(entry.slot.nextFreeSlot, zone)}` : ''}</p>
         <ol class="preview-list">${entry.items.map(
           (item) => html`<li class="preview-item${item.withinLimit ? '' : ' over'}">
             <p class="preview-head"><strong>${entry.items.length > 1 ? `Item ${item.position + 1}` : 'Post'}</strong>
               <span class="length${item.withinLimit ? '' : ' over'}">${item.length} / ${entry.maxLength ?? '?'} ${LENGTH_UNITS[entry.lengthMethod ?? 'characters'] ?? entry.lengthMethod}${item.withinLimit ? '' : ' — too long'}</span></p>
-            <pre class="preview-text">${item.text || '(no text)'}</pre>
+            <pre class="preview-text" aria-label="As readers see it on ${entry.platform ?? entry.channel}">${item.visibleText || '(no text)'}</pre>
+            ${item.text !== item.visibleText ? html`<details class="preview-sent"><summary>What Herald sends</summary><pre>${item.text}</pre></details>` : ''}
             ${item.media.length
               ? html`<ul class="preview-media">${item.media.map(
                   (media) => html`<li class="${media.accepted ? 'accepted' : 'refused'}">${media.kind === 'image' && safeUrl(media.path) ? html`<img src="${safeUrl(media.path)}" alt="" referrerpolicy="no-referrer">` : ''}
@@ -152,7 +153,7 @@ export function composeMarkup(view: ComposeView): Markup {
       </div>
     </div>
     <aside class="compose-preview" aria-labelledby="preview-title" tabindex="0"><h2 id="preview-title">Preview</h2>
-      <div id="preview" aria-live="polite" aria-busy="false">${view.previews ? previewMarkup(view.previews, view.zone) : html`<p class="hint">The preview shows what each platform receives. It updates as you type (or press Preview).</p>`}</div>
+      <div id="preview" aria-live="polite" aria-busy="false">${view.previews ? previewMarkup(view.previews, view.zone, !state.date && state.timing === 'date') : html`<p class="hint">The preview shows what each platform receives. It updates as you type (or press Preview).</p>`}</div>
     </aside></div>
   </form>`;
 }
