@@ -12,9 +12,9 @@
 // upload (/api/v4/image) takes the file in `images[]` like pict-rs.
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext } from './types.js';
+import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext, StepAttempt } from './types.js';
 import { blobOf, currentMetric, firstProblem, idsOf, normalizeInstance, othersMeta, permanent, textOnlyComments, tool } from './shared.js';
-import { couldNotConfirm, earliestCreation } from './recovery.js';
+import { couldNotConfirm, identify } from './recovery.js';
 import { deletePublished, editProblem, editPublished, findComment, moderateComment, readComments } from './lemmy-comments.js';
 
 const endpoints = { instance: 'https://lemmy.world', apiVersion: 'v3' };
@@ -24,7 +24,7 @@ const communitySchema = z.looseObject({ id: z.number(), name: z.string(), title:
 const counts = { score: z.number().optional(), comments: z.number().optional(), upvotes: z.number().optional(), downvotes: z.number().optional() };
 const postViewSchema = z.looseObject({
   // `published` in API v3 (Lemmy 0.19), `published_at` in v4 (Lemmy 1.0).
-  post: z.looseObject({ id: z.number(), name: z.string(), community_id: z.number(), creator_id: z.number(), url: z.string().nullish(), ap_id: z.string().optional(), published: z.string().optional(), published_at: z.string().optional(), ...counts }),
+  post: z.looseObject({ id: z.number(), name: z.string(), body: z.string().nullish(), community_id: z.number(), creator_id: z.number(), url: z.string().nullish(), ap_id: z.string().optional(), published: z.string().optional(), published_at: z.string().optional(), ...counts }),
   counts: z.looseObject(counts).optional(),
 });
 const versionSchema = z.enum(['v3', 'v4']);
@@ -145,21 +145,24 @@ interface CommunityEntry {
 const entriesOf = (context: ProviderContext) => ((context.settings.subreddit ?? []) as { value: CommunityEntry }[]).map(({ value }) => value);
 
 /**
- * A post whose answer was lost is looked for among the community's newest posts: same author, title and link, published since
- * the attempt began (Lemmy keeps no marker of ours), so an older post with the same title is never taken for it. An answer
- * without publication times stops the item with "could not confirm" instead of guessing.
+ * A post whose answer was lost is looked for among the community's newest posts: same author and title, published since the
+ * attempt began (Lemmy keeps no marker of ours), identified by its link and body as the instance stores them (issue 31). An
+ * older post with the same title is never taken for it: one inside the clock-skew allowance before the attempt whose body or
+ * link differs stops the item with "could not confirm" (providers/recovery.ts identify). An answer without publication
+ * times stops it too, instead of guessing.
  */
-async function findPost(context: ProviderContext, community: number, body: { name: string; url?: string }, startedAt: Date): Promise<number | undefined> {
+async function findPost(context: ProviderContext, community: number, body: { name: string; body: string; url?: string }, attempt: StepAttempt): Promise<number | undefined> {
   const list = await api(context, 'post/list', z.looseObject({ posts: z.array(postViewSchema).optional(), items: z.array(postViewSchema).optional() }), { query: { community_id: community, sort: versions[versionOf(context)].newest, limit: 20 } });
-  const since = earliestCreation(startedAt);
-  const found = (list.posts ?? list.items ?? []).filter(({ post }) => {
-    if (String(post.creator_id) !== context.auth.internalId || post.name !== body.name || (post.url ?? undefined) !== body.url) return false;
-    const published = post.published ?? post.published_at;
-    if (!published) throw couldNotConfirm('the instance', 'the connection was lost before it answered, and its post list has no publication times', 'the community');
-    // Lemmy 0.19 writes times without a zone: they are UTC.
-    return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(published) ? published : `${published}Z`) >= since;
-  });
-  return found[0]?.post.id;
+  const candidates = (list.posts ?? list.items ?? [])
+    .filter(({ post }) => String(post.creator_id) === context.auth.internalId && post.name === body.name)
+    .map(({ post }) => {
+      const published = post.published ?? post.published_at;
+      if (!published) throw couldNotConfirm('the instance', 'the connection was lost before it answered, and its post list has no publication times', 'the community');
+      // Lemmy 0.19 writes times without a zone: they are UTC.
+      const created = /[zZ]|[+-]\d\d:?\d\d$/.test(published) ? published : `${published}Z`;
+      return { item: post.id, created, whole: (post.url ?? undefined) === body.url && (post.body ?? '') === body.body };
+    });
+  return identify(attempt, candidates, 'Lemmy', `posts titled "${body.name}"`, 'the community');
 }
 
 const postUrl = (context: ProviderContext, id: string) => `${instanceOf(context)}/post/${id}`;
@@ -257,7 +260,7 @@ const lemmy: Provider = {
         await context.step(
           `post:${index}`,
           async () => (await api(context, 'post', z.object({ post_view: postViewSchema }), { json: body })).post_view.post.id,
-          ({ startedAt }) => findPost(context, community, { name: entry.title, url }, startedAt),
+          (attempt) => findPost(context, community, { name: entry.title, body: body.body, url }, attempt),
         ),
       );
     }

@@ -187,6 +187,45 @@ describe('a post of unknown outcome, an older post of the same title in the comm
   });
 });
 
+describe('a post of unknown outcome, a post of the same title made 35 s before it (issue 31)', () => {
+  // Inside the two minutes the lookup reaches back for clock skew, only the body tells the new post from the older one.
+  const justBefore = (title: string, body: string) => {
+    const post = { id: 9500 + fake.posts.length, name: title, body, url: null, customThumbnail: null, communityId: fake.posts[0].communityId, creatorId: fake.posts[0].creatorId, score: 1, comments: 0, published: new Date(Date.now() - 35_000).toISOString() };
+    fake.posts.push(post);
+    return post;
+  };
+  const lost = (how: typeof loseAnswerOf) => how(herald, (request) => request.json !== undefined && /\/api\/v[34]\/post$/.test(request.url));
+
+  it('lost before it reached the instance: stops with "could not confirm", never taking the older post', async () => {
+    const old = justBefore('Weekly', 'Last issue');
+    const rootId = await createPost(herald, channelId, ['This issue'], { settings: settings(community('selfhosted', 'Weekly')) });
+    const restore = lost(loseRequestOf);
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('failed');
+    } finally {
+      restore();
+    }
+    expect(fake.posts.filter((post) => post.name === 'Weekly')).toEqual([old]);
+    const [item] = await chainOf(herald, rootId);
+    expect(item.releaseId ?? null).not.toBe(String(old.id));
+    expect(item.error).toMatch(/^Could not confirm whether Lemmy published this item: posts titled "Weekly" matching it only in part/);
+  });
+
+  it('lost after it reached the instance: the new post is taken by its body', async () => {
+    const old = justBefore('Weekly digest', 'Last issue');
+    const rootId = await createPost(herald, channelId, ['Next issue'], { settings: settings(community('selfhosted', 'Weekly digest')) });
+    const restore = lost(loseAnswerOf);
+    try {
+      expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    } finally {
+      restore();
+    }
+    const made = fake.posts.filter((post) => post.name === 'Weekly digest' && post !== old);
+    expect(made.map((post) => post.body)).toEqual(['Next issue']);
+    expect((await chainOf(herald, rootId))[0].releaseId).toBe(String(made[0].id));
+  });
+});
+
 describe('sessions', () => {
   it('logs in again with the stored password when the instance drops the login token', async () => {
     const before = channelAuth(herald.services, await integration()).accessToken;
