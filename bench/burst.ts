@@ -13,20 +13,26 @@ import { heading, line, percentile, repeat } from './lib/stats.js';
 
 const numbers = (text: string) => text.split(',').map((value) => Number(value.trim()));
 
-/** CPU seconds (user + system) a process has used, from /proc. */
-function cpuSeconds(pid: number): number {
+/** CPU seconds (user + system) a process has used, or with `children` those of its children that ended, from /proc. */
+function cpuSeconds(pid: number, children = false): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return children ? (Number(fields[13]) + Number(fields[14])) / 100 : (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return 0;
   }
 }
 
-/** The bench's Postgres processes (the embedded server is a child of this process; an external one is not counted). */
-const postgresPids = () => processTree(process.pid).filter((pid) => /postgres/.test(commandOf(pid)) && !/node/.test(commandOf(pid)));
-const cpuOf = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+/**
+ * CPU seconds of the bench's Postgres (the embedded server is a child of this process; an external one is not counted): its
+ * live processes, and the backends that ended, counted in the server process's children's times.
+ */
+function postgresCpu(): number {
+  const pids = processTree(process.pid).filter((pid) => /postgres/.test(commandOf(pid)) && !/node/.test(commandOf(pid)));
+  const ended = pids.map((pid) => cpuSeconds(pid, true)).reduce((sum, value) => sum + value, 0);
+  return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0) + ended;
+}
 
 export async function burstFigure(): Promise<void> {
   const posts = Number(process.env.BURST_POSTS ?? 1000);
@@ -61,16 +67,15 @@ export async function burstFigure(): Promise<void> {
         while (Date.now() < date - 1000) await sleep(100);
         const before = fake.received.length;
         fake.maxInFlight = 0;
-        const pgPids = postgresPids();
         const heraldCpu = cpuSeconds(herald.pid);
-        const pgCpu = cpuOf(pgPids);
+        const pgCpu = postgresCpu();
         const deadline = date + Number(process.env.BURST_TIMEOUT_MS ?? 600_000);
         while (fake.received.length < before + posts && Date.now() < deadline) await sleep(50);
         // The last answers and their outcomes' writes.
         while (fake.inFlight > 0 && Date.now() < deadline) await sleep(20);
         await sleep(500);
         const heraldSpent = cpuSeconds(herald.pid) - heraldCpu;
-        const pgSpent = cpuOf(pgPids) - pgCpu;
+        const pgSpent = postgresCpu() - pgCpu;
         const late = fake.received
           .slice(before)
           .filter((message) => message.text.startsWith(label))

@@ -10,6 +10,19 @@ export function permanent(message: string, status = 400): PlatformHttpError {
 }
 
 /** Tags as the editor sends them: `[{value, label}]`. */
+/**
+ * Publishing calls in flight at once when a provider declares no limit of its own (Provider.concurrency): per account, and
+ * across all the accounts of one platform, in one worker process. Enough for an agency's 1,000 posts due at 09:00:00 to go
+ * out together against platforms that answer in a second, few enough not to look like a flood to any one account.
+ */
+export const PLATFORM_CONCURRENCY = { perAccount: 8, perPlatform: 256 } as const;
+
+/** The limits of `provider`: its own where it declares them, the defaults otherwise. */
+export const concurrencyOf = (provider: Pick<Provider, 'concurrency'>): { perAccount: number; perPlatform: number } => ({
+  perAccount: provider.concurrency?.perAccount ?? PLATFORM_CONCURRENCY.perAccount,
+  perPlatform: provider.concurrency?.perPlatform ?? PLATFORM_CONCURRENCY.perPlatform,
+});
+
 export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
 
 /** An http(s) URL (other schemes are refused). */

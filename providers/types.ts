@@ -258,6 +258,12 @@ export interface Provider {
    */
   maxLength: (options: { isPremium?: boolean; settings?: Record<string, unknown>; channel?: Record<string, unknown> }) => number;
   rules: string;
+  /**
+   * When the provider converts the editor's output further before sending it (X: plain text; Telegram: its own HTML): the
+   * text as the platform receives it and as its readers see it, which the preview shows and length is counted on. Absent:
+   * the editor's output as sent, seen as its plain rendering.
+   */
+  render?: (converted: string) => { text: string; visible: string };
   /** Zod schema of `settings` (without `__type`); null means "No additional settings required". */
   settings: z.ZodObject | null;
   /** Thread-style (each item is a post replying to the previous) or comment-style (later items comment on the first). */
@@ -275,6 +281,12 @@ export interface Provider {
    * "could not confirm" (which it does for providers without steps and without `idempotentCreate`).
    */
   recordsSteps?: boolean;
+  /**
+   * Publishing calls (a post, a thread item, a comment) in flight at once, per account and across the platform (per worker
+   * process), as the platform documents them: Herald waits for a free slot rather than send more. Absent fields take the
+   * defaults of providers/shared.ts (PLATFORM_CONCURRENCY).
+   */
+  concurrency?: { perAccount?: number; perPlatform?: number };
   /**
    * Long-lived tokens that are refreshed by a scheduled job rather than on a 401 (Threads, Instagram standalone: 60 days):
    * the daily job refreshes the channel when its token expires within this many days.

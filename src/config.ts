@@ -57,6 +57,7 @@ const environmentSchema = z.object({
   MCP_SESSION_IDLE_MINUTES: intFromEnv(30, 1),
   DEVICE_POLL_INTERVAL_SECONDS: intFromEnv(5, 1),
   WORKER_CONCURRENCY: intFromEnv(4, 1),
+  PUBLISH_CONCURRENCY: intFromEnv(256, 1),
   START_TIMEOUT_SECONDS: intFromEnv(120, 1),
   SWEEP_CRON: optionalString,
   DEFAULT_POSTING_TIMES: optionalString,
@@ -203,7 +204,13 @@ export interface Config {
   mcpSessionIdleMinutes: number;
   /** How often device-login clients (RFC 8628) may poll for their token. */
   devicePollIntervalSeconds: number;
+  /** Jobs at a time of the CPU and database work (generation, comments, webhooks…), per worker process. */
   workerConcurrency: number;
+  /**
+   * Publishing jobs at a time per worker process: most of a publication is waiting on the platform, which costs no CPU slot;
+   * the calls in flight are bounded per platform and per account by each provider's limits (Provider.concurrency).
+   */
+  publishConcurrency: number;
   /** A start that is not serving by then (listening on HTTP; a worker-only process: running its worker) exits with 1. */
   startTimeoutSeconds: number;
   sweepCron: string;
@@ -461,6 +468,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     mcpSessionIdleMinutes: values.MCP_SESSION_IDLE_MINUTES,
     devicePollIntervalSeconds: values.DEVICE_POLL_INTERVAL_SECONDS,
     workerConcurrency: values.WORKER_CONCURRENCY,
+    publishConcurrency: values.PUBLISH_CONCURRENCY,
     startTimeoutSeconds: values.START_TIMEOUT_SECONDS,
     sweepCron: values.SWEEP_CRON ?? '* * * * *',
     defaultPostingTimes,

@@ -146,12 +146,10 @@ export async function startPlatformFake(): Promise<PlatformFake> {
       if (method === 'sendMessage') {
         received.push({ text: String(body.text ?? ''), at });
         const result = { message_id: ++messageId, date: Math.floor(at / 1000), chat: { ...chat, id: Number(body.chat_id) || chat.id }, text: body.text };
-        if (fake.latencyMs <= 0) return answer(result);
         fake.maxInFlight = Math.max(fake.maxInFlight, ++fake.inFlight);
-        setTimeout(() => {
-          fake.inFlight--;
-          answer(result);
-        }, fake.latencyMs);
+        response.once('close', () => fake.inFlight--);
+        if (fake.latencyMs <= 0) return answer(result);
+        setTimeout(() => answer(result), fake.latencyMs);
         return;
       }
       response.writeHead(404, { 'content-type': 'application/json' });

@@ -13,7 +13,7 @@ import { pruneExpiredAccess } from '../../tools/internal/oauth-apps.js';
 import { silentLogger } from '../db/orm.js';
 import { GENERATE_TASK } from '../../tools/internal/generation-run.js';
 import { generateMediaTask } from './generate-media.js';
-import { exclusiveTask } from './exclusive.js';
+import { exclusiveTask, RunLocks } from './exclusive.js';
 import { refreshExpiringTokens } from '../../tools/internal/integrations.js';
 import { warnExpiringTokens } from '../../tools/internal/channel-health.js';
 import { AGENT_API_CRONTAB, agentApiTasks } from './agent-api.js';
@@ -41,8 +41,8 @@ export function publishPostTask(services: Services): Task {
   });
 }
 
+/** The tasks of the CPU and database work (WORKER_CONCURRENCY at a time); publishing has slots of its own (startWorker). */
 export const taskList = (services: Services) => ({
-  [PUBLISH_TASK]: publishPostTask(services),
   [GENERATE_TASK]: generateMediaTask(services),
   [NOSTR_REDELIVERY_TASK]: nostrRedeliveryTask(services),
   [CHANGE_TASK]: platformChangeTask(services),
@@ -76,17 +76,17 @@ export interface Worker {
  * Every task's `helpers.addJob` with a `runAt` also wakes this process's workers at that time (the next item of a thread,
  * a platform's processing recheck, a generation check, a webhook retry), instead of at the next poll.
  */
-function punctual(tasks: Record<string, Task>, arm: (at: number) => void): Record<string, Task> {
+function punctual(tasks: Record<string, Task>, arm: (at: number, publishing: boolean) => void, locks: RunLocks): Record<string, Task> {
   return Object.fromEntries(
     Object.entries(tasks).map(([name, task]) => [
       name,
       ((payload, helpers) => {
         const addJob: typeof helpers.addJob = async (identifier, jobPayload, spec) => {
           const job = await helpers.addJob(identifier, jobPayload, spec);
-          if (spec?.runAt) arm(new Date(spec.runAt).getTime());
+          if (spec?.runAt) arm(new Date(spec.runAt).getTime(), identifier === PUBLISH_TASK);
           return job;
         };
-        return task(payload, Object.create(helpers, { addJob: { value: addJob } }));
+        return task(payload, Object.create(locks.on(helpers), { addJob: { value: addJob } }));
       }) as Task,
     ]),
   );
@@ -95,45 +95,78 @@ function punctual(tasks: Record<string, Task>, arm: (at: number) => void): Recor
 /** graphile-worker's poll: only a back-up of the timers of WorkerPresence (see presence.ts). */
 const POLL_INTERVAL_MS = 10_000;
 
+/**
+ * Each graphile-worker slot polls on its own when idle: the publishing slots poll as rarely as there are more of them than
+ * WORKER_CONCURRENCY, so together they cost an idle Postgres what the CPU slots cost, however many there are. They are woken
+ * at each due time like the others (presence.ts), so the poll stays a back-up.
+ */
+const publishPollInterval = (services: Services) => POLL_INTERVAL_MS * Math.max(1, Math.ceil(services.config.publishConcurrency / services.config.workerConcurrency));
+
 export async function startWorker(services: Services, connectionString: string): Promise<Worker> {
-  // Our own pool, so a connection dropped under us (Ctrl-C reaches the embedded Postgres too) is logged, not fatal.
-  const pgPool = new pg.Pool({ connectionString, max: services.config.workerConcurrency + 2 });
+  const { workerConcurrency: concurrency, publishConcurrency } = services.config;
+  // Our own pool, so a connection dropped under us (Ctrl-C reaches the embedded Postgres too) is logged, not fatal. No job
+  // holds one of its connections while it runs (the runs' locks are on RunLocks' connection): they serve graphile-worker's
+  // job queries, each runner's LISTEN and the presence queries, whatever the number of slots.
+  const pgPool = new pg.Pool({ connectionString, max: concurrency + 8 });
   pgPool.on('error', (error) => services.logger.warn({ err: error.message }, 'worker database connection lost'));
   // Every client gets its own handler too: an idle client whose server went away must not crash the process.
   pgPool.on('connect', (client) => client.on('error', (error) => services.logger.warn({ err: error.message }, 'worker database client error')));
-  const concurrency = services.config.workerConcurrency;
-  let workerPool: WorkerPool | undefined;
+  const locks = new RunLocks(connectionString, services.logger);
+  const workerPools: { pool: WorkerPool; slots: number; publishes: boolean }[] = [];
   // Any number of worker processes share the database: jobs left locked by a process that died are released by the
   // others (and by this one as it starts), never those of a live one; the per-post advisory lock still prevents two runs
   // of one post.
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
-  const presence = new WorkerPresence({ connectionString, pool: pgPool, logger: services.logger, wake: (jobs) => workerPool?.nudge(Math.min(jobs ?? concurrency, concurrency)), events });
+  const presence = new WorkerPresence({
+    connectionString,
+    pool: pgPool,
+    logger: services.logger,
+    wake: (jobs, publishing) => {
+      for (const { pool, slots, publishes } of workerPools) if (publishing === undefined || publishing === publishes) pool.nudge(Math.min(jobs ?? slots, slots));
+    },
+    events,
+  });
   // Jobs are locked in the name of the pool (graphile-worker 0.17) or of one of its workers: both are recorded as this process's.
   const register = (id: string) => void presence.register(id).catch(() => undefined); // logged, and tried again before a job is taken
+  let starting = { slots: concurrency, publishes: false };
   events.on('pool:create', ({ workerPool: created }) => {
-    workerPool = created;
+    workerPools.push({ pool: created, ...starting });
     register(created.id);
   });
   events.on('worker:create', ({ worker }) => register(worker.workerId));
   await presence.start();
-  const runner = await run({
+  const arm = (at: number, publishing: boolean) => presence.arm(at, 1, false, publishing);
+  const common = {
     pgPool,
-    concurrency,
     noHandleSignals: true,
-    pollInterval: POLL_INTERVAL_MS,
     logger: silentLogger,
     events,
     // Awaited before each job is taken: every id that may lock a job is recorded first.
     forbiddenFlags: () => presence.recorded(),
-    taskList: punctual(taskList(services), (at) => presence.arm(at)),
+  };
+  const runner = await run({
+    ...common,
+    concurrency,
+    pollInterval: POLL_INTERVAL_MS,
+    taskList: punctual(taskList(services), arm, locks),
     crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}${COMMENT_CRONTAB}${AUDIT_CRONTAB}`,
+  });
+  // Publishing waits on platforms most of its time: slots of its own, as many as PUBLISH_CONCURRENCY, the platform calls in
+  // flight bounded by each provider's limits (tools/internal/publish-slots.ts), not by WORKER_CONCURRENCY.
+  starting = { slots: publishConcurrency, publishes: true };
+  const publisher = await run({
+    ...common,
+    concurrency: publishConcurrency,
+    pollInterval: publishPollInterval(services),
+    taskList: punctual({ [PUBLISH_TASK]: publishPostTask(services) }, arm, locks),
   });
   await startCommentPolling(runner).catch((error: Error) => services.logger.warn({ err: error.message }, 'could not start the comment poll'));
   return {
     runner,
     async stop() {
-      await runner.stop().catch((error: Error) => services.logger.warn({ err: error.message }, 'worker stop'));
+      await Promise.all([runner, publisher].map((each) => each.stop().catch((error: Error) => services.logger.warn({ err: error.message }, 'worker stop'))));
       await presence.stop();
+      await locks.end();
       await pgPool.end().catch(() => undefined);
     },
   };

@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { WorkerEvents } from 'graphile-worker';
 import { Listener } from '../db/listener.js';
+import { PUBLISH_TASK } from '../../tools/internal/queue.js';
 import type { Logger } from '../lib/logger.js';
 
 /** Sent by tools/internal/queue.ts (schedulePublish), which spells the name out in its SQL. */
@@ -45,8 +46,11 @@ const MAX_TIMERS = 10_000;
 export class WorkerPresence {
   readonly processId = randomUUID();
   private readonly listener: Listener;
-  /** A timer per known due time, and how many jobs are known due then (that many workers are woken, no more). */
-  private readonly timers = new Map<number, { timer: NodeJS.Timeout; jobs: number }>();
+  /**
+   * A timer per known due time and kind of job (publications or not: "<time>:p" / "<time>:o"), and how many jobs are known
+   * due then (that many workers are woken, no more).
+   */
+  private readonly timers = new Map<string, { timer: NodeJS.Timeout; jobs: number }>();
   private readonly intervals: NodeJS.Timeout[] = [];
   /** graphile-worker ids of this process (its pools and workers), and whether each is recorded yet. */
   private readonly ownIds = new Map<string, Promise<void>>();
@@ -65,9 +69,10 @@ export class WorkerPresence {
       /**
        * Wakes idle workers (graphile-worker's pool nudge): `jobs` of them when that many jobs fell due (each woken worker
        * that finds nothing spends a database round trip; one that finds a job goes on taking due jobs until none is
-       * left), every idle one when not said.
+       * left), every idle one when not said; only the publishing slots when the jobs are publications (`publishing`), only
+       * the others when they are not, both when not known.
        */
-      wake: (jobs?: number) => void;
+      wake: (jobs?: number, publishing?: boolean) => void;
       /** graphile-worker's events: which jobs this process is running. */
       events: WorkerEvents;
     },
@@ -80,7 +85,7 @@ export class WorkerPresence {
       channels: [SCHEDULED_CHANNEL],
       onNotification: (channel, payload) => {
         const at = Number(payload);
-        if (channel === SCHEDULED_CHANNEL && Number.isFinite(at)) this.arm(at);
+        if (channel === SCHEDULED_CHANNEL && Number.isFinite(at)) this.arm(at, 1, false, true);
       },
       // Back after a loss: jobs interrupted meanwhile are released, jobs that fell due run now, and posts scheduled while the
       // connection was down are found by the look-ahead.
@@ -138,24 +143,25 @@ export class WorkerPresence {
 
   /**
    * Wakes workers at `at` (at once when it is due) for `jobs` more jobs due then (a NOTIFY, a re-schedule), or for `jobs`
-   * in all when `counted` (the look-ahead, which counts every job due then).
+   * in all when `counted` (the look-ahead, which counts every job due then); `publishing`: whether they are publications.
    */
-  arm(at: number, jobs = 1, counted = false): void {
+  arm(at: number, jobs = 1, counted = false, publishing?: boolean): void {
     const wait = at - Date.now();
-    if (wait <= 2) return this.options.wake(jobs);
-    const armed = this.timers.get(at);
+    if (wait <= 2) return this.options.wake(jobs, publishing);
+    const key = `${at}:${publishing === undefined ? 'a' : publishing ? 'p' : 'o'}`;
+    const armed = this.timers.get(key);
     if (armed) {
       armed.jobs = counted ? Math.max(armed.jobs, jobs) : armed.jobs + jobs;
       return;
     }
     if (this.timers.size >= MAX_TIMERS) return;
     const timer = setTimeout(() => {
-      const fired = this.timers.get(at);
-      this.timers.delete(at);
-      this.options.wake(fired?.jobs);
+      const fired = this.timers.get(key);
+      this.timers.delete(key);
+      this.options.wake(fired?.jobs, publishing);
     }, wait);
     timer.unref();
-    this.timers.set(at, { timer, jobs });
+    this.timers.set(key, { timer, jobs });
   }
 
   /** After graphile-worker has stopped (nothing of this process runs any more): releases what is still locked in its name. */
@@ -236,11 +242,14 @@ export class WorkerPresence {
   /** Arms a timer for each job due within the next 35 seconds. */
   private async lookAhead(): Promise<void> {
     try {
-      const { rows } = await this.options.pool.query<{ at: number; jobs: string }>(
-        `select (extract(epoch from run_at) * 1000)::float8 as at, count(*) as jobs from graphile_worker._private_jobs
-         where is_available = true and run_at > now() and run_at <= now() + interval '${LOOKAHEAD_SPAN}' group by run_at limit 1000`,
+      const { rows } = await this.options.pool.query<{ at: number; jobs: string; publishing: boolean }>(
+        `select (extract(epoch from job.run_at) * 1000)::float8 as at, count(*) as jobs, task.identifier = $1 as publishing
+         from graphile_worker._private_jobs job join graphile_worker._private_tasks task on task.id = job.task_id
+         where job.is_available = true and job.run_at > now() and job.run_at <= now() + interval '${LOOKAHEAD_SPAN}'
+         group by job.run_at, task.identifier = $1 limit 1000`,
+        [PUBLISH_TASK],
       );
-      for (const row of rows) this.arm(Math.round(Number(row.at)), Number(row.jobs), true);
+      for (const row of rows) this.arm(Math.round(Number(row.at)), Number(row.jobs), true, row.publishing);
     } catch (error) {
       this.options.logger.warn({ err: (error as Error).message }, 'could not look ahead for due jobs');
     }

@@ -21,6 +21,7 @@ import { publishFailed, timedPublish } from '../../src/lib/metrics.js';
 import { markAnswered } from './comments.js';
 import { flushWithAudit, recordAttemptStarted, recordPublished } from './publish-outcome.js';
 import { HERALD, type AuditEvent } from './audit.js';
+import { takeSlot, type Busy } from './publish-slots.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -237,6 +238,12 @@ async function storeDerivedMedia(services: Services, organizationId: string, byt
   return stored.path;
 }
 
+/**
+ * How long a post may wait in this process for a slot of its platform's limits before it is re-scheduled and told when it
+ * goes instead (waitForSlot): within its minute.
+ */
+const SLOT_WAIT_MS = 30_000;
+
 /** Publishes one item; answers an outcome only when the chain must stop. */
 async function publishItem(
   run: Run,
@@ -244,6 +251,38 @@ async function publishItem(
   item: Post,
   rootRef: PublishedRef | undefined,
   parent: Post | undefined,
+): Promise<PublishOutcome | undefined> {
+  const { provider } = run;
+  // A slot of the platform's own limits (publish-slots.ts), taken before the attempt is recorded: a post that waits for it
+  // has not been attempted.
+  const slot = await takeSlot(provider, integration.internalId, SLOT_WAIT_MS);
+  if ('busy' in slot) return waitForSlot(run, item, slot.busy);
+  try {
+    return await publishInSlot(run, integration, item, rootRef, parent, slot.release);
+  } finally {
+    slot.release();
+  }
+}
+
+/**
+ * A post whose platform slot is further off than SLOT_WAIT_MS: re-scheduled for when it should be free, saying why (its
+ * `lastError` and `nextAttemptAt` on REST, MCP and the console), rather than silently late.
+ */
+function waitForSlot(run: Run, item: Post, busy: Busy): Promise<PublishOutcome> {
+  const runAt = new Date(run.services.now().getTime() + busy.waitMs);
+  const where = busy.scope === 'account' ? 'on one account' : 'across its accounts';
+  const message = `${run.provider.name} takes at most ${busy.limit} publishing calls at a time ${where} and ${busy.ahead} are ahead of this post: it goes at about ${runAt.toISOString().slice(11, 19)} UTC.`;
+  run.services.logger.info({ postId: item.id, integrationId: item.integrationId, runAt }, 'publishing waits for the platform\'s limit');
+  return retryAt(run, item, runAt, message);
+}
+
+async function publishInSlot(
+  run: Run,
+  integration: Integration,
+  item: Post,
+  rootRef: PublishedRef | undefined,
+  parent: Post | undefined,
+  release: () => void,
 ): Promise<PublishOutcome | undefined> {
   const { services, em, provider } = run;
   // Committed before the platform is called: an attempt found open after a crash is never blindly repeated.
@@ -259,6 +298,8 @@ async function publishItem(
         ? provider.publish!(withSteps, publishItemInput)
         : provider.comment!(withSteps, publishItemInput, { root: rootRef, parent: refOf(parent) });
     });
+    // The platform answered: its slot is free for the next post while this outcome is written.
+    release();
     item.releaseId = ref.id;
     item.releaseUrl = ref.url ?? null;
     item.releaseMeta = ref.meta ?? null;
