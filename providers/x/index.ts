@@ -10,12 +10,12 @@
 // Replies, hiding and deleting (2026-11-27): see ./comments.ts.
 import { z } from 'zod';
 import { convertContent } from '../../src/lib/content.js';
-import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
+import type { AnalyticsMetric, Provider, ProviderContext, PublishItem, PublishedRef, StepAttempt } from '../types.js';
 import { currentMetric, firstProblem, oauth2AuthorizeUrl, picturesOrOneVideo } from '../shared.js';
 import { accountFacts, largeAvatar, tokenRequest, USER_FIELDS, userSchema, xCall } from './api.js';
 import { uploadMedia } from './media.js';
 import { deletePost, deleteReply, hideReply, repliesOf } from './comments.js';
-import { couldNotConfirm, recoveryWindowStart } from '../recovery.js';
+import { couldNotConfirm, identify, recoveryWindowStart } from '../recovery.js';
 
 // tweet.moderate.write: hiding replies to the account's posts (PUT /2/tweets/:id/hidden).
 const scopes = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access', 'tweet.moderate.write'];
@@ -58,44 +58,83 @@ type Timeline = z.infer<typeof timelineSchema>;
 const timeline = (context: ProviderContext, query: Record<string, string | number | undefined>) =>
   xCall(context, { path: `2/users/${encodeURIComponent(context.auth.internalId)}/tweets`, query, schema: timelineSchema });
 
-/** Text as X answers it (entities escaped, links shortened to t.co), reduced to what survives: words without links. */
-const comparable = (text: string) =>
-  text.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/https?:\/\/\S+/g, '').replace(/\s+/g, ' ').trim();
+const unescaped = (text: string) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const spaced = (text: string) => text.replace(/\s+/g, ' ').trim();
 
+/** Text as X answers it (entities escaped, links shortened to t.co), reduced to what survives: words without links. */
+const comparable = (text: string) => spaced(unescaped(text).replace(/https?:\/\/\S+/g, ''));
+
+const linkSchema = z.looseObject({ url: z.string().nullish(), expanded_url: z.string().nullish(), media_key: z.string().nullish() });
 // Fields left optional on purpose: the lookup decides what their absence means (it never guesses).
 const lookupSchema = z.object({
-  data: z.array(z.looseObject({ id: z.string(), text: z.string().optional(), created_at: z.string().optional(), referenced_tweets: z.array(z.looseObject({ type: z.string(), id: z.string() })).optional() })).default([]),
+  data: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        text: z.string().optional(),
+        created_at: z.string().optional(),
+        referenced_tweets: z.array(z.looseObject({ type: z.string(), id: z.string() })).optional(),
+        entities: z.looseObject({ urls: z.array(linkSchema).nullish() }).optional(),
+        attachments: z.looseObject({ media_keys: z.array(z.string()).optional() }).optional(),
+      }),
+    )
+    .default([]),
   meta: z.looseObject({ next_token: z.string().optional() }).optional(),
 });
+type Looked = z.infer<typeof lookupSchema>['data'][number];
+
+/**
+ * The post's text as it was sent: X's escapes undone and each t.co link given back as the URL posted (`entities.urls`
+ * expanded_url; the link X adds for attached media dropped). Undefined when X did not say what one of its links stands for.
+ */
+function asSent(post: Looked): string | undefined {
+  let text = unescaped(post.text ?? '');
+  for (const link of post.entities?.urls ?? []) {
+    if (!link.url || !text.includes(link.url)) return undefined;
+    if (!link.media_key && !link.expanded_url) return undefined;
+    text = text.replace(link.url, link.media_key ? '' : link.expanded_url!);
+  }
+  return /https:\/\/t\.co\//.test(text) ? undefined : spaced(text);
+}
 
 const unconfirmed = (why: string) => couldNotConfirm('X', `the connection was lost before X answered (${why})`);
 
 /**
- * The post an interrupted create made, if any: X keeps no marker of ours, so it is the post with the same words, replying to
- * the same post (or to none), created since the attempt began. An older post with the same text is never taken for it. When
- * X's answer lacks what tells them apart (created_at, the documented referenced_tweets), or does not cover the whole period,
- * the item stops with "could not confirm" rather than being posted again.
+ * The post an interrupted create made, if any: X keeps no marker of ours but the media we uploaded for it, so it is the post
+ * with the same words, replying to the same post (or to none), created since the attempt began, identified by its media or
+ * by its whole text with its links as posted (issue 31). X answers links as t.co links: words alone match a post with other
+ * links, so inside the clock-skew allowance before the attempt only the whole text (or the media) is taken, else the item
+ * stops with "could not confirm" (providers/recovery.ts identify). When X's answer lacks what tells them apart (created_at,
+ * the documented referenced_tweets), or does not cover the whole period, the item stops with "could not confirm" too rather
+ * than being posted again.
  */
-async function findPosted(context: ProviderContext, text: string, inReplyTo: string | undefined, startedAt: Date): Promise<string | undefined> {
-  const since = recoveryWindowStart(startedAt);
+async function findPosted(context: ProviderContext, text: string, inReplyTo: string | undefined, mediaIds: string[], attempt: StepAttempt): Promise<string | undefined> {
+  const since = recoveryWindowStart(attempt.startedAt);
   const answer = await xCall(context, {
     path: `2/users/${encodeURIComponent(context.auth.internalId)}/tweets`,
-    query: { max_results: 100, start_time: since.toISOString().replace(/\.\d{3}Z$/, 'Z'), 'tweet.fields': 'created_at,referenced_tweets', exclude: inReplyTo ? 'retweets' : 'retweets,replies' },
+    query: {
+      max_results: 100,
+      start_time: since.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      'tweet.fields': 'created_at,referenced_tweets,entities,attachments',
+      exclude: inReplyTo ? 'retweets' : 'retweets,replies',
+    },
     schema: lookupSchema,
   });
   const wanted = comparable(text);
-  const found: string[] = [];
+  const candidates = [];
   for (const post of answer.data) {
     if (post.text === undefined) throw unconfirmed('X answered the lookup without the posts\' text');
     if (comparable(post.text) !== wanted) continue;
     if (!post.created_at) throw unconfirmed('X answered the lookup without created_at, so a new post cannot be told from an older one');
-    if (Date.parse(post.created_at) < since.getTime()) continue;
     const parent = post.referenced_tweets?.find((reference) => reference.type === 'replied_to')?.id;
     if (inReplyTo && !post.referenced_tweets) throw unconfirmed('X answered the lookup without referenced_tweets, so the reply cannot be told from another post');
-    if (parent === inReplyTo) found.push(post.id);
+    if (parent !== inReplyTo) continue;
+    const keys = post.attachments?.media_keys ?? [];
+    const carriesMedia = mediaIds.length > 0 && mediaIds.every((id) => keys.some((key) => key.endsWith(`_${id}`)));
+    candidates.push({ item: post.id, created: post.created_at, whole: carriesMedia || asSent(post) === spaced(text) });
   }
-  if (found.length > 1) throw unconfirmed(`${found.length} posts with this text were made since the attempt`);
-  if (found.length === 1) return found[0];
+  const found = identify(attempt, candidates, 'X', 'posts with these words');
+  if (found) return found;
   if (answer.meta?.next_token) throw unconfirmed('the account posted more since the attempt than one page of the lookup holds');
   return undefined;
 }
@@ -121,7 +160,7 @@ async function createPost(context: ProviderContext, item: PublishItem, inReplyTo
   const id = await context.step(
     'post',
     async () => (await xCall(context, { method: 'POST', path: '2/tweets', json: body, schema: z.object({ data: z.object({ id: z.string() }) }) })).data.id,
-    ({ startedAt }) => findPosted(context, text, inReplyTo, startedAt),
+    (attempt) => findPosted(context, text, inReplyTo, mediaIds, attempt),
   );
   return refOf(context, id);
 }

@@ -25,7 +25,8 @@
 //   fields, text over 280 weighted characters (25,000 for a subscriber), unknown/unfinished media, a video with other media,
 //   an unknown reply target, a community the user is not in, and text the account posted in the last 24 hours with 403 like X:
 //   X does not document how far back it compares, 24 hours is assumed); GET /2/tweets/:id;
-//   GET /2/users/:id/tweets (newest first; text escaped and links shortened to t.co, as X answers).
+//   GET /2/users/:id/tweets (newest first; text escaped and links shortened to t.co, as X answers, with tweet.fields=entities
+//   each t.co link in entities.urls with its expanded_url).
 // Replies and changes (2026-11-27; https://docs.x.com/x-api/posts/search/introduction, /x-api/posts/hide-replies/introduction,
 //   developer.x.com …/manage-tweets/api-reference/delete-tweets-id, and the OpenAPI operations searchPostsRecent,
 //   hidePostsReply, deletePosts): GET /2/tweets/search/recent (query `conversation_id:<id>` only; the last 7 days; newest
@@ -114,8 +115,25 @@ async function multipart(request: RecordedRequest): Promise<FormData | undefined
   return multipartOf(request);
 }
 
-/** How X answers a post's text: entities escaped, every link shortened to a t.co link. */
-const asX = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/https?:\/\/\S+/g, () => `https://t.co/${Math.random().toString(36).slice(2, 12)}`);
+/**
+ * How X answers a post's text: entities escaped, every link shortened to a t.co link, each listed in `entities.urls` with the
+ * URL as posted (`expanded_url`) and where it stands in the answered text (data dictionary: entities.urls start, end, url,
+ * expanded_url, display_url).
+ */
+function asX(posted: string): { text: string; urls: { start: number; end: number; url: string; expanded_url: string; display_url: string }[] } {
+  const urls: { start: number; end: number; url: string; expanded_url: string; display_url: string }[] = [];
+  let text = '';
+  let rest = posted.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  for (let link = /https?:\/\/\S+/.exec(rest); link; link = /https?:\/\/\S+/.exec(rest)) {
+    text += rest.slice(0, link.index);
+    const url = `https://t.co/${Math.random().toString(36).slice(2, 12)}`;
+    const expanded = link[0].replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+    urls.push({ start: [...text].length, end: [...text].length + url.length, url, expanded_url: expanded, display_url: expanded.replace(/^https?:\/\//, '').slice(0, 25) });
+    text += url;
+    rest = rest.slice(link.index + link[0].length);
+  }
+  return { text: text + rest, urls };
+}
 
 export async function startXFake(options: { clientId?: string; clientSecret?: string } = {}): Promise<XFake> {
   const server = await startFakeServer();
@@ -350,17 +368,21 @@ export async function startXFake(options: { clientId?: string; clientSecret?: st
     return { status: 201, json: { data: { id: post.id, text, edit_history_tweet_ids: [post.id] } } };
   }));
 
-  const postView = (post: XFakePost, fields: string[]) => ({
-    id: post.id,
-    text: asX(post.text),
-    edit_history_tweet_ids: [post.id],
-    ...(fields.includes('created_at') ? { created_at: post.created_at } : {}),
-    ...(fields.includes('public_metrics') ? { public_metrics: post.public_metrics } : {}),
-    ...(fields.includes('referenced_tweets') && post.in_reply_to ? { [fake.answerAsOpenApi ? 'referenced_posts' : 'referenced_tweets']: [{ type: 'replied_to', id: post.in_reply_to }] } : {}),
-    ...(post.media_ids.length > 0 ? { attachments: { media_keys: post.media_ids.map((id) => `3_${id}`) } } : {}),
-    ...(fields.includes('author_id') ? { author_id: post.author_id } : {}),
-    ...(fields.includes('conversation_id') ? { conversation_id: post.conversation_id } : {}),
-  });
+  const postView = (post: XFakePost, fields: string[]) => {
+    const shown = asX(post.text);
+    return {
+      id: post.id,
+      text: shown.text,
+      edit_history_tweet_ids: [post.id],
+      ...(fields.includes('entities') && shown.urls.length > 0 ? { entities: { urls: shown.urls } } : {}),
+      ...(fields.includes('created_at') ? { created_at: post.created_at } : {}),
+      ...(fields.includes('public_metrics') ? { public_metrics: post.public_metrics } : {}),
+      ...(fields.includes('referenced_tweets') && post.in_reply_to ? { [fake.answerAsOpenApi ? 'referenced_posts' : 'referenced_tweets']: [{ type: 'replied_to', id: post.in_reply_to }] } : {}),
+      ...(post.media_ids.length > 0 ? { attachments: { media_keys: post.media_ids.map((id) => `3_${id}`) } } : {}),
+      ...(fields.includes('author_id') ? { author_id: post.author_id } : {}),
+      ...(fields.includes('conversation_id') ? { conversation_id: post.conversation_id } : {}),
+    };
+  };
 
   route('GET', '/2/tweets/*', authed((request) => {
     const post = posts.find((item) => item.id === request.path.split('/')[3]);

@@ -123,6 +123,42 @@ describe('a create of unknown outcome is recovered as exactly one post', () => {
     expect(postsWith('Its follow-up')[0].in_reply_to).toBe(made[0].id);
   });
 
+  // Issue 31: a post of the same words with another link went out 35 s before, inside the two minutes the lookup reaches
+  // back for clock skew. X answers its links as t.co links, so only the URLs X lists as posted (entities.urls) tell them apart.
+  it('lost before it reached X: a post of the same words with another link from 35 s before is not taken for it (issue 31)', async () => {
+    const older = fake.seedPost('Read this: https://example.com/one', { createdAt: new Date(Date.now() - 35_000) });
+    const rootId = await createPost(herald, channelId, ['<p>Read this: https://example.com/two</p>'], { settings });
+    const restore = loseRequestOf(herald, isCreate);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    // Its links differ, but X may have written a link otherwise than it was sent: it stops rather than guessing.
+    const { outcome } = await publishUntilSettled(herald, rootId);
+    expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringMatching(/^Could not confirm whether X published this item: posts with these words matching it only in part/) });
+    expect(fake.posts.filter((post) => post.text.startsWith('Read this:'))).toEqual([older]);
+    expect((await chainOf(herald, rootId))[0].releaseId ?? null).not.toBe(older.id);
+    expect(new URLSearchParams(fake.server.requestsTo('GET', '/2/users/*/tweets').at(-1)!.query).get('tweet.fields')).toMatch(/entities/);
+  });
+
+  it('lost after it reached X: the new post is linked by its links, not the one of the same words from 35 s before (issue 31)', async () => {
+    const older = fake.seedPost('Notes: https://example.com/last', { createdAt: new Date(Date.now() - 35_000) });
+    const rootId = await createPost(herald, channelId, ['<p>Notes: https://example.com/next</p>'], { settings });
+    const restore = loseAnswerOf(herald, isCreate);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const made = fake.posts.filter((post) => post.text === 'Notes: https://example.com/next');
+    expect(made).toHaveLength(1);
+    const [item] = await chainOf(herald, rootId);
+    expect(item.releaseId).toBe(made[0].id);
+    expect(item.releaseId).not.toBe(older.id);
+  });
+
   it('stops with "could not confirm" when X answers the lookup without referenced_tweets, instead of posting the reply again', async () => {
     const rootId = await createPost(herald, channelId, ['<p>A root for the renamed field</p>', '<p>A reply X renamed</p>'], { settings });
     let creates = 0;
