@@ -60,8 +60,15 @@ export interface Candidate<T> {
   whole: boolean;
 }
 
-/** The attempt's start on a platform clock that counts in seconds: a post made in the same second is not dated before it. */
-const startSecond = (startedAt: Date) => Math.floor(startedAt.getTime() / 1000) * 1000;
+/**
+ * Whether something created at `created` was made since the attempt began, the skew allowance left out: for a lookup that can
+ * compare nothing but the time (an Instagram story), where a post inside the allowance may as well be an older one. The
+ * start is taken to the second, as platforms date posts, so a post made in the same second counts.
+ */
+export function createdSinceStart(attempt: StepAttempt, created: string | number | Date | null | undefined): boolean {
+  const time = timeOf(created);
+  return time !== undefined && time >= Math.floor(attempt.startedAt.getTime() / 1000) * 1000;
+}
 
 /**
  * The interrupted call's item among `candidates` (DESIGN.md §9 "Recovery identifies exactly one item"). Created before the
@@ -77,7 +84,7 @@ export function identify<T>(attempt: StepAttempt, candidates: Candidate<T>[], pl
   const inWindow = candidates.filter((candidate) => createdSince(attempt, candidate.created));
   const whole = inWindow.filter((candidate) => candidate.whole);
   if (whole.length > 0) return onlyCandidate(whole.map((candidate) => candidate.item), platform, what);
-  const beforeStart = inWindow.filter((candidate) => timeOf(candidate.created)! < startSecond(attempt.startedAt));
+  const beforeStart = inWindow.filter((candidate) => !createdSinceStart(attempt, candidate.created));
   if (beforeStart.length > 0) {
     throw couldNotConfirm(
       platform,

@@ -3,7 +3,7 @@
 // dates it at or after the attempt's start; inside the clock-skew allowance before the start only a marker or the whole
 // content identifies it, and two that could be it stop the item with "could not confirm".
 import { describe, expect, it } from 'vitest';
-import { CLOCK_SKEW_MS, identify, type Candidate } from '../providers/recovery.js';
+import { CLOCK_SKEW_MS, createdSinceStart, identify, type Candidate } from '../providers/recovery.js';
 import { CouldNotConfirm } from '../providers/types.js';
 
 const startedAt = new Date('2026-12-02T10:00:00.400Z');
@@ -44,6 +44,10 @@ describe('identify: the one post an interrupted create made', () => {
     expect((refusal([candidate('a', -10, true), candidate('b', 2, true)]) as Error).message).toMatch(/^Could not confirm whether Example published this item: 2 identical posts titled "Weekly"/);
     expect(refusal([candidate('older', -35, false), candidate('ours', 2, false)])).toBeInstanceOf(CouldNotConfirm);
     expect(refusal([candidate('a', 1, false), candidate('b', 2, false)])).toBeInstanceOf(CouldNotConfirm);
+  });
+
+  it('dates a post "since the start" to the second, the skew allowance left out, for lookups that compare nothing else (a story)', () => {
+    expect([createdSinceStart(attempt, at(0)), createdSinceStart(attempt, at(1)), createdSinceStart(attempt, at(-1)), createdSinceStart(attempt, undefined)]).toEqual([true, true, false, false]);
   });
 
   it('answers nothing was made when no candidate is in the window (older than the skew allowance, or undated)', () => {

@@ -31,7 +31,7 @@ import {
   type ValidationItem,
 } from '../types.js';
 import { currentMetric, firstProblem, textOnlyComments } from '../shared.js';
-import { createdSince, onlyCandidate } from '../recovery.js';
+import { createdSince, createdSinceStart, onlyCandidate } from '../recovery.js';
 import { extensionOf, graph, idSchema, insightMetrics, insightsRange, insightsSchema, mediaProblem, node } from './graph.js';
 import { deleteNode, hideInstagramComment, instagramComments, replyTarget } from './comments.js';
 
@@ -156,13 +156,16 @@ async function awaitContainers(context: ProviderContext, ids: string[], video: b
 
 /**
  * media_publish had an unknown outcome: the container (ours alone) says whether it went out; if PUBLISHED, the post is the
- * recent media with the same caption (any story) created since the attempt began, since a container does not name its media.
+ * recent media with the same caption created since the attempt began (less the clock skew), since a container does not name
+ * its media. A story has no caption to tell it by: it is the story made since the attempt's start itself, as one inside the
+ * skew allowance may be an older story (issue 31); until Instagram lists it, the item waits, then stops with "could not
+ * confirm".
  */
 async function recoverPublish(context: ProviderContext, attempt: StepAttempt, creationId: string, story: boolean, caption: string | undefined) {
   const state = await graph(context, node(creationId), { query: { fields: 'status_code' }, schema: statusSchema });
   if (state.status_code !== 'PUBLISHED') return undefined;
   const { data } = await graph(context, `${userOf(context)}/${story ? 'stories' : 'media'}`, { query: { fields: 'id,caption,timestamp', limit: 10 }, schema: mediaListSchema });
-  const since = data.filter((media) => createdSince(attempt, media.timestamp) && (story || (media.caption ?? '') === (caption ?? '')));
+  const since = data.filter((media) => (story ? createdSinceStart(attempt, media.timestamp) : createdSince(attempt, media.timestamp) && (media.caption ?? '') === (caption ?? '')));
   const found = onlyCandidate(since, 'Instagram', story ? 'stories' : 'posts');
   // Instagram lists a new post a little later: look again for a while, then stop with "could not confirm".
   if (!found) {

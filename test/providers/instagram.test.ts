@@ -294,6 +294,28 @@ describe('failures, retries and recovery', () => {
     expect((await chainOf(herald, rootId))[0].releaseId).toBe(made.find((media) => media.id !== old)!.id);
   });
 
+  it('links a lost story to the new one, never to a story posted 90 s before while Instagram does not list the new one yet (issue 31)', async () => {
+    // A story has no caption to compare: inside the clock-skew allowance only a story made since the attempt began is it.
+    fake.media.push({ id: `1792${fake.media.length}`, owner: igId, containerId: 'old', mediaType: 'IMAGE', productType: 'STORY', permalink: 'https://www.instagram.com/stories/older/', timestamp: new Date(Date.now() - 90_000).toISOString() });
+    const older = fake.media.at(-1)!.id;
+    const publishes = () => fake.server.requestsTo('POST', graphPath(`${igId}/media_publish`)).length;
+    const before = publishes();
+    const rootId = await createPost(herald, business, [{ content: '<p>Story time</p>', image: [await picture()] }], post({ post_type: 'story' }));
+    const restore = loseAnswerOf(herald, isPublish);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    fake.setListingLag(1);
+    expect((await publishUntilSettled(herald, rootId)).outcome.kind).toBe('published');
+    const stories = fake.media.filter((media) => media.productType === 'STORY' && media.id !== older);
+    const [root] = await chainOf(herald, rootId);
+    expect(root.releaseId).toBe(stories.at(-1)!.id);
+    expect(root.releaseId).not.toBe(older);
+    expect(publishes() - before).toBe(1);
+  });
+
   it('waits an hour, creating nothing, when the account used its publishing limit', async () => {
     fake.setQuota(0);
     const rootId = await createPost(herald, business, [{ content: '<p>Over the limit</p>', image: [await picture()] }], post());
