@@ -19,8 +19,8 @@
 // hiding or deleting someone's comment are refused with that reason (Herald answers not_supported).
 import { z } from 'zod';
 import { PlatformHttpError, type PlatformHttpErrorInit } from '../src/lib/platform-http.js';
-import { CheckAgainLater, type ChannelAuth, type ConnectContext, type EditItem, type MediaFile, type PlatformComment, type Provider, type ProviderContext, type PublishItem, type PublishedRef } from './types.js';
-import { couldNotConfirm, earliestCreation } from './recovery.js';
+import { CheckAgainLater, type ChannelAuth, type ConnectContext, type EditItem, type MediaFile, type PlatformComment, type Provider, type ProviderContext, type PublishItem, type PublishedRef, type StepAttempt } from './types.js';
+import { couldNotConfirm, earliestCreation, identify } from './recovery.js';
 import { defuseMarkdown } from './safe-markdown.js';
 import { currentMetric, oauth2AuthorizeUrl, pickedId, putPresigned, storedTokens, tool } from './shared.js';
 
@@ -133,22 +133,28 @@ const LOOKUP_PAGES = 20;
 
 /**
  * A forum post (or comment) whose answer was lost: the account's post with this content, under the same parent, created since
- * the attempt began (less the clock skew). An older post of the same text is never taken for it; a post without a creation
- * time cannot be told apart, so it stops the item. Read to the end of the list without a match, nothing was created.
+ * the attempt began (less the clock skew). An older post of the same text is never taken for it, and two that could be it
+ * (one inside the skew allowance) are not guessed between: the item stops with "could not confirm" (issue 31;
+ * providers/recovery.ts identify); a post without a creation time cannot be told apart, so it stops the item too. Read to
+ * the end of the list without a match, nothing was created.
  */
-async function findPost(context: ProviderContext, body: { experience_id: string; content: string; parent_id?: string }, startedAt: Date): Promise<{ id: string } | undefined> {
-  const since = earliestCreation(startedAt);
+async function findPost(context: ProviderContext, body: { experience_id: string; content: string; parent_id?: string }, attempt: StepAttempt): Promise<{ id: string } | undefined> {
+  const since = earliestCreation(attempt.startedAt);
   let after: string | undefined;
+  const candidates = [];
   for (let page = 0; page < LOOKUP_PAGES; page++) {
     const query = { experience_id: body.experience_id, parent_id: body.parent_id, first: 50, after };
     const { data, page_info: pageInfo } = await api(context, 'api/v1/forum_posts', listOf(forumPostSchema), { query });
     const same = data.filter((post) => post.content === body.content && (post.parent_id ?? undefined) === body.parent_id && post.user?.id === context.auth.internalId);
     const undated = same.find((post) => Number.isNaN(createdMs(post.created_at)));
     if (undated) throw couldNotConfirm('Whop', `a post of the same text (${undated.id}) has no creation time to tell it from an older one`, 'the forum');
-    const found = same.filter((post) => createdMs(post.created_at) >= since).sort((a, b) => createdMs(a.created_at) - createdMs(b.created_at))[0];
-    if (found) return { id: found.id };
+    candidates.push(...same.map((post) => ({ item: { id: post.id }, created: createdMs(post.created_at), whole: true })));
     after = pageInfo?.end_cursor ?? undefined;
-    if (!pageInfo?.has_next_page || !after) return undefined;
+    // A page listed newest first that reaches back before the window holds the last candidates there can be (Whop does not
+    // document the order: any other is read to the end).
+    const times = data.map((post) => createdMs(post.created_at));
+    const reachesBack = times.length > 0 && times.every((time, index) => index === 0 || time <= times[index - 1]) && times.at(-1)! < since;
+    if (!pageInfo?.has_next_page || !after || reachesBack) return identify(attempt, candidates, 'Whop', 'posts', 'the forum');
   }
   throw couldNotConfirm('Whop', `the forum has more than ${LOOKUP_PAGES * 50} posts to read through`, 'the forum');
 }
@@ -165,7 +171,7 @@ async function createForumPost(context: ProviderContext, experience: string, ite
   const created = await context.step(
     'post',
     async () => ({ id: (await api(context, 'api/v1/forum_posts', forumPostSchema, { json: body })).id }),
-    (attempt) => findPost(context, { experience_id: experience, content: body.content, parent_id: extra.parent_id }, attempt.startedAt),
+    (attempt) => findPost(context, { experience_id: experience, content: body.content, parent_id: extra.parent_id }, attempt),
   );
   return created.id;
 }

@@ -9,7 +9,7 @@
 // .../reference#snowflakes (ms since 2015-01-01 shifted left 22 bits), .../resources/channel#start-thread-from-message (name 1-100).
 import { z } from 'zod';
 import type { ProviderContext, PublishItem, StepAttempt } from '../types.js';
-import { couldNotConfirm, earliestCreation } from '../recovery.js';
+import { couldNotConfirm, earliestCreation, identify } from '../recovery.js';
 import { defuseMarkdown } from '../safe-markdown.js';
 import { discord } from './api.js';
 
@@ -66,21 +66,27 @@ const listedSchema = z.array(
   z.looseObject({ id: z.string(), content: z.string(), author: z.looseObject({ id: z.string() }), attachments: z.array(z.unknown()).default([]) }),
 );
 
+/** When a snowflake was made (epoch milliseconds). */
+export const snowflakeTime = (id: string) => Number((BigInt(id) >> 22n) + DISCORD_EPOCH);
+
 /**
  * After an interrupted Create Message: the bot's own message with this content and as many attachments, created since the
  * call began (its id is at least the snowflake of that moment, less the clock skew). Older messages of the same text are
- * never taken for it. Every message since then is read; when none matches, nothing was created and the call is made again
- * (with the same nonce, which Discord answers with the first message if it did arrive meanwhile).
+ * never taken for it, and two that could be it (one inside the skew allowance) are not guessed between: the item stops with
+ * "could not confirm" (issue 31; providers/recovery.ts identify). Every message since then is read; when none matches,
+ * nothing was created and the call is made again (with the same nonce, which Discord answers with the first message if it
+ * did arrive meanwhile).
  */
 export async function findMessage(context: ProviderContext, channelId: string, item: PublishItem, attempt: StepAttempt): Promise<string | undefined> {
   const { content } = messageBody(item, false);
   const me = (await discord(context, 'users/@me', { schema: z.object({ id: z.string() }) })).data.id;
   let after = snowflakeAt(earliestCreation(attempt.startedAt));
+  const candidates = [];
   for (let page = 0; page < 10; page++) {
     const { data } = await discord(context, `channels/${encodeURIComponent(channelId)}/messages`, { query: messagesQuery(after), schema: listedSchema });
     const ours = data.filter((message) => message.author.id === me && message.content === content && message.attachments.length === item.media.length);
-    if (ours.length > 0) return ours.reduce((first, message) => (BigInt(message.id) < BigInt(first.id) ? message : first)).id;
-    if (data.length < PAGE) return undefined;
+    candidates.push(...ours.map((message) => ({ item: message.id, created: snowflakeTime(message.id), whole: true })));
+    if (data.length < PAGE) return identify(attempt, candidates, 'Discord', 'messages', 'the channel');
     after = data.reduce((last, message) => (BigInt(message.id) > BigInt(last) ? message.id : last), after);
   }
   throw couldNotConfirm('Discord', 'more than 1000 messages were posted in the channel since the attempt, and none of those read is this one', 'the channel');

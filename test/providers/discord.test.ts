@@ -278,6 +278,23 @@ describe('an interrupted message', () => {
     expect(BigInt(lookup.query.get('after')!)).toBeGreaterThan(BigInt(older.id));
   });
 
+  it('lost after Discord posted it, beside an identical message from 35 s before: "could not confirm", never the older one (issue 31)', async () => {
+    // Inside the two minutes the lookup reaches back for clock skew, two messages of the same text cannot be told apart.
+    const older = fake.postAs(fake.channel('general').id, 'Standup notes', { at: Date.now() - 35_000 });
+    const rootId = await post(['Standup notes']);
+    const restore = loseAnswerOf(herald, isCreate);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    const { outcome } = await publishUntilSettled(herald, rootId);
+    expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringMatching(/^Could not confirm whether Discord published this item: 2 identical messages/) });
+    const [root] = await chainOf(herald, rootId);
+    expect(root.releaseId ?? null).not.toBe(older.id);
+    expect(fake.messages.filter((message) => message.content === 'Standup notes')).toHaveLength(2);
+  });
+
   it('lost before it reached Discord: nothing since the attempt, so it is posted, once, though an older message has the same text', async () => {
     fake.postAs(fake.channel('general').id, 'Monthly digest', { at: Date.now() - 60 * 60_000 });
     const rootId = await post(['Monthly digest']);

@@ -158,6 +158,22 @@ describe('an interrupted post, and what its text may do', () => {
     expect(fake.server.requestsTo('POST', '/api/v1/forum_posts')).toHaveLength(creates);
   });
 
+  it('lost after Whop made it, beside an identical post from 35 s before: "could not confirm", never the older one (issue 31)', async () => {
+    // Inside the two minutes the lookup reaches back for clock skew, two posts of the same text cannot be told apart.
+    const older = fake.postAs('Standup notes', { at: Date.now() - 35_000 });
+    const rootId = await createPost(herald, channelId, ['Standup notes'], { settings: settings(), allowDuplicate: true });
+    const restore = loseAnswerOf(herald, isCreate);
+    try {
+      expect((await publishChain(herald.services, rootId)).kind).toBe('waiting');
+    } finally {
+      restore();
+    }
+    const { outcome } = await publishUntilSettled(herald, rootId);
+    expect(outcome).toMatchObject({ kind: 'failed', error: expect.stringMatching(/^Could not confirm whether Whop published this item: 2 identical posts/) });
+    expect((await chainOf(herald, rootId))[0].releaseId ?? null).not.toBe(older.id);
+    expect(fake.posts.filter((post) => post.content === 'Standup notes')).toHaveLength(2);
+  });
+
   it('lost before it reached Whop: nothing since the attempt, so it is made, once, though an older post has the same text', async () => {
     fake.postAs('Weekly recap', { at: Date.now() - 24 * 3600_000 });
     const rootId = await createPost(herald, channelId, ['Weekly recap'], { settings: settings(), allowDuplicate: true });
