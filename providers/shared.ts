@@ -9,7 +9,6 @@ export function permanent(message: string, status = 400): PlatformHttpError {
   return new PlatformHttpError({ status, retryable: false, bodyExcerpt: '', message });
 }
 
-/** Tags as the editor sends them: `[{value, label}]`. */
 /**
  * Publishing calls in flight at once when a provider declares no limit of its own (Provider.concurrency): per account, and
  * across all the accounts of one platform, in one worker process. Enough for an agency's 1,000 posts due at 09:00:00 to go
@@ -23,6 +22,7 @@ export const concurrencyOf = (provider: Pick<Provider, 'concurrency'>): { perAcc
   perPlatform: provider.concurrency?.perPlatform ?? PLATFORM_CONCURRENCY.perPlatform,
 });
 
+/** Tags as the editor sends them: `[{value, label}]`. */
 export const tagsSchema = z.array(z.object({ value: z.string(), label: z.string() }));
 
 /** An http(s) URL (other schemes are refused). */

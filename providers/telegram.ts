@@ -284,6 +284,10 @@ const telegram: Provider = {
     'Bold, underline and links are kept (Telegram HTML); other formatting becomes plain text. ' +
     'Each later item of the chain is posted as a reply to the previous message.',
   settings: null,
+  // Telegram asks a bot not to send more than about one message a second to one chat (core.telegram.org/bots/faq, "My bot
+  // is hitting limits, how do I avoid this?"): a few sends at once per chat at most. Its limit across chats (about 30
+  // messages a second) is a rate, not a number in flight: its 429s with retry_after are waited out like any other.
+  concurrency: { perAccount: 4 },
   chain: 'thread',
   tools: [],
   validate,

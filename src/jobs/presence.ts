@@ -40,6 +40,8 @@ const CONFIRM_GONE_MS = 10_000;
  * process) and after its run ended (graphile-worker's complete or fail call may still be on its way to the database).
  */
 const OWN_GRACE_MS = 10_000;
+/** How long after a due time's first notification its jobs are counted (countLater). */
+const COUNT_DELAY_MS = 100;
 /** Timers kept at once; beyond that the look-ahead and the poll catch up. */
 const MAX_TIMERS = 10_000;
 
@@ -57,6 +59,8 @@ export class WorkerPresence {
   /** Processes found without a presence connection: since when. */
   private readonly missing = new Map<string, number>();
   private confirmTimer?: NodeJS.Timeout;
+  /** Due times whose jobs are about to be counted (countLater). */
+  private readonly counting = new Set<number>();
   /** The job each worker of this process is running, and when recent runs ended (job id -> time). */
   private readonly running = new Map<object, string>();
   private readonly ended = new Map<string, number>();
@@ -84,8 +88,10 @@ export class WorkerPresence {
       setup: 'set tcp_keepalives_idle = 30; set tcp_keepalives_interval = 10; set tcp_keepalives_count = 3; ',
       channels: [SCHEDULED_CHANNEL],
       onNotification: (channel, payload) => {
-        const at = Number(payload);
-        if (channel === SCHEDULED_CHANNEL && Number.isFinite(at)) this.arm(at, 1, false, true);
+        const at = Number(payload.split(' ')[0]);
+        if (channel !== SCHEDULED_CHANNEL || !Number.isFinite(at)) return;
+        this.arm(at, 1);
+        this.countLater(at);
       },
       // Back after a loss: jobs interrupted meanwhile are released, jobs that fell due run now, and posts scheduled while the
       // connection was down are found by the look-ahead.
@@ -162,6 +168,38 @@ export class WorkerPresence {
     }, wait);
     timer.unref();
     this.timers.set(key, { timer, jobs });
+  }
+
+  /**
+   * Postgres sends the identical notifications of one transaction once: a create of 50 posts due at 09:00 tells one due
+   * time. So the jobs due then are counted, once per due time and shortly after its first notification (the rest of the
+   * commit's come with it), and that many slots are woken at that time, not one. Not for what is due now: graphile-worker
+   * wakes as many workers as jobs were added then.
+   */
+  private countLater(at: number): void {
+    if (at - Date.now() <= COUNT_DELAY_MS * 2 || this.counting.has(at)) return;
+    this.counting.add(at);
+    const timer = setTimeout(() => {
+      this.counting.delete(at);
+      this.options.pool
+        .query<{ jobs: string; publishing: boolean }>(
+          `select count(*) as jobs, task.identifier = $2 as publishing from graphile_worker._private_jobs job
+           join graphile_worker._private_tasks task on task.id = job.task_id
+           where job.run_at = $1::timestamptz and job.is_available = true group by task.identifier = $2`,
+          [new Date(at).toISOString(), PUBLISH_TASK],
+        )
+        .then(({ rows }) => {
+          // The count replaces the notification's timer, which did not know which slots to wake.
+          const unknown = this.timers.get(`${at}:a`);
+          if (unknown) {
+            clearTimeout(unknown.timer);
+            this.timers.delete(`${at}:a`);
+          }
+          for (const row of rows) this.arm(at, Number(row.jobs), true, row.publishing);
+        })
+        .catch((error: Error) => this.options.logger.warn({ err: error.message }, 'could not count the jobs due at a time'));
+    }, COUNT_DELAY_MS);
+    timer.unref();
   }
 
   /** After graphile-worker has stopped (nothing of this process runs any more): releases what is still locked in its name. */
