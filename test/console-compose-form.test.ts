@@ -131,7 +131,7 @@ describe('compose without JavaScript', () => {
     expect(noDate.text).toContain('Choose a date and time');
     const tooLong = await sendCompose(base([['items', '1'], ['content-0', 'B'.repeat(400)], ['date', '2027-03-15T09:00'], ['action', 'schedule']]));
     expect(tooLong.status).toBe(400);
-    expect(tooLong.text).toContain('Alice:');
+    expect(tooLong.text).toContain('Alice (bluesky, id ');
     expect((await db().execute('select count(*)::int as n from post'))[0].n).toBe(0);
   });
 

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { setupToken } from './helpers/setup-link.js';
-import { launchBrowser, SCREENSHOT_DIR } from './helpers/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, seriousViolations } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { acceptedSamples } from './helpers/media-samples.js';
 import { waitFor } from './helpers/posts.js';
@@ -154,22 +154,30 @@ describe('the console where people check an agent\'s work', () => {
     expect(await resource(rejectedId)).toMatchObject({ state: 'DRAFT', approval: { status: 'rejected', reason: 'Too pushy: announce the release notes instead.' } });
   });
 
-  it('editing applies the API\'s validation: too long is refused on the form, a valid edit is saved with its new date and item', async () => {
+  it('editing happens in the composer with the API\'s validation: too long is refused on the form, a valid edit is saved with its new date and item', async () => {
     await page.goto(`/posts/${rejectedId}`);
-    await page.locator('#edit-content-0').fill(`<p>${'a'.repeat(301)}</p>`);
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    await page.waitForURL(`**/posts/${rejectedId}/edit`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Edit post');
+    expect(await page.getByText('(JSON)').count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.locator('#content-0').fill(`<p>${'a'.repeat(301)}</p>`);
     await page.getByRole('button', { name: 'Save changes' }).click();
-    expect(await page.getByRole('alert').first().textContent()).toBe('Alice: The maximum characters is 300, we got 301; shorten the text. Fix each listed channel entry and send the whole request again; nothing was created.');
+    expect(await page.getByRole('alert').first().textContent()).toContain('The maximum characters is 300, we got 301; shorten the text');
     // What was typed is still there.
-    expect(await page.locator('#edit-content-0').inputValue()).toBe(`<p>${'a'.repeat(301)}</p>`);
+    expect(await page.locator('#content-0').inputValue()).toBe(`<p>${'a'.repeat(301)}</p>`);
     await shot('post-edit-refused');
-    await page.locator('#edit-content-0').fill('<p>Herald 2 release notes: what changed</p>');
-    await page.locator('#edit-date').fill('2030-01-15T09:30');
-    await page.locator('#edit-content-1').fill('<p>Thanks to everyone who tested it.</p>');
-    await page.locator('#edit-settings').fill('{}');
+    await page.locator('#content-0').fill('<p>Herald 2 release notes: what changed</p>');
+    await page.getByRole('button', { name: 'Add a thread item or comment' }).click();
+    await page.locator('#content-1').fill('<p>Thanks to everyone who tested it.</p>');
+    await page.locator('#timing-date').check();
+    await page.locator('#date').fill('2030-01-15T09:30');
+    await page.locator('#compose-zone').fill('UTC');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(`**/posts/${rejectedId}?notice=saved`);
     expect(await page.locator('pre.preview-text').allTextContents()).toEqual(['Herald 2 release notes: what changed', 'Thanks to everyone who tested it.']);
     await shot('post-edited');
+    expect(await seriousViolations(page)).toEqual([]);
     expect(await resource(rejectedId)).toMatchObject({ state: 'DRAFT', date: '2030-01-15T09:30:00.000Z', items: [{ position: 0 }, { position: 1 }] });
   });
 

@@ -56,12 +56,15 @@ describe('the person\'s zone', () => {
     page = await browser.get(`/posts/${id}`);
     expect(page.text).toContain('2027-03-29 09:00 GMT+2');
     expect(page.text).toContain('Times are in <strong>Europe/Paris</strong> (your zone)');
-    // The edit form shows and reads the date in that zone.
-    expect(page.text).toContain('Date and time (Europe/Paris)');
+    // The edit form (the composer) shows and reads the date in that zone.
+    page = await browser.get(`/posts/${id}/edit`);
     expect(page.text).toContain('value="2027-03-29T09:00"');
+    expect(page.text).toMatch(/id="compose-zone"[^>]*value="Europe\/Paris"/);
     const csrf = browser.csrf(page);
-    const saved = await browser.request('POST', `/posts/${id}/edit`, { _csrf: csrf, date: '2027-03-26T09:00', timeZone: 'Europe/Paris', content: 'Monday morning in Paris', media: '', settings: '{}' });
-    expect(saved.location).toBe(`/posts/${id}?notice=saved`);
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ _csrf: csrf, edit: id, channel: channelId, items: '1', 'content-0': 'Monday morning in Paris', timing: 'date', date: '2027-03-26T09:00', timeZone: 'Europe/Paris', action: 'save' })) form.append(name, value);
+    const saved = await fetch(`${herald.url}/compose?_csrf=${encodeURIComponent(csrf)}`, { method: 'POST', redirect: 'manual', headers: { cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ') }, body: form });
+    expect(saved.headers.get('location'), await saved.clone().text()).toBe(`/posts/${id}?notice=saved`);
     // Friday before the change: Paris is at +1.
     expect(await publishDate(id)).toBe('2027-03-26T08:00:00.000Z');
     // The week's posts in the person's zone.

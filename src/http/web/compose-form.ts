@@ -4,12 +4,13 @@
 // free slots differ are created by one request per date (validated together first, so a problem creates nothing).
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { Integration, Media } from '../../db/entities.js';
+import type { Integration, Media, StoredMedia } from '../../db/entities.js';
+import type { PostView } from '../../../tools/internal/post-view.js';
 import { DomainError } from '../../errors.js';
-import { canonicalZone, instantOf, parseWallClock } from '../../lib/time-zone.js';
+import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../../lib/time-zone.js';
 import type { createPostBody } from '../../../tools/create-post.js';
 import { providerOf } from '../../../tools/internal/integrations.js';
-import { settingsValues } from './settings-fields.js';
+import { settingsTyped, settingsValues } from './settings-fields.js';
 import { composedContent } from './compose-text.js';
 
 export interface ComposeItem {
@@ -37,6 +38,10 @@ export interface ComposeState {
   shortLink: boolean;
   /** Kept through re-renders of the form: sending it twice (a double click, a reload) creates once. */
   idempotencyKey: string;
+  /** The post this form edits (the same composer saves it with updatePost); undefined for a new post. */
+  editing?: string;
+  /** Media of the post being edited that are not library files (URLs), and alt texts, kept as they were: id → media. */
+  kept?: Record<string, StoredMedia>;
 }
 
 export const MAX_ITEMS = 25;
@@ -94,6 +99,7 @@ export function stateOf(fields: Fields, fallbackZone: string): ComposeState {
     allowDuplicate: first(fields, 'allowDuplicate') === 'yes',
     shortLink: first(fields, 'shortLink') === 'yes',
     idempotencyKey: /^[\x21-\x7e]{1,200}$/.test(key) ? key : randomUUID(),
+    ...(/^[A-Za-z0-9_-]{1,64}$/.test(first(fields, 'edit')) ? { editing: first(fields, 'edit') } : {}),
   };
 }
 
@@ -143,7 +149,12 @@ export async function composeRequests(
         const override = state.overrides[id]?.[index];
         return {
           content: composedContent(override?.trim() ? override : item.content),
-          image: item.media.filter((mediaId) => library.has(mediaId)).map((mediaId) => ({ id: mediaId, path: library.get(mediaId)!.path })),
+          image: item.media.flatMap((mediaId) => {
+            const kept = state.kept?.[mediaId];
+            const file = library.get(mediaId);
+            if (file) return [{ id: mediaId, path: file.path, ...(kept?.alt ? { alt: kept.alt } : {}) }];
+            return kept ? [{ id: kept.id, path: kept.path, ...(kept.alt ? { alt: kept.alt } : {}) }] : [];
+          }),
           delay: Math.max(0, Number.parseInt(item.delay, 10) || 0),
         };
       }),
@@ -166,3 +177,27 @@ export async function composeRequests(
   }
   return [...groups].map(([date, posts]) => ({ date, body: { ...common, date, posts } }));
 }
+
+/**
+ * A post as the compose form (its page's Edit, and Duplicate): its channel, every item's text, delay and media, and its
+ * settings as the form's fields. `withDate` false (a duplicate) leaves the date to choose.
+ */
+export function stateOfPost(view: PostView, zone: string, options: { withDate: boolean; editing: boolean }): ComposeState {
+  const channelId = view.integration.id;
+  const kept: Record<string, StoredMedia> = {};
+  for (const media of view.chain.flatMap((item) => item.media)) kept[media.id] = media;
+  const { __type: _type, ...settings } = view.root.settings;
+  return {
+    ...emptyState(zone),
+    channels: [channelId],
+    items: view.chain.map((item) => ({ content: item.content, delay: item.position > 0 && item.delay ? String(item.delay) : '', media: item.media.map((media) => media.id) })),
+    settings: { [channelId]: settingsTyped(providerOf(view.integration), settings) },
+    date: options.withDate && !isUndated(view.root) ? localInputValue(view.root.publishDate, zone).slice(0, 16) : '',
+    shortLink: view.root.shortLink,
+    kept,
+    ...(options.editing ? { editing: view.root.id } : {}),
+  };
+}
+
+/** A draft saved without a date is kept at the instant it was created (create-posts.ts): it has no date of its own. */
+export const isUndated = (post: { state: string; publishDate: Date; createdAt: Date }) => post.state === 'DRAFT' && post.publishDate.getTime() === post.createdAt.getTime();

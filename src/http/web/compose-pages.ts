@@ -16,7 +16,9 @@ import { runTool } from '../../../tools/runner.js';
 import type { Services } from '../../../tools/types.js';
 import { DomainError } from '../../errors.js';
 import { clientError, html, sendPage, sentence } from './html.js';
-import { composeRequests, emptyState, fieldsOf, MAX_ITEMS, stateOf, type ComposeState, type PostType } from './compose-form.js';
+import { composeRequests, emptyState, fieldsOf, MAX_ITEMS, stateOf, stateOfPost, type ComposeState, type PostType } from './compose-form.js';
+import { postView } from '../../../tools/internal/post-view.js';
+import { updatePost } from '../../../tools/update-post.js';
 import { composeMarkup, previewMarkup } from './compose-view.js';
 import { readMultipart } from './multipart.js';
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
@@ -48,7 +50,8 @@ async function previewsOf(services: Services, request: Request, response: Respon
   const previews: PostPreview[] = [];
   const byId = new Map(channels.map((channel) => [channel.id, channel]));
   for (const { body } of requests) {
-    const preview = await runConsoleTool(validatePost, body, response, services);
+    // An edited post is not a duplicate of itself: its save (updatePost) runs the guard against the others.
+    const preview = await runConsoleTool(validatePost, state.editing ? { ...body, allowDuplicate: true } : body, response, services);
     // Tags the platform's content does not keep are named, not dropped without a word.
     for (const entry of preview.entries) {
       const channel = byId.get(entry.integrationId);
@@ -72,15 +75,15 @@ async function composePage(services: Services, request: Request, response: Respo
   sendPage(
     response,
     {
-      title: 'New post',
+      title: state.editing ? 'Edit post' : 'New post',
       signedIn,
       csrf,
-      section: 'compose',
+      section: state.editing ? 'posts' : 'compose',
       zone: pageZone(zones),
       status: extra.problem?.status,
       flash: extra.problem ? { kind: 'error', text: extra.problem.text } : undefined,
     },
-    html`<h1>New post</h1>${zoneNote(zones)}
+    html`<h1>${state.editing ? 'Edit post' : 'New post'}</h1>${zoneNote(zones)}
     ${composeMarkup({ state, channels, customers, library, csrf, zone: zones.viewer, previews: extra.previews })}
     ${zoneDatalist()}`,
   );
@@ -96,12 +99,43 @@ async function previewOrProblem(services: Services, request: Request, response: 
   }
 }
 
+/** The edit form saved: its one channel's items, settings and (when chosen) date, through updatePost. */
+async function saveEdit(services: Services, request: Request, response: Response, state: ComposeState): Promise<void> {
+  const id = state.editing!;
+  try {
+    const organizationId = consoleCaller(response).organizationId;
+    const { channels } = await channelsOf(services, organizationId);
+    const library = new Map((await libraryFor(services, organizationId, state.items.flatMap((item) => item.media))).map((media) => [media.id, media]));
+    const [{ body }] = await composeRequests(state, 'draft', channels, library, async (channelId) => (await runConsoleTool(findSlot, { id: channelId }, response, services)).date);
+    const [entry] = body.posts;
+    await runConsoleTool(updatePost, { id, ...(body.date ? { date: body.date } : {}), value: entry.value, settings: entry.settings, allowDuplicate: state.allowDuplicate }, response, services);
+  } catch (raw) {
+    const error = clientError(raw);
+    const { previews } = await previewOrProblem(services, request, response, state);
+    return composePage(services, request, response, state, { previews, problem: { text: sentence(error), status: error.status } });
+  }
+  response.redirect(303, `/posts/${id}?notice=saved`);
+}
+
 export function composePages(router: Router, services: Services): void {
   router.get('/compose', requireSignedIn, async (request, response) => {
     const zones = await consoleZones(services, request, response);
-    const state = emptyState(zones.viewer);
-    if (typeof request.query.channel === 'string') state.channels = [request.query.channel];
+    const duplicate = typeof request.query.duplicate === 'string' ? request.query.duplicate : undefined;
+    const organizationId = consoleCaller(response).organizationId;
+    // Duplicate: a new post with the text, media and settings of another, its date left to choose.
+    const state = duplicate ? stateOfPost(await postView(services.orm.em.fork(), organizationId, duplicate), zones.viewer, { withDate: false, editing: false }) : emptyState(zones.viewer);
+    if (!duplicate && typeof request.query.channel === 'string') state.channels = [request.query.channel];
     await composePage(services, request, response, state);
+  });
+
+  // Edit: the same composer and live preview, filled with the post, saved with updatePost.
+  router.get('/posts/:id/edit', requireSignedIn, async (request, response) => {
+    const zones = await consoleZones(services, request, response);
+    const view = await postView(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.id));
+    if (view.chain.some((item) => item.state === 'PUBLISHED')) {
+      throw new DomainError('conflict', 'This post went out: what was published stays on the platform.', { hint: 'Duplicate it to post a corrected version, or delete it from its page.' });
+    }
+    await composePage(services, request, response, stateOfPost(view, zones.viewer, { withDate: true, editing: true }));
   });
 
   // The script's live preview: the preview's HTML for the form as it is now.
@@ -147,6 +181,8 @@ export function composePages(router: Router, services: Services): void {
       uploads.push({ field, id: media.id });
     });
     const state = stateOf(fields, zones.viewer);
+    // An edit keeps the post's media that are not library files, and every alt text, as they were.
+    if (state.editing) state.kept = stateOfPost(await postView(services.orm.em.fork(), caller.organizationId, state.editing), zones.viewer, { withDate: false, editing: true }).kept;
     const sentKey = state.idempotencyKey;
     // A form shown again is a new submission: its uploads and its create get new keys.
     state.idempotencyKey = randomUUID();
@@ -166,6 +202,10 @@ export function composePages(router: Router, services: Services): void {
         }
       }
       return composePage(services, request, response, state, uploadProblem ? { problem: { text: uploadProblem, status: 400 } } : {});
+    }
+    if (action === 'save' && state.editing) {
+      if (uploadProblem) return composePage(services, request, response, state, { problem: { text: uploadProblem, status: 400 } });
+      return saveEdit(services, request, response, state);
     }
     if (action !== 'schedule' && action !== 'draft' && action !== 'now') {
       const { previews, problem } = await previewOrProblem(services, request, response, state);

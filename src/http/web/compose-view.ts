@@ -54,6 +54,8 @@ function itemMarkup(state: ComposeState, index: number, library: Media[], chainK
   const item = state.items[index];
   const chosen = new Set(item.media);
   const selected = library.filter((media) => chosen.has(media.id));
+  // Media of an edited post that are not library files (URLs the platform fetches): kept unless unticked.
+  const urls = item.media.filter((id) => !library.some((media) => media.id === id) && state.kept?.[id]).map((id) => state.kept![id]);
   const others = library.filter((media) => !chosen.has(media.id));
   return html`<fieldset class="item" data-item="${index}"><legend>${index === 0 ? 'Post' : `Item ${index + 1} (${chainKind})`}</legend>
     <label for="content-${index}">Text</label>
@@ -65,7 +67,10 @@ function itemMarkup(state: ComposeState, index: number, library: Media[], chainK
       <label for="upload-${index}">Add pictures or videos</label>
       <input id="upload-${index}" name="upload-${index}" type="file" multiple accept="image/*,video/mp4,video/quicktime">
       <p class="hint">Or drop files here. They go to the media library.</p>
-      <ul class="media-choices selected" aria-label="Media of this item">${selected.map((media) => mediaChoice(media, index, true))}</ul>
+      <ul class="media-choices selected" aria-label="Media of this item">${selected.map((media) => mediaChoice(media, index, true))}${urls.map(
+        (media, position) => html`<li><input type="checkbox" id="media-${index}-url-${position}" name="media-${index}" value="${media.id}" checked>
+          <label for="media-${index}-url-${position}" class="media-choice"><span>${media.path}</span></label></li>`,
+      )}</ul>
     </div>
     ${others.length
       ? html`<details><summary>From the media library</summary><ul class="media-choices">${others.map((media) => mediaChoice(media, index, false))}</ul></details>`
@@ -75,6 +80,11 @@ function itemMarkup(state: ComposeState, index: number, library: Media[], chainK
 }
 
 function channelChoices(state: ComposeState, channels: Integration[], customers: Map<string, string>): Markup {
+  if (state.editing) {
+    const channel = channels.find((candidate) => candidate.id === state.channels[0]);
+    return html`<p>On <strong>${channel?.name ?? 'its channel'}</strong> ${channel ? html`<span class="hint">${platformName(channel)}</span>` : ''}</p>
+      <input type="hidden" name="channel" value="${state.channels[0] ?? ''}"><input type="hidden" name="edit" value="${state.editing}">`;
+  }
   const groups = new Map<string, Integration[]>();
   for (const channel of channels) {
     const key = channel.customerId && customers.has(channel.customerId) ? channel.customerId : '';
@@ -146,9 +156,11 @@ export function composeMarkup(view: ComposeView): Markup {
         <div class="choice"><input type="checkbox" id="allowDuplicate" name="allowDuplicate" value="yes"${state.allowDuplicate ? html` checked` : ''}><label for="allowDuplicate">Posting this text again on purpose (allows a near-duplicate)</label></div>
       </section>
       <div class="actions compose-actions">
-        <button type="submit" name="action" value="schedule">Schedule</button>
+        ${state.editing
+          ? html`<button type="submit" name="action" value="save">Save changes</button><a href="/posts/${state.editing}">Cancel</a>`
+          : html`<button type="submit" name="action" value="schedule">Schedule</button>
         <button type="submit" name="action" value="draft" class="secondary">Save as draft</button>
-        <button type="submit" name="action" value="now" class="secondary">Publish now</button>
+        <button type="submit" name="action" value="now" class="secondary">Publish now</button>`}
         <button type="submit" name="action" value="preview" class="secondary">Preview</button>
       </div>
     </div>

@@ -41,6 +41,12 @@ function resultOf(post: PostRecord, zone: string): Markup {
   return html`${links}${post.error ? html`<p><span class="badge error">Error</span> ${post.error}</p>` : ''}${retry}`;
 }
 
+/** After a deletion from a post's page. */
+const POSTS_NOTICES: Record<string, string> = {
+  deleted: 'Deleted: the post and those created with it will not be published.',
+  'deleting-on-platform': 'Deleting: what went out is being deleted on the platform; the post is listed until that is done.',
+};
+
 function mcpSnippets(publicUrl: string, key: string): Markup {
   return html`<h2>Client configuration</h2>
     ${clientSnippets(publicUrl, key).map((snippet) => html`<h3>${snippet.client} <span class="hint">(${snippet.where})</span></h3><pre><code>${snippet.text}</code></pre>`)}
@@ -61,7 +67,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const following = isoWeekKey(plusDays(monday, 7));
     sendPage(
       response,
-      { title: 'Posts', signedIn, csrf, section: 'posts', zone: pageZone(zones) },
+      { title: 'Posts', signedIn, csrf, section: 'posts', zone: pageZone(zones), flash: typeof request.query.notice === 'string' && POSTS_NOTICES[request.query.notice] ? { kind: 'ok', text: POSTS_NOTICES[request.query.notice] } : undefined },
       html`<h1>Posts, week of ${dayKey(monday)}</h1>
       ${zoneNote(zones)}
       <form method="get" action="/posts" class="card actions">

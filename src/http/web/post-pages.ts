@@ -6,7 +6,6 @@ import { decodeHTML } from 'entities';
 import { DomainError } from '../../errors.js';
 import { hasHtmlTag } from '../../lib/content.js';
 import { changePostStatus } from '../../../tools/change-post-status.js';
-import { updatePost } from '../../../tools/update-post.js';
 import { approvePost, rejectPost, requesterLabel } from '../../../tools/internal/approval.js';
 import { postView, type PostPreview, type PostView } from '../../../tools/internal/post-view.js';
 import { chainStatus } from '../../../tools/internal/posts.js';
@@ -15,11 +14,13 @@ import { PostSchema } from '../../db/entities.js';
 import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, runConsoleTool } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
-import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../../lib/time-zone.js';
+import { localInputValue } from '../../lib/time-zone.js';
 import { consoleZones, formatWhen, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
 import { afterPublishing } from './post-sections.js';
 import { CHART_ASSETS } from './chart-pages.js';
 import { postActivitySection } from './activity-pages.js';
+import { ACTION_NOTICES, postActionRoutes, postActions } from './post-actions.js';
+import { isUndated } from './compose-form.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -89,6 +90,7 @@ export const DECISION_NOTICES: Record<string, string> = {
 
 const NOTICES: Record<string, string> = {
   ...DECISION_NOTICES,
+  ...ACTION_NOTICES,
   retried: 'Retrying: the post is queued again and resumes at the first item that did not go out.',
   saved: 'Saved.',
   moved: 'Moved: the post is at its new date.',
@@ -123,49 +125,6 @@ export function previewMarkup(preview: PostPreview): Markup {
 /** What is wrong, then what to do, as sentences for the form (validation messages end without a full stop). */
 const sentence = (error: DomainError) => [error.message.replace(/([^.!?])$/, '$1.'), error.hint].filter(Boolean).join(' ');
 
-interface EditValues {
-  /** `YYYY-MM-DDTHH:MM` in `timeZone`. */
-  date: string;
-  timeZone: string;
-  contents: string[];
-  media: string[];
-  settings: string;
-}
-
-function editValuesOf(view: PostView, zone: string): EditValues {
-  const { __type: _type, ...settings } = view.root.settings;
-  return {
-    date: localInputValue(view.root.publishDate, zone).slice(0, 16),
-    timeZone: zone,
-    contents: view.chain.map((item) => item.content),
-    media: view.chain.map((item) => item.media.map((media) => media.path).join('\n')),
-    settings: JSON.stringify(settings, null, 2),
-  };
-}
-
-function editForm(view: PostView, csrf: string, values: EditValues): Markup {
-  const rows = [...values.contents, ''];
-  return html`<form method="post" action="/posts/${view.root.id}/edit" class="card" aria-labelledby="edit-title">${csrfField(csrf)}
-    <h2 id="edit-title">Edit</h2>
-    <label for="edit-date">Date and time (${values.timeZone})</label>
-    <input id="edit-date" name="date" type="datetime-local" step="60" value="${values.date}" required>
-    <input type="hidden" name="timeZone" value="${values.timeZone}">
-    ${rows.map(
-      (content, index) => html`<fieldset><legend>${index < values.contents.length ? (index === 0 ? 'Post' : `Item ${index + 1}`) : 'Add an item (thread reply or comment, optional)'}</legend>
-      <label for="edit-content-${index}">Content (HTML: p, strong, u, ul/li, h1–h3, a)</label>
-      <textarea id="edit-content-${index}" name="content" rows="4">${content}</textarea>
-      <label for="edit-media-${index}">Media, one per line (a media library path or id, or an https URL)</label>
-      <textarea id="edit-media-${index}" name="media" rows="2">${values.media[index] ?? ''}</textarea>
-      ${index > 0 && index < values.contents.length ? html`<p class="hint">Empty both fields to remove this item.</p>` : ''}</fieldset>`,
-    )}
-    <label for="edit-settings">Platform settings (JSON)</label>
-    <textarea id="edit-settings" name="settings" rows="4" aria-describedby="settings-hint">${values.settings}</textarea>
-    <p class="hint" id="settings-hint">The keys of ${view.preview.platform.name}'s settings schema (integrationSchema); {} when it has none.</p>
-    <label><input type="checkbox" name="allowDuplicate" value="yes"> Posting this text again on purpose (allows a near-duplicate)</label>
-    <button type="submit">Save changes</button>
-  </form>`;
-}
-
 function approvalMarkup(view: PostView, csrf: string, owner: boolean, from: string, zone: string): Markup {
   const approval = view.record.approval;
   if (!approval) return html``;
@@ -195,6 +154,11 @@ export function postSummary(view: PostView, csrf: string, owner: boolean, from: 
   const { record, integration } = view;
   const platform = platformName(integration);
   const channelZone = integration.timeZone ?? zones.organization;
+  if (isUndated(view.root)) {
+    return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), no date yet: it takes no posting slot until it is scheduled</p>
+    ${approvalMarkup(view, csrf, owner, from, zones.viewer)}
+    ${previewMarkup(view.preview)}`;
+  }
   return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), ${when(record.publishDate, zones.viewer)}${
       channelZone !== zones.viewer ? html` <span class="hint">(${when(record.publishDate, channelZone)} in the channel's zone, ${channelZone})</span>` : ''
     } · created over ${record.creationMethod === 'MCP' ? 'MCP' : 'the API or this console'}</p>
@@ -203,7 +167,7 @@ export function postSummary(view: PostView, csrf: string, owner: boolean, from: 
     ${previewMarkup(view.preview)}`;
 }
 
-async function postPage(services: Services, request: Request, response: Response, id: string, problem?: { text: string; values?: EditValues; status: number }): Promise<void> {
+async function postPage(services: Services, request: Request, response: Response, id: string, problem?: { text: string; status: number }): Promise<void> {
   const { signedIn, csrf } = consoleLocals(response);
   const zones = await consoleZones(services, request, response);
   const organizationId = consoleCaller(response).organizationId;
@@ -239,35 +203,12 @@ async function postPage(services: Services, request: Request, response: Response
     ${siblings.length
       ? html`<h2>Created in the same request</h2><ul class="card">${siblings.map((post) => html`<li><a href="/posts/${post.id}">${formatWhen(post.publishDate, zones.viewer)}</a> ${badge(STATE_LABELS, post.state)}</li>`)}</ul>`
       : ''}
-    ${editable ? editForm(view, csrf, problem?.values ?? editValuesOf(view, zones.viewer)) : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform.</p>`}
+    ${postActions(view, csrf, zones.viewer, siblings.length)}
+    ${editable ? '' : html`<p class="hint">Published posts cannot be edited: what went out stays on the platform. Duplicate it to post a corrected version.</p>`}
     ${published}
     ${await postActivitySection(services, request, response, view.root.id)}
     <p><a href="/calendar?month=${localInputValue(view.root.publishDate, zones.viewer).slice(0, 7)}">Back to the calendar</a></p>`,
   );
-}
-
-const list = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : value === undefined ? [] : [String(value)]);
-
-/** The edit form as the updatePost tool's input. */
-function editInput(id: string, body: Record<string, unknown>, fallbackZone: string): { input: Record<string, unknown>; values: EditValues } {
-  const media = list(body.media);
-  const pairs = list(body.content).map((content, index) => ({ content, media: media[index] ?? '' }));
-  // The empty "add an item" slot is not an item; emptied items are removed.
-  while (pairs.length > 1 && !pairs.at(-1)!.content.trim() && !pairs.at(-1)!.media.trim()) pairs.pop();
-  const values: EditValues = { date: String(body.date ?? ''), timeZone: canonicalZone(body.timeZone) ?? fallbackZone, contents: pairs.map((pair) => pair.content), media: pairs.map((pair) => pair.media), settings: String(body.settings ?? '{}') };
-  const items = pairs
-    .filter((pair, index) => index === 0 || pair.content.trim() !== '' || pair.media.trim() !== '')
-    .map((pair) => ({ content: pair.content, image: pair.media.split(/\r?\n/).map((line) => line.trim()).filter(Boolean).map((line) => ({ id: line, path: line })) }));
-  const wall = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(values.date) ? parseWallClock(values.date) : undefined;
-  if (!wall) throw new DomainError('invalid_input', `Date: give a date and a time (${values.timeZone}).`);
-  let settings: unknown;
-  try {
-    settings = JSON.parse(values.settings.trim() || '{}');
-  } catch (error) {
-    throw new DomainError('invalid_input', `Platform settings are not valid JSON: ${(error as Error).message}.`, { hint: 'Write an object such as {"title": "..."}, or {} for none.' });
-  }
-  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new DomainError('invalid_input', 'Platform settings must be a JSON object, such as {} or {"title": "..."}.');
-  return { input: { id, date: instantOf(wall, values.timeZone).toISOString(), value: items, settings, allowDuplicate: body.allowDuplicate === 'yes' }, values };
 }
 
 export function postPages(router: Router, services: Services): void {
@@ -278,20 +219,7 @@ export function postPages(router: Router, services: Services): void {
   const back = (request: Request, id: string, notice: string) => (request.body?.from === 'approvals' ? `/approvals?notice=${notice}` : `/posts/${id}?notice=${notice}`);
 
   router.get('/posts/:id', requireSignedIn, (request, response) => postPage(services, request, response, String(request.params.id)));
-
-  router.post('/posts/:id/edit', requireSignedIn, async (request, response) => {
-    const id = String(request.params.id);
-    let values: EditValues | undefined;
-    try {
-      const edit = editInput(id, (request.body ?? {}) as Record<string, unknown>, (await consoleZones(services, request, response)).viewer);
-      values = edit.values;
-      await runConsoleTool(updatePost, edit.input, response, services);
-    } catch (raw) {
-      const error = clientError(raw);
-      return postPage(services, request, response, id, { text: sentence(error), values, status: error.status });
-    }
-    response.redirect(303, `/posts/${id}?notice=saved`);
-  });
+  postActionRoutes(router, services, (request, response, id, error) => postPage(services, request, response, id, { text: sentence(error), status: error.status }));
 
   router.post('/posts/:id/retry', requireSignedIn, async (request, response) => {
     const id = String(request.params.id);

@@ -100,3 +100,14 @@ export function settingsValues(provider: Provider, channelName: string, values: 
   }
   return settings;
 }
+
+/** A stored settings object as the form's fields (what settingsValues reads back). */
+export function settingsTyped(provider: Provider, settings: Record<string, unknown>): Record<string, string> {
+  const typed: Record<string, string> = {};
+  for (const field of settingFields(provider)) {
+    const value = settings[field.key];
+    if (value === undefined || value === null) continue;
+    typed[field.key] = field.kind === 'json' ? JSON.stringify(value) : String(value);
+  }
+  return typed;
+}
