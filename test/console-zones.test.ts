@@ -177,4 +177,26 @@ describe('the calendar', () => {
     expect(await publishDate(far)).toBe('2027-03-30T09:00:00.000Z');
     expect(near).toBeTruthy();
   });
+
+  it('shows no UTC time to a person: notifications in their zone with the posts they name linked, a key\'s last use (issue 36)', async () => {
+    const postId = await createPost('2027-06-01T08:00:00.000Z', 'Summer opening hours');
+    await db().execute('insert into notification (id, organization_id, type, content, link, integration_id, created_at) values (?, ?, ?, ?, null, null, now())', [
+      'notificationzones0001',
+      herald.organizationId,
+      'post_awaiting_approval',
+      `A post by an agent waits for your approval (post ${postId}, for 2027-06-01T08:00:00.000Z). Approve or reject it <b>now</b>.`,
+    ]);
+    const page = await browser.get('/notifications');
+    // Europe/Paris is the person's zone (chosen above): 08:00 UTC is 10:00 there.
+    expect(page.text).toContain(`(<a href="/posts/${postId}">post ${postId}</a>, for <time datetime="2027-06-01T08:00:00.000Z" title="Europe/Paris">2027-06-01 10:00 GMT+2</time>)`);
+    expect(page.text).toContain('Approve or reject it &lt;b&gt;now&lt;/b&gt;.');
+    expect(page.text).not.toContain('2027-06-01T08:00:00.000Z)');
+
+    const key = (await herald.rest('POST', '/keys', { name: 'Zone agent' })).body.secret;
+    expect((await fetch(`${herald.restUrl}/is-connected`, { headers: { authorization: key } })).status).toBe(200);
+    const developer = await browser.get('/developer');
+    expect(developer.text).toMatch(/<td><time datetime="[^"]+" title="Europe\/Paris">\d{4}-\d{2}-\d{2} \d{2}:\d{2} GMT\+\d<\/time>/);
+    expect(developer.text).not.toMatch(/\d{2}:\d{2} UTC/);
+    expect(developer.text).toContain('id="key-name" name="name" type="text"');
+  });
 });

@@ -2,6 +2,7 @@
 // view), one figure per metric with a table of the numbers, which is the page without JavaScript (and for screen
 // readers); /assets/charts.js hydrates each figure into a uPlot chart (uPlot, MIT, served from node_modules) from the
 // figure's data-series. Empty history says why (no analytics API, needs reconnecting, the last read failed, not read yet).
+import { consoleZones, pageZone, when } from './zones.js';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -115,13 +116,14 @@ export function chartPages(router: Router, services: Services): void {
     const provider = providerOf(integration);
     const metrics = byMetric(rows);
     const locals = consoleLocals(response);
+    const zones = await consoleZones(services, request, response);
     sendPage(
       response,
-      { title: `${integration.name} analytics`, signedIn: locals.signedIn, csrf: locals.csrf ?? '', section: 'channels', assets: CHART_ASSETS },
+      { title: `${integration.name} analytics`, signedIn: locals.signedIn, csrf: locals.csrf ?? '', section: 'channels', assets: CHART_ASSETS, zone: pageZone(zones) },
       html`<h1>${integration.name}: analytics</h1>
       <p>${provider.name} · the last ${days} days, as Herald recorded them (read daily). ${PERIODS.map((period) => (period === days ? html` <strong>${period} days</strong>` : html` <a href="?days=${period}">${period} days</a>`))}
         · <a href="/channels/${integration.id}/analytics.csv?days=${days}" download>Download CSV</a></p>
-      ${status?.lastSuccessAt ? html`<p class="hint">Last read ${status.lastSuccessAt.toISOString().slice(0, 16).replace('T', ' ')} UTC${status.status !== 'ok' ? html` · ${whyEmpty(provider, status)}` : ''}</p>` : ''}
+      ${status?.lastSuccessAt ? html`<p class="hint">Last read ${when(status.lastSuccessAt, zones.viewer)}${status.status !== 'ok' ? html` · ${whyEmpty(provider, status)}` : ''}</p>` : ''}
       ${metrics.length === 0
         ? html`<p class="flash error" role="status" id="why-empty">${whyEmpty(provider, status)}</p>`
         : metrics.map((metric) => metricFigure({ id: `metric-${metric.metric}`, caption: metric.label, labels: [metric.label], rows: metric.points }))}

@@ -1,6 +1,7 @@
 // The Developer page's keys: the organization's named keys (an agent key is what an agent should get), created with the
 // scopes chosen here and shown once, and revoked; the scopes say what each key may do (tools/internal/scopes.ts).
 import type { Request, Response, Router } from 'express';
+import { when } from './zones.js';
 import { DomainError } from '../../errors.js';
 import { createKey, listKeys, revokeKey, rotateKey, type KeyRecord } from '../../../tools/internal/api-keys.js';
 import { AGENT_PRESET, API_SCOPE_DESCRIPTIONS, API_SCOPES, type ApiScope } from '../../../tools/internal/scopes.js';
@@ -16,7 +17,7 @@ export const KEY_REVEAL = 'api-key';
 export async function keysSection(
   services: Services,
   response: Response,
-  options: { csrf: string; owner: boolean; created?: { name: string; secret: string; rotated?: boolean } },
+  options: { csrf: string; owner: boolean; zone: string; created?: { name: string; secret: string; rotated?: boolean } },
 ): Promise<Markup> {
   const keys = options.owner ? await listKeys(services.orm.em.fork(), consoleCaller(response)) : [];
   return html`<section class="card" aria-labelledby="keys-title"><h2 id="keys-title">Agent keys</h2>
@@ -29,9 +30,9 @@ export async function keysSection(
       : ''}
     <dl>${API_SCOPES.map((scope) => html`<dt><code>${scope}</code></dt><dd>${API_SCOPE_DESCRIPTIONS[scope]}</dd>`)}</dl>
     ${options.owner
-      ? html`${keys.length > 0 ? keyTable(keys, options.csrf) : ''}
+      ? html`${keys.length > 0 ? keyTable(keys, options.csrf, options.zone) : ''}
         <form method="post" action="/developer/keys">${csrfField(options.csrf)}
-          <label for="key-name">Name</label> <input id="key-name" name="name" required maxlength="100" placeholder="Claude Desktop">
+          <label for="key-name">Name</label> <input id="key-name" name="name" type="text" required maxlength="100" placeholder="Claude Desktop">
           <fieldset><legend>Scopes</legend>${API_SCOPES.map(
             (scope) => html`<label><input type="checkbox" name="scopes" value="${scope}"${AGENT_PRESET.includes(scope) ? ' checked' : ''}> <code>${scope}</code></label> `,
           )}</fieldset>
@@ -41,12 +42,12 @@ export async function keysSection(
   </section>`;
 }
 
-function keyTable(keys: KeyRecord[], csrf: string): Markup {
+function keyTable(keys: KeyRecord[], csrf: string, zone: string): Markup {
   return html`<table><thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Limited to</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Rotate or revoke</span></th></tr></thead>
     <tbody>${keys.map(
       (key) => html`<tr><td>${key.name} <code>…${key.lastFour}</code></td><td>${key.scopes.join(', ')}</td>
-        <td>${key.channels ? `${key.channels.length} channel(s)` : key.customers ? `${key.customers.length} customer(s)` : 'every channel'}${key.expiresAt ? `, until ${key.expiresAt.slice(0, 10)}` : ''}</td>
-        <td>${key.lastUsed ? `${key.lastUsed.at.slice(0, 16).replace('T', ' ')} UTC${key.lastUsed.client ? ` (${key.lastUsed.client})` : ''}` : 'never'}</td>
+        <td>${key.channels ? `${key.channels.length} channel(s)` : key.customers ? `${key.customers.length} customer(s)` : 'every channel'}${key.expiresAt ? html`, until ${when(key.expiresAt, zone)}` : ''}</td>
+        <td>${key.lastUsed ? html`${when(key.lastUsed.at, zone)}${key.lastUsed.client ? ` (${key.lastUsed.client})` : ''}` : 'never'}</td>
         <td>${key.organizationKey
           ? ''
           : html`<div class="actions"><form method="post" action="/developer/keys/${key.id}/rotate">${csrfField(csrf)}

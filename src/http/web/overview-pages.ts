@@ -93,7 +93,7 @@ async function bestTimesPage(services: Services, request: Request, response: Res
     ${output.enoughData
       ? slotTable('suggestions', 'Suggested slots, best first', output.suggestions)
       : html`<p id="fallback">Until there is enough data, Herald schedules at the channel's posting times: ${(output.fallback?.postingTimesUtc ?? []).map(
-          (time, index) => html`${index > 0 ? ', ' : ''}${inZone(time, zone, services.now())} (${time} UTC)`,
+          (time, index) => html`${index > 0 ? ', ' : ''}${inZone(time, zone, services.now())}`,
         )}.</p>`}
     ${output.slots.length > 0 ? slotTable('evidence', 'Every slot with posts: the evidence', output.slots) : ''}
     <p class="hint">${output.method}</p>

@@ -1,5 +1,5 @@
 // Posts, developer settings (API key, URLs, client snippets), notifications and members.
-import type { Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { ApiKeySchema } from '../../db/entities.js';
 import { clientSnippets } from '../../lib/client-snippets.js';
 import { createInvitation, membersOf, type OrganizationChoice } from '../../../tools/internal/accounts.js';
@@ -39,6 +39,22 @@ function resultOf(post: PostRecord, zone: string): Markup {
     ? html`<p class="hint">Attempt ${post.attempts} failed: ${post.lastError ?? 'unknown error'}. Next attempt ${when(post.nextAttemptAt, zone)}.</p>`
     : '';
   return html`${links}${post.error ? html`<p><span class="badge error">Error</span> ${post.error}</p>` : ''}${retry}`;
+}
+
+// The instants (UTC ISO 8601, as the API writes them) and post ids a notification names.
+const NAMED = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z)|\bpost ([A-Za-z0-9_-]{8,64})\b/g;
+
+/** A notification's text as a person reads it: its instants in their zone, the posts it names linked to their pages. */
+export function notificationText(content: string, zone: string): Markup {
+  const parts: (string | Markup)[] = [];
+  let last = 0;
+  for (const match of content.matchAll(NAMED)) {
+    parts.push(content.slice(last, match.index));
+    parts.push(match[1] ? html`${when(match[1], zone)}` : html`<a href="/posts/${match[2]}">post ${match[2]}</a>`);
+    last = match.index + match[0].length;
+  }
+  parts.push(content.slice(last));
+  return html`${parts}`;
 }
 
 /** After a deletion from a post's page. */
@@ -90,23 +106,24 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   });
 
-  async function developerPage(response: Response, revealed?: Record<string, string>): Promise<void> {
+  async function developerPage(request: Request, response: Response, revealed?: Record<string, string>): Promise<void> {
+    const zones = await consoleZones(services, request, response);
     const { signedIn, csrf } = consoleLocals(response);
     const organization = signedIn!.organization as OrganizationChoice;
     const newKey = revealed?.key;
     const created = revealed?.secret ? { name: revealed.name ?? '', secret: revealed.secret, rotated: revealed.rotated === 'yes' } : undefined;
     const key = await services.orm.em.fork().findOne(ApiKeySchema, { organizationId: organization.id, organizationKey: true, revokedAt: null });
-    const keys = await keysSection(services, response, { csrf, owner: organization.role === 'owner', created });
+    const keys = await keysSection(services, response, { csrf, owner: organization.role === 'owner', zone: zones.viewer, created });
     const publicUrl = services.config.publicUrl;
     sendPage(
       response,
-      { title: 'Developer settings', signedIn, csrf, section: 'developer', flash: newKey ? { kind: 'ok', text: 'New API key created. Copy it now: it is shown only once.' } : undefined },
+      { title: 'Developer settings', signedIn, csrf, section: 'developer', zone: pageZone(zones), flash: newKey ? { kind: 'ok', text: 'New API key created. Copy it now: it is shown only once.' } : undefined },
       html`<h1>Developer settings</h1>
       <section class="card" aria-labelledby="key-title"><h2 id="key-title">Organization key (owner)</h2>
       ${newKey
         ? html`<p>Your new key:</p><code class="secret" id="new-api-key">${newKey}</code><p class="hint">Clients using the previous key stop working now.</p>`
         : key
-          ? html`<p>Current key ends in <code>…${key.lastFour}</code>, created ${key.createdAt.toISOString().slice(0, 10)}. It is stored only as a hash and cannot be shown again.</p>`
+          ? html`<p>Current key ends in <code>…${key.lastFour}</code>, created ${when(key.createdAt, zones.viewer)}. It is stored only as a hash and cannot be shown again.</p>`
           : html`<p>This organization has no API key yet.</p>`}
       ${organization.role === 'owner'
         ? html`<form method="post" action="/developer/api-key">${csrfField(csrf)}
@@ -130,7 +147,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   }
 
-  router.get('/developer', requireSignedIn, (request, response) => developerPage(response, takeReveal(services, request, response, KEY_REVEAL)));
+  router.get('/developer', requireSignedIn, (request, response) => developerPage(request, response, takeReveal(services, request, response, KEY_REVEAL)));
   keyRoutes(router, services, sessions);
 
   router.post('/developer/api-key', requireSignedIn, requireOwner, async (request, response) => {
@@ -156,7 +173,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
       ${zoneNote(zones)}
       ${result.notifications.length === 0 ? html`<p class="card">Nothing yet.</p>` : ''}
       <ul class="card">${result.notifications.map(
-        (item) => html`<li><span class="hint">${when(item.createdAt, zones.viewer)}</span> — ${item.content}${safeUrl(item.link) ? html` <a href="${safeUrl(item.link)}" rel="noopener noreferrer">Open</a>` : ''}</li>`,
+        (item) => html`<li><span class="hint">${when(item.createdAt, zones.viewer)}</span> — ${notificationText(item.content, zones.viewer)}${safeUrl(item.link) ? html` <a href="${safeUrl(item.link)}" rel="noopener noreferrer">Open</a>` : ''}</li>`,
       )}</ul>
       <p>${page > 0 ? html`<a href="/notifications?page=${page - 1}">← Newer</a> ` : ''}${result.hasMore ? html`<a href="/notifications?page=${page + 1}">Older →</a>` : ''}</p>`,
     );
