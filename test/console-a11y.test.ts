@@ -86,6 +86,13 @@ describe('accessibility of every console page (axe-core: no serious or critical 
   });
 
   it('the pages of the console', { timeout: 240_000 }, async () => {
+    // Home: the day's work first (issue 36): what waits for approval, what failed, today and this week.
+    await check('/', 'home');
+    expect(await page.getByRole('heading', { name: 'Waiting for approval (1)' }).isVisible()).toBe(true);
+    expect(await page.getByRole('heading', { name: 'Today', exact: true }).isVisible()).toBe(true);
+    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('list', { name: 'Developer tools' }).getByRole('link', { name: 'Webhooks' }).isVisible()).toBe(true);
+    const icon = await fetch(`${herald.url}/favicon.ico`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml; charset=utf-8']);
     await check('/channels', 'channels');
     await check('/channels/connect/bluesky', 'connect-bluesky');
     await check('/compose', 'compose');

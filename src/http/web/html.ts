@@ -54,22 +54,25 @@ export interface PageOptions {
   assets?: { scripts?: string[]; styles?: string[] };
 }
 
+// Daily work first; the tools a developer sets up once are a group of their own.
 const NAV: [string, string][] = [
   ['compose', 'New post'],
-  ['channels', 'Channels'],
   ['posts', 'Posts'],
-  ['comments', 'Comments'],
-  ['analytics', 'Analytics'],
   ['calendar', 'Calendar'],
   ['approvals', 'Approvals'],
-  ['developer', 'Developer'],
-  ['webhooks', 'Webhooks'],
-  ['apps', 'OAuth apps'],
-  ['approved', 'Approved apps'],
+  ['comments', 'Comments'],
+  ['analytics', 'Analytics'],
+  ['channels', 'Channels'],
   ['notifications', 'Notifications'],
   ['activity', 'Activity'],
   ['members', 'Members'],
   ['settings', 'Settings'],
+];
+const DEVELOPER_NAV: [string, string][] = [
+  ['developer', 'Developer'],
+  ['webhooks', 'Webhooks'],
+  ['apps', 'OAuth apps'],
+  ['approved', 'Approved apps'],
 ];
 
 export const csrfField = (csrf: string) => html`<input type="hidden" name="_csrf" value="${csrf}">`;
@@ -92,8 +95,11 @@ function header(options: PageOptions): Markup {
   if (!signedIn) return html`<header class="top"><a class="brand" href="/">Herald</a></header>`;
   const organizations = signedIn.organizations;
   return html`<header class="top">
-    <a class="brand" href="/channels">Herald</a>
+    <a class="brand" href="/">Herald</a>
     <nav aria-label="Console"><ul>${NAV.map(
+      ([key, label]) => html`<li><a href="/${key}"${options.section === key ? html` aria-current="page"` : ''}>${label}</a></li>`,
+    )}</ul>
+    <ul class="developer-nav" aria-label="Developer tools">${DEVELOPER_NAV.map(
       ([key, label]) => html`<li><a href="/${key}"${options.section === key ? html` aria-current="page"` : ''}>${label}</a></li>`,
     )}</ul></nav>
     <div class="who">

@@ -25,6 +25,7 @@ import { chartPages } from './chart-pages.js';
 import { commentPages } from './comment-pages.js';
 import { overviewPages } from './overview-pages.js';
 import { activityPages } from './activity-pages.js';
+import { FAVICON_SVG, homePages } from './home-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -38,6 +39,9 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   router.get('/console.css', (_request, response) => {
     response.type('text/css').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_CSS);
   });
+  router.get('/favicon.ico', (_request, response) => {
+    response.type('image/svg+xml').setHeader('Cache-Control', 'public, max-age=86400').send(FAVICON_SVG);
+  });
   router.get('/console.js', (_request, response) => {
     response.type('text/javascript').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_SCRIPT);
   });
@@ -46,6 +50,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   router.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: 100 }));
   router.use(csrfFromQuery);
   router.use(consoleSession(services));
+  homePages(router, services);
   authPages(router, services);
   channelPages(router, services);
   chartPages(router, services);
