@@ -126,7 +126,7 @@ it('without a valid token, /mcp-oauth answers 401 about an OAuth access token an
     expect(body.hint).toContain(`${herald.url}/.well-known/oauth-protected-resource${path}`);
     expect(body.hint).not.toContain('Send the API key');
   }
-  // The API-key endpoint keeps speaking of API keys.
+  // /api/mcp takes both: its answer names both, and points at its own discovery document.
   const keyed = await fetch(`${herald.url}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
-  expect(((await keyed.json()) as { message: string }).message).toBe('Missing or invalid API key.');
+  expect(((await keyed.json()) as { message: string }).message).toBe('Missing or invalid API key or OAuth access token.');
 });

@@ -277,10 +277,18 @@ describe('scopes', () => {
     expect(names).toContain('integrationList');
     expect(names).not.toContain('schedulePostTool');
     expect((await client.callTool({ name: 'integrationList', arguments: {} })).isError).toBeFalsy();
-    const refused = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost: [] } });
-    expect(refused.isError).toBe(true);
-    expect(JSON.stringify(refused.content)).toContain('forbidden');
+    // A write tool called anyway is a 403 step-up challenge naming the scope to ask for (RFC 6750 §3.1), not a lost tool.
+    await expect(client.callTool({ name: 'schedulePostTool', arguments: { socialPost: [] } })).rejects.toThrow(/403.*lacks the mcp:write scope/);
     await client.close();
+    const challenged = await fetch(`${herald.url}/api/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${answer.body.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'schedulePostTool', arguments: {} } }),
+    });
+    expect(challenged.status).toBe(403);
+    expect(challenged.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="${herald.url}/.well-known/oauth-protected-resource/api/mcp"`,
+    );
     const rest = await restWith(answer.body.access_token, 'DELETE', '/posts/some-post');
     expect(rest.status).toBe(403);
     expect(rest.body.code).toBe('forbidden');

@@ -85,6 +85,11 @@ export const OAuthAppSchema = defineEntity({
     clientSecretHash: p.string().nullable(),
     tokenEndpointAuthMethod: p.string().$type<TokenEndpointAuthMethod>(),
     dynamic: p.boolean().default(false),
+    /**
+     * A client identified by its metadata document (CIMD: the client id is the document's https URL): when the cached
+     * document is fetched again (its HTTP caching headers). Null for apps registered in the console or dynamically.
+     */
+    metadataExpiresAt: timestamp().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     secretRotatedAt: timestamp().nullable(),
     deletedAt: timestamp().nullable(),
@@ -102,6 +107,10 @@ export const OAuthTokenSchema = defineEntity({
     organizationId: p.string(),
     tokenHash: p.string().unique(),
     scopes: p.json<string[]>(),
+    /** The access token stops working then (about an hour, renewed by a refresh token); null: until revoked (older tokens, the spec's app flow). */
+    expiresAt: timestamp().nullable(),
+    /** The resource it was issued for (RFC 8707), one of Herald's MCP URLs or REST base; null: any. */
+    resource: p.text().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     lastUsedAt: timestamp().nullable(),
     revokedAt: timestamp().nullable(),
@@ -124,6 +133,8 @@ export const OAuthCodeSchema = defineEntity({
     redirectUriGiven: p.boolean(),
     /** S256 challenge (PKCE); null when the client sent none. */
     codeChallenge: p.string().nullable(),
+    /** The resource the authorization request named (RFC 8707); the token is bound to it. */
+    resource: p.text().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
     expiresAt: timestamp(),
     usedAt: timestamp().nullable(),
@@ -131,6 +142,23 @@ export const OAuthCodeSchema = defineEntity({
   },
 });
 export type OAuthCode = InferEntity<typeof OAuthCodeSchema>;
+
+/**
+ * A refresh token of a grant (an `oauth_token` row), stored as its hash. Each exchange marks it used and issues the next;
+ * a used one presented again revokes the grant (RFC 9700 §4.14.2).
+ */
+export const OAuthRefreshTokenSchema = defineEntity({
+  name: 'OAuthRefreshToken',
+  tableName: 'oauth_refresh_token',
+  properties: {
+    tokenHash: p.string().primary(),
+    tokenId: p.string(),
+    createdAt: timestamp().onCreate(() => new Date()),
+    expiresAt: timestamp(),
+    usedAt: timestamp().nullable(),
+  },
+});
+export type OAuthRefreshToken = InferEntity<typeof OAuthRefreshTokenSchema>;
 
 export type DeviceCodeStatus = 'pending' | 'approved' | 'denied' | 'used';
 
@@ -160,4 +188,4 @@ export const DeviceCodeSchema = defineEntity({
 });
 export type DeviceCode = InferEntity<typeof DeviceCodeSchema>;
 
-export const accountEntities = [UserSchema, MembershipSchema, InvitationSchema, WebSessionSchema, OAuthAppSchema, OAuthTokenSchema, OAuthCodeSchema, DeviceCodeSchema];
+export const accountEntities = [UserSchema, MembershipSchema, InvitationSchema, WebSessionSchema, OAuthAppSchema, OAuthTokenSchema, OAuthCodeSchema, OAuthRefreshTokenSchema, DeviceCodeSchema];

@@ -1,7 +1,7 @@
 // Resolves the Authorization header (raw key or pos_ token on REST, "Bearer <...>" on MCP; both accepted on REST) to a caller.
 import { isOAuthToken, resolveApiKey, resolveApiKeyCounting, type KeyUse } from '../../tools/internal/credentials.js';
 import { consumeRateLimit, type RateLimitState, type Window } from '../lib/rate-limit.js';
-import { resolveOAuthToken } from '../../tools/internal/oauth.js';
+import { resolveOAuthToken, type Audience } from '../../tools/internal/oauth.js';
 import type { Caller, Services } from '../../tools/types.js';
 
 export function extractCredential(header: string | undefined, options: { allowRaw: boolean }): string | undefined {
@@ -14,7 +14,8 @@ export function extractCredential(header: string | undefined, options: { allowRa
 
 /**
  * REST: the caller and one request counted against `window` of its organization. An API key does both in one statement; an
- * OAuth token is looked up, then counted. Undefined (nothing counted) when the credential is missing, unknown or revoked.
+ * OAuth token is looked up, then counted. Undefined (nothing counted) when the credential is missing, unknown, revoked,
+ * expired, or a token for another resource (an MCP token is not a REST key).
  */
 export async function resolveCallerCounting(
   services: Services,
@@ -26,15 +27,18 @@ export async function resolveCallerCounting(
   if (!credential) return undefined;
   const em = services.orm.em.fork();
   if (!isOAuthToken(credential)) return resolveApiKeyCounting(em, credential, window, { ...use, now: window.now });
-  const caller = await resolveOAuthToken(em, credential, services.now());
+  const caller = await resolveOAuthToken(em, credential, services.now(), 'rest');
   if (!caller) return undefined;
   return { caller, limit: await consumeRateLimit(em, caller.organizationId, window.name, window.limit, window.now, window.windowMs) };
 }
 
-/** An API key or a `pos_` OAuth token; undefined when missing, unknown, revoked or of a deleted app. */
-export async function resolveCredentialValue(services: Services, credential: string | undefined, use?: Omit<KeyUse, 'now'>): Promise<Caller | undefined> {
+/**
+ * An API key or a `pos_` OAuth token for `audience`; undefined when missing, unknown, revoked, expired, of a deleted app or a
+ * token for another resource.
+ */
+export async function resolveCredentialValue(services: Services, credential: string | undefined, audience: Audience, use?: Omit<KeyUse, 'now'>): Promise<Caller | undefined> {
   if (!credential) return undefined;
   const em = services.orm.em.fork();
-  if (isOAuthToken(credential)) return resolveOAuthToken(em, credential, services.now());
+  if (isOAuthToken(credential)) return resolveOAuthToken(em, credential, services.now(), audience);
   return resolveApiKey(em, credential, use && { ...use, now: services.now() });
 }

@@ -1,8 +1,9 @@
-// The OAuth endpoints of the API: token exchange (RFC 6749 bodies), dynamic client registration (RFC 7591), and the
-// discovery documents of the OAuth-protected MCP endpoint (RFC 9728 protected resource, RFC 8414 authorization server).
+// The OAuth endpoints of the API: the token endpoint (RFC 6749 bodies; authorization_code, refresh_token and the device
+// grant), dynamic client registration (RFC 7591, the fallback to client metadata documents), and the discovery documents
+// of every MCP URL that takes a bearer token (RFC 9728 protected resource, RFC 8414 authorization server).
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { consumeRateLimit } from '../lib/rate-limit.js';
-import { exchangeCode, OAuthError, SCOPES } from '../../tools/internal/oauth.js';
+import { OAuthError, SCOPES, tokenGrant } from '../../tools/internal/oauth.js';
 import { GRANT_TYPES, registerDynamicClient } from '../../tools/internal/oauth-apps.js';
 import { DEVICE_GRANT_TYPE, pollDeviceToken, startDeviceAuthorization, type DeviceClient, type DeviceForm } from '../../tools/internal/device.js';
 import type { Services } from '../../tools/types.js';
@@ -10,8 +11,8 @@ import type { Services } from '../../tools/types.js';
 /** Where the MCP endpoints answer: under /api (the documented base) and at the root (some clients rewrite a URL to `<host>/mcp...`). */
 export const MCP_BASES = ['/api', ''];
 const MCP_OAUTH_PATH = '/api/mcp-oauth';
-/** The OAuth-protected MCP endpoint, under each of MCP_BASES. */
-const MCP_OAUTH_PATHS = MCP_BASES.map((base) => `${base}/mcp-oauth`);
+/** The MCP URLs that take a bearer token (an API key or an OAuth token), under each of MCP_BASES: each is a protected resource. */
+const MCP_BEARER_PATHS = MCP_BASES.flatMap((base) => [`${base}/mcp`, `${base}/mcp-oauth`]);
 const TOKEN_PATH = '/api/oauth/token';
 const TOKEN_PATHS = [TOKEN_PATH, '/oauth/token'];
 const REGISTER_PATH = '/api/oauth/register';
@@ -71,7 +72,7 @@ export function oauthRouter(services: Services): Router {
   // Every path of this router, preflight included (discovery requests carry MCP-Protocol-Version).
   router.use(
     [
-      ...MCP_OAUTH_PATHS.map((path) => `/.well-known/oauth-protected-resource${path}`),
+      ...MCP_BEARER_PATHS.map((path) => `/.well-known/oauth-protected-resource${path}`),
       '/.well-known/oauth-authorization-server',
       ...TOKEN_PATHS,
       REGISTER_PATH,
@@ -80,7 +81,7 @@ export function oauthRouter(services: Services): Router {
     openCors,
   );
 
-  for (const path of MCP_OAUTH_PATHS) {
+  for (const path of MCP_BEARER_PATHS) {
     router.get(`/.well-known/oauth-protected-resource${path}`, (_request, response) => {
       response.json({
         resource: `${publicUrl()}${path}`,
@@ -101,6 +102,9 @@ export function oauthRouter(services: Services): Router {
       scopes_supported: SCOPES,
       response_types_supported: ['code'],
       grant_types_supported: GRANT_TYPES,
+      // Clients may name themselves by the URL of their metadata document (CIMD) instead of registering.
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
       device_authorization_endpoint: `${publicUrl()}${DEVICE_AUTHORIZATION_PATH}`,
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
       code_challenge_methods_supported: ['S256'],
@@ -120,7 +124,7 @@ export function oauthRouter(services: Services): Router {
     try {
       const body: Record<string, unknown> = { ...basicCredentials(request.headers.authorization), ...((request.body ?? {}) as Record<string, unknown>) };
       if (body.grant_type === DEVICE_GRANT_TYPE) return response.json(await pollDevice(body, 'standard'));
-      response.json(await exchangeCode(services.orm.em.fork(), body, services.now()));
+      response.json(await tokenGrant(services.orm.em.fork(), body, services.now(), services.config.publicUrl));
     } catch (error) {
       if (error instanceof OAuthError) return sendOAuthError(response, error);
       next(error);

@@ -1,11 +1,15 @@
-// MCP over streamable HTTP: credential check (401 before any MCP message), DNS-rebinding protection, then the session layer.
+// MCP over streamable HTTP: credential check (401 before any MCP message, 403 when an OAuth token lacks a tool's scope),
+// DNS-rebinding protection, then the session layer.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { DomainError, unauthenticated } from '../errors.js';
-import type { Services } from '../../tools/types.js';
+import type { Caller, Services } from '../../tools/types.js';
 import { extractCredential, resolveCredentialValue } from '../http/credentials.js';
 import { MCP_BASES, protectedResourceMetadataUrl } from '../http/oauth.js';
-import { SCOPES } from '../../tools/internal/oauth.js';
+import { oauthScopeFor, SCOPES, type Scope } from '../../tools/internal/oauth.js';
 import { isOAuthToken } from '../../tools/internal/credentials.js';
+import { toolScope } from '../../tools/internal/scopes.js';
+import { tools } from '../../tools/index.js';
+import { canCall } from '../../tools/runner.js';
 import type { McpSessions } from './sessions.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -41,6 +45,23 @@ export function hostGuard(services: Services) {
   };
 }
 
+/**
+ * The OAuth scope an OAuth token must add for a tools/call of this request (RFC 6750 §3.1 insufficient_scope), so the client
+ * can ask the person for it instead of failing; undefined when the request calls nothing it lacks, or needs what no app is
+ * granted (the tool then answers its own refusal).
+ */
+function missingOAuthScope(caller: Caller, body: unknown): { scope: Scope; tool: string } | undefined {
+  if (caller.credentialKind !== 'oauth_token') return undefined;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const call = message as { method?: unknown; params?: { name?: unknown } } | null;
+    if (call?.method !== 'tools/call') continue;
+    const tool = tools.find((candidate) => candidate.name === call.params?.name);
+    const scope = tool && !canCall(caller, tool) ? oauthScopeFor(toolScope(tool)) : undefined;
+    if (tool && scope) return { scope, tool: tool.name };
+  }
+  return undefined;
+}
+
 export function mcpRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
   const json = express.json({ limit: '5mb' });
@@ -56,18 +77,36 @@ export function mcpRouter(services: Services, sessions: McpSessions): Router {
       // Where and with what client the key was used (the initialize request names the MCP client).
       const clientInfo = (request.body as { params?: { clientInfo?: { name?: unknown; version?: unknown } } } | undefined)?.params?.clientInfo;
       const client = typeof clientInfo?.name === 'string' ? `${clientInfo.name}${typeof clientInfo.version === 'string' ? ` ${clientInfo.version}` : ''} (MCP)` : request.headers['user-agent'];
-      const caller = await resolveCredentialValue(services, credential, { address: request.ip, client });
+      const caller = await resolveCredentialValue(services, credential, 'mcp', { address: request.ip, client });
+      const metadata = protectedResourceMetadataUrl(services, request.baseUrl + request.path);
       if (!caller || (source === 'path' && caller.credentialKind !== 'api_key')) {
-        // /api/mcp-oauth points clients at its discovery document (RFC 9728 §5.1) so they can get a token on their own.
-        if (source !== 'oauth') {
+        // The key is the URL itself there: nothing to discover.
+        if (source === 'path') {
           response.setHeader('WWW-Authenticate', 'Bearer');
           throw unauthenticated();
         }
-        const metadata = protectedResourceMetadataUrl(services, request.baseUrl + request.path);
+        // Every URL that takes a bearer token points clients at its discovery document (RFC 9728 §5.1), so an MCP client
+        // given the bare URL gets a token on its own.
         response.setHeader('WWW-Authenticate', `Bearer resource_metadata="${metadata}", scope="${SCOPES.join(' ')}"${credential ? ', error="invalid_token"' : ''}`);
+        const signIn = `An MCP client gets an OAuth token by itself: it reads ${metadata} and sends you to approve it in the browser.`;
+        if (source === 'header') {
+          throw new DomainError('unauthenticated', 'Missing or invalid API key or OAuth access token.', {
+            hint: `Send "Authorization: Bearer <API key>" (create one in the console or with \`npm run herald -- key:create\`), or an OAuth access token. ${signIn}`,
+          });
+        }
         // This endpoint is for clients that get an OAuth token themselves: the answer speaks of that token, not of an API key.
         throw new DomainError('unauthenticated', 'Missing or invalid OAuth access token.', {
-          hint: `Send "Authorization: Bearer <access token>". An MCP client gets one by itself: it reads ${metadata}, registers, and sends you to approve it in the browser. A client set up with an API key connects to ${services.config.publicUrl}/api/mcp instead.`,
+          hint: `Send "Authorization: Bearer <access token>". ${signIn} A client set up with an API key connects to ${services.config.publicUrl}/api/mcp instead.`,
+        });
+      }
+      const missing = missingOAuthScope(caller, request.body);
+      if (missing) {
+        const held = new Set(caller.scopes.map((scope) => oauthScopeFor(scope as Parameters<typeof oauthScopeFor>[0])));
+        const wanted = SCOPES.filter((scope) => scope === missing.scope || held.has(scope));
+        response.setHeader('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${wanted.join(' ')}", resource_metadata="${metadata}"`);
+        throw new DomainError('forbidden', `This OAuth token lacks the ${missing.scope} scope, which ${missing.tool} needs.`, {
+          hint: `Authorize the app again and grant ${missing.scope}: an MCP client does so by itself when it follows this answer's WWW-Authenticate challenge.`,
+          details: { requiredScope: missing.scope },
         });
       }
       await sessions.handle(request, response, caller);

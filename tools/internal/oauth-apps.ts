@@ -116,18 +116,19 @@ export interface RegistrationResponse {
 }
 
 /** The grants of this server, as its metadata announces them (grant_types_supported). */
-export const GRANT_TYPES = ['authorization_code', DEVICE_GRANT_TYPE] as const;
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', DEVICE_GRANT_TYPE] as const;
+/** The grants that start a login (a refresh token only continues one). */
+const FIRST_GRANTS: readonly string[] = ['authorization_code', DEVICE_GRANT_TYPE];
 
 /**
  * The grants a registration asks for (RFC 7591 §2: authorization_code when none is named), narrowed to this server's
- * (§2 lets a server replace requested values: a refresh_token asked for alongside is dropped, as no refresh tokens are
- * issued); refused when none of them is one of this server's.
+ * (§2 lets a server replace requested values); refused when none of them starts a login here.
  */
 function registeredGrantTypes(value: unknown): string[] {
   if (value === undefined) return ['authorization_code'];
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw new OAuthError('invalid_client_metadata', 'grant_types must be an array of strings.');
   const granted = GRANT_TYPES.filter((grant) => value.includes(grant));
-  if (granted.length === 0) throw new OAuthError('invalid_client_metadata', `grant_types must include ${GRANT_TYPES.join(' or ')} (the grants of this server).`);
+  if (!granted.some((grant) => FIRST_GRANTS.includes(grant))) throw new OAuthError('invalid_client_metadata', `grant_types must include ${FIRST_GRANTS.join(' or ')} (the grants of this server).`);
   return granted;
 }
 
@@ -183,7 +184,8 @@ export async function registerDynamicClient(em: EntityManager, metadata: unknown
 
 /**
  * Daily clean-up: expired browser sessions, authorization and device codes past their life (kept a day so a reused code can still
- * revoke its token), and dynamic clients that never got a token within 30 days.
+ * revoke its token), refresh tokens past their life, and dynamic or metadata-document clients that never got a token within
+ * 30 days.
  */
 export async function pruneExpiredAccess(em: EntityManager, now: Date): Promise<void> {
   const connection = em.getConnection();
@@ -191,8 +193,9 @@ export async function pruneExpiredAccess(em: EntityManager, now: Date): Promise<
   await connection.execute('delete from oauth_code where expires_at < ?', [new Date(now.getTime() - 24 * 60 * 60 * 1000)]);
   await connection.execute('delete from invitation where expires_at < ?', [new Date(now.getTime() - 24 * 60 * 60 * 1000)]);
   await connection.execute('delete from oauth_device_code where expires_at < ?', [new Date(now.getTime() - 24 * 60 * 60 * 1000)]);
+  await connection.execute('delete from oauth_refresh_token where expires_at < ?', [now]);
   await connection.execute(
-    'delete from oauth_app a where a.dynamic and a.created_at < ? and not exists (select 1 from oauth_token t where t.app_id = a.id)',
+    'delete from oauth_app a where (a.dynamic or a.metadata_expires_at is not null) and a.created_at < ? and not exists (select 1 from oauth_token t where t.app_id = a.id)',
     [new Date(now.getTime() - 30 * 24 * 60 * 60 * 1000)],
   );
 }
@@ -209,15 +212,17 @@ export interface ApprovedApp {
   lastUsedAt: Date | null;
 }
 
-export async function approvedApps(em: EntityManager, organizationId: string, userId: string): Promise<ApprovedApp[]> {
+/** The apps holding a live grant: a token not revoked that still works, or can be renewed with a live refresh token. */
+export async function approvedApps(em: EntityManager, organizationId: string, userId: string, now: Date): Promise<ApprovedApp[]> {
   const rows = await em.getConnection().execute<
     { app_id: string; name: string; description: string | null; picture_url: string | null; scopes: string[][]; approved_at: Date; last_used_at: Date | null }[]
   >(
     `select a.id as app_id, a.name, a.description, a.picture_url, array_agg(t.scopes) as scopes, min(t.created_at) as approved_at, max(t.last_used_at) as last_used_at
      from oauth_token t join oauth_app a on a.id = t.app_id
      where t.organization_id = ? and t.user_id = ? and t.revoked_at is null and a.deleted_at is null
+       and (t.expires_at is null or t.expires_at > ? or exists (select 1 from oauth_refresh_token r where r.token_id = t.id and r.used_at is null and r.expires_at > ?))
      group by a.id, a.name, a.description, a.picture_url order by min(t.created_at)`,
-    [organizationId, userId],
+    [organizationId, userId, now, now],
   );
   return rows.map((row) => ({
     appId: row.app_id,

@@ -18,6 +18,7 @@ import { Migration20261127100000 } from './Migration20261127100000.js';
 import { Migration20261127200000 } from './Migration20261127200000.js';
 import { Migration20261127300000 } from './Migration20261127300000.js';
 import { Migration20261127400000 } from './Migration20261127400000.js';
+import { Migration20261202000000 } from './Migration20261202000000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -39,4 +40,5 @@ export const migrationsList = [
   { name: 'Migration20261127200000', class: Migration20261127200000 },
   { name: 'Migration20261127300000', class: Migration20261127300000 },
   { name: 'Migration20261127400000', class: Migration20261127400000 },
+  { name: 'Migration20261202000000', class: Migration20261202000000 },
 ];

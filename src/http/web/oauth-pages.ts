@@ -10,6 +10,7 @@ import {
   type AuthorizationParams,
   type AuthorizationRequest,
 } from '../../../tools/internal/oauth.js';
+import { isMetadataDocumentClient } from '../../../tools/internal/client-metadata.js';
 import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { clientError, consentActions, csrfField, html, organizationField, safeUrl, sendPage, sentence, type Markup } from './html.js';
@@ -119,7 +120,7 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
 
   router.get('/approved', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
-    const apps = await approvedApps(services.orm.em.fork(), signedIn!.organization!.id, signedIn!.user.id);
+    const apps = await approvedApps(services.orm.em.fork(), signedIn!.organization!.id, signedIn!.user.id, services.now());
     const notice = typeof request.query.notice === 'string' ? APP_NOTICES[request.query.notice] : undefined;
     sendPage(
       response,
@@ -145,7 +146,7 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
 
   // ----- Consent screen -----
 
-  const PARAMS = ['client_id', 'response_type', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method'] as const;
+  const PARAMS = ['client_id', 'response_type', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method', 'resource'] as const;
   const paramsOf = (source: unknown): AuthorizationParams => {
     const out: Record<string, string> = {};
     for (const name of PARAMS) {
@@ -159,12 +160,20 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     const { signedIn, csrf } = consoleLocals(response);
     const app = request.app;
     const target = new URL(request.redirectUri);
+    // A client known by its metadata document is the one its domain publishes; a loopback redirect still lets any program
+    // on this computer claim to be it (the MCP security page asks for a warning then).
+    const verifiedDomain = isMetadataDocumentClient(app) ? new URL(app.clientId).host : undefined;
+    const returnsToThisComputer = app.redirectUris.every((uri) => /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(:|\/|$)/.test(uri));
     const hidden: Markup[] = PARAMS.filter((name) => params[name] !== undefined).map((name) => html`<input type="hidden" name="${name}" value="${params[name]}">`);
     sendPage(
       response,
       { title: `Authorize ${app.name}`, signedIn, csrf },
       html`<div class="narrow consent"><div class="app-head">${logo(app.name, app.pictureUrl)}<h1>${app.name} wants to access your Herald account</h1></div>
       ${app.description ? html`<p>${app.description}</p>` : ''}
+      ${verifiedDomain
+        ? html`<p class="verified">Published by <strong>${verifiedDomain}</strong>: Herald read this app's description from ${verifiedDomain}.</p>
+          ${returnsToThisComputer ? html`<p class="hint">It returns to a program on this computer; continue only if you just started connecting ${app.name} here.</p>` : ''}`
+        : ''}
       ${app.dynamic ? html`<p class="hint">This app registered itself; Herald has not verified who runs it. Continue only if you just started connecting it.</p>` : ''}
       <form method="post" action="/oauth/authorize" class="card">${csrfField(csrf)}${hidden}
         <p>If you authorize it, ${app.name} can:</p>
@@ -192,7 +201,7 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
   /** The checked request, or undefined after showing what is wrong (never redirecting to an unverified URL). */
   async function checkOrExplain(response: Response, params: AuthorizationParams): Promise<AuthorizationRequest | undefined> {
     try {
-      return await checkAuthorizationRequest(services.orm.em.fork(), params);
+      return await checkAuthorizationRequest(services.orm.em.fork(), params, services);
     } catch (raw) {
       authorizationError(response, clientError(raw));
       return undefined;
