@@ -32,6 +32,7 @@ const figures: Record<string, () => Promise<void>> = {
   soak: soakFigure,
   burst: burstFigure,
   micro: async () => void (await import('./micro.js')),
+  'tools-list': async () => (await import('./tools-list.js')).toolsListFigure(),
 };
 
 const asked = process.argv.slice(2);

@@ -19,6 +19,7 @@ import { z } from 'zod';
 import type { PlatformHttpErrorInit } from '../src/lib/platform-http.js';
 import { invalidInput, notSupported } from '../src/errors.js';
 import { toTelegramHtml } from '../src/lib/content.js';
+import { decodeEntities } from '../src/lib/content-tree.js';
 import { PlatformHttpError } from '../src/lib/platform-http.js';
 import type { ConnectContext, EditItem, MediaFile, Provider, ProviderContext, PublishedRef, PublishItem, ValidationItem } from './types.js';
 import { blobOf, permanent } from './shared.js';
@@ -288,6 +289,11 @@ const telegram: Provider = {
   // is hitting limits, how do I avoid this?"): a few sends at once per chat at most. Its limit across chats (about 30
   // messages a second) is a rate, not a number in flight: its 429s with retry_after are waited out like any other.
   concurrency: { perAccount: 4 },
+  // What the bot sends (Telegram HTML) and what readers see once Telegram applied it: bold is bold, not Unicode letters.
+  render: (converted) => {
+    const text = telegramHtml(converted);
+    return { text, visible: decodeEntities(text.replace(/<[^>]*>/g, '')) };
+  },
   chain: 'thread',
   tools: [],
   validate,

@@ -85,7 +85,7 @@ describe('deleting over MCP with a client that supports elicitation', () => {
     const answer = await call(client, 'deletePostGroup', { group: post.group });
     expect(answer).toEqual({ id: post.group, deleted: true });
     expect(asked).toHaveLength(1);
-    expect(asked[0].message).toMatch(new RegExp(`^Delete 1 post created together \\(group ${post.group}\\): Alice \\(bluesky\\), queue for .*: "Group to delete`));
+    expect(asked[0].message).toMatch(new RegExp(`^Delete 1 post \\(group ${post.group}\\): Alice \\(bluesky\\), queue for .*: "Group to delete`));
     expect((asked[0] as { requestedSchema: unknown }).requestedSchema).toMatchObject({ type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] });
     expect(await exists(post.id)).toBe(false);
   });

@@ -19,14 +19,15 @@ const SPEC_TOOLS = [
 ];
 const EXTRA_READ_TOOLS = ['commentListTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
 /** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
-const EXTRA_WRITE_TOOLS = ['uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup', 'replyToComment', 'hideComment', 'deleteComment'];
+const EXTRA_WRITE_TOOLS = ['timeZoneTool', 'uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup', 'replyToComment', 'hideComment', 'deleteComment'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
   groupList: { properties: [], required: [] },
-  integrationSchema: { properties: ['isPremium', 'platform'], required: ['isPremium', 'platform'] },
+  integrationSchema: { properties: ['isPremium', 'platform'], required: ['platform'] },
   triggerTool: { properties: ['integrationId', 'methodName', 'dataSchema'], required: ['integrationId', 'methodName', 'dataSchema'] },
   schedulePostTool: { properties: ['socialPost', 'idempotencyKey', 'allowDuplicate'], required: ['socialPost'] },
+  timeZoneTool: { properties: ['timeZone'], required: [] },
   validatePostTool: { properties: ['socialPost', 'allowDuplicate'], required: ['socialPost'] },
   generateImageTool: { properties: ['prompt', 'idempotencyKey'], required: ['prompt'] },
   generateVideoOptions: { properties: [], required: [] },
@@ -35,9 +36,9 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
   findSlotTool: { properties: ['id', 'timeZone', 'after', 'strategy'], required: ['id'] },
   bestTimesTool: { properties: ['id'], required: ['id'] },
-  channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
-  analyticsOverviewTool: { properties: ['date', 'channels'], required: ['date'] },
-  postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },
+  channelAnalyticsTool: { properties: ['integration', 'days'], required: ['integration', 'days'] },
+  analyticsOverviewTool: { properties: ['days', 'channels'], required: ['days'] },
+  postAnalyticsTool: { properties: ['postId', 'days'], required: ['postId'] },
   notificationListTool: { properties: ['page'], required: [] },
   mediaListTool: { properties: ['page', 'pageSize'], required: [] },
   uploadFromUrlTool: { properties: ['url', 'idempotencyKey'], required: ['url'] },
@@ -245,7 +246,7 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
   });
 
   it('integrationSchema with missing required arguments is an invalid_input tool error', async () => {
-    const result: any = await client.callTool({ name: 'integrationSchema', arguments: { platform: 'bluesky' } });
+    const result: any = await client.callTool({ name: 'integrationSchema', arguments: { isPremium: false } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^invalid_input/);
   });
@@ -294,7 +295,7 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
     });
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toEqual({ output: { errors: expect.any(String) } });
-    expect(result.structuredContent.output.errors.startsWith(`${channel.name}: `)).toBe(true);
+    expect(result.structuredContent.output.errors.startsWith(`${channel.name} (bluesky, id ${channel.id}): `)).toBe(true);
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
     const after = await listAllPosts();
     expect(after.map((post) => post.id).sort()).toEqual(before.map((post) => post.id).sort());
@@ -305,7 +306,7 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
     const before = await listAllPosts();
     const result: any = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost: [socialPost('b'.repeat(301))] } });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent.output.errors).toMatch(new RegExp(`^${channel.name}: `));
+    expect(result.structuredContent.output.errors.startsWith(`${channel.name} (bluesky, id ${channel.id}): `)).toBe(true);
     expect((await listAllPosts()).length).toBe(before.length);
   });
 
@@ -426,7 +427,7 @@ describe('MCP authentication and sessions', () => {
     expect(answer.status).toBe(200);
     const message = JSON.parse(/^data: (.*)$/m.exec(String(answer.body))![1]);
     expect(message.error.code).toBe(-32602);
-    expect(message.error.message).toBe(`MCP error -32602: params.arguments must be a JSON object of integrationList's input fields ({} for none); got ${kind}.`);
+    expect(message.error.message).toBe(`params.arguments must be a JSON object of integrationList's input fields ({} for none); got ${kind}.`);
   });
 
   it('answers 403 for a foreign Host header', async () => {

@@ -80,6 +80,7 @@ describe('MCP / REST parity', () => {
         'triggerTool',
         'postsListTool',
         'findSlotTool',
+        'timeZoneTool',
         'bestTimesTool',
         'channelAnalyticsTool',
         'postAnalyticsTool',
@@ -138,15 +139,27 @@ describe('MCP / REST parity', () => {
     expect(viaRest).toEqual(viaMcp);
   });
 
+  it('timeZoneTool: MCP equals PUT /time-zone, reading and setting the organization\'s zone', async () => {
+    const read = await mcp('timeZoneTool', {});
+    expect(read).toMatchObject({ timeZone: 'UTC', changed: false });
+    const viaRest = await rest('PUT', '/time-zone', { timeZone: 'Europe/Paris' });
+    expect(viaRest).toMatchObject({ timeZone: 'Europe/Paris', changed: true });
+    const again = await mcp('timeZoneTool', { timeZone: 'Europe/Paris' });
+    expect(again).toMatchObject({ timeZone: 'Europe/Paris', changed: false });
+    expect(again.now).toMatch(/[+-]0[12]:00$/);
+    expect(await rest('PUT', '/time-zone', {})).toMatchObject({ timeZone: 'Europe/Paris', changed: false });
+    await mcp('timeZoneTool', { timeZone: 'UTC' });
+  });
+
   it('channelAnalyticsTool: MCP output equals GET /analytics/:integration', async () => {
-    const viaMcp = await mcp('channelAnalyticsTool', { integration: channelId, date: 7 });
+    const viaMcp = await mcp('channelAnalyticsTool', { integration: channelId, days: 7 });
     const viaRest = await rest('GET', `/analytics/${channelId}?date=7`);
     expect(Array.isArray(viaMcp.output)).toBe(true);
     expect(viaRest).toEqual(viaMcp.output);
   });
 
   it('postAnalyticsTool: MCP output equals GET /analytics/post/:postId', async () => {
-    const viaMcp = await mcp('postAnalyticsTool', { postId, date: 7 });
+    const viaMcp = await mcp('postAnalyticsTool', { postId, days: 7 });
     const viaRest = await rest('GET', `/analytics/post/${postId}?date=7`);
     expect(Array.isArray(viaMcp.output)).toBe(true);
     expect(viaRest).toEqual(viaMcp.output);

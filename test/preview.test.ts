@@ -83,7 +83,7 @@ describe('POST /posts/validate', () => {
     expect(entry.settings.valid).toBe(false);
     expect(entry.settings.problem).toMatch(/^settings\.who_can_reply_post: /);
     expect(entry.problem).toMatch(/^settings\.who_can_reply_post: .*call integrationSchema/);
-    expect(response.body.errors).toBe(`Herald on X: ${entry.problem}`);
+    expect(response.body.errors).toBe(`Herald on X (x, id ${channel.x}): ${entry.problem}`);
   });
 
   it('Bluesky: length in graphemes (a family emoji is one), and the 3000-byte rule named', async () => {
@@ -123,8 +123,9 @@ describe('POST /posts/validate', () => {
     expect(entry.items[0].text).toBe('# Release notes\n\nWe shipped **webhooks**.\n\n- one\n- two');
     expect(entry.items[0].length).toBe(entry.items[0].text.length);
     expect(entry.settings.valid).toBe(false);
-    expect(entry.settings.problem).toMatch(/^settings\.title: /);
-    expect(entry.problem).toMatch(/^settings\.title: /);
+    // A required setting left out is called missing, not "Invalid input".
+    expect(entry.settings.problem).toMatch(/^settings\.title is missing; it is required/);
+    expect(entry.problem).toMatch(/^settings\.title is missing; it is required/);
   });
 
   it('counts links in their short form when shortLink is true, so a long link fits', async () => {
@@ -179,7 +180,7 @@ describe('validatePostTool (MCP)', () => {
     expect(preview.entries[0].items.map((item: { visibleText: string }) => item.visibleText)).toEqual(['One', 'Two']);
     const tools = await client.listTools();
     const schedule = tools.tools.find((tool) => tool.name === 'schedulePostTool')!;
-    expect(schedule.description).toContain('call validatePostTool first');
+    expect(schedule.description).toContain('validatePostTool with the same arguments');
     expect(tools.tools.find((tool) => tool.name === 'validatePostTool')!.annotations?.readOnlyHint).toBe(true);
   });
 });

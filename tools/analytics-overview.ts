@@ -11,13 +11,11 @@ export const analyticsOverview = defineTool({
   name: 'analyticsOverviewTool',
   title: 'Analytics of every channel',
   description:
-    'Account metrics of several channels at once (all active channels, or the `channels` given) over the last `date` days: one entry per channel with its metrics ' +
-    "[{label, data: [{total, date}], percentageChange}] (Herald's daily history plus the live value), and a note when the platform could not be asked (no analytics on the platform, the channel needs reconnecting, the platform failed: then the recorded history only). " +
-    'Each channel asks its platform in turn: send a progress token to follow it. For one channel, channelAnalyticsTool does the same.',
+    "channelAnalyticsTool for every active channel (or `channels`) at once, for 'how are my channels doing'; note says when a platform could not be asked.",
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
   input: z.object({
-    date: days.describe('Days to look back: 7, 30 or 90'),
+    days: days.describe('How many days to look back, e.g. 7, 30 or 90'),
     channels: z.array(z.string().trim().min(1)).max(100).optional().describe('Channel ids from integrationList; omit for every active channel'),
   }),
   output: z.object({
@@ -41,7 +39,7 @@ export const analyticsOverview = defineTool({
     for (const [index, integration] of wanted.entries()) {
       const provider = providerOf(integration);
       const entry = { integration: { id: integration.id, name: integration.name, platform: integration.providerIdentifier } };
-      const answer = await channelAnalytics(services, em, integration, input.date, { log });
+      const answer = await channelAnalytics(services, em, integration, input.days, { log });
       output.push({ ...entry, metrics: answer.metrics, ...(answer.note ? { note: answer.note } : {}) });
       await progress?.(index + 1, wanted.length, `Read ${integration.name} (${provider.name})`);
     }

@@ -23,9 +23,7 @@ export const bestTimesTool = defineTool({
   name: 'bestTimesTool',
   title: 'Best posting times',
   description:
-    "When to post on a channel, from this organization's own published posts and their engagement: weekday × hour slots in the channel's time zone with the evidence " +
-    '(posts per slot, median engagement), the best ones as `suggestions`. With too little data (fewer than 10 posts with metrics, or no slot with 3) `enoughData` is false, ' +
-    '`suggestions` is empty and `fallback` gives the channel\'s posting times: say so to the user rather than guessing. findSlotTool with strategy "engagement" schedules at these slots.',
+    "When to post on a channel, from its own posts' engagement: weekday × hour slots in its zone, the best as suggestions. enoughData false: say so to the user; fallback gives the posting times.",
   annotations: readOnly,
   mcp: true,
   input: z.object({ id: idParam.describe('Channel id from integrationList') }),

@@ -10,9 +10,7 @@ export const changePostStatus = defineTool({
   name: 'changePostStatus',
   title: 'Draft or schedule a post',
   description:
-    'status "draft" stops a queued post from publishing; "schedule" queues a draft (or a failed post, to retry) for its stored date, or at once when the date has passed. The date is unchanged. A published post cannot be re-queued (conflict); one published only in part (publishStatus partial) is resumed at the first item that did not go out. ' +
-    'Scheduling is refused like a creation when the text repeats a recent post on the channel (allowDuplicate: true when intended). ' +
-    'Under the approval gate an agent\'s "schedule" answers state AWAITING_APPROVAL: the post waits for an owner (a post already approved and not edited since is retried directly).',
+    "draft stops a queued post; schedule queues a draft or failed post (a retry) for its stored date, at once when past. A published post cannot be re-queued; a partial one resumes where it stopped. Under the approval gate: AWAITING_APPROVAL.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
   input: z.object({

@@ -17,14 +17,12 @@ export const channelAnalytics = defineTool({
   name: 'channelAnalyticsTool',
   title: 'Channel analytics',
   description:
-    'Account metrics of a channel (followers, impressions... depending on the platform) over the last `date` days, as [{label, data: [{total, date}], percentageChange}]. ' +
-    "Herald records every channel's metrics daily, so the days come from that history plus the platform's live value: a 90-day request answers the days recorded even where the platform gives only today's totals (days before the first record are absent, never invented). " +
-    'An empty array means the platform offers no analytics for this channel. For a CSV of the same, GET /analytics/{integration}/export.',
+    "A channel's account metrics (followers, impressions… per platform) as daily points over the last `days` days, from Herald's history and the live value. Empty: no analytics on this platform.",
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
-  input: z.object({ integration: z.string().trim().min(1).describe('Channel id from integrationList'), date: days.describe('Days to look back: 7, 30 or 90') }),
+  input: z.object({ integration: z.string().trim().min(1).describe('Channel id from integrationList'), days: days.describe('How many days to look back, e.g. 7, 30 or 90') }),
   output: wrapped(z.array(analyticsMetricSchema)),
-  rest: { method: 'GET', path: '/analytics/:integration', toInput: ({ params, query }) => ({ integration: params.integration, date: query.date }), toResponse: (output) => output.output },
+  rest: { method: 'GET', path: '/analytics/:integration', toInput: ({ params, query }) => ({ integration: params.integration, days: query.date }), toResponse: (output) => output.output },
   handler: async (input, { em, caller, services, log }) => {
     const integration = canSeeChannel(input.integration) ? await em.findOne(IntegrationSchema, { id: input.integration, organizationId: caller.organizationId }) : null;
     if (!integration) {
@@ -35,7 +33,7 @@ export const channelAnalytics = defineTool({
       throw notFound('Channel not found', { hint: 'List the channels with GET /integrations.' });
     }
     if (integration.deletedAt) throw notFound('Channel not found', { hint: 'This channel was disconnected.' });
-    const answer = await channelAnalyticsWithHistory(services, em, integration, input.date, { strict: true, log });
+    const answer = await channelAnalyticsWithHistory(services, em, integration, input.days, { strict: true, log });
     return { output: answer.metrics };
   },
 });

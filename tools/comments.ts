@@ -18,17 +18,14 @@ export const commentListTool = defineTool({
   name: 'commentListTool',
   title: 'List comments',
   description:
-    'Lists the comments and replies people left on the posts Herald published (read from the platforms every few minutes), newest first: ' +
-    'author, text, link, state (new, answered, hidden, deleted), the comment it answers (parentId) and Herald\'s reply, if any. ' +
-    'Filter by channel (an integration id), post (a post id) or unanswered: true (state new). Answer one with replyToComment. ' +
-    'Subscribe to the resource herald://comments (or herald://posts/{id}/comments) to hear of new ones.',
+    "Comments left on published posts, newest first: author, text, link, state, parentId, Herald's reply. Filter by channel, post, state or unanswered; answer with replyToComment.",
   annotations: readOnly,
   mcp: true,
   input: z.object({
     channel: z.string().trim().min(1).max(200).optional().describe('An integration id'),
     post: z.string().trim().min(1).max(200).optional().describe('A post id'),
     unanswered: booleanish.optional().describe('Only comments nobody answered yet'),
-    state: z.enum(commentStates).optional().describe('Only comments in this state (deleted ones are listed only when asked for)'),
+    state: z.enum(commentStates).optional().describe('Deleted ones only when asked for'),
     page: z.coerce.number().int().min(0).max(10_000).default(0),
     pageSize: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(50).describe(`At most ${MAX_PAGE_SIZE}`),
   }),
@@ -51,9 +48,7 @@ export const replyToCommentTool = defineTool({
   name: 'replyToComment',
   title: 'Reply to a comment',
   description:
-    'Publishes a reply to a comment (an id from commentListTool) on the platform, under that comment, once: the reply is a post ' +
-    'published like any other (retries, recovery after a crash, the approval gate for agents). A comment that already has a reply ' +
-    'is refused (409) unless allowDuplicate: true. If a call times out, call again with the same idempotencyKey (REST: the Idempotency-Key header). Answers the reply\'s post id; its state tells when it is published.',
+    "Publishes a reply under a comment (commentListTool id), once, like any post (approval gate included). A comment already answered is refused unless allowDuplicate. Send an idempotencyKey; on a time-out call again with the same key.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: true,
@@ -84,8 +79,7 @@ export const hideCommentTool = defineTool({
   name: 'hideComment',
   title: 'Hide a comment',
   description:
-    'Hides a comment on the platform (hidden: false shows it again) where the platform lets the author of the post do so; ' +
-    'answers not_supported with the reason elsewhere.',
+    "Hides a comment (hidden: false shows it again) where the platform lets the post's author; not_supported elsewhere.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ id: idParam.describe('Comment id'), hidden: z.boolean().default(true) }),
@@ -108,8 +102,7 @@ export const deleteCommentTool = defineTool({
   name: 'deleteComment',
   title: 'Delete a comment',
   description:
-    'Deletes a comment from the platform where the platform lets the author of the post do so (answers not_supported elsewhere); ' +
-    'it stays listed with state deleted. Over MCP the user confirms first.',
+    "Deletes a comment on the platform where it lets the post's author (not_supported elsewhere); the user confirms first, as deletePost.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ id: idParam.describe('Comment id'), confirm: confirmInput }),

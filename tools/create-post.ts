@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from './types.js';
 import { createForCaller, type PlanEntry } from './internal/create-posts.js';
-import { createdPostSchema, imageSchema, utcDateTime, wrapped } from './shapes.js';
+import { createdPostSchema, mediaReference, utcDateTime, wrapped } from './shapes.js';
 
 /** The body of POST /posts (and of POST /posts/validate). */
 export const createPostBody = z.object({
@@ -19,7 +19,7 @@ export const createPostBody = z.object({
       z.object({
         integration: z.object({ id: z.string().min(1) }),
         value: z
-          .array(z.object({ content: z.string(), image: z.array(imageSchema).default([]), delay: z.number().int().min(0).default(0), id: z.string().optional() }))
+          .array(z.object({ content: z.string(), image: z.array(mediaReference).default([]), delay: z.number().int().min(0).default(0), id: z.string().optional() }))
           .min(1),
         settings: z.record(z.string(), z.unknown()).default({}),
         group: z.string().optional(),

@@ -10,9 +10,7 @@ export const deletePostGroup = defineTool({
   name: 'deletePostGroup',
   title: 'Delete a post group',
   description:
-    'Deletes every post of a group (the `group` of a post: the posts created together) and cancels their publishing. By default nothing is deleted on the ' +
-    'platforms; with deleteOnPlatform: true what went out is deleted there too, where the platform\'s API allows (the answer says which items stay and why). ' +
-    'Over MCP the user confirms first (an elicitation, or a first call that answers what would be deleted and a second one with confirm: true).',
+    "Deletes every post of a group (postsListTool's group) and cancels their publishing; deleteOnPlatform as deletePost. The user confirms first, as deletePost.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ group: idParam.describe('The group of a post (postsListTool, herald://posts/{id})'), deleteOnPlatform: deleteOnPlatformInput, confirm: confirmInput }),

@@ -9,10 +9,7 @@ export const deletePost = defineTool({
   name: 'deletePost',
   title: 'Delete a post',
   description:
-    'Deletes the post and every post of its group (created together), and cancels their publishing. By default nothing is deleted on the platforms; ' +
-    'with deleteOnPlatform: true what went out is deleted there too, item by item, where the platform\'s API allows (the answer says which items stay and why; ' +
-    'the post stays listed with platformChange until that is done, and an agent\'s request waits for approval under the approval gate). ' +
-    'Over MCP the user confirms first (an elicitation, or a first call that answers what would be deleted and a second one with confirm: true).',
+    "Deletes the post and every post of its group (its socialPost item or REST request: thread, comments), cancelling their publishing; deleteOnPlatform also deletes what went out. The first call answers what would be deleted: show the user, then call again with confirm: true.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ id: idParam.describe('Post id'), deleteOnPlatform: deleteOnPlatformInput, confirm: confirmInput }),

@@ -12,39 +12,39 @@ export const findSlot = defineTool({
   name: 'findSlotTool',
   title: 'Next free posting slot',
   description:
-    "Answers {date}: the earliest future posting time of the channel (its daily posting times, in their zone) at which it has no post yet. Use it as the date of schedulePostTool when the user says 'next free slot'. " +
-    "`date` is UTC. Pass `timeZone` (an IANA zone, e.g. the channel's `timeZone` from integrationList) to also get `localDate`, the same instant as that zone's wall-clock time with its offset; " +
-    "pass `after` (a date `2026-12-01` or date-time `2026-12-01T09:00`, read in `timeZone`, else in the channel's zone) for the first free slot from then on, e.g. 'next Tuesday in the client's time'. " +
-    "With strategy 'engagement': the soonest free time at one of the channel's best slots by engagement (bestTimesTool), with `note` saying why; when there is too little data it falls back to the posting times and `note` says so.",
+    "The channel's next free posting time: date (UTC, for schedulePostTool) and localDate in timeZone (yours, else the channel's). after: a local date or date-time to start from. strategy engagement: a best slot by engagement; note says why.",
   annotations: readOnly,
   mcp: true,
   input: z.object({
     id: idParam.describe('Channel id from integrationList'),
-    timeZone: z.string().max(64).optional().describe('IANA zone for localDate and for reading `after`'),
-    after: z.string().max(40).optional().describe('Local date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM): the slot is at or after it'),
+    timeZone: z.string().max(64).optional().describe('IANA zone for localDate and after'),
+    after: z.string().max(40).optional().describe('YYYY-MM-DD or YYYY-MM-DDTHH:MM, local'),
     strategy: z
       .enum(['posting_times', 'engagement'], { message: 'must be "posting_times" (default) or "engagement"' })
       .default('posting_times')
-      .describe('posting_times (default): the channel\'s posting times; engagement: its best weekday-hour slots from its own posts\' engagement'),
+      
   }),
   output: z.object({
     date: z.string(),
-    timeZone: z.string().optional(),
-    localDate: z.string().optional().describe('The slot as a wall-clock time of timeZone, ISO 8601 with its offset'),
+    timeZone: z.string(),
+    localDate: z.string().describe('The slot as a wall-clock time of timeZone, ISO 8601 with its offset'),
     note: z.string().optional().describe('With strategy engagement: which slot and why, or why it fell back'),
   }),
   rest: { method: 'GET', path: '/find-slot/:id', toInput: ({ params, query }) => ({ id: params.id, timeZone: query.timeZone, after: query.after, strategy: query.strategy }) },
   handler: async (input, { em, caller, services }) => {
-    const zone = input.timeZone === undefined ? undefined : zoneInput(input.timeZone);
+    const asked = input.timeZone === undefined ? undefined : zoneInput(input.timeZone);
     const integration = await findIntegration(em, caller.organizationId, input.id);
+    // The channel's people's zone: the answer's zone unless one was asked.
+    const local = channelZone(integration, await organizationZone(em, caller.organizationId));
+    const zone = asked ?? local;
     let after: Date | undefined;
     if (input.after !== undefined) {
       const wall = parseWallClock(input.after);
       if (!wall) throw invalidInput(`after: "${input.after}" is not a date.`, { hint: 'Write a local date as 2026-12-01 or a local date-time as 2026-12-01T09:00 (no offset: timeZone says where).' });
-      after = instantOf(wall, zone ?? channelZone(integration, await organizationZone(em, caller.organizationId)));
+      after = instantOf(wall, zone);
     }
     const now = services.now();
-    const answer = (slot: Date, note?: string) => ({ date: slot.toISOString(), ...(zone ? { timeZone: zone, localDate: isoWithOffset(slot, zone) } : {}), ...(note ? { note } : {}) });
+    const answer = (slot: Date, note?: string) => ({ date: slot.toISOString(), timeZone: zone, localDate: isoWithOffset(slot, zone), ...(note ? { note } : {}) });
     let note: string | undefined;
     if (input.strategy === 'engagement') {
       const best = await bestTimes(em, integration, now, services.config.defaultPostingTimes);

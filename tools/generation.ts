@@ -47,10 +47,7 @@ export const generateImageTool = defineTool({
   name: 'generateImageTool',
   title: 'Generate an image',
   description:
-    'Generates a square image from a prompt and stores it in the media library; answers {id, path}: use them as an attachment in schedulePostTool. ' +
-    'Takes from a few seconds to a minute. A prompt the model\'s safety system refuses answers invalid_input with its reason. ' +
-    'If it is still running when the wait ends, the answer has no id/path but a message: call again with the same prompt to keep waiting (nothing is paid twice). ' +
-    'The same prompt within an hour answers the same image.',
+    "Generates a square image from a prompt into the media library; answers {id, path}: pass it as an attachment. When the wait ends first, the answer has a message: call again with the same prompt (nothing is paid twice).",
   annotations: generating,
   mcp: true,
   acceptsIdempotencyKey: true,
@@ -79,9 +76,7 @@ export const generateVideoOptions = defineTool({
   name: 'generateVideoOptions',
   title: 'List video generators',
   description:
-    'Lists the video generators: {video: [{type, title, description, output, tools, customParams, available, requires, costs}]}. ' +
-    '`type` is the identifier for generateVideoTool, `output` the orientations it makes, `tools` its helper functions for videoFunctionTool, ' +
-    '`customParams` the JSON Schema of its parameters. A generator with available: false names the setting that enables it. Call before generateVideoTool.',
+    "The video generators: {video: [{type, output, tools, customParams (JSON Schema), available, requires}]}; call before generateVideoTool.",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
   input: z.object({}),
@@ -112,8 +107,7 @@ export const videoFunctionTool = defineTool({
   name: 'videoFunctionTool',
   title: 'Run a video generator helper',
   description:
-    'Runs a helper function of a video generator (the `tools` of generateVideoOptions), e.g. identifier "image-text-slides" with functionName "loadVoices" ' +
-    'answers {voices: [{id, name}]}: pass an id as the voice parameter of generateVideoTool.',
+    "Runs a video generator's helper (generateVideoOptions tools), e.g. image-text-slides loadVoices answers {voices: [{id, name}]} for generateVideoTool's voice.",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: true,
   // REST callers may add `params` (the anchor's body); no helper function takes any yet.
@@ -145,10 +139,7 @@ export const generateVideoTool = defineTool({
   name: 'generateVideoTool',
   title: 'Generate a video',
   description:
-    'Generates a video with a generator of generateVideoOptions (identifier = its type, output vertical or horizontal, customParams as [{key, value}]) ' +
-    'and stores it in the media library; answers {url, media}: use the url (or the media {id, path}) as an attachment. Videos take minutes: progress is ' +
-    'reported when you send a progress token; if it is not done when the wait ends, the answer has no url but a message — call again with the same parameters ' +
-    'to keep waiting (it joins the running generation, nothing is paid twice). The same request within an hour answers the same video.',
+    "Generates a video (identifier: a generateVideoOptions type) into the media library; answers {url, media}: pass media as an attachment. Takes minutes; when the wait ends first, call again with the same parameters (nothing is paid twice).",
   annotations: generating,
   mcp: true,
   acceptsIdempotencyKey: true,

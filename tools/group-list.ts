@@ -9,7 +9,7 @@ export const groupList = defineTool({
   name: 'groupList',
   title: 'List groups',
   description:
-    'Lists the groups (customers) channels can belong to, as {id, name}. Use an id with integrationList to see only that group\'s channels. An empty list means no groups are set up.',
+    "The groups (customers) channels belong to, as {id, name}; pass an id to integrationList to see that group's channels.",
   annotations: readOnly,
   mcp: true,
   input: z.object({}),

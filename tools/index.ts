@@ -11,6 +11,7 @@ import { deleteIntegration } from './delete-integration.js';
 import { socialConnectUrl } from './social-connect-url.js';
 import { integrationSettings } from './integration-settings.js';
 import { findSlot } from './find-slot.js';
+import { timeZoneTool } from './time-zone.js';
 import { postList } from './post-list.js';
 import { createPost } from './create-post.js';
 import { deletePost } from './delete-post.js';
@@ -52,6 +53,7 @@ export const tools: readonly ToolDefinition[] = [
   generateVideoTool,
   postList,
   findSlot,
+  timeZoneTool,
   channelAnalytics,
   analyticsOverview,
   postAnalytics,

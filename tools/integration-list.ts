@@ -8,10 +8,7 @@ export const integrationList = defineTool({
   name: 'integrationList',
   title: 'List channels',
   description:
-    'Lists the connected social channels (integrations) of this organization: id, name, picture, platform identifier, group (customer) when set, and timeZone ' +
-    "(the channel's IANA zone: where a person means 'Tuesday 9:00 in the client's time'; pass it to findSlotTool and setPostingTimes). " +
-    'Call this first: every other channel tool needs an id from here. Pass `group` (an id from groupList) to see only the channels of one group. ' +
-    '`health.state` says whether a channel can publish: active, token_expiring (reconnect it before health.tokenExpiresAt), needs_reconnection (health.reason says why), or disabled.',
+    "The organization's channels: id (for every other tool), name, platform, customer, timeZone (where its people read local times), health.state (active, token_expiring, needs_reconnection, disabled). Call it first.",
   annotations: readOnly,
   mcp: true,
   input: z.object({ group: z.string().optional().describe('Group (customer) id from groupList; omit for all channels') }),

@@ -9,15 +9,13 @@ export const integrationSchema = defineTool({
   name: 'integrationSchema',
   title: 'Platform rules and settings',
   description:
-    'Returns what a platform accepts before you write a post for it: `rules` (media and format rules), `maxLength` (characters, counted after conversion), ' +
-    '`settings` (JSON Schema of the per-post settings, or the string "No additional settings required") and `tools` (helper methods you can run with triggerTool). ' +
-    `Call it with the channel's \`platform\` from integrationList before schedulePostTool. Platforms: ${providerIdentifiers.join(', ')}. ` +
-    'Set isPremium to true for an X premium account (longer posts).',
+    "A platform's rules (media, format), maxLength (counted after conversion), settings (JSON Schema of schedulePostTool's settings, or \"No additional settings required\") " +
+    'and tools (helpers for triggerTool). Call it with the `platform` of integrationList before writing for a platform.',
   annotations: readOnly,
   mcp: true,
   input: z.object({
-    isPremium: z.boolean().describe('true for premium accounts with higher limits (X premium); false otherwise'),
-    platform: z.string().describe('Platform identifier, e.g. "bluesky" (the `platform` field of integrationList)'),
+    isPremium: z.boolean().optional().describe('true: the X Premium limit (a connected channel\'s own is read from X)'),
+    platform: z.string().describe('Platform identifier from integrationList, e.g. x'),
   }),
   output: wrapped(settingsRecordSchema),
   handler: async (input) => {
@@ -25,6 +23,6 @@ export const integrationSchema = defineTool({
     if (!provider) {
       throw invalidInput(`Unknown platform "${input.platform}".`, { hint: `Use one of: ${providerIdentifiers.join(', ')}.` });
     }
-    return { output: settingsRecord(provider, input.isPremium) };
+    return { output: settingsRecord(provider, input.isPremium === true) };
   },
 });

@@ -7,8 +7,7 @@ export const mediaList = defineTool({
   name: 'mediaListTool',
   title: 'List media',
   description:
-    'The organization\'s media library, newest first: {media: [{id, name, path, type, size, width?, height?, duration?, createdAt}], total, page, pageSize, hasMore}. ' +
-    'Pages start at 0. Use a file\'s path as an attachment in schedulePostTool.',
+    "The media library, newest first: {media: [{id, name, path, type, size, …}], total, hasMore}; pass an item as an attachment.",
   annotations: readOnly,
   mcp: true,
   input: z.object(pageInput),

@@ -8,7 +8,8 @@ const PAGE_SIZE = 100;
 export const notificationList = defineTool({
   name: 'notificationListTool',
   title: 'List notifications',
-  description: 'The organization\'s notifications, newest first: posts published or failed (with the error), channels that need reconnecting. 100 per page, page 0 first.',
+  description:
+    "Notifications, newest first: posts published or failed (with the error), channels to reconnect. 100 a page from 0.",
   annotations: readOnly,
   mcp: true,
   input: z.object({ page: z.coerce.number().int().min(0).default(0) }),

@@ -1,30 +1,51 @@
 import { z } from 'zod';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { PostSchema, type Post } from '../src/db/entities.js';
+import type { AnalyticsMetric, Provider } from '../providers/types.js';
 import { defineTool, readOnly } from './types.js';
 import { days } from './channel-analytics.js';
-import { findIntegration } from './internal/integrations.js';
+import { findIntegration, providerOf } from './internal/integrations.js';
 import { postAnalytics as postAnalyticsWithHistory } from './internal/analytics.js';
 import { findPost } from './internal/posts.js';
 import { clicksMetric } from './internal/short-links.js';
 import { analyticsMetricSchema, idParam, wrapped } from './shapes.js';
 
+/**
+ * The post's own chain items the platform counts among its replies: a thread's next item replies to the post (the items
+ * after it reply to each other), every comment of a comment-style chain is on the post. Published ones only.
+ */
+async function ownReplies(em: EntityManager, post: Post, chain: Provider['chain']): Promise<number> {
+  if (chain === 'none') return 0;
+  return em.count(PostSchema, { organizationId: post.organizationId, rootPostId: post.id, deletedAt: null, releaseId: { $ne: null }, position: chain === 'thread' ? 1 : { $gt: 0 } });
+}
+
+/** Replies and comments as people wrote them: the platform's count less the post's own items. */
+function withoutOwnReplies(metrics: AnalyticsMetric[], own: number): AnalyticsMetric[] {
+  if (own === 0) return metrics;
+  return metrics.map((metric) =>
+    /^(replies|comments)$/i.test(metric.label)
+      ? { ...metric, data: metric.data.map((point) => ({ ...point, total: String(Math.max(0, Number(point.total) - own)) })) }
+      : metric,
+  );
+}
+
 export const postAnalytics = defineTool({
   name: 'postAnalyticsTool',
   title: 'Post analytics',
   description:
-    'Metrics of one published post (likes, reposts, replies... depending on the platform) as [{label, data, percentageChange}]: each counter as it grew since publication (Herald reads a post often in its first days, then rarely), one point a day, with the live value as today\'s. ' +
-    'Empty for posts not published yet, posts without a release id, and platforms without post analytics. ' +
-    'A post published with shortLink: true also has a "clicks" metric (daily clicks on its short links) on every platform.',
+    "A published post's metrics (likes, reposts, replies… per platform) as daily points since publication; replies exclude the post's own thread items and comments. Empty before it is published. shortLink posts also have clicks.",
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
-  input: z.object({ postId: idParam.describe('Post id from postsListTool or schedulePostTool'), date: days.default(7).describe('Days to look back (default 7)') }),
+  input: z.object({ postId: idParam.describe('Post id from postsListTool or schedulePostTool'), days: days.default(7).describe('How many days to look back (default 7)') }),
   output: wrapped(z.array(analyticsMetricSchema)),
-  rest: { method: 'GET', path: '/analytics/post/:postId', toInput: ({ params, query }) => ({ postId: params.postId, date: query.date }), toResponse: (output) => output.output },
+  rest: { method: 'GET', path: '/analytics/post/:postId', toInput: ({ params, query }) => ({ postId: params.postId, days: query.date }), toResponse: (output) => output.output },
   handler: async (input, { em, caller, services, log }) => {
     const post = await findPost(em, caller.organizationId, input.postId);
     if (post.state !== 'PUBLISHED' || !post.releaseId || post.releaseId === 'missing') return { output: [] };
     const integration = await findIntegration(em, caller.organizationId, post.integrationId);
-    const clicks = await clicksMetric(services, em, post, input.date);
+    const clicks = await clicksMetric(services, em, post, input.days);
     const ours = clicks ? [clicks] : [];
-    return { output: [...(await postAnalyticsWithHistory(services, em, post, integration, input.date, log)), ...ours] };
+    const metrics = await postAnalyticsWithHistory(services, em, post, integration, input.days, log);
+    return { output: [...withoutOwnReplies(metrics, await ownReplies(em, post, providerOf(integration).chain)), ...ours] };
   },
 });

@@ -9,9 +9,7 @@ export const postList = defineTool({
   name: 'postsListTool',
   title: 'List posts',
   description:
-    'Lists the posts (first item of each chain) between startDate and endDate (UTC, at most 100 days apart), with state (DRAFT, QUEUE, PUBLISHED, ERROR), ' +
-    'publishStatus (draft, scheduled, retrying, published, partial, failed), date, content, release URL, error text, retry attempts, and every item of the chain with its own state and link. ' +
-    'Use it to review what is scheduled or how publishing went; pass `customer` (a group id) to limit it to one group. At most 1000 posts a page: when nextCursor is not null, call again with cursor=nextCursor.',
+    "Posts between startDate and endDate (UTC, at most 100 days): state, publishStatus, date, content, group, release URL, error, each chain item. For 'what is scheduled' and 'did it go out'. nextCursor not null: call again with cursor.",
   annotations: readOnly,
   mcp: true,
   input: z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from './types.js';
 import { findIntegration } from './internal/integrations.js';
-import { zoneInput } from './internal/time-zones.js';
+import { channelZone, organizationZone, zoneInput } from './internal/time-zones.js';
 import { idParam } from './shapes.js';
 import { recordChange } from './internal/audit.js';
 
@@ -11,7 +11,7 @@ export const setPostingTimes = defineTool({
   name: 'setPostingTimes',
   title: 'Set posting times',
   description:
-    'Sets the daily posting times of a channel used by find-slot, as minutes after midnight in `timeZone` (an IANA zone such as "America/New_York"; UTC when omitted): ' +
+    'Sets the daily posting times of a channel used by find-slot, as minutes after midnight in `timeZone` (an IANA zone such as "America/New_York"; when omitted, the channel\'s zone, else the organization\'s): ' +
     '[{time: 540}] with timeZone "America/New_York" is 09:00 New York time every day, before and after daylight-saving changes. ' +
     "The channel's own zone is its `timeZone` in integrationList.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -20,13 +20,13 @@ export const setPostingTimes = defineTool({
   input: z.object({
     id: idParam,
     postingTimes: z.array(z.object({ time: minute })).min(1, 'needs at least one time').max(48),
-    timeZone: z.string().max(64).optional().describe('IANA zone the times are wall-clock times of; UTC when omitted'),
+    timeZone: z.string().max(64).optional().describe("IANA zone the times are wall-clock times of; the channel's (else the organization's) when omitted"),
   }),
   output: z.object({ id: z.string(), postingTimes: z.array(z.object({ time: z.number() })), timeZone: z.string() }),
   rest: { method: 'PUT', path: '/integrations/:id/posting-times' },
   handler: async (input, { em, caller }) => {
-    const zone = input.timeZone === undefined ? 'UTC' : zoneInput(input.timeZone);
     const integration = await findIntegration(em, caller.organizationId, input.id);
+    const zone = input.timeZone === undefined ? channelZone(integration, await organizationZone(em, caller.organizationId)) : zoneInput(input.timeZone);
     integration.postingTimes = [...new Set(input.postingTimes.map((item) => item.time))].sort((a, b) => a - b);
     integration.postingTimesZone = zone;
     await em.flush();

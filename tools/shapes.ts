@@ -1,5 +1,6 @@
 // Zod shapes shared by several tools' inputs and outputs.
 import { z } from 'zod';
+import { newId } from '../src/lib/crypto.js';
 
 export const integrationRecordSchema = z.object({
   id: z.string(),
@@ -45,7 +46,7 @@ export const deletionOutput = z.object({
 });
 
 /** The second call of a destructive tool over MCP, after the user agreed. */
-export const confirmInput = z.boolean().optional().describe('true only after the user agreed to what the first call said would be deleted');
+export const confirmInput = z.boolean().optional().describe('true once the user agreed to what the first call answered');
 
 /** A file of the media library (GET /media items; uploads answer it plus `warnings`). */
 export const mediaRecordSchema = z.object({
@@ -69,6 +70,17 @@ export const utcDateTime = z.iso.datetime({ offset: true, message: 'must be a UT
 
 /** A media item of a post in the REST bodies (POST /posts, PUT /posts/{id}): a library file's id and path, or a URL. */
 export const imageSchema = z.object({ id: z.string().min(1), path: z.string().min(1), alt: z.string().optional(), thumbnail: z.string().optional() });
+
+const HTTP_URL = /^https?:\/\//i;
+
+/**
+ * A media item as agents send it: the {id, path} an upload or generateImageTool answered, the media id alone, or a URL
+ * (the form of the spec's `attachments`). A bare id or library path is kept as sent, so an error names what the agent sent.
+ */
+export const mediaReference = z
+  .union([z.string().trim().min(1, 'must be a media id or an http(s) URL'), imageSchema])
+  .transform((media) => (typeof media !== 'string' ? media : { id: HTTP_URL.test(media) ? newId() : media, path: media }))
+  .describe('{id, path} of an upload, a media id, or an https URL');
 
 /** The input fields of a paged listing: pages start at 0. */
 export const pageInput = {

@@ -8,8 +8,7 @@ export const triggerTool = defineTool({
   name: 'triggerTool',
   title: 'Run a channel helper',
   description:
-    "Runs one of a channel's helper methods (listed in the `tools` of integrationSchema), e.g. listChannels on Discord or getFlairs on Reddit, to find ids to use in post settings. " +
-    'Pass the channel id, the methodName, and the method\'s data as [{key, value}] pairs following its dataSchema (empty array when it has none). Answers {output: <the platform\'s result>}.',
+    "Runs a channel helper from integrationSchema's tools (e.g. listChannels on Discord, getFlairs on Reddit) to find ids for settings: dataSchema is its inputs as [{key, value}] ([] for none). Answers {output: the platform's result}.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   input: z.object({

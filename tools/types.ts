@@ -154,6 +154,11 @@ export interface ToolDefinition<InputSchema extends z.ZodType = z.ZodType, Outpu
   description: string;
   annotations: ToolAnnotations;
   input: InputSchema;
+  /**
+   * What tools/list shows of the input when repeating it would cost every conversation its bytes (validatePostTool names
+   * schedulePostTool's socialPost instead of repeating it); `input` still parses every call.
+   */
+  listedInput?: z.ZodType;
   output: OutputSchema;
   /** Listed as an MCP tool. */
   mcp: boolean;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool } from './types.js';
 import { editPost } from './internal/post-edit.js';
 import { PostValidationError } from './internal/create-posts.js';
-import { idParam, imageSchema, utcDateTime } from './shapes.js';
+import { idParam, mediaReference, utcDateTime } from './shapes.js';
 
 
 /** A post record (as GET /posts lists it) plus each item's preview as the platform receives it. */
@@ -21,25 +21,19 @@ export const updatePost = defineTool({
   name: 'updatePost',
   title: 'Edit a post',
   description:
-    'PUT /posts/{id}: edits a post that has not gone out (draft, scheduled, waiting for approval, or failed), or what went out (below): `date`, `value` (the whole chain, ' +
-    'first item first: [{content, image: [{id, path}], delay?}]; items may be added or removed), `settings` (the platform settings). Omitted fields stay as they are. ' +
-    'The same validation as creation (platform rules, length, media, the duplicate guard: allowDuplicate: true when a repetition is intended). ' +
-    'A scheduled post moves to its new date. Under the approval gate an agent\'s edit sends the post back for approval. ' +
-    'A PUBLISHED post is edited on its platform where the platform\'s API allows (the text of each item and settings the platform can change; not the date, the media or the number of items): ' +
-    'the edit is kept as platformChange {action: "edit", state: "pending"} and made by a job, the stored text changes once the platform took it; an agent\'s edit under the approval gate waits ' +
-    '(state "awaiting_approval") for an owner. Where the platform cannot edit, 409 with the reason. Answers the post with a preview of each item as the platform will receive it.',
+    "Edits one channel's post and its chain (thread items or comments), never the other posts of its group: date, value (the whole chain, [{content, image, delay?}]) or settings; omitted fields stay. Validated like schedulePostTool; under the approval gate it goes back for approval. A published post is edited on its platform where the API allows (text, settings): platformChange tells; else conflict.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
   input: z.object({
     id: idParam.describe('Post id (any item of its chain)'),
     date: utcDateTime.optional().describe('New publication date, UTC'),
     value: z
-      .array(z.object({ content: z.string(), image: z.array(imageSchema).default([]), delay: z.number().int().min(0).default(0) }))
+      .array(z.object({ content: z.string(), image: z.array(mediaReference).default([]), delay: z.number().int().min(0).default(0) }))
       .min(1)
       .optional()
-      .describe('The whole chain, first item first: HTML content and media ({id, path} from the media library, or an https URL as both)'),
-    settings: z.record(z.string(), z.unknown()).optional().describe('Platform settings (integrationSchema); __type is ignored'),
-    allowDuplicate: z.boolean().optional(),
+      .describe('The whole chain, first item first; image as schedulePostTool attachments'),
+    settings: z.record(z.string(), z.unknown()).optional().describe('Platform settings (integrationSchema)'),
+    allowDuplicate: z.boolean().optional().describe('true when repeating a recent post is intended'),
   }),
   output: postWithPreview,
   rest: { method: 'PUT', path: '/posts/:id', largeBody: true },

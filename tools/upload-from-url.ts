@@ -17,10 +17,7 @@ export const uploadFromUrlTool = defineTool({
   name: 'uploadFromUrlTool',
   title: 'Upload media from a URL',
   description:
-    'Fetches an image (JPEG, PNG, GIF, WebP, AVIF, BMP, TIFF) or MP4 video from a public http(s) URL into the media library and answers {id, path, ...}. ' +
-    'Use the returned path as an attachment in schedulePostTool (or id and path in posts[].value[].image[] on REST). ' +
-    'Private, internal and loopback addresses are refused ("fetch failed: ..."), as are URLs that need a login or answer slowly. ' +
-    'Send a progress token to receive progress (bytes received of the announced size) while a large file arrives.',
+    "Fetches an image or MP4 from a public http(s) URL into the media library; answers {id, path, …, warnings}: pass it as an attachment. Private addresses, logins and slow hosts are refused.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   acceptsIdempotencyKey: true,

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { defineTool, readOnly } from './types.js';
 import { createPostBody, restPlanEntries } from './create-post.js';
 import { schedulePostInput, socialPostEntries } from './schedule-post-tool.js';
@@ -9,15 +10,15 @@ export const validatePostTool = defineTool({
   name: 'validatePostTool',
   title: 'Preview posts without creating them',
   description:
-    'Dry run of schedulePostTool: takes exactly the same arguments and creates nothing. Answers, per socialPost item and per post/comment, ' +
-    'the text exactly as the platform receives it (after HTML conversion, with links in their short form when shortLink is true), its length in the ' +
-    "platform's own counting (X weighted, Bluesky graphemes) against maxLength, each attachment accepted or refused with the platform's rule, the settings checked, " +
-    'warnings (media the platform must fetch from a public URL, short links, a channel that needs reconnecting or whose token expires before the date), ' +
-    'and the slot the post would take. valid: true means schedulePostTool would accept it as it is; otherwise errors is what it would answer.',
+    "schedulePostTool's dry run, same arguments, nothing created. Per item: text, exactly what the platform receives (Telegram HTML, X plain text); visibleText, what readers see, its length counted the platform's way against maxLength; media accepted or refused; settings; warnings; slot. valid false: errors is what schedulePostTool would answer. Show the user the text before scheduling.",
   annotations: previewAnnotations,
   mcp: true,
   // The same arguments as schedulePostTool; an idempotencyKey sent along is ignored (nothing is created).
   input: schedulePostInput.omit({ idempotencyKey: true }),
+  listedInput: z.object({
+    socialPost: z.array(z.object({}).loose()).min(1).describe("Exactly schedulePostTool's socialPost"),
+    allowDuplicate: z.boolean().optional(),
+  }),
   output: postPreviewSchema,
   handler: (input, { em, caller, services }) => previewPlan(services, em, caller.organizationId, { creationMethod: 'MCP', entries: socialPostEntries(input) }),
 });

@@ -21,7 +21,7 @@ import { couldNotConfirm, identify, recoveryWindowStart } from '../recovery.js';
 const scopes = ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access', 'tweet.moderate.write'];
 
 const settings = z.object({
-  who_can_reply_post: z.enum(['everyone', 'followers']).describe('Who may reply to the post'),
+  who_can_reply_post: z.enum(['everyone', 'followers']).optional().describe('Who may reply to the post; everyone when omitted'),
   community: z.string().optional().describe('URL of an X community to post into; leave empty for the main timeline'),
 });
 
@@ -144,10 +144,12 @@ function refOf(context: ProviderContext, id: string): PublishedRef {
   return { id, url: `${context.endpoints.web}/${username ? encodeURIComponent(username) : 'i/web'}/status/${id}` };
 }
 
+/** The html editor hands over trimmed HTML (the anchor keeps it for articles); a post is its plain-text rendering. */
+const postText = (converted: string) => convertContent(converted, 'plain');
+
 async function createPost(context: ProviderContext, item: PublishItem, inReplyTo?: string): Promise<PublishedRef> {
   const mediaIds = await uploadMedia(context, item.media);
-  // The html editor hands over trimmed HTML (the anchor keeps it for articles); a post is its plain-text rendering.
-  const text = convertContent(item.text, 'plain');
+  const text = postText(item.text);
   const choice = settings.partial().safeParse(context.settings).data ?? {};
   const reply = replySettings[choice.who_can_reply_post ?? 'everyone'];
   const community = communityId(choice.community);
@@ -209,11 +211,15 @@ const x: Provider = {
     'X: each item of the thread is a post replying to the previous one. A post carries up to 4 pictures, or 1 GIF or 1 video alone, or no media. ' +
     "Length is X's weighted length (links count 23, CJK characters 2): 280, or 25,000 when the account has X Premium (any tier; Herald " +
     'reads it from X when the channel connects or refreshes, and isPremium says so for a channel not connected yet). ' +
-    'who_can_reply_post: everyone, or followers; X has no followers-only option, so followers is sent as X\'s closest, "following" ' +
+    'who_can_reply_post (optional, everyone when omitted): everyone, or followers; X has no followers-only option, so followers is sent as X\'s closest, "following" ' +
     '(only accounts you follow and people you mention can reply). community: the URL of an X community you belong to ' +
     '(https://x.com/i/communities/<id>); the first post goes into it. Both settings apply to the first post, the replies follow it. ' +
     'X Articles are not supported. Re-posting exactly the same text is refused by X as a duplicate.',
   settings,
+  render: (converted) => {
+    const text = postText(converted);
+    return { text, visible: text };
+  },
   chain: 'thread',
   recordsSteps: true,
   tools: [],

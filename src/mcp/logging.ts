@@ -2,7 +2,8 @@
 // and the log notifications a tool call sends at or above it. Messages say what was validated, queued or deleted; they
 // never carry secrets (tokens, keys, credentials) — tools log ids, counts and sentences only.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, LoggingLevelSchema, McpError, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingLevelSchema, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import { invalidParams } from './errors.js';
 import { z } from 'zod';
 import type { ToolLogLevel } from '../../tools/types.js';
 import type { SessionContext } from './sessions.js';
@@ -31,7 +32,7 @@ export class SessionLog {
     server.setRequestHandler(SetLevelRequest, async (request) => {
       const parsed = LoggingLevelSchema.safeParse(request.params.level);
       if (!parsed.success) {
-        throw new McpError(ErrorCode.InvalidParams, `Unknown log level ${JSON.stringify(request.params.level)}: use one of ${LEVELS.join(', ')}.`);
+        throw invalidParams(`Unknown log level ${JSON.stringify(request.params.level)}: use one of ${LEVELS.join(', ')}.`);
       }
       this.level = parsed.data;
       await this.session.updateState({ logLevel: parsed.data });

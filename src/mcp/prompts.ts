@@ -1,6 +1,7 @@
 // MCP prompts that encode good practice: each one's text tells the agent which tools and resources to use, in which order.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { GetPromptRequestSchema, ListPromptsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { invalidParams } from './errors.js';
 
 /** What completion/complete offers for an argument (completions.ts). */
 export type ArgumentValues = 'channels' | 'platform' | 'days' | 'date' | 'none';
@@ -144,10 +145,10 @@ export function registerPrompts(server: Server, now: () => Date): void {
   }));
   server.setRequestHandler(GetPromptRequestSchema, async (request) => {
     const prompt = PROMPTS.find((candidate) => candidate.name === request.params.name);
-    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt "${request.params.name}": use one of ${PROMPTS.map((item) => item.name).join(', ')}.`);
+    if (!prompt) throw invalidParams(`Unknown prompt "${request.params.name}": use one of ${PROMPTS.map((item) => item.name).join(', ')}.`);
     const args = request.params.arguments ?? {};
     const missing = prompt.arguments.filter((argument) => argument.required && !args[argument.name]?.trim()).map((argument) => argument.name);
-    if (missing.length > 0) throw new McpError(ErrorCode.InvalidParams, `Prompt "${prompt.name}" needs the argument${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
+    if (missing.length > 0) throw invalidParams(`Prompt "${prompt.name}" needs the argument${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
     return {
       description: prompt.description,
       messages: [{ role: 'user' as const, content: { type: 'text' as const, text: prompt.text(args, now()) } }],

@@ -14,10 +14,8 @@
 // the update into the session's stream in the transaction that stored it, from `comments:*` / `comments:<root post id>`.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -26,6 +24,7 @@ import {
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, type Integration } from '../db/entities.js';
 import { DomainError } from '../errors.js';
+import { invalidParams } from './errors.js';
 import { findProvider, providers } from '../../providers/index.js';
 import type { Provider } from '../../providers/types.js';
 import { asCaller, canSeeChannel } from '../../tools/internal/visibility.js';
@@ -88,7 +87,7 @@ const RESOURCE_TEMPLATES = [
 ];
 
 /** Not found: -32602 with the uri in `data`, as the MCP spec asks of resources/read. */
-const notFound = (uri: string, why = 'Resource not found') => new McpError(ErrorCode.InvalidParams, `${why}: ${uri}`, { uri });
+const notFound = (uri: string, why = 'Resource not found') => invalidParams(`${why}: ${uri}`, { uri });
 
 function platformRecord(provider: Provider) {
   const record = settingsRecord(provider, false);

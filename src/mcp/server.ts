@@ -4,15 +4,16 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { asDomainError, DomainError, toToolErrorText } from '../errors.js';
 import { tools } from '../../tools/index.js';
 import { canCall, runTool } from '../../tools/runner.js';
-import type { Services } from '../../tools/types.js';
+import type { Caller, Services } from '../../tools/types.js';
 import { newId } from '../lib/crypto.js';
 import { jsonSchema } from '../http/openapi.js';
 import { SessionLog } from './logging.js';
+import { invalidParams } from './errors.js';
 import { ResourceSubscriptions } from './resources.js';
 import { registerPrompts } from './prompts.js';
 import { registerCompletions } from './completions.js';
@@ -23,15 +24,49 @@ import { timedToolCall } from '../lib/metrics.js';
 const mcpTools = tools.filter((tool) => tool.mcp);
 const mcpToolNames = new Set(mcpTools.map((tool) => tool.name));
 
+type ObjectSchema = { type: 'object'; properties?: Record<string, object>; required?: string[] };
+
+/**
+ * The output schema as tools/list shows it: the answer's top-level fields. Every byte of tools/list is sent with every
+ * turn of every conversation (DESIGN §11) and the full shapes cost 20 KB; each description says what comes back, and the
+ * structured content conforms to this outline.
+ */
+function outline(schema: Record<string, unknown>): ObjectSchema {
+  return { type: 'object', properties: Object.fromEntries(Object.keys((schema.properties ?? {}) as object).map((name) => [name, {}])) };
+}
+
+const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/**
+ * An input schema as tools/list shows it, without what says nothing to an agent: the 400-character pattern zod writes
+ * beside `format: date-time`, the safe-integer bounds of every integer, `minLength: 1` and strings' `maxLength`, `propertyNames: {type: string}`. The runner still
+ * parses every call with the tool's own schema.
+ */
+function compact(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(compact);
+  if (!node || typeof node !== 'object') return node;
+  const schema = node as Record<string, unknown>;
+  const kept = Object.entries(schema).filter(([key, value]) => {
+    if (key === 'pattern' && schema.format === 'date-time') return false;
+    if ((key === 'maximum' && value === SAFE_INTEGER) || (key === 'minimum' && value === -SAFE_INTEGER) || (key === 'minLength' && value === 1)) return false;
+    if (key === 'maxLength' && schema.type === 'string') return false; // a bound only a runaway value meets; the refusal names it
+    return !(key === 'propertyNames' && (value as Record<string, unknown>)?.type === 'string');
+  });
+  return Object.fromEntries(kept.map(([key, value]) => [key, key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, property]) => [name, compact(property)])) : compact(value)]));
+}
+
 /** Emitted once: the schemas never change at run time. */
 const mcpToolList = mcpTools.map((tool) => ({
   name: tool.name,
   title: tool.title,
   description: tool.description,
-  inputSchema: jsonSchema(tool.input, 'input') as { type: 'object'; properties?: Record<string, object> },
-  outputSchema: jsonSchema(tool.output, 'output') as { type: 'object'; properties?: Record<string, object> },
-  annotations: { title: tool.title, ...tool.annotations },
+  inputSchema: compact(jsonSchema(tool.listedInput ?? tool.input, 'input')) as ObjectSchema,
+  outputSchema: outline(jsonSchema(tool.output, 'output')),
+  annotations: tool.annotations,
 }));
+
+/** The tools/list answer of a caller: a credential sees only the tools it may call (a read-only token, an agent key). */
+export const listedTools = (caller: Caller) => mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
 
 const INSTRUCTIONS =
   'Herald publishes to the organization\'s social channels. Start with the resource herald://integrations (or integrationList), read herald://platforms/{identifier} ' +
@@ -55,11 +90,11 @@ const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(valu
 
 /** The call's arguments, or -32602 naming what is wrong with them. */
 function argumentsOf(params: z.infer<typeof CallToolRequest>['params']): { name: string; arguments: Record<string, unknown> } {
-  if (typeof params.name !== 'string') throw new McpError(ErrorCode.InvalidParams, `params.name must be the tool's name (a string); got ${kindOf(params.name)}.`);
+  if (typeof params.name !== 'string') throw invalidParams(`params.name must be the tool's name (a string); got ${kindOf(params.name)}.`);
   const given = params.arguments;
   if (given === undefined) return { name: params.name, arguments: {} };
   if (given === null || typeof given !== 'object' || Array.isArray(given)) {
-    throw new McpError(ErrorCode.InvalidParams, `params.arguments must be a JSON object of ${params.name}'s input fields ({} for none); got ${kindOf(given)}.`);
+    throw invalidParams(`params.arguments must be a JSON object of ${params.name}'s input fields ({} for none); got ${kindOf(given)}.`);
   }
   return { name: params.name, arguments: given as Record<string, unknown> };
 }
@@ -92,8 +127,7 @@ export function createMcpServer(services: Services, session: SessionContext): Se
   registerCompletions(server, services, caller);
   const confirmations = new SessionConfirmations(server, session);
 
-  // A read-only token sees only the tools it may call.
-  const visible = mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
+  const visible = listedTools(caller);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visible }));
   Protocol.prototype.setRequestHandler.call(server, CallToolRequest, timedToolCall(mcpToolNames, async (request: z.infer<typeof CallToolRequest>, extra): Promise<CallToolResult> => {
     const requestId = newId();
@@ -102,7 +136,7 @@ export function createMcpServer(services: Services, session: SessionContext): Se
     const logs = log.forRequest((notification) => extra.sendNotification(notification), `herald.${call.name}`);
     try {
       if (!tool) {
-        throw new DomainError('not_found', `Unknown tool "${call.name}".`, { hint: `Available tools: ${mcpTools.map((item) => item.name).join(', ')}.` });
+        throw new DomainError('not_found', `Unknown tool "${call.name}".`, { hint: `Available tools: ${visible.map((item) => item.name).join(', ')}.` });
       }
       // The client asked for progress notifications of this call: long tools (uploads, generation) report through it.
       const progressToken = request.params._meta?.progressToken;

@@ -54,13 +54,21 @@ export async function groupSummary(
   return {
     count: posts.length,
     summary:
-      `Delete ${posts.length} post${posts.length === 1 ? '' : 's'} created together (group ${group}): ${lines}. ` +
+      (posts.length === 1 ? `Delete 1 post (group ${group}): ${lines}. ` : `Delete ${posts.length} posts created together (group ${group}): ${lines}. `) +
       (published > 0
         ? options.onPlatform
           ? `${published} already published ${published === 1 ? 'is' : 'are'} deleted on the platform too, where its API allows (the answer lists what stays and why). `
           : `${published} already published stay${published === 1 ? 's' : ''} on the platform; Herald forgets ${published === 1 ? 'it' : 'them'}. `
         : '') +
-      'The others will not be published. This cannot be undone.',
+      unpublishedSentence(posts.length - published, published > 0) +
+      'This cannot be undone.',
     wouldDelete: { group, posts },
   };
+}
+
+/** What becomes of the posts not published yet: "it" for one alone, "the others" only beside published ones. */
+function unpublishedSentence(count: number, besidePublished: boolean): string {
+  if (count === 0) return '';
+  if (besidePublished) return count === 1 ? 'The other will not be published. ' : 'The others will not be published. ';
+  return count === 1 ? 'It will not be published. ' : 'They will not be published. ';
 }

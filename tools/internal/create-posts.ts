@@ -79,10 +79,20 @@ export interface EntryProblem {
   message: string;
 }
 
+/**
+ * The problems as one sentence each: the channel by name, platform and id, since two channels may share a name ("Herald
+ * Test" on X and on Bluesky); an unknown channel is named by the id sent.
+ */
+export function problemsText(problems: readonly EntryProblem[]): string {
+  return problems
+    .map((problem) => `${problem.channel === problem.integrationId ? problem.channel : `${problem.channel} (${problem.platform ? `${problem.platform}, ` : ''}id ${problem.integrationId})`}: ${problem.message}`)
+    .join('; ');
+}
+
 /** All problems of a create request; nothing was created. */
 export class PostValidationError extends DomainError {
   constructor(readonly problems: EntryProblem[]) {
-    super('invalid_input', problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; '), {
+    super('invalid_input', problemsText(problems), {
       hint: 'Fix each listed channel entry and send the whole request again; nothing was created.',
       details: problems,
     });
@@ -130,8 +140,8 @@ function resolveMedia(entry: PlanEntry, libraryFile: (media: StoredMedia) => Med
 
 /** The text a platform receives, what its readers see (the plain rendering of HTML), and the length counted against its limit. */
 export function measure(provider: Provider, html: string): { text: string; length: number; visible: string } {
-  const text = convertContent(html, provider.editor);
-  const visible = provider.editor === 'html' ? convertContent(html, 'plain') : text;
+  const converted = convertContent(html, provider.editor);
+  const { text, visible } = provider.render?.(converted) ?? { text: converted, visible: provider.editor === 'html' ? convertContent(html, 'plain') : converted };
   return { text, length: contentLength(visible, provider.lengthMethod), visible };
 }
 
@@ -157,6 +167,18 @@ export function contentAsSent(provider: Provider, entry: Pick<PlanEntry, 'shortL
   return entry.shortLink && options.shortForm ? options.shortForm(sanitized) : sanitized;
 }
 
+/** A settings refusal: a missing key is called missing (zod says "Invalid option" for it), with what it takes. */
+export function settingsProblem(issue: { path: PropertyKey[]; message: string; code?: string; values?: readonly unknown[] }, settings: Record<string, unknown>): string {
+  const field = `settings.${issue.path.map(String).join('.')}`;
+  let value: unknown = settings;
+  for (const key of issue.path) value = value && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  if (value === undefined && issue.path.length > 0) {
+    const choices = issue.values?.length ? `: one of ${issue.values.map((choice) => JSON.stringify(choice)).join(', ')}` : '';
+    return `${field} is missing; it is required${choices} (schedulePostTool: settings [{key: "${String(issue.path[0])}", value: …}]; integrationSchema lists every setting)`;
+  }
+  return `${field}: ${issue.message}; call integrationSchema for the settings schema`;
+}
+
 function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry, facts: LibraryFacts, options: PlanOptions): string | undefined {
   if (!provider.publish) {
     return `publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald (not_supported); choose a channel on a platform whose publishing is built`;
@@ -170,10 +192,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
   }
   if (provider.settings) {
     const parsed = provider.settings.safeParse(entry.settings);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return `settings.${issue.path.join('.')}: ${issue.message}; call integrationSchema for the settings schema`;
-    }
+    if (!parsed.success) return settingsProblem(parsed.error.issues[0], entry.settings);
   }
   const maxLength = entryMaxLength(provider, integration, entry);
   // The text of each item as the platform receives it, measured once: the provider's own checks below read it too.
@@ -187,7 +206,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     if (length > maxLength) {
       return provider.lengthMethod === 'bytes'
         ? `${where}The text takes ${length} bytes; ${provider.name} allows ${maxLength} bytes (UTF-8: a character beyond ASCII takes 2 to 4): shorten it`
-        : `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text`;
+        : `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text${provider.chain === 'thread' ? ` or split it into several items of postsAndComments (each item is a post of the thread, each up to ${maxLength})` : ''}`;
     }
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
     texts.push(text);

@@ -28,7 +28,7 @@ export const idempotencyKeyField = z
   .regex(KEY_PATTERN, KEY_RULE)
   .optional()
   .describe(
-    'Optional. A unique key you choose for this request (e.g. a UUID). Sending the same call again with the same key within 24 hours answers the first answer instead of creating again; use it when you retry after a time-out.',
+    'Your unique key (a UUID): a retry with it within 24 h answers the first answer, never a second',
   );
 
 interface Claim {

@@ -63,7 +63,7 @@ export interface ChangedItem {
 export const deleteOnPlatformInput = z
   .boolean()
   .optional()
-  .describe('true: also delete what went out on the platforms, where their API allows (the answer lists what stays and why); default false (Herald only)');
+  .describe('true: also delete what went out, where the platform allows (the answer lists what stays)');
 
 /** The REST request's `deleteOnPlatform`: "true"/"false" in the query become booleans; anything else is left for the schema to refuse. */
 export function deleteOnPlatformOf(query: Record<string, unknown>, body: unknown): unknown {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PostSchema, type Integration } from '../../src/db/entities.js';
 import type { Provider } from '../../providers/types.js';
 import type { Services } from '../types.js';
-import { checkPlan, contentAsSent, entryWarnings, mediaKind, measure, planOptions, type LibraryFacts, type PlanEntry, type PostPlan } from './create-posts.js';
+import { checkPlan, contentAsSent, entryMaxLength, entryWarnings, mediaKind, measure, planOptions, problemsText, settingsProblem, type LibraryFacts, type PlanEntry, type PostPlan } from './create-posts.js';
 import { findFreeSlot } from './find-slot.js';
 import { providerOf } from './integrations.js';
 
@@ -118,7 +118,7 @@ export async function previewPlan(services: Services, em: EntityManager, organiz
       continue;
     }
     const provider = providerOf(integration);
-    const maxLength = provider.maxLength({ isPremium: entry.isPremium ?? integration.additionalSettings.premium === true, settings: entry.settings, channel: integration.additionalSettings });
+    const maxLength = entryMaxLength(provider, integration, entry);
     const parsedSettings = provider.settings?.safeParse(entry.settings);
     const settingsIssue = parsedSettings && !parsedSettings.success ? parsedSettings.error.issues[0] : undefined;
     const items = entry.items.map((item, position) => {
@@ -133,11 +133,11 @@ export async function previewPlan(services: Services, em: EntityManager, organiz
       platform: provider.identifier,
       maxLength,
       lengthMethod: provider.lengthMethod,
-      settings: { valid: !settingsIssue, ...(settingsIssue ? { problem: `settings.${settingsIssue.path.join('.')}: ${settingsIssue.message}` } : {}), values: entry.settings },
+      settings: { valid: !settingsIssue, ...(settingsIssue ? { problem: settingsProblem(settingsIssue, entry.settings) } : {}), values: entry.settings },
       items,
       warnings,
     });
   }
-  const errors = check.problems.map((problem) => `${problem.channel}: ${problem.message}`).join('; ');
+  const errors = problemsText(check.problems);
   return { valid: check.problems.length === 0, ...(errors ? { errors } : {}), entries };
 }
