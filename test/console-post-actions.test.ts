@@ -131,4 +131,26 @@ describe('fixing and removing a post from its page', () => {
     expect((await browser.submit(`/posts/${draftId}`, `/posts/${draftId}/delete`, { confirm: 'yes' })).location).toBe('/posts?notice=deleted');
     expect((await row(draftId)).deleted_at).not.toBeNull();
   });
+
+  it('finds posts: any range of days, a search, drafts only; a range the API refuses is a clear 400', async () => {
+    const create = (type: string, date: string, content: string) =>
+      herald.rest('POST', '/posts', { type, date, shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: [{ content, image: [] }], settings: {} }] });
+    expect((await create('schedule', '2031-02-03T10:00:00.000Z', 'Croissant day')).status).toBe(200);
+    expect((await create('draft', '2031-02-20T10:00:00.000Z', 'Croissant recipe draft')).status).toBe(200);
+    expect((await create('schedule', '2031-02-21T10:00:00.000Z', 'Baguette day')).status).toBe(200);
+    const month = await browser.get('/posts?from=2031-02-01&to=2031-02-28');
+    expect(month.text).toContain('Posts, 2031-02-01 to 2031-02-28');
+    for (const text of ['Croissant day', 'Croissant recipe draft', 'Baguette day']) expect(month.text).toContain(text);
+    const searched = await browser.get('/posts?from=2031-02-01&to=2031-02-28&q=croissant');
+    expect(searched.text).toContain('Croissant day');
+    expect(searched.text).not.toContain('Baguette day');
+    const drafts = await browser.get('/posts?from=2031-02-01&to=2031-02-28&state=DRAFT');
+    expect(drafts.text).toContain('Drafts, 2031-02-01 to 2031-02-28');
+    expect(drafts.text).toContain('Croissant recipe draft');
+    expect(drafts.text).not.toContain('Croissant day');
+    const tooLong = await browser.get('/posts?from=2031-01-01&to=2031-12-31');
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.text).toContain('The range is longer than 100 days.');
+    expect((await browser.get('/posts?from=2031-03-01&to=2031-02-01')).status).toBe(400);
+  });
 });

@@ -12,7 +12,7 @@ import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
 import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
 import { channelFilter, channelSelect, excerpt, STATE_LABELS } from './post-pages.js';
-import { dayKey, isoWeekKey, plusDays, rangeOf, today, weekOf } from './calendar-dates.js';
+import { dayKey, isoWeekKey, plusDays, rangeOf, today, weekOf, type Day } from './calendar-dates.js';
 import { consoleZones, pageZone, when, zoneNote } from './zones.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
@@ -57,6 +57,14 @@ export function notificationText(content: string, zone: string): Markup {
   return html`${parts}`;
 }
 
+/** A local day typed as YYYY-MM-DD (a date field), or undefined. */
+function dayOfKey(value: unknown): Day | undefined {
+  const match = typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value) : null;
+  if (!match) return undefined;
+  const day = { year: Number(match[1]), month: Number(match[2]), day: Number(match[3]) };
+  return dayKey(day) === value ? day : undefined;
+}
+
 /** After a deletion from a post's page. */
 const POSTS_NOTICES: Record<string, string> = {
   deleted: 'Deleted: the post and those created with it will not be published.',
@@ -74,9 +82,20 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const { signedIn, csrf } = consoleLocals(response);
     const zones = await consoleZones(services, request, response);
     const monday = weekOf(request.query.week, today(services.now(), zones.viewer));
-    const { start, end } = rangeOf(monday, 7, zones.viewer);
+    // Any range of local days (From–To, at most 100 days as GET /posts takes), else the week; a search and a state on top.
+    const from = dayOfKey(request.query.from);
+    const to = dayOfKey(request.query.to);
+    const ranged = from && to;
+    const days = ranged ? Math.round((Date.UTC(to.year, to.month - 1, to.day) - Date.UTC(from.year, from.month - 1, from.day)) / 86_400_000) + 1 : 7;
+    if (ranged && days < 1) throw new DomainError('invalid_input', `"To" (${dayKey(to)}) is before "From" (${dayKey(from)}).`, { hint: 'Swap the two dates.' });
+    const { start, end } = rangeOf(ranged ? from : monday, days, zones.viewer);
     const { posts } = await runConsoleTool(postList, { startDate: start.toISOString(), endDate: new Date(end.getTime() - 1).toISOString() }, response, services);
-    const { channel, rows, channels } = channelFilter(posts as unknown as PostRecord[], request.query.channel);
+    const search = typeof request.query.q === 'string' ? request.query.q.trim().toLowerCase() : '';
+    const state = typeof request.query.state === 'string' && STATE_LABELS[request.query.state] ? request.query.state : '';
+    const listed = channelFilter(posts as unknown as PostRecord[], request.query.channel);
+    const { channel, channels } = listed;
+    const rows = listed.rows.filter((post) => (!state || post.state === state) && (!search || `${excerpt(post.content, 100_000)} ${post.integration.name}`.toLowerCase().includes(search)));
+    const draftsFrom = plusDays(today(services.now(), zones.viewer), -60);
     const byChannel = new Map<string, PostRecord[]>();
     for (const row of rows) byChannel.set(row.integration.id, [...(byChannel.get(row.integration.id) ?? []), row]);
     const previous = isoWeekKey(plusDays(monday, -7));
@@ -84,15 +103,22 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     sendPage(
       response,
       { title: 'Posts', signedIn, csrf, section: 'posts', zone: pageZone(zones), flash: typeof request.query.notice === 'string' && POSTS_NOTICES[request.query.notice] ? { kind: 'ok', text: POSTS_NOTICES[request.query.notice] } : undefined },
-      html`<h1>Posts, week of ${dayKey(monday)}</h1>
+      html`<h1>${state === 'DRAFT' ? 'Drafts' : 'Posts'}, ${ranged ? `${dayKey(from)} to ${dayKey(to)}` : `week of ${dayKey(monday)}`}</h1>
       ${zoneNote(zones)}
       <form method="get" action="/posts" class="card actions">
-        <div><label for="week">Week</label><input id="week" name="week" type="week" value="${isoWeekKey(monday)}"></div>
+        <div><label for="week">Week</label><input id="week" name="week" type="week" value="${ranged ? '' : isoWeekKey(monday)}"></div>
+        <div><label for="from">Or from</label><input id="from" name="from" type="date" value="${ranged ? dayKey(from) : ''}"></div>
+        <div><label for="to">to</label><input id="to" name="to" type="date" value="${ranged ? dayKey(to) : ''}"></div>
+        <div><label for="q">Search</label><input id="q" name="q" type="search" value="${typeof request.query.q === 'string' ? request.query.q : ''}"></div>
+        <div><label for="state">State</label><select id="state" name="state"><option value="">Any state</option>${Object.entries(STATE_LABELS).map(
+          ([value, [label]]) => html`<option value="${value}"${value === state ? html` selected` : ''}>${label}</option>`,
+        )}</select></div>
         ${channelSelect(channels, channel)}
         <button type="submit">Show</button>
       </form>
-      <p><a href="/posts?week=${previous}">← Previous week</a> · <a href="/posts?week=${following}">Next week →</a></p>
-      ${rows.length === 0 ? html`<p class="card">No posts this week.</p>` : ''}
+      <p><a href="/posts?week=${previous}">← Previous week</a> · <a href="/posts?week=${following}">Next week →</a> ·
+        <a href="/posts?state=DRAFT&amp;from=${dayKey(draftsFrom)}&amp;to=${dayKey(plusDays(draftsFrom, 99))}">Drafts</a> <span class="hint">(the last 60 days and the next 40; a draft without a date is listed on the day it was saved)</span></p>
+      ${rows.length === 0 ? html`<p class="card">No posts ${search || state ? 'match' : ranged ? 'in these days' : 'this week'}.</p>` : ''}
       ${[...byChannel.entries()].map(([, items]) => {
         const integration = items[0].integration;
         return html`<h2>${integration.name} <span class="hint">${platformName(integration)}</span></h2>
