@@ -10,7 +10,8 @@ import type { PostRecord } from '../../../tools/internal/posts.js';
 import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { DomainError } from '../../errors.js';
-import { csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
+import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './html.js';
+import { changeMemberRole, removeMember } from '../../../tools/internal/members.js';
 import { channelFilter, channelSelect, excerpt, STATE_LABELS } from './post-pages.js';
 import { dayKey, isoWeekKey, plusDays, rangeOf, today, weekOf, type Day } from './calendar-dates.js';
 import { consoleZones, pageZone, when, zoneNote } from './zones.js';
@@ -205,17 +206,38 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     );
   });
 
-  async function membersPage(response: Response, invitationLink?: string): Promise<void> {
+  async function membersPage(response: Response, invitationLink?: string, problem?: DomainError): Promise<void> {
     const { signedIn, csrf } = consoleLocals(response);
     const organization = signedIn!.organization as OrganizationChoice;
     const members = await membersOf(services.orm.em.fork(), organization.id);
+    const owner = organization.role === 'owner';
     sendPage(
       response,
-      { title: 'Members', signedIn, csrf, section: 'members', flash: invitationLink ? { kind: 'ok', text: 'Invitation link created. Send it to the person; it works once, for 7 days.' } : undefined },
+      {
+        title: 'Members',
+        signedIn,
+        csrf,
+        section: 'members',
+        status: problem?.status,
+        flash: problem ? { kind: 'error', text: [problem.message, problem.hint].filter(Boolean).join(' ') } : invitationLink ? { kind: 'ok', text: 'Invitation link created. Send it to the person; it works once, for 7 days.' } : undefined,
+      },
       html`<h1>Members of ${organization.name}</h1>
       ${invitationLink ? html`<code class="secret" id="invitation-link">${invitationLink}</code>` : ''}
-      <table><thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th></tr></thead>
-      <tbody>${members.map((member) => html`<tr><td>${member.name}</td><td>${member.email}</td><td>${member.role}</td></tr>`)}</tbody></table>
+      <table><thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th>${owner ? html`<th scope="col"><span class="visually-hidden">Remove</span></th>` : ''}</tr></thead>
+      <tbody>${members.map(
+        (member) => html`<tr><td>${member.name}</td><td>${member.email}</td>
+          <td>${owner
+            ? html`<form method="post" action="/members/${member.id}/role" class="inline">${csrfField(csrf)}
+                <label for="role-${member.id}" class="visually-hidden">Role of ${member.email}</label>
+                <select id="role-${member.id}" name="role"><option value="member"${member.role === 'member' ? html` selected` : ''}>Member</option><option value="owner"${member.role === 'owner' ? html` selected` : ''}>Owner</option></select>
+                <button type="submit" class="secondary" aria-label="Change the role of ${member.email}">Change</button></form>`
+            : member.role}</td>
+          ${owner
+            ? html`<td><form method="post" action="/members/${member.id}/remove" class="inline">${csrfField(csrf)}
+                <label class="hint"><input type="checkbox" name="confirm" value="yes" required> ${member.email} loses access</label>
+                <button type="submit" class="danger" aria-label="Remove ${member.email}">Remove</button></form></td>`
+            : ''}</tr>`,
+      )}</tbody></table>
       ${organization.role === 'owner'
         ? html`<form method="post" action="/members/invite" class="card">${csrfField(csrf)}
           <label for="role">Invite someone as</label><select id="role" name="role"><option value="member">Member</option><option value="owner">Owner</option></select>
@@ -225,6 +247,25 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
   }
 
   router.get('/members', requireSignedIn, (request, response) => membersPage(response, takeReveal(services, request, response, 'invitation')?.link));
+
+  router.post('/members/:userId/role', requireSignedIn, requireOwner, async (request, response) => {
+    try {
+      await changeMemberRole(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.userId), request.body?.role);
+    } catch (raw) {
+      return membersPage(response, undefined, clientError(raw));
+    }
+    response.redirect(303, '/members');
+  });
+
+  router.post('/members/:userId/remove', requireSignedIn, requireOwner, async (request, response) => {
+    try {
+      if (request.body?.confirm !== 'yes') throw new DomainError('invalid_input', 'Tick the box to confirm: the person loses access to the organization.');
+      await removeMember(services.orm.em.fork(), consoleCaller(response).organizationId, String(request.params.userId));
+    } catch (raw) {
+      return membersPage(response, undefined, clientError(raw));
+    }
+    response.redirect(303, '/members');
+  });
 
   router.post('/members/invite', requireSignedIn, requireOwner, async (request, response) => {
     const signedIn = consoleLocals(response).signedIn!;

@@ -5,12 +5,14 @@ import { setOrganizationZone, setUserZone } from '../../../tools/internal/time-z
 import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, sendPage, sentence } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
+import { renameOrganization } from '../../../tools/internal/members.js';
 import { consoleZones, pageZone, zoneDatalist, zoneField } from './zones.js';
 
 const NOTICES: Record<string, string> = {
   mine: 'Your time zone is saved: every page shows and reads times in it.',
   browser: "Saved: pages follow your browser's time zone.",
   organization: "The organization's default time zone is saved.",
+  renamed: 'The organization is renamed.',
 };
 
 async function settingsPage(services: Services, request: Request, response: Response, problem?: { text: string; status: number }): Promise<void> {
@@ -38,6 +40,14 @@ async function settingsPage(services: Services, request: Request, response: Resp
       <button type="submit">Save my time zone</button>
     </form>
     ${owner
+      ? html`<form method="post" action="/settings/organization-name" class="card" aria-labelledby="name-title">${csrfField(csrf)}
+        <h2 id="name-title">Organization name</h2>
+        <label for="organization-name">Name</label>
+        <input id="organization-name" name="name" type="text" required maxlength="100" value="${signedIn!.organization!.name}">
+        <button type="submit">Rename</button>
+      </form>`
+      : ''}
+    ${owner
       ? html`<form method="post" action="/settings/organization-time-zone" class="card" aria-labelledby="organization-title">${csrfField(csrf)}
         <h2 id="organization-title">Organization default</h2>
         <p>For channels without a zone of their own, and people whose browser does not say. A channel's own zone (a client elsewhere) is set on the Channels page.</p>
@@ -56,6 +66,16 @@ export function settingsPages(router: Router, services: Services): void {
     try {
       const zone = await setUserZone(services.orm.em.fork(), consoleLocals(response).signedIn!.user.id, String(request.body?.timeZone ?? ''));
       response.redirect(303, `/settings?notice=${zone ? 'mine' : 'browser'}`);
+    } catch (raw) {
+      const error = clientError(raw);
+      await settingsPage(services, request, response, { text: sentence(error), status: error.status });
+    }
+  });
+
+  router.post('/settings/organization-name', requireSignedIn, requireOwner, async (request, response) => {
+    try {
+      await renameOrganization(services.orm.em.fork(), consoleCaller(response).organizationId, request.body?.name);
+      response.redirect(303, '/settings?notice=renamed');
     } catch (raw) {
       const error = clientError(raw);
       await settingsPage(services, request, response, { text: sentence(error), status: error.status });
