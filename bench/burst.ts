@@ -5,10 +5,12 @@
 // a second from the due instant to the last send), the most sends in flight at once, and the physical floor of the same
 // burst: the CPU it cost (Herald's node process, whose JavaScript runs on one thread, and Postgres's processes, over the
 // machine's cores) plus one platform answer. BURST_RUNS (1) runs per latency, BURST_LEAD_MS (25,000) from the creates to the
-// due instant.
+// due instant, BURST_CPU_PROF a directory for a CPU profile of Herald.
 import fs from 'node:fs';
 import os from 'node:os';
-import { commandOf, connectChannel, newDatabase, postBody, processTree, rest, sleep, socialEndpoints, standalone, startHerald, startPlatformFake } from './lib/env.js';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { benchDir, commandOf, connectChannel, newDatabase, postBody, processTree, rest, sleep, socialEndpoints, standalone, startHerald, startPlatformFake } from './lib/env.js';
 import { heading, line, percentile, repeat } from './lib/stats.js';
 
 const numbers = (text: string) => text.split(',').map((value) => Number(value.trim()));
@@ -43,7 +45,12 @@ export async function burstFigure(): Promise<void> {
   const cores = os.cpus().length;
   const databaseUrl = await newDatabase('burst');
   const fake = await startPlatformFake();
-  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake) });
+  // BURST_CPU_PROF=<directory>: Herald writes a CPU profile there when it stops (bench/lib/cpu-profile.mjs), to see where a
+  // publish goes.
+  const profile: Record<string, string> = process.env.BURST_CPU_PROF
+    ? { NODE_OPTIONS: `--import=${pathToFileURL(path.join(benchDir, 'lib', 'cpu-profile.mjs')).href}`, HERALD_CPU_PROF: path.resolve(process.env.BURST_CPU_PROF) }
+    : {};
+  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake), ...profile });
   try {
     const integrations: string[] = [];
     for (let channel = 0; channel < channels; channel++) integrations.push(await connectChannel(herald, herald.apiKey!, fake, String(-1009000000000 - channel)));

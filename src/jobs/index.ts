@@ -158,6 +158,8 @@ export async function startWorker(services: Services, connectionString: string):
     ...common,
     concurrency: publishConcurrency,
     pollInterval: publishPollInterval(services),
+    // In a burst, the completions of the jobs that end in the same tick go to Postgres in one call (graphile-worker's batching).
+    preset: { worker: { completeJobBatchDelay: 0 } },
     taskList: punctual({ [PUBLISH_TASK]: publishPostTask(services) }, arm, locks),
   });
   await startCommentPolling(runner).catch((error: Error) => services.logger.warn({ err: error.message }, 'could not start the comment poll'));

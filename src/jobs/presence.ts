@@ -56,6 +56,8 @@ export class WorkerPresence {
   private readonly intervals: NodeJS.Timeout[] = [];
   /** graphile-worker ids of this process (its pools and workers), and whether each is recorded yet. */
   private readonly ownIds = new Map<string, Promise<void>>();
+  /** Ids whose record is not yet known to be written. */
+  private readonly unrecorded = new Set<string>();
   /** Processes found without a presence connection: since when. */
   private readonly missing = new Map<string, number>();
   private confirmTimer?: NodeJS.Timeout;
@@ -133,8 +135,14 @@ export class WorkerPresence {
       .query('insert into herald_worker (worker_id, process_id) values ($1, $2) on conflict (worker_id) do nothing', [id, this.processId])
       .then(() => undefined);
     this.ownIds.set(id, recorded);
-    // Not yet recorded: tried again by `recorded()` before the next job is taken.
-    recorded.catch((error: Error) => this.options.logger.warn({ err: error.message }, 'could not record a worker'));
+    this.unrecorded.add(id);
+    recorded.then(
+      () => {
+        if (this.ownIds.get(id) === recorded) this.unrecorded.delete(id);
+      },
+      // Not yet recorded: tried again by `recorded()` before the next job is taken.
+      (error: Error) => this.options.logger.warn({ err: error.message }, 'could not record a worker'),
+    );
     return recorded;
   }
 
@@ -142,9 +150,13 @@ export class WorkerPresence {
    * Settles once every id of this process is recorded, recording again those that failed; graphile-worker awaits it before
    * each job it takes (forbiddenFlags), so no job is ever locked in a name the other processes could not attribute.
    */
-  async recorded(): Promise<null> {
-    for (const [id, recorded] of this.ownIds) await recorded.catch(() => this.register(id));
-    return null;
+  recorded(): null | Promise<null> {
+    // Once all are recorded (hundreds of publishing slots), taking a job awaits nothing.
+    if (this.unrecorded.size === 0) return null;
+    return (async () => {
+      for (const id of [...this.unrecorded]) await this.ownIds.get(id)!.catch(() => this.register(id));
+      return null;
+    })();
   }
 
   /**
