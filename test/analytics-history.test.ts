@@ -82,7 +82,7 @@ describe('analytics history', () => {
     expect(short.body.find((metric: any) => metric.label === 'Followers').data.map((point: any) => point.date)).toEqual([dayOf(2), dayOf(3), dayOf(4)]);
 
     // MCP answers the same numbers.
-    const viaMcp: any = await client.callTool({ name: 'channelAnalyticsTool', arguments: { integration: channelId, days: 7 } });
+    const viaMcp: any = await client.callTool({ name: 'channelAnalyticsTool', arguments: { integration: channelId, date: 7 } });
     expect(viaMcp.isError).toBeFalsy();
     expect(viaMcp.structuredContent.output).toEqual(response.body);
 
@@ -91,7 +91,7 @@ describe('analytics history', () => {
     expect(post.status).toBe(200);
     const likes = post.body.find((metric: any) => metric.label === 'Likes');
     expect(likes.data).toEqual([0, 2, 4, 6, 9].map((total, day) => ({ total: String(total), date: dayOf(day) })));
-    const overview: any = await client.callTool({ name: 'analyticsOverviewTool', arguments: { days: 7, channels: [channelId, telegramId] } });
+    const overview: any = await client.callTool({ name: 'analyticsOverviewTool', arguments: { date: 7, channels: [channelId, telegramId] } });
     expect(overview.structuredContent.output[0].metrics.find((metric: any) => metric.label === 'Followers').data).toHaveLength(5);
     expect(overview.structuredContent.output[1]).toMatchObject({ metrics: [], note: expect.stringMatching(/offers no analytics API/) });
 
@@ -132,7 +132,7 @@ describe('analytics history', () => {
     expect(bluesky.server.requestsTo('GET', '/xrpc/app.bsky.actor.getProfile').length).toBe(calls);
 
     // Bluesky still fails: the overview answers the five recorded days and says why there is no live value.
-    const overview: any = await client.callTool({ name: 'analyticsOverviewTool', arguments: { days: 7, channels: [channelId] } });
+    const overview: any = await client.callTool({ name: 'analyticsOverviewTool', arguments: { date: 7, channels: [channelId] } });
     const [entry] = overview.structuredContent.output;
     expect(entry.note).toMatch(/Showing the recorded history/);
     expect(entry.metrics.find((metric: any) => metric.label === 'Followers').data.map((point: any) => point.total)).toEqual(['100', '110', '120', '130', '140']);

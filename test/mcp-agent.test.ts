@@ -201,12 +201,13 @@ describe("the organization's time zone", () => {
 });
 
 describe('names that said the wrong thing', () => {
-  it('channel analytics take `days`, the number of days to look back', async () => {
-    // The fake-less channel cannot answer, but the input is taken: no invalid_input.
-    const result = await call('channelAnalyticsTool', { integration: channel.bluesky, days: 7 });
-    expect(textOf(result)).not.toMatch(/^invalid_input/);
-    const misnamed = await call('channelAnalyticsTool', { integration: channel.bluesky });
-    expect(textOf(misnamed)).toMatch(/^invalid_input.*days: must be a number of days/);
+  it("analytics' `date` says it is a number of days, and a date there is refused saying so", async () => {
+    const { tools } = await agent.listTools();
+    for (const name of ['channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool']) {
+      expect((tools.find((tool) => tool.name === name)!.inputSchema.properties as any).date.description, name).toMatch(/number of days .*not a date/);
+    }
+    const misread = await call('channelAnalyticsTool', { integration: channel.bluesky, date: '2026-12-01' });
+    expect(textOf(misread)).toMatch(/^invalid_input.*date: must be a number of days, e\.g\. 7, 30 or 90/);
   });
 
   it('deleting a post alone says "Delete 1 post", never "The others will not be published"', async () => {

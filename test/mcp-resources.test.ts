@@ -325,7 +325,7 @@ describe('the conformance suite\'s checks that need none of its fixtures', () =>
     // A progress notification for a token the client never sent would reach onerror as "unknown token".
     const errors: Error[] = [];
     client.onerror = (error) => void errors.push(error);
-    await client.callTool({ name: 'analyticsOverviewTool', arguments: { days: 7 } });
+    await client.callTool({ name: 'analyticsOverviewTool', arguments: { date: 7 } });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(errors).toEqual([]);
   });
@@ -338,7 +338,7 @@ describe('MCP progress across channels', () => {
       const connected = await herald.rest('POST', '/integrations/bluesky/connect', { service: second.url, identifier: second.handle, appPassword: second.password });
       const client = await connect();
       const updates: { progress: number; total?: number; message?: string }[] = [];
-      const result: any = await client.callTool({ name: 'analyticsOverviewTool', arguments: { days: 7 } }, undefined, { onprogress: (progress) => void updates.push(progress) });
+      const result: any = await client.callTool({ name: 'analyticsOverviewTool', arguments: { date: 7 } }, undefined, { onprogress: (progress) => void updates.push(progress) });
       expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
       expect(result.structuredContent.output.map((entry: any) => entry.integration.id)).toEqual([channelId, connected.body.id]);
       for (const entry of result.structuredContent.output) expect(entry.metrics.map((metric: any) => metric.label)).toContain('Followers');

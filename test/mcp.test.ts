@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHerald, type Herald } from './helpers/harness.js';
+import { toolByName } from '../tools/index.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 
 const SPEC_TOOLS = [
@@ -36,9 +37,9 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   postsListTool: { properties: ['startDate', 'endDate', 'customer', 'cursor', 'limit'], required: ['startDate', 'endDate'] },
   findSlotTool: { properties: ['id', 'timeZone', 'after', 'strategy'], required: ['id'] },
   bestTimesTool: { properties: ['id'], required: ['id'] },
-  channelAnalyticsTool: { properties: ['integration', 'days'], required: ['integration', 'days'] },
-  analyticsOverviewTool: { properties: ['days', 'channels'], required: ['days'] },
-  postAnalyticsTool: { properties: ['postId', 'days'], required: ['postId'] },
+  channelAnalyticsTool: { properties: ['integration', 'date'], required: ['integration', 'date'] },
+  analyticsOverviewTool: { properties: ['date', 'channels'], required: ['date'] },
+  postAnalyticsTool: { properties: ['postId', 'date'], required: ['postId'] },
   notificationListTool: { properties: ['page'], required: [] },
   mediaListTool: { properties: ['page', 'pageSize'], required: [] },
   uploadFromUrlTool: { properties: ['url', 'idempotencyKey'], required: ['url'] },
@@ -187,18 +188,20 @@ describe.each(['bearer', 'path'] as const)('MCP over the %s endpoint', (form) =>
       expect(tool.outputSchema, tool.name).toBeDefined();
       expect(tool.outputSchema!.type, tool.name).toBe('object');
       expect(tool.annotations, tool.name).toBeDefined();
+      // A hint equal to MCP's default is left out of tools/list (issue 33: every byte is sent every turn).
+      const defaults = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
       for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
-        expect(typeof tool.annotations![hint], `${tool.name}.${hint}`).toBe('boolean');
+        expect(tool.annotations![hint] ?? defaults[hint], `${tool.name}.${hint}`).toBe(toolByName.get(tool.name)!.annotations[hint]);
       }
     }
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     expect(byName.get('integrationList')!.annotations!.readOnlyHint).toBe(true);
     expect(byName.get('groupList')!.annotations!.readOnlyHint).toBe(true);
     expect(byName.get('integrationSchema')!.annotations!.readOnlyHint).toBe(true);
-    expect(byName.get('schedulePostTool')!.annotations!.readOnlyHint).toBe(false);
-    expect(byName.get('triggerTool')!.annotations!.readOnlyHint).toBe(false);
+    expect(byName.get('schedulePostTool')!.annotations!.readOnlyHint ?? false).toBe(false);
+    expect(byName.get('triggerTool')!.annotations!.readOnlyHint ?? false).toBe(false);
     for (const name of EXTRA_READ_TOOLS) expect(byName.get(name)!.annotations!.readOnlyHint, name).toBe(true);
-    for (const name of EXTRA_WRITE_TOOLS) expect(byName.get(name)!.annotations!.readOnlyHint, name).toBe(false);
+    for (const name of EXTRA_WRITE_TOOLS) expect(byName.get(name)!.annotations!.readOnlyHint ?? false, name).toBe(false);
     // The socialPost item schema names the spec's fields.
     const socialPostSchema = (byName.get('schedulePostTool')!.inputSchema.properties as any).socialPost;
     expect(socialPostSchema.type).toBe('array');

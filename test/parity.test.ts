@@ -152,14 +152,14 @@ describe('MCP / REST parity', () => {
   });
 
   it('channelAnalyticsTool: MCP output equals GET /analytics/:integration', async () => {
-    const viaMcp = await mcp('channelAnalyticsTool', { integration: channelId, days: 7 });
+    const viaMcp = await mcp('channelAnalyticsTool', { integration: channelId, date: 7 });
     const viaRest = await rest('GET', `/analytics/${channelId}?date=7`);
     expect(Array.isArray(viaMcp.output)).toBe(true);
     expect(viaRest).toEqual(viaMcp.output);
   });
 
   it('postAnalyticsTool: MCP output equals GET /analytics/post/:postId', async () => {
-    const viaMcp = await mcp('postAnalyticsTool', { postId, days: 7 });
+    const viaMcp = await mcp('postAnalyticsTool', { postId, date: 7 });
     const viaRest = await rest('GET', `/analytics/post/${postId}?date=7`);
     expect(Array.isArray(viaMcp.output)).toBe(true);
     expect(viaRest).toEqual(viaMcp.output);

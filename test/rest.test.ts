@@ -183,7 +183,8 @@ describe('find-slot and posting times', () => {
   it('answers a future slot at a default posting time, moves past a taken slot, follows new posting times', async () => {
     const first = await herald.rest('GET', `/find-slot/${channelA.id}`);
     expect(first.status).toBe(200);
-    expect(Object.keys(first.body)).toEqual(['date']);
+    // The slot in UTC, and in the channel's zone (issue 33: an agent reads local times from it).
+    expect(Object.keys(first.body)).toEqual(['date', 'timeZone', 'localDate']);
     const slot = new Date(first.body.date);
     expect(slot.getTime()).toBeGreaterThan(Date.now());
     expect(slot.getTime() - Date.now()).toBeLessThanOrEqual(86400_000);

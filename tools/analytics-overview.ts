@@ -15,7 +15,7 @@ export const analyticsOverview = defineTool({
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
   input: z.object({
-    days: days.describe('How many days to look back, e.g. 7, 30 or 90'),
+    date: days.describe('A number of days to look back (7, 30, 90), not a date'),
     channels: z.array(z.string().trim().min(1)).max(100).optional().describe('Channel ids from integrationList; omit for every active channel'),
   }),
   output: z.object({
@@ -39,7 +39,7 @@ export const analyticsOverview = defineTool({
     for (const [index, integration] of wanted.entries()) {
       const provider = providerOf(integration);
       const entry = { integration: { id: integration.id, name: integration.name, platform: integration.providerIdentifier } };
-      const answer = await channelAnalytics(services, em, integration, input.days, { log });
+      const answer = await channelAnalytics(services, em, integration, input.date, { log });
       output.push({ ...entry, metrics: answer.metrics, ...(answer.note ? { note: answer.note } : {}) });
       await progress?.(index + 1, wanted.length, `Read ${integration.name} (${provider.name})`);
     }

@@ -23,7 +23,7 @@ export const bestTimesTool = defineTool({
   name: 'bestTimesTool',
   title: 'Best posting times',
   description:
-    "When to post on a channel, from its own posts' engagement: weekday × hour slots in its zone, the best as suggestions. enoughData false: say so to the user; fallback gives the posting times.",
+    "When to post on a channel from its own posts' engagement: weekday × hour slots in its zone, the best as suggestions. enoughData false: tell the user; fallback gives the posting times.",
   annotations: readOnly,
   mcp: true,
   input: z.object({ id: idParam.describe('Channel id from integrationList') }),

@@ -17,12 +17,12 @@ export const channelAnalytics = defineTool({
   name: 'channelAnalyticsTool',
   title: 'Channel analytics',
   description:
-    "A channel's account metrics (followers, impressions… per platform) as daily points over the last `days` days, from Herald's history and the live value. Empty: no analytics on this platform.",
+    "A channel's account metrics (followers, impressions… per platform) as daily points over the last `date` days, from Herald's history and the live value. Empty: no analytics on this platform.",
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
-  input: z.object({ integration: z.string().trim().min(1).describe('Channel id from integrationList'), days: days.describe('How many days to look back, e.g. 7, 30 or 90') }),
+  input: z.object({ integration: z.string().trim().min(1).describe('Channel id from integrationList'), date: days.describe('A number of days to look back (7, 30, 90), not a date') }),
   output: wrapped(z.array(analyticsMetricSchema)),
-  rest: { method: 'GET', path: '/analytics/:integration', toInput: ({ params, query }) => ({ integration: params.integration, days: query.date }), toResponse: (output) => output.output },
+  rest: { method: 'GET', path: '/analytics/:integration', toInput: ({ params, query }) => ({ integration: params.integration, date: query.date }), toResponse: (output) => output.output },
   handler: async (input, { em, caller, services, log }) => {
     const integration = canSeeChannel(input.integration) ? await em.findOne(IntegrationSchema, { id: input.integration, organizationId: caller.organizationId }) : null;
     if (!integration) {
@@ -33,7 +33,7 @@ export const channelAnalytics = defineTool({
       throw notFound('Channel not found', { hint: 'List the channels with GET /integrations.' });
     }
     if (integration.deletedAt) throw notFound('Channel not found', { hint: 'This channel was disconnected.' });
-    const answer = await channelAnalyticsWithHistory(services, em, integration, input.days, { strict: true, log });
+    const answer = await channelAnalyticsWithHistory(services, em, integration, input.date, { strict: true, log });
     return { output: answer.metrics };
   },
 });

@@ -18,7 +18,7 @@ export const commentListTool = defineTool({
   name: 'commentListTool',
   title: 'List comments',
   description:
-    "Comments left on published posts, newest first: author, text, link, state, parentId, Herald's reply. Filter by channel, post, state or unanswered; answer with replyToComment.",
+    "Comments on published posts, newest first: author, text, link, state, parentId, Herald's reply. Filter by channel, post, state or unanswered; answer with replyToComment.",
   annotations: readOnly,
   mcp: true,
   input: z.object({
@@ -48,7 +48,7 @@ export const replyToCommentTool = defineTool({
   name: 'replyToComment',
   title: 'Reply to a comment',
   description:
-    "Publishes a reply under a comment (commentListTool id), once, like any post (approval gate included). A comment already answered is refused unless allowDuplicate. Send an idempotencyKey; on a time-out call again with the same key.",
+    "Publishes a reply under a comment (commentListTool id), once, like any post. An answered comment is refused unless allowDuplicate. Send an idempotencyKey; on a time-out call again with the same key.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: true,
@@ -79,7 +79,7 @@ export const hideCommentTool = defineTool({
   name: 'hideComment',
   title: 'Hide a comment',
   description:
-    "Hides a comment (hidden: false shows it again) where the platform lets the post's author; not_supported elsewhere.",
+    "Hides a comment (hidden: false shows it) where the platform lets the post's author.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ id: idParam.describe('Comment id'), hidden: z.boolean().default(true) }),
@@ -102,7 +102,7 @@ export const deleteCommentTool = defineTool({
   name: 'deleteComment',
   title: 'Delete a comment',
   description:
-    "Deletes a comment on the platform where it lets the post's author (not_supported elsewhere); the user confirms first, as deletePost.",
+    "Deletes a comment on the platform where it lets the post's author; confirmation as deletePost.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ id: idParam.describe('Comment id'), confirm: confirmInput }),

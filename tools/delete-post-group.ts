@@ -10,7 +10,7 @@ export const deletePostGroup = defineTool({
   name: 'deletePostGroup',
   title: 'Delete a post group',
   description:
-    "Deletes every post of a group (postsListTool's group) and cancels their publishing; deleteOnPlatform as deletePost. The user confirms first, as deletePost.",
+    "Deletes every post of a group (postsListTool's group), cancelling their publishing; deleteOnPlatform and confirmation as deletePost.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ group: idParam.describe('The group of a post (postsListTool, herald://posts/{id})'), deleteOnPlatform: deleteOnPlatformInput, confirm: confirmInput }),

@@ -9,7 +9,7 @@ export const deletePost = defineTool({
   name: 'deletePost',
   title: 'Delete a post',
   description:
-    "Deletes the post and every post of its group (its socialPost item or REST request: thread, comments), cancelling their publishing; deleteOnPlatform also deletes what went out. The first call answers what would be deleted: show the user, then call again with confirm: true.",
+    "Deletes the post and its group (its socialPost item: thread, comments), cancelling their publishing; deleteOnPlatform also deletes what went out. The first call answers what would be deleted: show the user, then call again with confirm: true.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   mcp: true,
   input: z.object({ id: idParam.describe('Post id'), deleteOnPlatform: deleteOnPlatformInput, confirm: confirmInput }),

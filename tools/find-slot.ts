@@ -12,7 +12,7 @@ export const findSlot = defineTool({
   name: 'findSlotTool',
   title: 'Next free posting slot',
   description:
-    "The channel's next free posting time: date (UTC, for schedulePostTool) and localDate in timeZone (yours, else the channel's). after: a local date or date-time to start from. strategy engagement: a best slot by engagement; note says why.",
+    "The channel's next free posting time: date (UTC, for schedulePostTool) and localDate in timeZone (yours, else the channel's). after: a local date or date-time to start from. strategy engagement: a best slot by engagement (note says why).",
   annotations: readOnly,
   mcp: true,
   input: z.object({

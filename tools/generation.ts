@@ -47,7 +47,7 @@ export const generateImageTool = defineTool({
   name: 'generateImageTool',
   title: 'Generate an image',
   description:
-    "Generates a square image from a prompt into the media library; answers {id, path}: pass it as an attachment. When the wait ends first, the answer has a message: call again with the same prompt (nothing is paid twice).",
+    "Generates a square image from a prompt into the media library; answers {id, path} for attachments. If the wait ends first, call again with the same prompt (nothing is paid twice).",
   annotations: generating,
   mcp: true,
   acceptsIdempotencyKey: true,
@@ -139,7 +139,7 @@ export const generateVideoTool = defineTool({
   name: 'generateVideoTool',
   title: 'Generate a video',
   description:
-    "Generates a video (identifier: a generateVideoOptions type) into the media library; answers {url, media}: pass media as an attachment. Takes minutes; when the wait ends first, call again with the same parameters (nothing is paid twice).",
+    "Generates a video (identifier: a generateVideoOptions type) into the media library; answers {url, media} for attachments. Takes minutes; if the wait ends first, call again with the same parameters (nothing is paid twice).",
   annotations: generating,
   mcp: true,
   acceptsIdempotencyKey: true,

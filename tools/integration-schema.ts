@@ -9,8 +9,7 @@ export const integrationSchema = defineTool({
   name: 'integrationSchema',
   title: 'Platform rules and settings',
   description:
-    "A platform's rules (media, format), maxLength (counted after conversion), settings (JSON Schema of schedulePostTool's settings, or \"No additional settings required\") " +
-    'and tools (helpers for triggerTool). Call it with the `platform` of integrationList before writing for a platform.',
+    "A platform's rules, maxLength (counted after conversion), settings (JSON Schema of schedulePostTool's settings, or \"No additional settings required\") and tools (triggerTool helpers). Call it before writing for a platform.",
   annotations: readOnly,
   mcp: true,
   input: z.object({

@@ -33,19 +33,19 @@ export const postAnalytics = defineTool({
   name: 'postAnalyticsTool',
   title: 'Post analytics',
   description:
-    "A published post's metrics (likes, reposts, replies… per platform) as daily points since publication; replies exclude the post's own thread items and comments. Empty before it is published. shortLink posts also have clicks.",
+    "A published post's metrics (likes, reposts, replies… per platform) as daily points; replies leave out its own thread items and comments. Empty before it is published; shortLink posts add clicks.",
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
-  input: z.object({ postId: idParam.describe('Post id from postsListTool or schedulePostTool'), days: days.default(7).describe('How many days to look back (default 7)') }),
+  input: z.object({ postId: idParam.describe('Post id from postsListTool or schedulePostTool'), date: days.default(7).describe('A number of days to look back (default 7), not a date') }),
   output: wrapped(z.array(analyticsMetricSchema)),
-  rest: { method: 'GET', path: '/analytics/post/:postId', toInput: ({ params, query }) => ({ postId: params.postId, days: query.date }), toResponse: (output) => output.output },
+  rest: { method: 'GET', path: '/analytics/post/:postId', toInput: ({ params, query }) => ({ postId: params.postId, date: query.date }), toResponse: (output) => output.output },
   handler: async (input, { em, caller, services, log }) => {
     const post = await findPost(em, caller.organizationId, input.postId);
     if (post.state !== 'PUBLISHED' || !post.releaseId || post.releaseId === 'missing') return { output: [] };
     const integration = await findIntegration(em, caller.organizationId, post.integrationId);
-    const clicks = await clicksMetric(services, em, post, input.days);
+    const clicks = await clicksMetric(services, em, post, input.date);
     const ours = clicks ? [clicks] : [];
-    const metrics = await postAnalyticsWithHistory(services, em, post, integration, input.days, log);
+    const metrics = await postAnalyticsWithHistory(services, em, post, integration, input.date, log);
     return { output: [...withoutOwnReplies(metrics, await ownReplies(em, post, providerOf(integration).chain)), ...ours] };
   },
 });

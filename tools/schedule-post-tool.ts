@@ -7,7 +7,7 @@ import { idempotencyKeyField } from './internal/idempotency.js';
 const socialPostSchema = z.object({
   integrationId: z.string().min(1).describe('Channel id from integrationList'),
   isPremium: z.boolean().optional().describe('Optional: X Premium is read from the account'),
-  date: utcDateTime.optional().describe('UTC; required unless type is now'),
+  date: utcDateTime.optional().describe('UTC; required for schedule'),
   shortLink: z.boolean().default(false).describe('Shorten links (clicks in postAnalyticsTool)'),
   type: z.enum(['draft', 'schedule', 'now']).describe('schedule: at date; now: at once; draft: kept unpublished'),
   postsAndComments: z
@@ -46,7 +46,7 @@ export const schedulePostTool = defineTool({
   name: 'schedulePostTool',
   title: 'Schedule posts',
   description:
-    "Creates posts with their threads or comments: one socialPost item per channel and date. First integrationList, integrationSchema, then validatePostTool with the same arguments (show the user its text). All or nothing: a problem creates nothing and answers {output: {errors}} naming channel, problem and fix. Answers {output: [{postId, integration, warnings?, approval?}]}; approval pending: an owner must approve (herald://posts/{postId}). Each item is its own group (deleting a post deletes only its item's posts). Always send an idempotencyKey; after a time-out or unknown outcome call again with the same key, never a new one.",
+    "Creates posts with their threads or comments, one socialPost item per channel and date. First integrationSchema for the platform, then validatePostTool with the same arguments (show the user its text). All or nothing: a refusal creates nothing and answers {output: {errors}} with each fix. Answers {output: [{postId, integration, warnings?, approval?}]} (approval pending: an owner decides; herald://posts/{postId}). Each item is its own group. Send an idempotencyKey; after a time-out call again with the same key, never a new one.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: 'in-handler',

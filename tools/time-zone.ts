@@ -9,7 +9,7 @@ export const timeZoneTool = defineTool({
   name: 'timeZoneTool',
   title: "The organization's time zone",
   description:
-    "Reads the organization's time zone, or sets it (timeZone, IANA, e.g. Europe/Paris). Turn the user's local times into schedulePostTool's UTC dates with it (a channel may have its own: integrationList). Answers {timeZone, now (local, with offset), changed}.",
+    "Reads the organization's time zone, or sets it (timeZone: IANA, e.g. Europe/Paris). Turn the user's local times into schedulePostTool's UTC dates with it (a channel may have its own: integrationList). Answers {timeZone, now, changed}.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
   // Setting it changes where this organization's local times fall, as posting does: the posts:write an agent key holds.

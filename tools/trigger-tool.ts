@@ -13,8 +13,8 @@ export const triggerTool = defineTool({
   mcp: true,
   input: z.object({
     integrationId: z.string().min(1).describe('Channel id from integrationList'),
-    methodName: z.string().min(1).describe('A methodName from the integrationSchema tools of this platform'),
-    dataSchema: z.array(z.object({ key: z.string(), value: z.string() })).describe('Inputs of the method as key/value pairs'),
+    methodName: z.string().min(1).describe("From integrationSchema's tools"),
+    dataSchema: z.array(z.object({ key: z.string(), value: z.string() })),
   }),
   output: wrapped(z.unknown()),
   rest: {

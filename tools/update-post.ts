@@ -21,7 +21,7 @@ export const updatePost = defineTool({
   name: 'updatePost',
   title: 'Edit a post',
   description:
-    "Edits one channel's post and its chain (thread items or comments), never the other posts of its group: date, value (the whole chain, [{content, image, delay?}]) or settings; omitted fields stay. Validated like schedulePostTool; under the approval gate it goes back for approval. A published post is edited on its platform where the API allows (text, settings): platformChange tells; else conflict.",
+    "Edits one channel's post and its chain, never the group's other posts: date, value (the whole chain) or settings; omitted fields stay. Validated like schedulePostTool; under the approval gate it goes back for approval. A published post is edited on its platform where its API allows (text, settings), else conflict.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   mcp: true,
   input: z.object({

@@ -17,7 +17,7 @@ export const uploadFromUrlTool = defineTool({
   name: 'uploadFromUrlTool',
   title: 'Upload media from a URL',
   description:
-    "Fetches an image or MP4 from a public http(s) URL into the media library; answers {id, path, …, warnings}: pass it as an attachment. Private addresses, logins and slow hosts are refused.",
+    "Fetches an image or MP4 from a public http(s) URL into the media library; answers {id, path, warnings, …} for attachments. Private, login-only and slow hosts are refused.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   acceptsIdempotencyKey: true,

@@ -55,6 +55,10 @@ function compact(node: unknown): unknown {
   return Object.fromEntries(kept.map(([key, value]) => [key, key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, property]) => [name, compact(property)])) : compact(value)]));
 }
 
+/** MCP's defaults of the hints (readOnly false, destructive true, idempotent false, openWorld true): a hint equal to its default says nothing. */
+const HINT_DEFAULTS: Record<string, boolean> = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+const listedAnnotations = (annotations: object) => Object.fromEntries(Object.entries(annotations).filter(([hint, value]) => HINT_DEFAULTS[hint] !== value));
+
 /** Emitted once: the schemas never change at run time. */
 const mcpToolList = mcpTools.map((tool) => ({
   name: tool.name,
@@ -62,7 +66,7 @@ const mcpToolList = mcpTools.map((tool) => ({
   description: tool.description,
   inputSchema: compact(jsonSchema(tool.listedInput ?? tool.input, 'input')) as ObjectSchema,
   outputSchema: outline(jsonSchema(tool.output, 'output')),
-  annotations: tool.annotations,
+  annotations: listedAnnotations(tool.annotations),
 }));
 
 /** The tools/list answer of a caller: a credential sees only the tools it may call (a read-only token, an agent key). */

@@ -265,9 +265,11 @@ describe('refusals before anything is created', () => {
     expect(x.validate!([item()], { ...settings, post_type: 'article' })).toMatch(/Articles are not supported/);
   });
 
-  it('answers 400 over REST for a missing or unknown who_can_reply_post and an over-long post', async () => {
+  it('answers 400 over REST for an unknown who_can_reply_post and an over-long post, and takes a missing one as everyone', async () => {
     const post = (value: ItemInput[], chosen: Record<string, unknown>) => submitPost(herald, channelId, value, { type: 'now', settings: chosen });
-    expect((await post([{ content: 'hi', image: [] }], {})).status).toBe(400);
+    // who_can_reply_post is optional (everyone when omitted, issue 33); an unknown value is refused.
+    const missing = await herald.rest('POST', '/posts/validate', { type: 'draft', date: new Date(Date.now() + 86_400_000).toISOString(), posts: [{ integration: { id: channelId }, value: [{ content: 'hi', image: [] }], settings: {} }] });
+    expect(missing.body.valid, JSON.stringify(missing.body)).toBe(true);
     expect((await post([{ content: 'hi', image: [] }], { who_can_reply_post: 'nobody' })).body.message).toMatch(/who_can_reply_post/);
     const long = await post([{ content: 'é'.repeat(281), image: [] }], settings);
     expect(long.body.message).toMatch(/maximum characters is 280, we got 281/);
@@ -297,7 +299,8 @@ describe('X analytics', () => {
     expect(response.body.map((metric: { label: string; data: { total: string }[] }) => [metric.label, metric.data[0].total])).toEqual([
       ['Impressions', '50'],
       ['Likes', '4'],
-      ['Replies', '1'],
+      // X counts the thread's own next post as a reply; people wrote none (issue 33).
+      ['Replies', '0'],
       ['Reposts', '2'],
       ['Quotes', '0'],
       ['Bookmarks', '1'],

@@ -28,7 +28,7 @@ export const idempotencyKeyField = z
   .regex(KEY_PATTERN, KEY_RULE)
   .optional()
   .describe(
-    'Your unique key (a UUID): a retry with it within 24 h answers the first answer, never a second',
+    'Your unique key (a UUID): a retry with it answers the first answer',
   );
 
 interface Claim {
