@@ -121,6 +121,9 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     await check('/activity', 'activity');
     await check(`/activity?action=post&from=2020-01-01&to=2099-12-31`, 'activity-filtered');
     await check('/members', 'members');
+    await check('/media', 'media');
+    await check(`/posts/${ids.draft}`, 'post-draft');
+    await check(`/posts/${ids.draft}/edit`, 'post-edit');
     await check('/settings', 'settings');
     await check('/comments', 'comments');
     await check('/analytics', 'analytics-overview');

@@ -8,6 +8,7 @@ import { ownerInvitation } from './helpers/browser.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { publishUntilSettled } from './helpers/posts.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
+import { acceptedSamples } from './helpers/media-samples.js';
 
 let herald: Herald;
 let mastodon: MastodonFake;
@@ -152,5 +153,24 @@ describe('fixing and removing a post from its page', () => {
     expect(tooLong.status).toBe(400);
     expect(tooLong.text).toContain('The range is longer than 100 days.');
     expect((await browser.get('/posts?from=2031-03-01&to=2031-02-01')).status).toBe(400);
+  });
+
+  it('keeps a media library page: upload, list, a delete that needs a tick', async () => {
+    const page = await browser.get('/media');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('No files yet.');
+    const csrf = browser.csrf(page);
+    const form = new FormData();
+    form.append('_csrf', csrf);
+    form.append('file', new Blob([acceptedSamples().find((sample) => sample.type === 'image/png')!.bytes as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'shop <front>.png');
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const uploaded = await fetch(`${herald.url}/media?_csrf=${encodeURIComponent(csrf)}`, { method: 'POST', redirect: 'manual', headers: { cookie }, body: form });
+    expect(uploaded.headers.get('location'), await uploaded.clone().text()).toBe('/media?notice=uploaded');
+    const listed = await browser.get('/media?notice=uploaded');
+    expect(listed.text).toContain('alt="shop-front.png"');
+    const id = (await db().execute('select id from media where deleted_at is null'))[0].id;
+    expect((await browser.submit('/media', `/media/${id}/delete`)).status).toBe(400);
+    expect((await browser.submit('/media', `/media/${id}/delete`, { confirm: 'yes' })).location).toBe('/media?notice=deleted');
+    expect((await browser.get('/media')).text).toContain('No files yet.');
   });
 });

@@ -7,7 +7,7 @@ a{color:var(--accent)}a:focus-visible,button:focus-visible,input:focus-visible,s
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 .top{display:flex;flex-wrap:wrap;gap:12px 24px;align-items:center;padding:10px 24px;background:var(--card);border-bottom:1px solid var(--line)}
 .brand{font-weight:700;font-size:1.2rem;text-decoration:none;color:var(--fg)}
-.top nav ul{display:flex;flex-wrap:wrap;gap:4px 16px;list-style:none;margin:0;padding:0}.top nav ul.developer-nav{margin-top:6px;padding-top:4px;border-top:1px solid var(--line);font-size:.9em}.home-list{padding-left:18px}.home-list li{margin:4px 0}
+.top nav ul{display:flex;flex-wrap:wrap;gap:4px 16px;list-style:none;margin:0;padding:0}.top nav ul.developer-nav{margin-top:6px;padding-top:4px;border-top:1px solid var(--line);font-size:.9em}.home-list{padding-left:18px}.media-library{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:12px;list-style:none;padding:0}.media-library img{max-width:100%;max-height:160px;display:block}.home-list li{margin:4px 0}
 .top nav a{text-decoration:none;padding:4px 2px}.top nav a[aria-current=page]{font-weight:700;border-bottom:2px solid var(--accent)}
 .who{margin-left:auto;display:flex;gap:10px;align-items:center;color:var(--muted);font-size:.9rem}
 main{max-width:1040px;margin:0 auto;padding:24px}

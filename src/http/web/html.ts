@@ -63,6 +63,7 @@ const NAV: [string, string][] = [
   ['comments', 'Comments'],
   ['analytics', 'Analytics'],
   ['channels', 'Channels'],
+  ['media', 'Media'],
   ['notifications', 'Notifications'],
   ['activity', 'Activity'],
   ['members', 'Members'],

@@ -26,6 +26,7 @@ import { commentPages } from './comment-pages.js';
 import { overviewPages } from './overview-pages.js';
 import { activityPages } from './activity-pages.js';
 import { FAVICON_SVG, homePages } from './home-pages.js';
+import { mediaPages } from './media-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -62,6 +63,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   calendarPages(router, services);
   movePages(router, services);
   composePages(router, services);
+  mediaPages(router, services);
   settingsPages(router, services);
   approvalPages(router, services);
   oauthPages(router, services, sessions);
