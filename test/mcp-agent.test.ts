@@ -1,6 +1,7 @@
 // Issue 33: the calls an agent makes with only Herald's MCP tools, each of which failed or misled before: inputs that meant
 // nothing, errors that said the wrong thing, ids the tools hand out refused, a preview that was not what the platform
 // receives, no way to learn or set the organization's zone, and a tools/list that cost 55 KB every turn.
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -10,6 +11,7 @@ import { uploaded } from './helpers/media-samples.js';
 import { findProvider } from '../providers/index.js';
 import { saveConnectedAccount } from '../tools/internal/integrations.js';
 import { PostSchema } from '../src/db/entities.js';
+import { toolByName } from '../tools/index.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { publishedPost } from './helpers/posts.js';
 
@@ -239,5 +241,32 @@ describe('analytics count what people did', () => {
     const replies = result.structuredContent.output.find((metric: any) => metric.label === 'Replies');
     // Bluesky counts one reply (the thread's second post, Herald's own): people wrote none.
     expect(replies.data.at(-1).total).toBe('0');
+  });
+});
+
+describe('the skill and the Claude Code plugin', () => {
+  it('SKILL.md has the frontmatter a skill needs and names only tools that exist (and timeZoneTool, validatePostTool, idempotencyKey)', () => {
+    const skill = fs.readFileSync(new URL('../SKILL.md', import.meta.url), 'utf8');
+    const front = /^---\nname: ([a-z0-9-]+)\ndescription: (.+)\n---\n/.exec(skill);
+    expect(front?.[1]).toBe('herald');
+    expect(front![2].length).toBeLessThanOrEqual(1024);
+    const named = [...skill.matchAll(/`([a-z][A-Za-z]+(?:Tool|List|Schema))\b/g)].map((match) => match[1]).concat(['updatePost', 'deletePost', 'changePostStatus']);
+    expect(named.length).toBeGreaterThan(10);
+    for (const name of named) expect(toolByName.has(name), name).toBe(true);
+    for (const step of ['timeZoneTool', 'validatePostTool', 'idempotencyKey', 'confirm: true']) expect(skill).toContain(step);
+  });
+
+  it('the plugin manifest connects to the MCP endpoint Herald serves, with the key from the environment', async () => {
+    const manifest = JSON.parse(fs.readFileSync(new URL('../.claude-plugin/plugin.json', import.meta.url), 'utf8'));
+    expect(manifest.name).toBe('herald');
+    const server = manifest.mcpServers.herald;
+    expect(server).toMatchObject({ type: 'http', headers: { Authorization: 'Bearer ${HERALD_API_KEY}' } });
+    expect(server.url).toMatch(/\/api\/mcp$/);
+    const key = (await herald.rest('POST', '/keys', { name: 'plugin' })).body.secret;
+    const url = server.url.replace(/\$\{HERALD_URL:-[^}]*\}/, herald.url);
+    const client = new Client({ name: 'plugin', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: server.headers.Authorization.replace('${HERALD_API_KEY}', key) } } }));
+    expect((await client.listTools()).tools.some((tool) => tool.name === 'schedulePostTool')).toBe(true);
+    await client.close();
   });
 });
