@@ -173,4 +173,21 @@ describe('fixing and removing a post from its page', () => {
     expect((await browser.submit('/media', `/media/${id}/delete`, { confirm: 'yes' })).location).toBe('/media?notice=deleted');
     expect((await browser.get('/media')).text).toContain('No files yet.');
   });
+
+  it('sends a picture from the library with the alt text typed for it, and shows it again on the edit form', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([acceptedSamples().find((sample) => sample.type === 'image/png')!.bytes as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'loaf.png');
+    const media = await (await fetch(`${herald.restUrl}/upload`, { method: 'POST', headers: { authorization: herald.apiKey }, body: form })).json();
+    const alt = 'A "sourdough" loaf <fresh> & warm';
+    const sent = await sendCompose('/compose', [
+      ['channel', channelId], ['items', '1'], ['content-0', 'Our loaf of the day'], ['media-0', media.id], [`alt-0-${media.id}`, alt], ['timing', 'date'], ['idempotencyKey', 'alt-1'], ['action', 'draft'],
+    ]);
+    expect(sent.status, sent.text.slice(0, 1500)).toBe(303);
+    const id = /^\/posts\/([^/?]+)/.exec(sent.location!)![1];
+    const edit = await browser.get(`/posts/${id}/edit`);
+    expect(edit.text).toContain(`name="alt-0-${media.id}" type="text" maxlength="1000" value="A &quot;sourdough&quot; loaf &lt;fresh&gt; &amp; warm"`);
+    await browser.submit(`/posts/${id}`, `/posts/${id}/publish-now`);
+    expect((await publishUntilSettled(herald, id)).outcome.kind).toBe('published');
+    expect(mastodon.media.at(-1)!.description).toBe(alt);
+  });
 });

@@ -19,6 +19,8 @@ export interface ComposeItem {
   delay: string;
   /** Media library ids, in order. */
   media: string[];
+  /** Media id → its alt text (what screen readers say of a picture), sent with the item's media. */
+  alt?: Record<string, string>;
 }
 
 export type Timing = 'date' | 'slot';
@@ -78,6 +80,11 @@ export function stateOf(fields: Fields, fallbackZone: string): ComposeState {
     content: first(fields, `content-${index}`),
     delay: first(fields, `delay-${index}`),
     media: [...new Set(fields[`media-${index}`] ?? [])],
+    alt: Object.fromEntries(
+      Object.entries(fields)
+        .filter(([name, values]) => name.startsWith(`alt-${index}-`) && values[0]?.trim())
+        .map(([name, values]) => [name.slice(`alt-${index}-`.length), values[0].trim()]),
+    ),
   }));
   const overrides: ComposeState['overrides'] = {};
   const settings: ComposeState['settings'] = {};
@@ -152,8 +159,9 @@ export async function composeRequests(
           image: item.media.flatMap((mediaId) => {
             const kept = state.kept?.[mediaId];
             const file = library.get(mediaId);
-            if (file) return [{ id: mediaId, path: file.path, ...(kept?.alt ? { alt: kept.alt } : {}) }];
-            return kept ? [{ id: kept.id, path: kept.path, ...(kept.alt ? { alt: kept.alt } : {}) }] : [];
+            const alt = item.alt?.[mediaId] ?? kept?.alt;
+            if (file) return [{ id: mediaId, path: file.path, ...(alt ? { alt } : {}) }];
+            return kept ? [{ id: kept.id, path: kept.path, ...(alt ? { alt } : {}) }] : [];
           }),
           delay: Math.max(0, Number.parseInt(item.delay, 10) || 0),
         };
@@ -190,7 +198,12 @@ export function stateOfPost(view: PostView, zone: string, options: { withDate: b
   return {
     ...emptyState(zone),
     channels: [channelId],
-    items: view.chain.map((item) => ({ content: item.content, delay: item.position > 0 && item.delay ? String(item.delay) : '', media: item.media.map((media) => media.id) })),
+    items: view.chain.map((item) => ({
+      content: item.content,
+      delay: item.position > 0 && item.delay ? String(item.delay) : '',
+      media: item.media.map((media) => media.id),
+      alt: Object.fromEntries(item.media.filter((media) => media.alt).map((media) => [media.id, media.alt!])),
+    })),
     settings: { [channelId]: settingsTyped(providerOf(view.integration), settings) },
     date: options.withDate && !isUndated(view.root) ? localInputValue(view.root.publishDate, zone).slice(0, 16) : '',
     shortLink: view.root.shortLink,

@@ -44,10 +44,14 @@ export function previewMarkup(previews: PostPreview[], zone: string, undated = f
 
 const mediaLabel = (media: Media) => `${media.name} (${media.type.startsWith('video/') ? 'video' : 'picture'})`;
 
-function mediaChoice(media: Media, index: number, checked: boolean): Markup {
+function mediaChoice(media: Media, index: number, checked: boolean, alt?: string): Markup {
   const id = `media-${index}-${media.id}`;
+  // A chosen picture takes an alt text: what a screen reader says of it on the platform.
+  const altField = checked && media.type.startsWith('image/')
+    ? html`<label for="alt-${index}-${media.id}" class="hint">Alt text of ${media.name}</label><input id="alt-${index}-${media.id}" name="alt-${index}-${media.id}" type="text" maxlength="1000" value="${alt ?? ''}">`
+    : '';
   return html`<li><input type="checkbox" id="${id}" name="media-${index}" value="${media.id}"${checked ? html` checked` : ''}>
-    <label for="${id}" class="media-choice">${media.type.startsWith('image/') && safeUrl(media.path) ? html`<img src="${safeUrl(media.path)}" alt="" referrerpolicy="no-referrer">` : ''}<span>${mediaLabel(media)}</span></label></li>`;
+    <label for="${id}" class="media-choice">${media.type.startsWith('image/') && safeUrl(media.path) ? html`<img src="${safeUrl(media.path)}" alt="" referrerpolicy="no-referrer">` : ''}<span>${mediaLabel(media)}</span></label>${altField}</li>`;
 }
 
 function itemMarkup(state: ComposeState, index: number, library: Media[], chainKind: string): Markup {
@@ -67,7 +71,7 @@ function itemMarkup(state: ComposeState, index: number, library: Media[], chainK
       <label for="upload-${index}">Add pictures or videos</label>
       <input id="upload-${index}" name="upload-${index}" type="file" multiple accept="image/*,video/mp4,video/quicktime">
       <p class="hint">Or drop files here. They go to the media library.</p>
-      <ul class="media-choices selected" aria-label="Media of this item">${selected.map((media) => mediaChoice(media, index, true))}${urls.map(
+      <ul class="media-choices selected" aria-label="Media of this item">${selected.map((media) => mediaChoice(media, index, true, item.alt?.[media.id] ?? state.kept?.[media.id]?.alt))}${urls.map(
         (media, position) => html`<li><input type="checkbox" id="media-${index}-url-${position}" name="media-${index}" value="${media.id}" checked>
           <label for="media-${index}-url-${position}" class="media-choice"><span>${media.path}</span></label></li>`,
       )}</ul>
