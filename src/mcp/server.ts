@@ -74,7 +74,7 @@ export const listedTools = (caller: Caller) => mcpToolList.filter((_, index) => 
 
 const INSTRUCTIONS =
   'Herald publishes to the organization\'s social channels. Start with the resource herald://integrations (or integrationList), read herald://platforms/{identifier} ' +
-  'for each platform\'s rules and limits before writing, then schedulePostTool. Prompts plan-week, article-to-thread, weekly-analytics-report and recover-failed-posts ' +
+  'for each platform\'s rules and limits before writing, timeZoneTool for the user\'s local times, validatePostTool to show the user the post, then schedulePostTool with an idempotencyKey. Prompts plan-week, article-to-thread, weekly-analytics-report and recover-failed-posts ' +
   'walk through common jobs. Posts by agents may wait for an owner\'s approval (approval.status "pending"): subscribe to herald://posts/{id} to learn the decision.';
 
 /**
