@@ -41,6 +41,11 @@ export class PostCreationLimit {
     }
   }
 
+  /** A call of an in-handler tool that creates nothing (a bulk import's dry run): nothing to count. */
+  createsNothing(): void {
+    this.consumed = true;
+  }
+
   /** Counts the create in its own round trips; throws `rate_limited` when a limit refuses it. */
   async consume(): Promise<void> {
     const rows: (ConsumedRow | undefined)[] = [];

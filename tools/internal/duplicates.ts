@@ -205,8 +205,13 @@ export function duplicateLookups(entries: PlanEntry[], options: GuardOptions): D
  * an earlier entry of the same plan, each with the earlier post.
  */
 export function judgeDuplicates(entries: PlanEntry[], integrations: Map<string, Integration>, earlier: Map<number, EarlierPost>, options: GuardOptions): DuplicateProblem[] {
+  return [...duplicatesByEntry(entries, integrations, earlier, options).values()];
+}
+
+/** `judgeDuplicates` by the index of the entry each problem is about. */
+function duplicatesByEntry(entries: PlanEntry[], integrations: Map<string, Integration>, earlier: Map<number, EarlierPost>, options: GuardOptions): Map<number, DuplicateProblem> {
   const window = options.windowDays * DAY_MS;
-  const problems: DuplicateProblem[] = [];
+  const problems = new Map<number, DuplicateProblem>();
   const seen: { integrationId: string; key: string; date: Date; index: number }[] = [];
   for (const { index, entry, keys, date } of guarded(entries, options)) {
     const { key } = keys;
@@ -217,7 +222,7 @@ export function judgeDuplicates(entries: PlanEntry[], integrations: Map<string, 
       // Equal keys are nearly the same texts (`matchKey`); the words say whether exactly.
       const { exact } = nearlySame(key, comparablePost(post.content, post.settings).key);
       const when = post.state === 'PUBLISHED' ? (post.publishedAt ?? post.publishDate) : post.publishDate;
-      problems.push({
+      problems.set(index, {
         integrationId: entry.integrationId,
         channel,
         platform: integration?.providerIdentifier,
@@ -230,7 +235,7 @@ export function judgeDuplicates(entries: PlanEntry[], integrations: Map<string, 
     }
     const inRequest = seen.find((other) => other.integrationId === entry.integrationId && Math.abs(other.date.getTime() - date.getTime()) < window && nearlySame(key, other.key).same);
     if (inRequest) {
-      problems.push({
+      problems.set(index, {
         integrationId: entry.integrationId,
         channel,
         platform: integration?.providerIdentifier,
@@ -255,6 +260,17 @@ export async function findDuplicates(
   integrations: Map<string, Integration>,
   options: GuardOptions & { exclude?: string[] },
 ): Promise<DuplicateProblem[]> {
+  return [...(await findDuplicatesByEntry(em, organizationId, entries, integrations, options)).values()];
+}
+
+/** `findDuplicates` by the index of the entry each problem is about (a bulk import reports them per row). */
+export async function findDuplicatesByEntry(
+  em: EntityManager,
+  organizationId: string,
+  entries: PlanEntry[],
+  integrations: Map<string, Integration>,
+  options: GuardOptions & { exclude?: string[] },
+): Promise<Map<number, DuplicateProblem>> {
   const lookups = duplicateLookups(entries, options);
   const earlier = new Map<number, EarlierPost>();
   if (lookups.length > 0) {
@@ -268,7 +284,7 @@ export async function findDuplicates(
     );
     for (const row of rows) earlier.set(row.index, earlierPostOf(row));
   }
-  return judgeDuplicates(entries, integrations, earlier, options);
+  return duplicatesByEntry(entries, integrations, earlier, options);
 }
 
 export interface DuplicateGuardOptions {
