@@ -80,6 +80,7 @@ describe('MCP / REST parity', () => {
         'triggerTool',
         'postsListTool',
         'findSlotTool',
+        'importPostsTool',
         'timeZoneTool',
         'bestTimesTool',
         'channelAnalyticsTool',
@@ -122,6 +123,14 @@ describe('MCP / REST parity', () => {
     const viaMcp = await mcp('postsListTool', { startDate, endDate });
     const viaRest = await rest('GET', `/posts?startDate=${q(startDate)}&endDate=${q(endDate)}`);
     expect(viaMcp.posts.some((post: any) => post.id === postId)).toBe(true);
+    expect(viaRest).toEqual(viaMcp);
+  });
+
+  it('importPostsTool: a dry run over MCP equals POST /posts/import', async () => {
+    const input = { rows: [{ channel: channelId, date: futureDate(3).slice(0, 16).replace('T', ' '), text: 'Imported' }], timeZone: 'UTC' };
+    const viaMcp = await mcp('importPostsTool', input);
+    const viaRest = await rest('POST', '/posts/import', input);
+    expect(viaMcp).toMatchObject({ dryRun: true, valid: 1 });
     expect(viaRest).toEqual(viaMcp);
   });
 

@@ -38,6 +38,7 @@ import { bestTimesTool } from './best-times.js';
 import { commentTools } from './comments.js';
 import { keyTools } from './api-keys.js';
 import { auditList } from './audit-list.js';
+import { importPostsTool } from './import-posts.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -47,6 +48,7 @@ export const tools: readonly ToolDefinition[] = [
   triggerTool,
   schedulePostTool,
   validatePostTool,
+  importPostsTool,
   generateImageTool,
   generateVideoOptions,
   videoFunctionTool,
