@@ -189,12 +189,12 @@ describe('the console in a browser', () => {
     expect(created.status).toBe(200);
     await page.getByRole('link', { name: 'Posts' }).click();
     expect(await page.getByRole('cell', { name: /Hello from the/ }).isVisible()).toBe(true);
-    expect(await page.getByText('Draft', { exact: true }).isVisible()).toBe(true);
+    expect(await page.getByRole('cell').getByText('Draft', { exact: true }).isVisible()).toBe(true);
     await shot('posts');
     await page.getByRole('link', { name: 'Notifications' }).click();
     await shot('notifications');
     await page.getByRole('link', { name: 'Members' }).click();
-    expect(await page.getByRole('cell', { name: 'olivia@example.com' }).isVisible()).toBe(true);
+    expect(await page.getByRole('cell', { name: 'olivia@example.com', exact: true }).isVisible()).toBe(true);
     await shot('members');
   });
 
