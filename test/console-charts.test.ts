@@ -127,7 +127,8 @@ describe('console charts', () => {
     const thin = await client.get(`/channels/${blueskyId}/best-times`);
     expect(thin.status).toBe(200);
     expect(thin.text).toMatch(/id="best-times-verdict">Not enough data: 1 posts with metrics/);
-    expect(thin.text).toMatch(/id="fallback">Until there is enough data, Herald schedules at the channel's posting times: \d\d:\d\d \(\d\d:\d\d UTC\)/);
+    // In the channel's zone only: no UTC repetition for a person (issue 36).
+    expect(thin.text).toMatch(/id="fallback">Until there is enough data, Herald schedules at the channel's posting times: \d\d:\d\d(, \d\d:\d\d)*\.<\/p>/);
     // Twelve more posts, four in each of three weekday-hour slots, read two days after publication.
     const em = herald.services.orm.em.fork();
     const now = herald.services.now().getTime();
