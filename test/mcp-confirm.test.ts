@@ -82,8 +82,8 @@ describe('deleting over MCP with a client that supports elicitation', () => {
   it('asks the user what would be deleted and deletes the group when they accept', async () => {
     const { client, asked } = await connect(() => ({ action: 'accept', content: { confirm: true } }));
     const post = await newPost(`Group to delete ${Date.now()}`);
-    const answer = await call(client, 'deletePostGroup', { group: post.group });
-    expect(answer).toEqual({ id: post.group, deleted: true });
+    const answer = await call(client, 'deletePost', { id: post.id });
+    expect(answer).toEqual({ id: post.id, deleted: true });
     expect(asked).toHaveLength(1);
     expect(asked[0].message).toMatch(new RegExp(`^Delete 1 post \\(group ${post.group}\\): Alice \\(bluesky\\), queue for .*: "Group to delete`));
     expect((asked[0] as { requestedSchema: unknown }).requestedSchema).toMatchObject({ type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] });
@@ -136,15 +136,15 @@ describe('deleting over MCP with a client that cannot elicit', () => {
     const { client } = await connect();
     const post = await newPost(`Not without a preview ${Date.now()}`);
     const other = await newPost(`Another one ${Date.now()}`);
-    const blind = await call(client, 'deletePostGroup', { group: post.group, confirm: true });
+    const blind = await call(client, 'deletePost', { id: post.id, confirm: true });
     expect(blind).toMatchObject({ deleted: false, wouldDelete: { group: post.group } });
     expect(await exists(post.id)).toBe(true);
     // A preview of one group does not confirm another.
-    await call(client, 'deletePostGroup', { group: other.group });
-    expect(await call(client, 'deletePostGroup', { group: post.group, confirm: true })).toEqual({ id: post.group, deleted: true });
+    await call(client, 'deletePost', { id: other.id });
+    expect(await call(client, 'deletePost', { id: post.id, confirm: true })).toEqual({ id: post.id, deleted: true });
     expect(await exists(other.id)).toBe(true);
     // A preview is good once: the next deletion of the other group needs its own confirm.
-    expect(await call(client, 'deletePostGroup', { group: other.group, confirm: true })).toEqual({ id: other.group, deleted: true });
+    expect(await call(client, 'deletePost', { id: other.id, confirm: true })).toEqual({ id: other.id, deleted: true });
   });
 
   it('the preview belongs to its session: another session must preview again', async () => {

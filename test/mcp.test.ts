@@ -20,7 +20,7 @@ const SPEC_TOOLS = [
 ];
 const EXTRA_READ_TOOLS = ['commentListTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
 /** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
-const EXTRA_WRITE_TOOLS = ['timeZoneTool', 'uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'deletePostGroup', 'replyToComment', 'hideComment', 'deleteComment'];
+const EXTRA_WRITE_TOOLS = ['timeZoneTool', 'importPostsTool', 'uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'replyToComment', 'hideComment', 'deleteComment'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
@@ -29,6 +29,7 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   triggerTool: { properties: ['integrationId', 'methodName', 'dataSchema'], required: ['integrationId', 'methodName', 'dataSchema'] },
   schedulePostTool: { properties: ['socialPost', 'idempotencyKey', 'allowDuplicate'], required: ['socialPost'] },
   timeZoneTool: { properties: ['timeZone'], required: [] },
+  importPostsTool: { properties: ['csv', 'rows', 'timeZone', 'textFormat', 'dryRun', 'allowDuplicate', 'idempotencyKey'], required: [] },
   validatePostTool: { properties: ['socialPost', 'allowDuplicate'], required: ['socialPost'] },
   generateImageTool: { properties: ['prompt', 'idempotencyKey'], required: ['prompt'] },
   generateVideoOptions: { properties: [], required: [] },
@@ -51,7 +52,6 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   replyToComment: { properties: ['id', 'content', 'date', 'allowDuplicate', 'idempotencyKey'], required: ['id', 'content'] },
   hideComment: { properties: ['id', 'hidden'], required: ['id'] },
   deleteComment: { properties: ['id', 'confirm'], required: ['id'] },
-  deletePostGroup: { properties: ['group', 'deleteOnPlatform', 'confirm'], required: ['group'] },
 };
 
 const INIT_BODY = {

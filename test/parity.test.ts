@@ -94,7 +94,6 @@ describe('MCP / REST parity', () => {
         'changePostStatus',
         'deleteIntegration',
         'deletePost',
-        'deletePostGroup',
         'commentListTool',
         'replyToComment',
         'hideComment',

@@ -12,7 +12,8 @@ export const deletePostGroup = defineTool({
   description:
     "Deletes every post of a group (postsListTool's group), cancelling their publishing; deleteOnPlatform and confirmation as deletePost.",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
-  mcp: true,
+  // REST only: over MCP deletePost with any post of the group does the same (one tool, not two differing by the id's kind).
+  mcp: false,
   input: z.object({ group: idParam.describe('The group of a post (postsListTool, herald://posts/{id})'), deleteOnPlatform: deleteOnPlatformInput, confirm: confirmInput }),
   output: deletionOutput.extend({ onPlatform: onPlatformOutput }),
   rest: {
