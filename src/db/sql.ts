@@ -14,10 +14,12 @@ export interface Sql {
   /** Runs a prepared statement with positional parameters ($1, $2...): its rows. */
   rows<Row>(statement: Statement, values: unknown[]): Promise<Row[]>;
   /**
-   * Runs `work` in one transaction on one connection: `opening` (SQL without parameters, such as taking advisory locks) is
-   * sent with the BEGIN in one round trip; committed when `work` resolves, rolled back when it throws.
+   * Runs `opening` (SQL without parameters, such as taking transaction-scoped advisory locks), then the statement, as one
+   * transaction in one round trip: a simple query of two statements (Postgres runs them in one implicit transaction, the
+   * second with a snapshot taken after the first). The parameters go as quoted literals (`escapeLiteral`), so they are
+   * text (JSON) or numbers; the statement is parsed on each call instead of prepared.
    */
-  transaction<T>(work: (sql: Pick<Sql, 'rows'>) => Promise<T>, opening?: string): Promise<T>;
+  rowsAfter<Row>(opening: string, statement: Statement, values: (string | number | null)[]): Promise<Row[]>;
 }
 
 interface KnexClient {
@@ -44,17 +46,14 @@ export function sqlOf(em: { getConnection(): { getKnex(): unknown } }): Sql {
   };
   return {
     rows: <Row>(statement: Statement, values: unknown[]) => withConnection((connection) => on(connection).rows<Row>(statement, values)),
-    transaction: <T>(work: (sql: Pick<Sql, 'rows'>) => Promise<T>, opening?: string) =>
+    rowsAfter: <Row>(opening: string, statement: Statement, values: (string | number | null)[]) =>
       withConnection(async (connection) => {
-        await connection.query(opening ? `begin; ${opening}` : 'begin');
-        try {
-          const result = await work(on(connection));
-          await connection.query('commit');
-          return result;
-        } catch (error) {
-          await connection.query('rollback').catch(() => undefined);
-          throw error;
-        }
+        const text = statement.text.replace(/\$(\d+)/g, (_all, number: string) => {
+          const value = values[Number(number) - 1];
+          return value === null || value === undefined ? 'null' : typeof value === 'number' ? String(value) : connection.escapeLiteral(value);
+        });
+        const results = (await connection.query(`${opening}; ${text}`)) as unknown as pg.QueryResult[];
+        return results[results.length - 1].rows as Row[];
       }),
   };
 }

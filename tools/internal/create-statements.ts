@@ -161,8 +161,6 @@ export async function writeCreated(
     return new Map();
   }
   const { lookups, organizationId } = guard;
-  return sqlOf(em).transaction(async (sql) => {
-    const [row] = await sql.rows<{ earlier: (EarlierPostRow & { index: number })[] }>(GUARDED_WRITE, [...values, duplicateLookupsJson(lookups), organizationId]);
-    return new Map(row.earlier.map((found) => [found.index, earlierPostOf(found)]));
-  }, duplicateLocks(lookups));
+  const [row] = await sqlOf(em).rowsAfter<{ earlier: (EarlierPostRow & { index: number })[] }>(duplicateLocks(lookups), GUARDED_WRITE, [...values, duplicateLookupsJson(lookups), organizationId]);
+  return new Map(row.earlier.map((found) => [found.index, earlierPostOf(found)]));
 }
