@@ -74,6 +74,12 @@ describe('the duplicate guard under concurrent requests', () => {
     expect(await rootsWith(text)).toBe(1);
   });
 
+  it('stores a text with quotes, backslashes and $1 exactly as sent (the guarded write sends its values as literals)', async () => {
+    const text = `<p>O'Brien \\ said $1 and $$ '); drop table post; -- ${Date.now()}</p>`;
+    expect(await viaRest(text)).toBe(200);
+    expect(await rootsWith(text)).toBe(1);
+  });
+
   it('two at once make one post, round after round', async () => {
     for (let round = 0; round < 10; round++) {
       const text = `<p>Two at once, round ${round} ${Date.now()}</p>`;
