@@ -58,6 +58,8 @@ describe('fixing and removing a post from its page', () => {
     const page = await browser.get(`/posts/${draftId}`);
     expect(page.text).toContain('no date yet: it takes no posting slot until it is scheduled');
     expect(page.text).toContain('Schedule this draft');
+    // The zone field offers the IANA zones to choose from.
+    expect(page.text).toContain('<datalist id="time-zones">');
     expect(page.text).toContain(`href="/posts/${draftId}/edit"`);
     // The API takes a dateless draft too, and still wants a date for a scheduled post.
     expect((await herald.rest('POST', '/posts', { type: 'draft', shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: [{ content: 'API draft', image: [] }], settings: {} }] })).status).toBe(200);

@@ -14,7 +14,7 @@ import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../..
 import { isUndated } from './compose-form.js';
 import { clientError, csrfField, html, type Markup } from './html.js';
 import { requireSignedIn, runConsoleTool } from './session.js';
-import { zoneField } from './zones.js';
+import { zoneDatalist, zoneField } from './zones.js';
 
 export const ACTION_NOTICES: Record<string, string> = {
   'published-now': 'Publishing now: the post is queued for this minute.',
@@ -52,7 +52,7 @@ export function postActions(view: PostView, csrf: string, zone: string, siblings
           <h3>Schedule this draft</h3>
           <label for="schedule-date-${id}">Date and time</label>
           <input id="schedule-date-${id}" name="date" type="datetime-local" step="60" required${isUndated(view.root) ? '' : html` value="${localDate(view, zone)}"`}>
-          ${zoneField(`schedule-zone-${id}`, 'timeZone', zone, 'Time zone of the date')}
+          ${zoneField(`schedule-zone-${id}`, 'timeZone', zone, 'Time zone of the date')}${zoneDatalist()}
           <button type="submit">Schedule</button></form>`
       : ''}
     <form method="post" action="/posts/${id}/delete" class="delete-post">${csrfField(csrf)}
