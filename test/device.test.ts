@@ -191,8 +191,8 @@ describe('the client of a device login', () => {
 
   it('a confidential client authenticates at both endpoints', async () => {
     const registered = await register({ client_name: 'Confidential box', redirect_uris: ['https://box.example/cb'], grant_types: ['authorization_code', DEVICE, 'refresh_token'], token_endpoint_auth_method: 'client_secret_basic' });
-    // Both grants of this server; refresh_token is dropped, as no refresh tokens are issued (RFC 7591 §2 lets a server replace values).
-    expect(registered.body).toMatchObject({ grant_types: ['authorization_code', DEVICE], response_types: ['code'] });
+    // The grants asked for, each one this server has (refresh tokens rotate since issue 32).
+    expect(registered.body).toMatchObject({ grant_types: ['authorization_code', 'refresh_token', DEVICE], response_types: ['code'] });
     const { client_id: clientId, client_secret: secret } = registered.body as { client_id: string; client_secret: string };
     expect(secret).toMatch(/^pcs_/);
     const unauthenticated = await postWith('/api/oauth/device_authorization', { client_id: clientId });
