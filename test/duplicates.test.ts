@@ -138,7 +138,7 @@ describe('the duplicate guard', () => {
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('invalid_input');
     expect(response.body.message).toBe(
-      `Alice: this text is ${how} post ${first}, scheduled for ${at(2)} on this channel (less than 7 days apart); change the text, or send allowDuplicate: true if posting it again is intended`,
+      `Alice (bluesky, id ${aliceChannel}): this text is ${how} post ${first}, scheduled for ${at(2)} on this channel (less than 7 days apart); change the text, or send allowDuplicate: true if posting it again is intended`,
     );
     expect(response.body.details[0].duplicateOf).toEqual({ postId: first, date: at(2), state: 'QUEUE' });
   });
@@ -166,7 +166,7 @@ describe('the duplicate guard', () => {
   it('refuses over MCP with {errors} naming the earlier post, and accepts with allowDuplicate', async () => {
     const socialPost = [{ integrationId: aliceChannel, isPremium: false, date: at(3), shortLink: false, type: 'schedule', postsAndComments: [{ content: original, attachments: [] }], settings: [] }];
     const refused: any = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost } });
-    expect(refused.structuredContent.output.errors).toMatch(new RegExp(`^Alice: this text is the same as post [\\w-]+, scheduled for .* allowDuplicate: true`));
+    expect(refused.structuredContent.output.errors).toMatch(new RegExp(`^Alice \\(bluesky, id ${aliceChannel}\\): this text is the same as post [\\w-]+, scheduled for .* allowDuplicate: true`));
     const allowed: any = await client.callTool({ name: 'schedulePostTool', arguments: { socialPost, allowDuplicate: true } });
     expect(allowed.structuredContent.output).toEqual([{ postId: expect.any(String), integration: aliceChannel }]);
   });
@@ -184,7 +184,7 @@ describe('the duplicate guard', () => {
       ],
     });
     expect(response.status).toBe(400);
-    expect(response.body.message).toBe('Alice: entry 2 repeats entry 1 of this request on the same channel; change the text, or send allowDuplicate: true if posting it twice is intended'); // both fakes' accounts are named Alice
+    expect(response.body.message).toBe(`Alice (bluesky, id ${bobChannel}): entry 2 repeats entry 1 of this request on the same channel; change the text, or send allowDuplicate: true if posting it twice is intended`); // both fakes' accounts are named Alice
   });
 
   it('counts a published post, by the date it went out', async () => {

@@ -48,7 +48,7 @@ describe('posting times in a zone', () => {
       const after = await herald.rest('GET', `/find-slot/${channelId}?timeZone=America/New_York&after=2027-04-01`);
       expect(after.body.date).toBe('2027-04-01T07:00:00.000Z');
       // Without a zone, `after` is read in the channel's zone (the organization's UTC here).
-      expect((await herald.rest('GET', `/find-slot/${channelId}?after=2027-04-01T08:00`)).body).toEqual({ date: '2027-04-02T07:00:00.000Z' });
+      expect((await herald.rest('GET', `/find-slot/${channelId}?after=2027-04-01T08:00`)).body).toMatchObject({ date: '2027-04-02T07:00:00.000Z', timeZone: 'UTC' });
     } finally {
       herald.setNow(undefined);
       await db().execute(`delete from post`);
@@ -112,7 +112,7 @@ describe('the migration', () => {
     expect(await connection.execute('select posting_times, posting_times_zone, time_zone from integration')).toEqual([{ posting_times: [540], posting_times_zone: 'UTC', time_zone: null }]);
     herald.setNow(new Date('2027-06-01T08:00:00Z'));
     try {
-      expect((await herald.rest('GET', `/find-slot/${channelId}`)).body).toEqual({ date: '2027-06-01T09:00:00.000Z' });
+      expect((await herald.rest('GET', `/find-slot/${channelId}`)).body).toMatchObject({ date: '2027-06-01T09:00:00.000Z' });
       expect((await herald.rest('GET', '/integrations')).body[0].timeZone).toBe('UTC');
     } finally {
       herald.setNow(undefined);
