@@ -19,22 +19,6 @@ let mastodonId: string;
 const db = () => herald.services.orm.em.fork().getConnection();
 const png = () => acceptedSamples().find((sample) => sample.type === 'image/png')!.bytes;
 
-/** Sends the compose form as the page does: multipart, its CSRF token in the query string. */
-async function sendCompose(fields: [string, string][], files: { field: string; name: string; bytes: Uint8Array }[] = []) {
-  const page = await browser.get('/compose');
-  const csrf = browser.csrf(page);
-  const form = new FormData();
-  form.append('_csrf', csrf);
-  for (const [name, value] of fields) form.append(name, value);
-  for (const file of files) form.append(file.field, new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: 'image/png' }), file.name);
-  const response = await fetch(`${herald.url}/compose?_csrf=${encodeURIComponent(csrf)}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
-    body: form,
-  });
-  return { status: response.status, location: response.headers.get('location') ?? undefined, text: await response.text() };
-}
 
 const base = (extra: [string, string][] = []): [string, string][] => [['channel', blueskyId], ['channel', mastodonId], ['idempotencyKey', `key-${Math.random()}`], ...extra];
 
@@ -65,7 +49,7 @@ describe('compose without JavaScript', () => {
 
   it('previews what each platform receives: too long for Bluesky (graphemes), fine for Mastodon', async () => {
     const long = 'A'.repeat(400);
-    const page = await sendCompose(base([['items', '1'], ['content-0', long], ['action', 'preview']]));
+    const page = await browser.sendCompose('/compose', base([['items', '1'], ['content-0', long], ['action', 'preview']]));
     expect(page.status).toBe(200);
     expect(page.text).toContain('Not ready: fix what is marked below.');
     expect(page.text).toMatch(/aria-label="Preview for Alice"(?:(?!<\/section>).)*400 \/ 300 graphemes[^<]*— too long/s);
@@ -90,7 +74,7 @@ describe('compose without JavaScript', () => {
       ['timeZone', 'America/New_York'],
       ['action', 'schedule'],
     ]);
-    const sent = await sendCompose(fields, [{ field: 'upload-0', name: 'spring.png', bytes: png() }]);
+    const sent = await browser.sendCompose('/compose', fields, [{ field: 'upload-0', name: 'spring.png', bytes: png() }]);
     expect(sent.status, sent.text.slice(0, 2000)).toBe(303);
     expect(sent.location).toMatch(/^\/posts\/[\w-]+\?notice=created$/);
     const rows = await db().execute('select integration_id, position, content, media, delay, publish_date, state from post order by integration_id, position');
@@ -109,27 +93,27 @@ describe('compose without JavaScript', () => {
     expect(byChannel(mastodonId)[1].delay).toBe(5);
 
     // The same form again (a double click, a reload): the first answer, nothing created.
-    const again = await sendCompose(fields, [{ field: 'upload-0', name: 'spring.png', bytes: png() }]);
+    const again = await browser.sendCompose('/compose', fields, [{ field: 'upload-0', name: 'spring.png', bytes: png() }]);
     expect(again.location).toBe(sent.location);
     expect((await db().execute('select count(*)::int as n from post'))[0].n).toBe(4);
     await db().execute('delete from post');
   });
 
   it('adds an item and keeps what was typed and uploaded; refuses a form without channel or date with the reason', async () => {
-    const added = await sendCompose(base([['items', '1'], ['content-0', 'Keep me'], ['action', 'add-item']]), [{ field: 'upload-0', name: 'keep.png', bytes: png() }]);
+    const added = await browser.sendCompose('/compose', base([['items', '1'], ['content-0', 'Keep me'], ['action', 'add-item']]), [{ field: 'upload-0', name: 'keep.png', bytes: png() }]);
     expect(added.status).toBe(200);
     expect(added.text).toContain('name="items" value="2"');
     expect(added.text).toContain('>Keep me</textarea>');
     expect(added.text).toMatch(/name="media-0" value="[\w-]+" checked/);
     expect(added.text).toContain('id="content-1"');
 
-    const noChannel = await sendCompose([['items', '1'], ['content-0', 'Hello'], ['date', '2027-03-15T09:00'], ['action', 'schedule']]);
+    const noChannel = await browser.sendCompose('/compose', [['items', '1'], ['content-0', 'Hello'], ['date', '2027-03-15T09:00'], ['action', 'schedule']]);
     expect(noChannel.status).toBe(400);
     expect(noChannel.text).toContain('Choose at least one channel to post to.');
-    const noDate = await sendCompose(base([['items', '1'], ['content-0', 'Hello'], ['timing', 'date'], ['action', 'schedule']]));
+    const noDate = await browser.sendCompose('/compose', base([['items', '1'], ['content-0', 'Hello'], ['timing', 'date'], ['action', 'schedule']]));
     expect(noDate.status).toBe(400);
     expect(noDate.text).toContain('Choose a date and time');
-    const tooLong = await sendCompose(base([['items', '1'], ['content-0', 'B'.repeat(400)], ['date', '2027-03-15T09:00'], ['action', 'schedule']]));
+    const tooLong = await browser.sendCompose('/compose', base([['items', '1'], ['content-0', 'B'.repeat(400)], ['date', '2027-03-15T09:00'], ['action', 'schedule']]));
     expect(tooLong.status).toBe(400);
     expect(tooLong.text).toContain('Alice (bluesky, id ');
     expect((await db().execute('select count(*)::int as n from post'))[0].n).toBe(0);
@@ -146,7 +130,7 @@ describe('compose without JavaScript', () => {
     try {
       await herald.rest('PUT', `/integrations/${blueskyId}/posting-times`, { postingTimes: [{ time: 540 }], timeZone: 'Europe/Paris' });
       await herald.rest('PUT', `/integrations/${mastodonId}/posting-times`, { postingTimes: [{ time: 540 }], timeZone: 'America/New_York' });
-      const sent = await sendCompose(base([['items', '1'], ['content-0', 'In each slot'], ['timing', 'slot'], ['action', 'schedule']]));
+      const sent = await browser.sendCompose('/compose', base([['items', '1'], ['content-0', 'In each slot'], ['timing', 'slot'], ['action', 'schedule']]));
       expect(sent.status, sent.text.slice(0, 1000)).toBe(303);
       const rows = await db().execute('select integration_id, publish_date, group_id from post order by integration_id');
       const dates = Object.fromEntries(rows.map((row: any) => [row.integration_id, new Date(row.publish_date).toISOString()]));

@@ -23,21 +23,6 @@ let linkedin: LinkedinFake;
 let browser: ConsoleClient;
 const channels: Record<string, string> = {};
 
-/** Sends the compose form as the page does: multipart, its CSRF token in the query string. */
-async function sendCompose(fields: [string, string][]) {
-  const page = await browser.get('/compose');
-  const csrf = browser.csrf(page);
-  const form = new FormData();
-  form.append('_csrf', csrf);
-  for (const [name, value] of fields) form.append(name, value);
-  const response = await fetch(`${herald.url}/compose?_csrf=${encodeURIComponent(csrf)}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
-    body: form,
-  });
-  return { status: response.status, location: response.headers.get('location') ?? undefined, text: await response.text() };
-}
 
 // Read without Herald's code: HTML entities of Telegram's parse mode, and the letters behind Unicode bold and underline.
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"' };
@@ -124,7 +109,7 @@ describe('what is typed in the composer is what each platform\'s readers see', (
   for (const [index, sample] of CORPUS.entries()) {
     it(`${sample.name}: compose, store, publish to Telegram, X, Bluesky, Mastodon and LinkedIn`, async () => {
       for (const [platform, channelId] of Object.entries(channels)) {
-        const sent = await sendCompose([
+        const sent = await browser.sendCompose('/compose', [
           ['channel', channelId],
           ['items', '1'],
           ['content-0', sample.typed],
@@ -154,7 +139,7 @@ describe('what is typed in the composer is what each platform\'s readers see', (
   });
 
   it('names in the preview the tags a platform does not show, instead of dropping them without a word', async () => {
-    const page = await sendCompose([
+    const page = await browser.sendCompose('/compose', [
       ['channel', channels.mastodon],
       ['items', '1'],
       ['content-0', 'An <em>important</em> <i>note</i> & more'],

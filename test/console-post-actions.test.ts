@@ -17,21 +17,6 @@ let channelId: string;
 const db = () => herald.services.orm.em.fork().getConnection();
 const row = async (id: string) => (await db().execute('select state, content, publish_date, created_at, deleted_at from post where id = ?', [id]))[0];
 
-/** Sends the compose form as the page does: multipart, its CSRF token in the query string. */
-async function sendCompose(from: string, fields: [string, string][]) {
-  const page = await browser.get(from);
-  const csrf = browser.csrf(page);
-  const form = new FormData();
-  form.append('_csrf', csrf);
-  for (const [name, value] of fields) form.append(name, value);
-  const response = await fetch(`${herald.url}/compose?_csrf=${encodeURIComponent(csrf)}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
-    body: form,
-  });
-  return { status: response.status, location: response.headers.get('location') ?? undefined, text: await response.text() };
-}
 
 beforeAll(async () => {
   mastodon = await startMastodonFake();
@@ -50,7 +35,7 @@ describe('fixing and removing a post from its page', () => {
 
   it('saves a draft without a date: no posting slot is taken, the page says it has no date', async () => {
     const slotBefore = (await herald.rest('GET', `/find-slot/${channelId}`)).body.date;
-    const sent = await sendCompose('/compose', [['channel', channelId], ['items', '1'], ['content-0', 'Bakery news & more'], ['timing', 'date'], ['idempotencyKey', 'draft-1'], ['action', 'draft']]);
+    const sent = await browser.sendCompose('/compose', [['channel', channelId], ['items', '1'], ['content-0', 'Bakery news & more'], ['timing', 'date'], ['idempotencyKey', 'draft-1'], ['action', 'draft']]);
     expect(sent.status, sent.text.slice(0, 1500)).toBe(303);
     draftId = /^\/posts\/([^/?]+)/.exec(sent.location!)![1];
     expect((await row(draftId)).state).toBe('DRAFT');
@@ -76,7 +61,7 @@ describe('fixing and removing a post from its page', () => {
     expect(page.text).toContain(`name="edit" value="${draftId}"`);
     expect(page.text).not.toContain('(JSON)');
     expect(page.text).toContain('id="preview"');
-    const saved = await sendCompose(`/posts/${draftId}/edit`, [['edit', draftId], ['channel', channelId], ['items', '1'], ['content-0', 'Bakery news & more\r\nOpen on Sunday'], ['timing', 'date'], ['action', 'save']]);
+    const saved = await browser.sendCompose(`/posts/${draftId}/edit`, [['edit', draftId], ['channel', channelId], ['items', '1'], ['content-0', 'Bakery news & more\r\nOpen on Sunday'], ['timing', 'date'], ['action', 'save']]);
     expect(saved.status, saved.text.slice(0, 1500)).toBe(303);
     expect(saved.location).toBe(`/posts/${draftId}?notice=saved`);
     expect((await row(draftId)).content).toBe('Bakery news & more\nOpen on Sunday');
@@ -108,7 +93,7 @@ describe('fixing and removing a post from its page', () => {
   let publishedId = '';
 
   it('publishes a draft now: it goes out to the platform', async () => {
-    const sent = await sendCompose('/compose', [['channel', channelId], ['items', '1'], ['content-0', 'Fresh bread at noon'], ['timing', 'date'], ['idempotencyKey', 'draft-2'], ['action', 'draft']]);
+    const sent = await browser.sendCompose('/compose', [['channel', channelId], ['items', '1'], ['content-0', 'Fresh bread at noon'], ['timing', 'date'], ['idempotencyKey', 'draft-2'], ['action', 'draft']]);
     publishedId = /^\/posts\/([^/?]+)/.exec(sent.location!)![1];
     const now = await browser.submit(`/posts/${publishedId}`, `/posts/${publishedId}/publish-now`);
     expect(now.location).toBe(`/posts/${publishedId}?notice=published-now`);
@@ -181,7 +166,7 @@ describe('fixing and removing a post from its page', () => {
     form.append('file', new Blob([acceptedSamples().find((sample) => sample.type === 'image/png')!.bytes as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'loaf.png');
     const media = await (await fetch(`${herald.restUrl}/upload`, { method: 'POST', headers: { authorization: herald.apiKey }, body: form })).json();
     const alt = 'A "sourdough" loaf <fresh> & warm';
-    const sent = await sendCompose('/compose', [
+    const sent = await browser.sendCompose('/compose', [
       ['channel', channelId], ['items', '1'], ['content-0', 'Our loaf of the day'], ['media-0', media.id], [`alt-0-${media.id}`, alt], ['timing', 'date'], ['idempotencyKey', 'alt-1'], ['action', 'draft'],
     ]);
     expect(sent.status, sent.text.slice(0, 1500)).toBe(303);

@@ -72,6 +72,22 @@ export class ConsoleClient {
     return this.follow(await this.submit(from, action, fields));
   }
 
+  /**
+   * Sends the compose form as its page does (multipart, the CSRF token of `from` in the query string), with files when
+   * given: the answer, redirects not followed.
+   */
+  async sendCompose(from: string, fields: [string, string][], files: { field: string; name: string; bytes: Uint8Array; type?: string }[] = []): Promise<Page> {
+    const page = await this.get(from);
+    const csrf = this.csrf(page);
+    const form = new FormData();
+    form.append('_csrf', csrf);
+    for (const [name, value] of fields) form.append(name, value);
+    for (const file of files) form.append(file.field, new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.type ?? 'image/png' }), file.name);
+    const response = await fetch(new URL(`/compose?_csrf=${encodeURIComponent(csrf)}`, this.baseUrl), { method: 'POST', redirect: 'manual', headers: { cookie: this.cookieHeader() }, body: form });
+    this.remember(response.headers);
+    return { status: response.status, text: await response.text(), location: response.headers.get('location') ?? undefined, headers: response.headers };
+  }
+
   async signUp(fields: { email: string; password: string; name?: string; organizationName?: string; invitation?: string }): Promise<Page> {
     const from = fields.invitation ? `/signup?invitation=${encodeURIComponent(fields.invitation)}` : '/signup';
     const { invitation, ...rest } = fields;
