@@ -22,8 +22,8 @@ beforeAll(async () => {
   member = new ConsoleClient(herald.url);
   expect((await member.signUp({ email: 'member@example.com', password: 'another horse battery', name: 'Mia Member', invitation: link.slice(link.lastIndexOf('/') + 1) })).status).toBe(303);
   const users = await db().execute('select id, email from app_user');
-  ownerId = users.find((user: any) => user.email === 'owner@example.com').id;
-  memberId = users.find((user: any) => user.email === 'member@example.com').id;
+  ownerId = (users as any[]).find((user) => user.email === 'owner@example.com')!.id;
+  memberId = (users as any[]).find((user) => user.email === 'member@example.com')!.id;
 });
 afterAll(async () => {
   await herald?.stop();
