@@ -19,9 +19,9 @@ export const importPostsTool = defineTool({
   name: 'importPostsTool',
   title: 'Import posts from CSV or JSON',
   description:
-    `Bulk import, one post per row (at most ${IMPORT_MAX_ROWS}). Give \`csv\` (header: channel,date,timeZone,text,media,settings,type,tags) or \`rows\` (objects with those keys). ` +
-    'channel: id or unique name; date: local "2026-12-08 09:00" in timeZone (row, request, else channel/organization zone) or with an offset; text: plain text (textFormat "html" for HTML); media: URLs or media ids split by spaces or |; settings: JSON object. ' +
-    'dryRun (default true) creates nothing and lists every row\'s problems (same checks as a create, duplicates included); then call with dryRun false and an idempotencyKey: all rows are created, or none if any row has a problem.',
+    `Bulk import, one post per row (at most ${IMPORT_MAX_ROWS}): \`csv\` (header channel,date,timeZone,text,media,settings,type,tags) or \`rows\` (objects, same keys). ` +
+    'date: local "2026-12-08 09:00" in the row\'s or request\'s timeZone (else the channel\'s), or with an offset; text is plain unless textFormat "html". ' +
+    'dryRun (default true) creates nothing and lists each row\'s problems; then dryRun false with an idempotencyKey creates all rows, or none if one is bad.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: 'in-handler',
