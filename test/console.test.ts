@@ -158,7 +158,8 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Deny' }).click();
     await page.waitForURL('https://app.example/**');
     const back = appHits.at(-1)!;
-    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', state: 'deny-1' });
+    // RFC 9207: the authorization server's issuer comes with every authorization response, a denial included.
+    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', state: 'deny-1', iss: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$|^http/) });
   });
 
   it('lists the approved app and revokes it; its token fails at once', async () => {

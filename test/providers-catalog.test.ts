@@ -18,7 +18,7 @@ const specIdentifiers = [
  */
 type KeySpec = string | [string, string[]];
 const expectedSettings: Record<string, Record<string, KeySpec> | null> = {
-  x: { 'who_can_reply_post*': ['string', ['everyone', 'followers']], community: 'string' },
+  x: { who_can_reply_post: ['string', ['everyone', 'followers']], community: 'string' },
   linkedin: { post_as_images_carousel: 'boolean' },
   'linkedin-page': { post_as_images_carousel: 'boolean', carousel_name: 'string' },
   instagram: { 'post_type*': ['string', ['post', 'story']], is_trial_reel: 'boolean', collaborators: 'array', audio: 'object' },

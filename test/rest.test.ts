@@ -359,7 +359,8 @@ describe('posts', () => {
     const content = await herald.rest('POST', '/posts', { ...postBody(channelA.id), posts: [{ integration: { id: channelA.id }, value: [{ content: 42 }] }] });
     expectError(content, 400, 'invalid_input');
     expect(content.body.details.map((detail: any) => detail.path)).toEqual(['posts.0.value.0.content']);
-    const noDate = await herald.rest('POST', '/posts', postBody(channelA.id, 'x', { date: undefined }));
+    // A scheduled post needs its date; a draft may go without one (issue 36: it takes no slot).
+    const noDate = await herald.rest('POST', '/posts', postBody(channelA.id, 'x', { type: 'schedule', date: undefined }));
     expectError(noDate, 400, 'invalid_input');
     const array = await herald.rest('POST', '/posts', [1, 2]);
     expectError(array, 400, 'invalid_input');

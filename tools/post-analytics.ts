@@ -11,12 +11,15 @@ import { clicksMetric } from './internal/short-links.js';
 import { analyticsMetricSchema, idParam, wrapped } from './shapes.js';
 
 /**
- * The post's own chain items the platform counts among its replies: a thread's next item replies to the post (the items
- * after it reply to each other), every comment of a comment-style chain is on the post. Published ones only.
+ * The post's own thread item the platform counts among its replies: a thread's next item replies to the post (the items
+ * after it reply to each other). Published ones only. Comment-style chains (a comment count summed over a post's
+ * submissions, comments the platform may count apart) keep the platform's count as it is.
  */
 async function ownReplies(em: EntityManager, post: Post, chain: Provider['chain']): Promise<number> {
-  if (chain === 'none') return 0;
-  return em.count(PostSchema, { organizationId: post.organizationId, rootPostId: post.id, deletedAt: null, releaseId: { $ne: null }, position: chain === 'thread' ? 1 : { $gt: 0 } });
+  // A post sent to several places at once (Warpcast's channels, in settings.subreddit) has its reply under each copy: its
+  // count is left as the platform answers it.
+  if (chain !== 'thread' || (Array.isArray(post.settings.subreddit) && post.settings.subreddit.length > 1)) return 0;
+  return em.count(PostSchema, { organizationId: post.organizationId, rootPostId: post.id, deletedAt: null, releaseId: { $ne: null }, position: 1 });
 }
 
 /** Replies and comments as people wrote them: the platform's count less the post's own items. */
@@ -33,7 +36,7 @@ export const postAnalytics = defineTool({
   name: 'postAnalyticsTool',
   title: 'Post analytics',
   description:
-    "A published post's metrics (likes, reposts, replies… per platform) as daily points; replies leave out its own thread items and comments. Empty before it is published; shortLink posts add clicks.",
+    "A published post's metrics (likes, reposts, replies… per platform) as daily points; replies leave out its own thread reply. Empty before it is published; shortLink posts add clicks.",
   annotations: { ...readOnly, openWorldHint: true },
   mcp: true,
   input: z.object({ postId: idParam.describe('Post id from postsListTool or schedulePostTool'), date: days.default(7).describe('A number of days to look back (default 7), not a date') }),

@@ -244,7 +244,7 @@ describe('Threads rules, checked before anything is created', () => {
   it('answers 400 over REST naming the channel and the fix', async () => {
     const response = await submitPost(herald, channelId, [{ content: '<p>A picture</p>', image: [media.webp] }], { type: 'now' });
     expect(response.status).toBe(400);
-    expect(response.body.message).toMatch(/Herald Test: .*WEBP picture; Threads takes JPEG or PNG/);
+    expect(response.body.message).toMatch(/Herald Test \(threads, id [^)]+\): .*WEBP picture; Threads takes JPEG or PNG/);
   });
 });
 
@@ -268,7 +268,8 @@ describe('Threads insights', () => {
     expect(response.body.map((metric: { label: string; data: { total: string }[] }) => [metric.label, metric.data[0].total])).toEqual([
       ['Views', '40'],
       ['Likes', '5'],
-      ['Replies', '1'],
+      // Threads' one reply is the post's own thread item: people wrote none (issue 33).
+      ['Replies', '0'],
       ['Reposts', '2'],
       ['Quotes', '0'],
       ['Shares', '0'],
