@@ -125,10 +125,12 @@ describe('backup and restore', () => {
     // Scheduled in the restored database; on a loaded machine the restore and start can take past their due time, so the
     // restored Herald may already have published some (once: checked below against what the platform received).
     expect(scheduled.filter((post) => post.state !== 'QUEUE' && post.state !== 'PUBLISHED')).toEqual([]);
+    // Polled once a second: the restored Herald has the default limit of 300 REST requests a minute, which polling every
+    // 100 ms for as long as a loaded machine takes to publish exceeds (429 rate_limited).
     const settled = await waitFor(async () => {
       const posts = (await postsOf(second, apiKey)).filter((post) => post.content.includes('Scheduled'));
       return posts.every((post) => post.state !== 'QUEUE') ? posts : undefined;
-    }, 90_000);
+    }, 90_000, 1000);
     expect(settled.every((post) => post.state === 'PUBLISHED')).toBe(true);
     const sent = new Map<string, number>();
     for (const message of telegram.messages) sent.set(message.text ?? '', (sent.get(message.text ?? '') ?? 0) + 1);

@@ -149,9 +149,13 @@ async function spawnHelper(script: string, owner?: { uid: number; gid: number })
   return waitFor(async () => (/^\d+\n/.test(said) ? Number(said.split('\n')[0]) : undefined), 10_000);
 }
 
-/** A zombie: a `sleep 0` that has exited, whose parent (`sh` become `sleep`, which never waits) does not reap it. */
+/**
+ * A zombie: a background subshell that has exited, whose parent (`sh` become `sleep`, which never waits) does not reap
+ * it. The subshell exits only once its parent is `sleep` (its /proc comm): one that ended earlier, while its parent was
+ * still `sh` (as a `sleep 0` could on a loaded machine), would be reaped by `sh` and never be a zombie.
+ */
 async function zombie(owner?: { uid: number; gid: number }): Promise<number> {
-  const pid = await spawnHelper('sleep 0 & echo $!; exec sleep 120', owner);
+  const pid = await spawnHelper('{ until read command < /proc/$$/comm && [ "$command" = sleep ]; do sleep 0.01; done; } & echo $!; exec sleep 600', owner);
   await waitFor(async () => (processStat(pid)?.state === 'Z' ? true : undefined), 10_000);
   return pid;
 }
@@ -236,7 +240,7 @@ describe.skipIf(!hasProc)('the locks of a data directory naming a process that i
     // As an earlier Herald wrote the lock (the pid alone), and with the start time it had.
     await startsDespite(String(herald), postmaster);
     await startsDespite(`${herald}\n${processStat(herald)!.startTime}\n`, postmaster);
-  }, 60_000);
+  }, 120_000);
 
   it('a pid now used by another program is not a running Herald nor a running Postgres: the start goes on', async () => {
     const other = await unrelated();
@@ -249,7 +253,7 @@ describe.skipIf(!hasProc)('the locks of a data directory naming a process that i
     helpers.push(node);
     await waitFor(async () => processStat(node.pid!), 10_000);
     await startsDespite(`${node.pid}\n${Number(processStat(node.pid!)!.startTime) - 1}\n`, postmaster);
-  }, 60_000);
+  }, 120_000);
 
   it('the process that took the lock, still running, is refused in one sentence', async () => {
     const node = spawn(process.execPath, ['-e', 'setTimeout(() => undefined, 120000)'], { stdio: 'ignore' });

@@ -67,13 +67,16 @@ export async function publishUntilSettled(herald: Herald, rootId: string, option
   throw new Error(`post ${rootId} did not settle: ${JSON.stringify(runs.slice(-3))}`);
 }
 
-/** Polls `check` until it answers something other than undefined. */
-export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+/**
+ * Polls `check`, every `intervalMs`, until it answers something other than undefined. A check that calls Herald's REST
+ * API counts against its requests per minute (300 by default): poll it slowly enough for the whole wait to stay under.
+ */
+export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const value = await check();
     if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   throw new Error('timed out waiting');
 }
