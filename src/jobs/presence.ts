@@ -165,7 +165,9 @@ export class WorkerPresence {
    */
   arm(at: number, jobs = 1, counted = false, publishing?: boolean): void {
     const wait = at - Date.now();
-    if (wait <= 2) return this.options.wake(jobs, publishing);
+    // Never before the due time: a worker woken early finds nothing due (get_job's run_at <= now()) and goes back to its
+    // poll, which for the publishing slots is minutes away.
+    if (wait <= 0) return this.options.wake(jobs, publishing);
     const key = `${at}:${publishing === undefined ? 'a' : publishing ? 'p' : 'o'}`;
     const armed = this.timers.get(key);
     if (armed) {
@@ -173,11 +175,19 @@ export class WorkerPresence {
       return;
     }
     if (this.timers.size >= MAX_TIMERS) return;
-    const timer = setTimeout(() => {
+    // setTimeout may fire a millisecond or so early: then it waits for the rest.
+    const fire = () => {
       const fired = this.timers.get(key);
+      const early = at - Date.now();
+      if (fired && early > 0) {
+        fired.timer = setTimeout(fire, early);
+        fired.timer.unref();
+        return;
+      }
       this.timers.delete(key);
       this.options.wake(fired?.jobs, publishing);
-    }, wait);
+    };
+    const timer = setTimeout(fire, wait);
     timer.unref();
     this.timers.set(key, { timer, jobs });
   }
