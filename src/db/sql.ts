@@ -30,11 +30,6 @@ interface KnexClient {
 /** Statements on the pool of an entity manager (any fork: they run outside its transaction, on their own connection). */
 export function sqlOf(em: { getConnection(): { getKnex(): unknown } }): Sql {
   const client = () => (em.getConnection().getKnex() as { client: KnexClient }).client;
-  const on = (connection: pg.Client) => ({
-    async rows<Row>(statement: Statement, values: unknown[]): Promise<Row[]> {
-      return (await connection.query({ name: statement.name, text: statement.text, values })).rows as Row[];
-    },
-  });
   const withConnection = async <T>(work: (connection: pg.Client) => Promise<T>): Promise<T> => {
     const knex = client();
     const connection = await knex.acquireConnection();
@@ -45,7 +40,8 @@ export function sqlOf(em: { getConnection(): { getKnex(): unknown } }): Sql {
     }
   };
   return {
-    rows: <Row>(statement: Statement, values: unknown[]) => withConnection((connection) => on(connection).rows<Row>(statement, values)),
+    rows: <Row>(statement: Statement, values: unknown[]) =>
+      withConnection(async (connection) => (await connection.query({ name: statement.name, text: statement.text, values })).rows as Row[]),
     rowsAfter: <Row>(opening: string, statement: Statement, values: (string | number | null)[]) =>
       withConnection(async (connection) => {
         const text = statement.text.replace(/\$(\d+)/g, (_all, number: string) => {

@@ -62,3 +62,15 @@ export function contentLength(text: string, method: LengthMethod): number {
       return text.length;
   }
 }
+
+/**
+ * What a create says of a text over its platform's limit, in the platform's counting; on a thread platform, that it may be
+ * split into several items.
+ */
+export function tooLong(platform: { name: string; lengthMethod: LengthMethod; chain: string }, length: number, maxLength: number): string {
+  if (platform.lengthMethod === 'bytes') {
+    return `The text takes ${length} bytes; ${platform.name} allows ${maxLength} bytes (UTF-8: a character beyond ASCII takes 2 to 4): shorten it`;
+  }
+  const split = platform.chain === 'thread' ? ` or split it into several items of postsAndComments (each item is a post of the thread, each up to ${maxLength})` : '';
+  return `The maximum characters is ${maxLength}, we got ${length}; shorten the text${split}`;
+}

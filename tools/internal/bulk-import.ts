@@ -17,7 +17,7 @@ import { escapeHtmlText } from '../../src/lib/content.js';
 import { canonicalZone, instantOf, isoWithOffset, parseWallClock } from '../../src/lib/time-zone.js';
 import type { ToolContext } from '../types.js';
 import { checkPlan, createForCaller, planOptions, type CreatedPost, type PlanEntry } from './create-posts.js';
-import { findDuplicatesByEntry } from './duplicates.js';
+import { findDuplicates } from './duplicates.js';
 import { listIntegrations } from './integrations.js';
 import { channelZone, organizationZone } from './time-zones.js';
 
@@ -235,7 +235,7 @@ async function checkRows(em: EntityManager, context: ToolContext, read: ReadRow[
   const { entryProblems, integrations } = await checkPlan(em, context.caller.organizationId, { creationMethod: 'API', entries }, planOptions(context.services));
   entryProblems.forEach((problem, index) => problem && readable[index].report.problems.push(problem.message));
   if (allowDuplicate) return;
-  const duplicates = await findDuplicatesByEntry(em, context.caller.organizationId, entries, integrations, { now: context.services.now(), windowDays: context.services.config.duplicateWindowDays });
+  const duplicates = await findDuplicates(em, context.caller.organizationId, entries, integrations, { now: context.services.now(), windowDays: context.services.config.duplicateWindowDays });
   for (const [index, duplicate] of duplicates) {
     // "entry 3 repeats entry 1 of this request" in the file's words.
     const message = duplicate.message.replace(/^entry (\d+) repeats entry (\d+) of this request/, (_all, a: string, b: string) => `row ${readable[Number(a) - 1].report.row} repeats row ${readable[Number(b) - 1].report.row} of this file`);

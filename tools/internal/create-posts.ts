@@ -5,7 +5,7 @@ import { IntegrationSchema, type Integration, type Media, type PostApproval, typ
 import { DomainError } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
 import { checkContentRules, convertContent, isBlankContent, sanitizeContent } from '../../src/lib/content.js';
-import { contentLength } from '../../src/lib/length.js';
+import { contentLength, tooLong } from '../../src/lib/length.js';
 import type { Provider, ValidationItem } from '../../providers/types.js';
 import type { Services, ToolContext } from '../types.js';
 import { providerOf } from './integrations.js';
@@ -203,11 +203,7 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     if (rule) return `${where}${rule}`;
     if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
     const { text, length } = measure(provider, contentAsSent(provider, entry, item.content, options));
-    if (length > maxLength) {
-      return provider.lengthMethod === 'bytes'
-        ? `${where}The text takes ${length} bytes; ${provider.name} allows ${maxLength} bytes (UTF-8: a character beyond ASCII takes 2 to 4): shorten it`
-        : `${where}The maximum characters is ${maxLength}, we got ${length}; shorten the text${provider.chain === 'thread' ? ` or split it into several items of postsAndComments (each item is a post of the thread, each up to ${maxLength})` : ''}`;
-    }
+    if (length > maxLength) return `${where}${tooLong(provider, length, maxLength)}`;
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
     texts.push(text);
   }

@@ -251,20 +251,10 @@ function duplicatesByEntry(entries: PlanEntry[], integrations: Map<string, Integ
 
 /**
  * The entries of a plan that repeat a post on the same channel (or an earlier entry of the same plan), each with the
- * earlier post, in one query. `exclude`: root ids not to compare with (the post being edited).
+ * earlier post, in one query, by the index of the entry each problem is about. `exclude`: root ids not to compare with
+ * (the post being edited).
  */
 export async function findDuplicates(
-  em: EntityManager,
-  organizationId: string,
-  entries: PlanEntry[],
-  integrations: Map<string, Integration>,
-  options: GuardOptions & { exclude?: string[] },
-): Promise<DuplicateProblem[]> {
-  return [...(await findDuplicatesByEntry(em, organizationId, entries, integrations, options)).values()];
-}
-
-/** `findDuplicates` by the index of the entry each problem is about (a bulk import reports them per row). */
-export async function findDuplicatesByEntry(
   em: EntityManager,
   organizationId: string,
   entries: PlanEntry[],
@@ -317,5 +307,5 @@ export async function refuseDuplicateOf(
     items: [{ content: options.content ?? root.content, media: [], delay: 0 }],
   };
   const duplicates = await findDuplicates(em, root.organizationId, [entry], new Map([[integration.id, integration]]), { ...options, exclude: [root.id] });
-  if (duplicates.length > 0) throw new PostValidationError(duplicates);
+  if (duplicates.size > 0) throw new PostValidationError([...duplicates.values()]);
 }

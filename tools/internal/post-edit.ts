@@ -41,7 +41,7 @@ export async function refuseDuplicateEdit(
     exclude: [edit.root.id],
     keys: [edit.keys],
   });
-  if (duplicates.length > 0) throw new PostValidationError(duplicates);
+  if (duplicates.size > 0) throw new PostValidationError([...duplicates.values()]);
 }
 
 export async function editPost(context: Pick<ToolContext, 'caller' | 'via' | 'services'>, em: EntityManager, id: string, edit: PostEdit): Promise<PostView> {
