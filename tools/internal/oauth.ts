@@ -6,6 +6,8 @@
 // `resource`) gets the spec's answer: `{id, cus, access_token, token_type, scope}`, a token that lasts until revoked. Every
 // other client (registered dynamically or by its metadata document, or naming a `resource`) gets an OAuth 2.1 answer: an
 // access token of an hour (`expires_in`) bound to the resource it asked for (RFC 8707), and a rotating refresh token.
+// Over 400 lines on purpose: the resources, the codes and the three grants read and write the same token rows and answer
+// with the same OAuthError; split apart, each part would import the others.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sqlOf, statement } from '../../src/db/sql.js';
 import { createHash } from 'node:crypto';
