@@ -1,15 +1,12 @@
 // Bulk import (issue 35): a CSV or JSON file of posts, checked row by row with a create's validation in a dry run, then
 // created all at once (nothing when a row is bad), retried safely with an idempotency key; over REST and MCP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHerald, type Herald } from './helpers/harness.js';
-import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Herald } from './helpers/harness.js';
+import { startWithTwoBlueskyChannels, type TwoChannels } from './helpers/two-bluesky-channels.js';
 import { csvRows, parseCsv, plainTextContent } from '../tools/internal/bulk-import.js';
 
 let herald: Herald;
-let alice: BlueskyFake;
-let bob: BlueskyFake;
 let aliceChannel: string;
 let bobChannel: string;
 let client: Client;
@@ -21,22 +18,15 @@ const rootsOf = async (channel: string) =>
     .getConnection()
     .execute<{ id: string; content: string; publish_date: Date; state: string }[]>('select id, content, publish_date, state from post where integration_id = ? and position = 0 and deleted_at is null order by publish_date', [channel]);
 
+let setup: TwoChannels | undefined;
+
 beforeAll(async () => {
-  herald = await startHerald();
-  alice = await startBlueskyFake();
-  bob = await startBlueskyFake({ handle: 'bob.bsky.social' });
-  const connect = async (fake: BlueskyFake) => (await herald.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password })).body.id as string;
-  aliceChannel = await connect(alice);
-  bobChannel = await connect(bob);
-  client = new Client({ name: 'import-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));
+  setup = await startWithTwoBlueskyChannels('import-test');
+  ({ herald, aliceChannel, bobChannel, client } = setup);
 });
 
 afterAll(async () => {
-  await client?.close().catch(() => undefined);
-  await herald?.stop();
-  await alice?.close();
-  await bob?.close();
+  await setup?.stop();
 });
 
 describe('reading the file', () => {

@@ -1,17 +1,14 @@
 // The duplicate guard: the same or nearly the same text on the same channel within DUPLICATE_WINDOW_DAYS is refused with
 // the earlier post's id and date (REST 400 with details, MCP {errors}), unless the request says allowDuplicate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHerald, type Herald } from './helpers/harness.js';
-import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Herald } from './helpers/harness.js';
+import { startWithTwoBlueskyChannels, type TwoChannels } from './helpers/two-bluesky-channels.js';
 import { publishUntilSettled } from './helpers/posts.js';
 import { comparableText, nearlySame, normalizeLink } from '../tools/internal/duplicates.js';
 import { Migration20261127400000 } from '../src/db/migrations/Migration20261127400000.js';
 
 let herald: Herald;
-let alice: BlueskyFake;
-let bob: BlueskyFake;
 let aliceChannel: string;
 let bobChannel: string;
 let client: Client;
@@ -34,22 +31,15 @@ function create(channel: string, content: string, options: { date?: string; type
   });
 }
 
+let setup: TwoChannels | undefined;
+
 beforeAll(async () => {
-  herald = await startHerald();
-  alice = await startBlueskyFake();
-  bob = await startBlueskyFake({ handle: 'bob.bsky.social' });
-  const connect = async (fake: BlueskyFake) => (await herald.rest('POST', '/integrations/bluesky/connect', { service: fake.url, identifier: fake.handle, appPassword: fake.password })).body.id;
-  aliceChannel = await connect(alice);
-  bobChannel = await connect(bob);
-  client = new Client({ name: 'duplicates-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));
+  setup = await startWithTwoBlueskyChannels('duplicates-test');
+  ({ herald, aliceChannel, bobChannel, client } = setup);
 });
 
 afterAll(async () => {
-  await client?.close().catch(() => undefined);
-  await herald?.stop();
-  await alice?.close();
-  await bob?.close();
+  await setup?.stop();
 });
 
 describe('the duplicate guard under concurrent requests', () => {
