@@ -7,8 +7,8 @@ import { listAudit } from './internal/audit-query.js';
 const eventSchema = z.object({
   id: z.string(),
   at: z.string(),
-  actor: z.object({ kind: z.enum(['person', 'api_key', 'oauth_app', 'herald']), id: z.string().nullable(), name: z.string() }),
-  via: z.string().describe('console, rest, mcp, worker or cli'),
+  actor: z.object({ kind: z.enum(['person', 'api_key', 'oauth_app', 'herald', 'preview_link']), id: z.string().nullable(), name: z.string() }),
+  via: z.string().describe('console, rest, mcp, worker, cli or preview_link'),
   address: z.string().nullable(),
   client: z.string().nullable(),
   action: z.string().describe('e.g. post.created, post.approved, post.rejected, key.created, key.revoked, approval_settings.changed'),

@@ -38,6 +38,7 @@ import { bestTimesTool } from './best-times.js';
 import { commentTools } from './comments.js';
 import { keyTools } from './api-keys.js';
 import { auditList } from './audit-list.js';
+import { previewLinkTools } from './preview-links.js';
 import { importPostsTool } from './import-posts.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
@@ -93,6 +94,7 @@ export const tools: readonly ToolDefinition[] = [
   ...commentTools,
   ...keyTools,
   auditList,
+  ...previewLinkTools,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

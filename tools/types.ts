@@ -36,7 +36,8 @@ export interface Services {
   events?: PostChanges;
 }
 
-export type CredentialKind = 'api_key' | 'oauth_token' | 'session';
+/** `preview_link`: whoever holds a customer preview link (tools/internal/preview-links.ts), never a person account. */
+export type CredentialKind = 'api_key' | 'oauth_token' | 'session' | 'preview_link';
 
 /** Who is calling: resolved from the API key or OAuth token before any tool runs. */
 export interface Caller {
@@ -60,7 +61,7 @@ export interface Caller {
 }
 
 export interface CallerOrigin {
-  via: 'console' | 'rest' | 'mcp' | 'cli';
+  via: 'console' | 'rest' | 'mcp' | 'cli' | 'preview_link';
   /** The client's address (as express reads it, TRUST_PROXY applied). */
   address?: string | null;
   /** The User-Agent, or the MCP client's clientInfo ("Claude Desktop 1.2 (MCP)"). */

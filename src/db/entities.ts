@@ -3,6 +3,9 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { accountEntities } from './account-entities.js';
 import { agentEntities } from './agent-entities.js';
 import { commentEntities } from './comment-entities.js';
+import { feedEntities } from './feed-entities.js';
+import { previewLinkEntities } from './preview-link-entities.js';
+import { workflowEntities } from './workflow-entities.js';
 
 const timestamp = () => p.datetime().columnType('timestamptz');
 
@@ -346,4 +349,7 @@ export const entities = [
   ...accountEntities,
   ...agentEntities,
   ...commentEntities,
+  ...feedEntities,
+  ...previewLinkEntities,
+  ...workflowEntities,
 ];

@@ -9,7 +9,7 @@ import type { Caller, ToolContext } from '../types.js';
 import { currentCaller } from './visibility.js';
 
 export interface AuditActor {
-  kind: 'person' | 'api_key' | 'oauth_app' | 'herald';
+  kind: 'person' | 'api_key' | 'oauth_app' | 'herald' | 'preview_link';
   id: string | null;
   name: string;
 }
@@ -17,7 +17,7 @@ export interface AuditActor {
 export interface AuditEvent {
   organizationId: string;
   actor: AuditActor;
-  via: 'console' | 'rest' | 'mcp' | 'worker' | 'cli';
+  via: 'console' | 'rest' | 'mcp' | 'worker' | 'cli' | 'preview_link';
   address?: string | null;
   client?: string | null;
   /** e.g. post.created, post.approved, key.created, approval_settings.changed */
@@ -47,6 +47,7 @@ export const HERALD: AuditActor = { kind: 'herald', id: null, name: 'Herald' };
 export function actorOf(caller: Caller): AuditActor {
   if (caller.credentialKind === 'api_key') return { kind: 'api_key', id: caller.credentialId, name: caller.name ?? 'API key' };
   if (caller.credentialKind === 'oauth_token') return { kind: 'oauth_app', id: caller.credentialId, name: caller.name ?? 'OAuth app' };
+  if (caller.credentialKind === 'preview_link') return { kind: 'preview_link', id: caller.credentialId, name: caller.name ?? 'A preview link' };
   return { kind: 'person', id: caller.personId ?? caller.credentialId, name: caller.name ?? 'A person in the console' };
 }
 

@@ -14,7 +14,9 @@ export type NotificationType =
   | 'post_rejected'
   /** An edit or deletion on the platform of a published post failed (platform-change-run.ts). */
   | 'post_change_failed'
-  | 'comment_created';
+  | 'comment_created'
+  /** A comment or a request for changes left through a customer preview link (tools/internal/preview-links.ts). */
+  | 'preview_feedback';
 export type { NotificationSubject };
 
 function channelOf(subject: NotificationSubject | undefined): string | null {
