@@ -60,6 +60,7 @@ const NAV: [string, string][] = [
   ['posts', 'Posts'],
   ['calendar', 'Calendar'],
   ['approvals', 'Approvals'],
+  ['preview-links', 'Preview links'],
   ['comments', 'Comments'],
   ['analytics', 'Analytics'],
   ['channels', 'Channels'],

@@ -27,6 +27,7 @@ import { overviewPages } from './overview-pages.js';
 import { activityPages } from './activity-pages.js';
 import { FAVICON_SVG, homePages } from './home-pages.js';
 import { mediaPages } from './media-pages.js';
+import { previewLinkPages, previewLinkPublicRoutes } from './preview-link-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
   const router = express.Router();
@@ -50,6 +51,8 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   router.use('/compose/preview', express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 2000 }));
   router.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: 100 }));
   router.use(csrfFromQuery);
+  // Customer preview links: public pages without the console's session or cookies (their forms carry the link's own token).
+  router.use(previewLinkPublicRoutes(services));
   router.use(consoleSession(services));
   homePages(router, services);
   authPages(router, services);
@@ -66,6 +69,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   mediaPages(router, services);
   settingsPages(router, services);
   approvalPages(router, services);
+  previewLinkPages(router, services);
   oauthPages(router, services, sessions);
   devicePages(router, services);
   webhookPages(router, services);

@@ -21,6 +21,7 @@ import { CHART_ASSETS } from './chart-pages.js';
 import { postActivitySection } from './activity-pages.js';
 import { ACTION_NOTICES, postActionRoutes, postActions } from './post-actions.js';
 import { isUndated } from './compose-form.js';
+import { customerComments } from './preview-link-pages.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -194,6 +195,7 @@ async function postPage(services: Services, request: Request, response: Response
     html`<h1>Post on ${view.integration.name}</h1>
     ${zoneNote(zones)}
     ${postSummary(view, csrf, owner, 'post', zones)}
+    ${await customerComments(services, organizationId, view.root.id, zones.viewer)}
     ${editable ? html`<p><a href="/posts/${view.root.id}/move">Move to another date</a></p>` : ''}
     ${status === 'failed' || status === 'partial'
       ? html`<form method="post" action="/posts/${view.root.id}/retry" class="card">${csrfField(csrf)}
