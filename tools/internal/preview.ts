@@ -21,6 +21,8 @@ const mediaPreviewSchema = z.object({
   height: z.number().optional(),
   accepted: z.boolean(),
   rule: z.string().optional().describe('Why the platform refuses this file'),
+  alt: z.string().optional().describe('The alt text sent with the picture'),
+  thumbnail: z.string().optional().describe("The video's poster (cover picture)"),
 });
 
 export const postPreviewSchema = z.object({
@@ -49,6 +51,7 @@ export const postPreviewSchema = z.object({
           visibleText: z.string().describe('The text as readers see it, on which the length is counted (what X posts)'),
           length: z.number().describe("Length in the platform's own counting"),
           withinLimit: z.boolean(),
+          formatting: z.array(z.string()).optional().describe('Formatting of the text this platform cannot show, and what is sent instead'),
           media: z.array(mediaPreviewSchema),
         }),
       ),
@@ -80,8 +83,34 @@ function mediaPreview(provider: Provider, channel: Record<string, unknown>, entr
       ...measured,
       accepted: rule === undefined,
       ...(rule ? { rule } : {}),
+      ...(media.alt ? { alt: media.alt } : {}),
+      ...(media.thumbnail ? { thumbnail: media.thumbnail } : {}),
     };
   });
+}
+
+// What each platform does with the social set's formatting it cannot show (content.ts's conversions), said per tag.
+const PLAIN_FORMATTING: Record<string, string> = {
+  strong: 'shows no bold: sent as Unicode bold letters (𝗯𝗼𝗹𝗱, 2 characters each; screen readers may spell them out)',
+  u: 'shows no underline: sent with a combining underline (U+0332) after each character, each counted',
+  h: 'shows no headings: sent as plain lines',
+  ul: 'shows no lists: each item sent as a line starting with "- "',
+  a: 'shows no link texts: a link is sent as its text followed by its address',
+};
+const TELEGRAM_FORMATTING: Record<string, string> = { h: PLAIN_FORMATTING.h, ul: PLAIN_FORMATTING.ul };
+
+/**
+ * The formatting of an item's content (the social set, as sanitized) that its platform cannot show, named with what is
+ * sent instead ("LinkedIn shows no bold: ..."), so a preview says it rather than dropping it silently.
+ */
+export function formattingNotes(provider: Provider, content: string): string[] {
+  // Markdown and HTML editors show the whole social set; X's connector takes HTML but posts it as plain text (render).
+  const table = provider.identifier === 'telegram' ? TELEGRAM_FORMATTING : provider.editor === 'plain' || provider.render ? PLAIN_FORMATTING : {};
+  const tags = new Set([...content.matchAll(/<(strong|b|u|h[1-3]|ul|li|a)\b([^>]*)>/gi)].filter((match) => match[1].toLowerCase() !== 'a' || /href=/i.test(match[2])).map((match) => {
+    const tag = match[1].toLowerCase();
+    return tag === 'b' ? 'strong' : tag === 'li' ? 'ul' : tag.startsWith('h') ? 'h' : tag;
+  }));
+  return Object.keys(table).filter((tag) => tags.has(tag)).map((tag) => `${provider.name} ${table[tag]}`);
 }
 
 async function slotOf(services: Services, em: EntityManager, integration: Integration | undefined, date: Date): Promise<EntryPreview['slot']> {
@@ -122,8 +151,10 @@ export async function previewPlan(services: Services, em: EntityManager, organiz
     const parsedSettings = provider.settings?.safeParse(entry.settings);
     const settingsIssue = parsedSettings && !parsedSettings.success ? parsedSettings.error.issues[0] : undefined;
     const items = entry.items.map((item, position) => {
-      const { text, length, visible } = measure(provider, contentAsSent(provider, entry, item.content, options));
-      return { position, text, visibleText: visible, length, withinLimit: length <= maxLength, media: mediaPreview(provider, integration.additionalSettings, entry, position, text, check.facts, problem?.message) };
+      const sent = contentAsSent(provider, entry, item.content, options);
+      const { text, length, visible } = measure(provider, sent);
+      const formatting = formattingNotes(provider, sent);
+      return { position, text, visibleText: visible, length, withinLimit: length <= maxLength, ...(formatting.length ? { formatting } : {}), media: mediaPreview(provider, integration.additionalSettings, entry, position, text, check.facts, problem?.message) };
     });
     const warnings = entryWarnings(services, provider, integration, entry, date);
     if (entry.type !== 'now' && entry.date && entry.date.getTime() < now.getTime() && entry.type === 'schedule') warnings.push('The date is in the past: the post would be published at once.');
