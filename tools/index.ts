@@ -40,6 +40,9 @@ import { keyTools } from './api-keys.js';
 import { auditList } from './audit-list.js';
 import { previewLinkTools } from './preview-links.js';
 import { importPostsTool } from './import-posts.js';
+import { postSetTools } from './post-sets.js';
+import { signatureTools } from './signatures.js';
+import { feedTools } from './feeds.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -94,6 +97,9 @@ export const tools: readonly ToolDefinition[] = [
   ...commentTools,
   ...keyTools,
   auditList,
+  ...postSetTools,
+  ...signatureTools,
+  ...feedTools,
   ...previewLinkTools,
 ] as unknown as readonly ToolDefinition[];
 

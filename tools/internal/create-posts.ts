@@ -19,7 +19,7 @@ import type { PostCreationLimit } from './creation-limit.js';
 import { postCreatedEvent, type AuditEvent } from './audit.js';
 import { approvalRequest, credentialRef } from './approval.js';
 import { reportCreated } from './created-report.js';
-
+import { findSignatures, signatureFor, signatureTooLong, withSignature, type AppliedSignature, type Signatures } from './signature.js';
 
 /** What a new item has of publishing: nothing yet (creation and comment replies start every item so). */
 export const NOT_YET_PUBLISHED = {
@@ -120,12 +120,7 @@ function resolveMedia(entry: PlanEntry, libraryFile: (media: StoredMedia) => Med
         item.media[position] = { id: row.id, path: row.path, type: row.type, ...(media.alt ? { alt: media.alt } : {}), ...(media.thumbnail ? { thumbnail: media.thumbnail } : {}) };
         continue;
       }
-      let url: URL | undefined;
-      try {
-        url = new URL(media.path);
-      } catch {
-        url = undefined;
-      }
+      const url = URL.canParse(media.path) ? new URL(media.path) : undefined;
       if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
         return `${where}media "${media.id}" is neither a media id of this organization nor an http(s) URL; upload the file first (POST /upload, /upload-from-url or uploadFromUrlTool) and send the returned id and path`;
       }
@@ -159,6 +154,8 @@ export interface PlanOptions {
   allowedHosts?: readonly string[];
   /** The content of a `shortLink` entry as it is counted and validated: its links in their short form (short-links.ts). */
   shortForm?: (html: string) => string;
+  /** false: the content is final (an edit: it holds the signature it was created with), no signature is added. */
+  signatures?: false;
 }
 
 /** An item's content as the platform will receive it, before conversion: sanitized, links in their short form when asked. */
@@ -179,7 +176,7 @@ export function settingsProblem(issue: { path: PropertyKey[]; message: string; c
   return `${field}: ${issue.message}; call integrationSchema for the settings schema`;
 }
 
-function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry, facts: LibraryFacts, options: PlanOptions): string | undefined {
+function validateEntry(provider: Provider, integration: Integration, entry: PlanEntry, facts: LibraryFacts, options: PlanOptions, signature?: AppliedSignature): string | undefined {
   if (!provider.publish) {
     return `publishing to ${provider.name} (${provider.identifier}) is not supported yet by this Herald (not_supported); choose a channel on a platform whose publishing is built`;
   }
@@ -203,7 +200,8 @@ function validateEntry(provider: Provider, integration: Integration, entry: Plan
     if (rule) return `${where}${rule}`;
     if (isBlankContent(item.content) && item.media.length === 0) return `${where}Your post should have at least one character or one image.`;
     const { text, length } = measure(provider, contentAsSent(provider, entry, item.content, options));
-    if (length > maxLength) return `${where}${tooLong(provider, length, maxLength)}`;
+    const lengthOf = (html: string) => measure(provider, contentAsSent(provider, entry, html, options)).length;
+    if (length > maxLength) return `${where}${signatureTooLong(signature, index, length, maxLength, lengthOf) ?? tooLong(provider, length, maxLength)}`;
     if (item.delay < 0) return `${where}delay must be zero or more minutes`;
     texts.push(text);
   }
@@ -220,10 +218,11 @@ export interface PlanCheck {
   problems: EntryProblem[];
   /** The problem of each entry, by its index in the plan (undefined: valid). */
   entryProblems: (EntryProblem | undefined)[];
+  /** Each entry as it is created and previewed: with its channel's signature (withSignature), the plan's own left as they were. */
+  entries: PlanEntry[];
   facts: LibraryFacts;
 }
 
-/** Checks every entry of the plan without throwing (validatePlan and the preview share it). Media items are resolved in place. */
 /** The channels a plan names that the caller may see (one it may not see is answered like an unknown one). */
 const planChannelIds = (plan: PostPlan) => [...new Set(plan.entries.map((entry) => entry.integrationId))].filter(canSeeChannel);
 /** The media a plan's items name. */
@@ -231,9 +230,10 @@ const planMedia = (plan: PostPlan) => plan.entries.flatMap((entry) => entry.item
 
 /**
  * Checks every entry of the plan without throwing (validatePlan and the preview share it), with the channels and library
- * files read here or, by createPosts, in its one read (`rows`). Media items are resolved in place.
+ * files (and signatures: each entry is checked with its channel's, see `entries`) read here or, by createPosts, in its one
+ * read (`rows`). Media items are resolved in place.
  */
-export async function checkPlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}, rows?: Pick<CreateReads, 'integrations' | 'library'>): Promise<PlanCheck> {
+export async function checkPlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}, rows?: Pick<CreateReads, 'integrations' | 'library' | 'signatures'>): Promise<PlanCheck> {
   const allowedHosts = options.allowedHosts ?? [];
   const integrations = rows?.integrations ?? (await em.find(IntegrationSchema, { id: { $in: planChannelIds(plan) }, organizationId, deletedAt: null }));
   const byId = new Map(integrations.map((integration) => [integration.id, integration]));
@@ -246,26 +246,27 @@ export async function checkPlan(em: EntityManager, organizationId: string, plan:
     if (!row) return {};
     return { type: row.type, size: Number(row.size), ...(row.width != null && row.height != null ? { width: row.width, height: row.height } : {}) };
   };
-  const entryProblems = plan.entries.map((entry): EntryProblem | undefined => {
-    const integration = byId.get(entry.integrationId);
+  const signatures: Signatures = options.signatures === false ? { byChannel: new Map() } : (rows?.signatures ?? (await findSignatures(em, organizationId)));
+  const entries = [...plan.entries];
+  const entryProblems = plan.entries.map((planned, index): EntryProblem | undefined => {
+    const integration = byId.get(planned.integrationId);
     if (!integration) {
-      return {
-        integrationId: entry.integrationId,
-        channel: entry.integrationId,
-        message: 'channel not found in this organization; call integrationList (MCP) or GET /integrations (REST) for valid ids',
-      };
+      const message = 'channel not found in this organization; call integrationList (MCP) or GET /integrations (REST) for valid ids';
+      return { integrationId: planned.integrationId, channel: planned.integrationId, message };
     }
     const provider = providerOf(integration);
-    const message = resolveMedia(entry, libraryFile, allowedHosts) ?? validateEntry(provider, integration, entry, facts, options);
+    const { entry, signature } = withSignature(planned, provider, signatureFor(signatures, integration.id));
+    entries[index] = entry;
+    const message = resolveMedia(entry, libraryFile, allowedHosts) ?? validateEntry(provider, integration, entry, facts, options, signature);
     return message ? { integrationId: integration.id, channel: integration.name, platform: provider.identifier, message } : undefined;
   });
   const problems = entryProblems.filter((problem): problem is EntryProblem => problem !== undefined);
-  return { integrations: byId, problems, entryProblems, facts };
+  return { integrations: byId, problems, entryProblems, facts, entries };
 }
 
-/** Checks the whole plan; throws PostValidationError listing every problem (all or nothing). Media items are resolved in place. */
+/** An edit's check of the whole plan (no signature added); throws PostValidationError listing every problem. Media items are resolved in place. */
 export async function validatePlan(em: EntityManager, organizationId: string, plan: PostPlan, options: PlanOptions = {}): Promise<Map<string, Integration>> {
-  const { integrations, problems } = await checkPlan(em, organizationId, plan, options);
+  const { integrations, problems } = await checkPlan(em, organizationId, plan, { ...options, signatures: false });
   if (problems.length > 0) throw new PostValidationError(problems);
   return integrations;
 }
@@ -317,7 +318,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
   const guard = { now, windowDays: services.config.duplicateWindowDays, keys };
   const lookups = plan.allowDuplicate ? [] : duplicateLookups(plan.entries, guard);
   const reads = await readForCreate(em, organizationId, planChannelIds(plan), planMedia(plan), lookups, plan.limit);
-  const { integrations: byId, problems } = await checkPlan(em, organizationId, plan, planOptions(services), reads);
+  const { integrations: byId, problems, entries } = await checkPlan(em, organizationId, plan, planOptions(services), reads);
   if (problems.length > 0) throw new PostValidationError(problems);
   if (!plan.allowDuplicate) {
     const duplicates = judgeDuplicates(plan.entries, byId, reads.earlier, guard);
@@ -327,7 +328,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
   const created: CreatedPost[] = [];
   const rows: NewPost[] = [];
   const due: { rootPostId: string; runAt: Date }[] = [];
-  for (const [entryIndex, entry] of plan.entries.entries()) {
+  for (const [entryIndex, entry] of entries.entries()) {
     const integration = byId.get(entry.integrationId)!;
     const provider = providerOf(integration);
     const publishDate = entry.type === 'now' ? now : (entry.date ?? now);

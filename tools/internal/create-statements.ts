@@ -12,12 +12,15 @@ import type { PostCreationLimit } from './creation-limit.js';
 import { duplicateLookupSql, duplicateLookupsJson, earlierPostOf, type DuplicateLookup, type EarlierPost, type EarlierPostRow } from './duplicates.js';
 import { publishJobKey, PUBLISH_TASK } from './queue.js';
 import { libraryLookup } from './media.js';
+import { SIGNATURES_SQL, signaturesOf, type SignatureRow, type Signatures } from './signature.js';
 
 export interface CreateReads {
   integrations: Integration[];
   library: Media[];
   /** What each duplicate lookup found, by entry index. */
   earlier: Map<number, EarlierPost>;
+  /** The organization's default signature and those of the channels read. */
+  signatures: Signatures;
 }
 
 const readStatements = new Map<string, Statement>();
@@ -35,7 +38,8 @@ function readStatement(limit?: { ctes: string; columns: string }): Statement {
          (select coalesce(json_agg(m), '[]') from media m
             where m.organization_id = $1 and m.deleted_at is null and (m.id = any($3::text[]) or m.path = any($4::text[]))) as library,
          (select coalesce(json_agg(d), '[]') from jsonb_to_recordset($5::jsonb) as q(index int, integration_id text, key text, since timestamptz, until timestamptz)
-            cross join lateral (${duplicateLookupSql('$1', "'{}'::text[]")}) d) as earlier
+            cross join lateral (${duplicateLookupSql('$1', "'{}'::text[]")}) d) as earlier,
+         ${SIGNATURES_SQL}
          ${limit ? `, ${limit.columns}` : ''}`,
     );
     readStatements.set(key, found);
@@ -63,13 +67,14 @@ export async function readForCreate(
     duplicateLookupsJson(lookups),
     ...(folded?.parameters ?? []),
   ];
-  type Row = { channels: Record<string, unknown>[]; library: Record<string, unknown>[]; earlier: (EarlierPostRow & { index: number })[] } & Record<string, unknown>;
+  type Row = { channels: Record<string, unknown>[]; library: Record<string, unknown>[]; earlier: (EarlierPostRow & { index: number })[]; signatures: SignatureRow[] } & Record<string, unknown>;
   const [row] = await sqlOf(em).rows<Row>(readStatement(folded), parameters);
   if (limit) await limit.settle(row);
   return {
     integrations: row.channels.map((channel) => em.map(IntegrationSchema, channel)),
     library: row.library.map((file) => em.map(MediaSchema, file)),
     earlier: new Map(row.earlier.map((found) => [found.index, earlierPostOf(found)])),
+    signatures: signaturesOf(row.signatures),
   };
 }
 

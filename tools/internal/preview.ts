@@ -130,7 +130,8 @@ export async function previewPlan(services: Services, em: EntityManager, organiz
   const check = await checkPlan(em, organizationId, plan, options);
   const now = services.now();
   const entries: EntryPreview[] = [];
-  for (const [index, entry] of plan.entries.entries()) {
+  // Each entry as it would be created: with its channel's signature (checkPlan's withSignature).
+  for (const [index, entry] of check.entries.entries()) {
     const problem = check.entryProblems[index];
     const integration = check.integrations.get(entry.integrationId);
     const date = entry.type === 'now' ? now : (entry.date ?? now);
