@@ -202,7 +202,9 @@ describe('Acting through a link', () => {
     expect(item).toMatchObject({ postId, kind: 'comment', text: 'Lovely, but say "fresh"', outcome: null });
     const event = (await audit(postId)).find((entry) => entry.action === 'post.preview_commented');
     expect(event).toMatchObject({ actor: { kind: 'preview_link', id: link.id, name: 'The preview link "Acme comments"' }, via: 'preview_link' });
-    expect(event.summary).toContain('Lovely');
+    // The trail names the act and the link; the words are kept with the post, not in the trail.
+    expect(event.summary).toBe(`The preview link "Acme comments" commented on post ${postId}.`);
+    expect(event.changes).toMatchObject({ previewLink: link.id, feedback: item.id });
     const notifications = (await herald.rest('GET', '/notifications')).body.notifications;
     expect(notifications.some((entry: any) => entry.type === 'preview_feedback' && entry.content.includes(postId))).toBe(true);
     // The page shows what was said, escaped.

@@ -12,7 +12,7 @@
 // that means anything elsewhere.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Post } from '../../src/db/entities.js';
-import { PreviewFeedbackSchema, type PreviewFeedbackKind, type PreviewLink } from '../../src/db/preview-link-entities.js';
+import { PreviewFeedbackSchema, type PreviewFeedback, type PreviewFeedbackKind, type PreviewLink } from '../../src/db/preview-link-entities.js';
 import { conflict, DomainError, invalidInput, notFound } from '../../src/errors.js';
 import { newId, safeEqual } from '../../src/lib/crypto.js';
 import { consumeRateLimit, HOUR_MS, MINUTE_MS, perWindow } from '../../src/lib/rate-limit.js';
@@ -124,23 +124,26 @@ export async function actOnPreview(services: Services, link: PreviewLink, ref: s
     }
     const kind: PreviewFeedbackKind = act === 'changes' ? 'changes_requested' : 'comment';
     const what = kind === 'comment' ? 'commented on' : 'asked for changes to';
-    await em.transactional(async (transaction) => {
-      await saveFeedback(transaction, link, root, kind, said, kind === 'comment' ? null : 'comment');
+    const feedback = await em.transactional(async (transaction) => {
+      const saved = await saveFeedback(transaction, link, root, kind, said, kind === 'comment' ? null : 'comment');
       notify(transaction, link.organizationId, 'preview_feedback', `${linkLabel(link)} ${what} post ${root.id} (for ${root.publishDate.toISOString()}): "${said}". Read it on the post's page in the console.`, undefined, undefined, root.integrationId);
       await transaction.flush();
+      return saved;
     });
+    // The trail names the act and where its words are kept (preview_feedback), not the words (as for every other text).
     await recordChange(em, link.organizationId, {
       action: kind === 'comment' ? 'post.preview_commented' : 'post.preview_changes_requested',
       target: { kind: 'post', id: root.id },
       integrationId: root.integrationId,
-      did: `${what} post ${root.id}: ${said}`,
-      changes: { previewLink: link.id, message: said },
+      did: `${what} post ${root.id}`,
+      changes: { previewLink: link.id, feedback: feedback.id, characters: said.length },
     });
     return { kind, outcome: kind === 'comment' ? null : 'comment' };
   });
 }
 
-async function saveFeedback(em: EntityManager, link: PreviewLink, root: Post, kind: PreviewFeedbackKind, text: string, outcome: ActOutcome['outcome']): Promise<void> {
-  em.create(PreviewFeedbackSchema, { id: newId(), organizationId: link.organizationId, linkId: link.id, postId: root.id, integrationId: root.integrationId, kind, text, outcome, createdAt: new Date() });
+async function saveFeedback(em: EntityManager, link: PreviewLink, root: Post, kind: PreviewFeedbackKind, text: string, outcome: ActOutcome['outcome']): Promise<PreviewFeedback> {
+  const feedback = em.create(PreviewFeedbackSchema, { id: newId(), organizationId: link.organizationId, linkId: link.id, postId: root.id, integrationId: root.integrationId, kind, text, outcome, createdAt: new Date() });
   await em.flush();
+  return feedback;
 }

@@ -24,7 +24,7 @@ const FAMILIES: [string, string][] = [
   ['approval_settings', 'Approval gate'],
   ['organization', 'Organization settings'],
 ];
-const VIA: Record<string, string> = { console: 'console', rest: 'REST API', mcp: 'MCP', worker: 'Herald', cli: 'CLI' };
+const VIA: Record<string, string> = { console: 'console', rest: 'REST API', mcp: 'MCP', worker: 'Herald', cli: 'CLI', preview_link: 'preview link' };
 
 const text = (value: unknown) => (typeof value === 'string' ? value.trim().slice(0, 200) : '');
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -123,7 +123,7 @@ export function activityPages(router: Router, services: Services): void {
         <label for="activity-actor">Who</label>
         <select id="activity-actor" name="actor">${option('', 'Anyone', chosen.actor)}${option('herald', 'Herald itself', chosen.actor)}${actors
           .filter((actor) => actor.id)
-          .map((actor) => option(actor.id!, `${actor.name} (${actor.kind === 'api_key' ? 'API key' : actor.kind === 'oauth_app' ? 'OAuth app' : 'person'})`, chosen.actor))}</select>
+          .map((actor) => option(actor.id!, `${actor.name} (${actor.kind === 'api_key' ? 'API key' : actor.kind === 'oauth_app' ? 'OAuth app' : actor.kind === 'preview_link' ? 'preview link' : 'person'})`, chosen.actor))}</select>
         <label for="activity-action">What</label>
         <select id="activity-action" name="action">${option('', 'Everything', chosen.action)}${FAMILIES.map(([value, label]) => option(value, label, chosen.action))}</select>
         <label for="activity-channel">Channel</label>

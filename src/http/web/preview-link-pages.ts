@@ -27,7 +27,7 @@ import { consoleZones, pageZone, when, zoneNote } from './zones.js';
 const KIND_LABELS: Record<string, string> = { comment: 'Comment', approved: 'Approved', changes_requested: 'Changes requested' };
 const DONE: Record<string, string> = {
   comment: 'Thank you: your comment was sent.',
-  approved: 'Approved: the post will be published at its date.',
+  approve: 'Approved: the post will be published at its date.',
   changes: 'Thank you: your request for changes was sent. The post stays scheduled until the team changes it.',
   draft: 'Thank you: the post went back to the team as a draft, with your message.',
 };
@@ -133,8 +133,10 @@ export function previewLinkPublicRoutes(services: Services): Router {
   router.post('/preview/:token/posts/:ref', async (request, response) => {
     const token = String(request.params.token);
     try {
+      // The page's no-referrer policy makes browsers send `Origin: null`: only a named other origin is refused here; the
+      // form token below is what proves the form came from the page.
       const sentFrom = request.headers.origin;
-      if (sentFrom && sentFrom !== new URL(services.config.publicUrl).origin && sentFrom !== `${request.protocol}://${request.headers.host}`) {
+      if (sentFrom && sentFrom !== 'null' && sentFrom !== new URL(services.config.publicUrl).origin && sentFrom !== `${request.protocol}://${request.headers.host}`) {
         throw new DomainError('forbidden', 'This form was sent from another site.', { hint: 'Open the link itself and send the form from there.' });
       }
       const link = await openPreviewLink(services, token, address(request), true);
@@ -195,7 +197,9 @@ export async function customerComments(services: Services, organizationId: strin
 function dayInstant(value: unknown, zone: string, field: string, end = false): string {
   const wall = typeof value === 'string' ? parseWallClock(value) : undefined;
   if (!wall) throw new DomainError('invalid_input', `${field}: choose a date.`, { hint: 'Use the date field (YYYY-MM-DD).' });
-  return instantOf(end ? addDays(wall, 1) : wall, zone).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // The end of a day is its last second (the next midnight would read as a day more).
+  const instant = end ? instantOf(addDays(wall, 1), zone).getTime() - 1000 : instantOf(wall, zone).getTime();
+  return new Date(instant).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export function previewLinkPages(router: Router, services: Services): void {
