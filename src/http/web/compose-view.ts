@@ -1,43 +1,30 @@
 // The compose page's markup: channels grouped by customer, the items (text, delay, media: upload, drop, or the library),
-// each channel's own text and settings, when to publish, and the preview of exactly what each platform receives.
+// each channel's own text and settings, when to publish, and the preview of each post as its platform shows it.
 import type { Integration, Media } from '../../db/entities.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
 import { providerOf } from '../../../tools/internal/integrations.js';
 import type { PostPreview } from '../../../tools/internal/preview.js';
 import { html, safeUrl, type Markup } from './html.js';
+import { platformPreview } from './platform-preview.js';
 import type { ComposeState } from './compose-form.js';
 import { settingsMarkup } from './settings-fields.js';
 import { formatWhen, zoneField } from './zones.js';
+import { saveSetMarkup } from './set-pages.js';
 
-const LENGTH_UNITS: Record<string, string> = { characters: 'characters', twitter: 'weighted characters (X counting)', graphemes: 'graphemes (what readers see as characters)', bytes: 'bytes (UTF-8: a character beyond ASCII takes 2 to 4)' };
-
-/** What each platform would receive (validatePost's answer), channel by channel. */
+/** Each platform's post as it will show it (platform-preview.ts), channel by channel, from validatePost's answer. */
 export function previewMarkup(previews: PostPreview[], zone: string, undated = false): Markup {
   const entries = previews.flatMap((preview) => preview.entries);
-  if (entries.length === 0) return html`<p class="hint">Choose a channel and write something: the preview shows what each platform receives.</p>`;
+  if (entries.length === 0) return html`<p class="hint">Choose a channel and write something: the preview shows each post as its platform will show it.</p>`;
   const valid = previews.every((preview) => preview.valid);
   return html`<p class="flash ${valid ? 'ok' : 'error'} preview-verdict">${valid ? 'Ready: every channel accepts this post.' : 'Not ready: fix what is marked below.'}</p>
     ${entries.map(
       (entry) => html`<section class="card preview-entry${entry.valid ? '' : ' over'}" aria-label="Preview for ${entry.channel}">
         <h3>${entry.channel} <span class="hint">${entry.platform ?? ''}</span></h3>
-        ${entry.problem ? html`<p class="flash error">${entry.problem}</p>` : ''}
         <p class="hint">${undated ? 'No date chosen yet: Schedule needs one; Save as draft keeps it without a date, taking no posting slot' : html`${entry.state === 'DRAFT' ? 'Saved as a draft for' : 'Published'} ${formatWhen(entry.slot.date, zone)}`}${entry.slot.nextFreeSlot ? html` · next free slot ${formatWhen(entry.slot.nextFreeSlot, zone)}` : ''}</p>
-        <ol class="preview-list">${entry.items.map(
-          (item) => html`<li class="preview-item${item.withinLimit ? '' : ' over'}">
-            <p class="preview-head"><strong>${entry.items.length > 1 ? `Item ${item.position + 1}` : 'Post'}</strong>
-              <span class="length${item.withinLimit ? '' : ' over'}">${item.length} / ${entry.maxLength ?? '?'} ${LENGTH_UNITS[entry.lengthMethod ?? 'characters'] ?? entry.lengthMethod}${item.withinLimit ? '' : ' — too long'}</span></p>
-            <pre class="preview-text" aria-label="As readers see it on ${entry.platform ?? entry.channel}">${item.visibleText || '(no text)'}</pre>
-            ${item.text !== item.visibleText ? html`<details class="preview-sent"><summary>What Herald sends</summary><pre>${item.text}</pre></details>` : ''}
-            ${item.media.length
-              ? html`<ul class="preview-media">${item.media.map(
-                  (media) => html`<li class="${media.accepted ? 'accepted' : 'refused'}">${media.kind === 'image' && safeUrl(media.path) ? html`<img src="${safeUrl(media.path)}" alt="" referrerpolicy="no-referrer">` : ''}
-                    <span>${media.kind === 'video' ? 'Video' : 'Picture'} ${media.accepted ? html`<span class="badge ok">accepted</span>` : html`<span class="badge error">refused</span> ${media.rule ?? ''}`}</span></li>`,
-                )}</ul>`
-              : ''}
-          </li>`,
-        )}</ol>
-        ${entry.settings.valid ? '' : html`<p class="flash error">${entry.settings.problem}</p>`}
-        ${entry.warnings.length ? html`<ul class="warnings">${entry.warnings.map((warning) => html`<li>${warning}</li>`)}</ul>` : ''}
+        ${platformPreview(entry, { zone, dated: false })}
+        ${entry.items.some((item) => item.text !== item.visibleText)
+          ? html`<details class="preview-sent"><summary>What Herald sends</summary>${entry.items.map((item) => html`<pre>${item.text}</pre>`)}</details>`
+          : ''}
       </section>`,
     )}`;
 }
@@ -166,6 +153,7 @@ export function composeMarkup(view: ComposeView): Markup {
         <button type="submit" name="action" value="draft" class="secondary">Save as draft</button>
         <button type="submit" name="action" value="now" class="secondary">Publish now</button>`}
         <button type="submit" name="action" value="preview" class="secondary">Preview</button>
+        ${state.editing ? '' : saveSetMarkup()}
       </div>
     </div>
     <aside class="compose-preview" aria-labelledby="preview-title" tabindex="0"><h2 id="preview-title">Preview</h2>

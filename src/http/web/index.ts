@@ -7,6 +7,7 @@ import { authPages } from './auth-pages.js';
 import { channelPages } from './channel-pages.js';
 import { html, sendPage } from './html.js';
 import { CONSOLE_CSS } from './console-style.js';
+import { PLATFORM_PREVIEW_STYLE } from './platform-preview.js';
 import { CONSOLE_SCRIPT } from './console-script.js';
 import { composePages } from './compose-pages.js';
 import { movePages } from './move-pages.js';
@@ -39,7 +40,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
     next();
   });
   router.get('/console.css', (_request, response) => {
-    response.type('text/css').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_CSS);
+    response.type('text/css').setHeader('Cache-Control', 'public, max-age=3600').send(CONSOLE_CSS + PLATFORM_PREVIEW_STYLE);
   });
   router.get('/favicon.ico', (_request, response) => {
     response.type('image/svg+xml').setHeader('Cache-Control', 'public, max-age=86400').send(FAVICON_SVG);

@@ -6,6 +6,7 @@
 // PLATFORM_PREVIEW_STYLE, a stylesheet the page serves or inlines under its own Content-Security-Policy.
 import { findProvider } from '../../../providers/index.js';
 import type { PostPreview } from '../../../tools/internal/preview.js';
+import type { PostPreview as StoredPreview } from '../../../tools/internal/post-view.js';
 import { html, Markup, safeUrl } from './html.js';
 import { formatWhen } from './zones.js';
 
@@ -81,13 +82,13 @@ const initials = (name: string) => Array.from(name.trim()).find((character) => /
 
 function mediaMarkup(media: MediaPreview[], platform: string): Markup {
   if (media.length === 0) return html``;
-  return html`<ul class="pp-media pp-media-${Math.min(media.length, 4)}" aria-label="Media">${media.map((file) => {
+  return html`<ul class="pp-media pp-media-${Math.min(media.length, 4)} preview-media media-list" aria-label="Media">${media.map((file) => {
     const src = safeUrl(file.kind === 'video' ? file.thumbnail : file.path);
     const label = file.kind === 'video' ? 'Video' : 'Picture';
     const picture = src
       ? html`<img src="${src}" alt="${file.alt ?? ''}" referrerpolicy="no-referrer" loading="lazy">`
       : html`<span class="pp-placeholder" aria-hidden="true">${file.kind === 'video' ? '▶' : '▣'}</span>`;
-    return html`<li class="pp-file${file.accepted ? '' : ' pp-refused'}"><figure>${picture}${file.kind === 'video' ? html`<span class="pp-play" aria-hidden="true">▶</span>` : ''}
+    return html`<li class="pp-file ${file.accepted ? 'accepted' : 'pp-refused refused'}"><figure>${picture}${file.kind === 'video' ? html`<span class="pp-play" aria-hidden="true">▶</span>` : ''}
       <figcaption><span class="pp-kind">${label}${file.kind === 'video' && !src ? ' (no poster)' : ''}</span>
         ${file.alt ? html`<span class="pp-alt">Alt text: <bdi>${file.alt}</bdi></span>` : file.kind === 'image' ? html`<span class="pp-alt pp-missing">No alt text: screen readers on ${platform} say nothing of it</span>` : ''}
         ${file.accepted ? '' : html`<span class="pp-rule">Refused: <bdi>${file.rule ?? `${platform} refuses this file`}</bdi></span>`}</figcaption></figure></li>`;
@@ -96,7 +97,7 @@ function mediaMarkup(media: MediaPreview[], platform: string): Markup {
 
 function lengthMarkup(entry: EntryPreview, item: ItemPreview): Markup {
   const unit = LENGTH_UNITS[entry.lengthMethod ?? 'characters'] ?? entry.lengthMethod;
-  return html`<p class="pp-length${item.withinLimit ? '' : ' pp-over'}">${item.length} / ${entry.maxLength ?? '?'} ${unit}${item.withinLimit ? '' : ' — too long'}</p>`;
+  return html`<p class="pp-length${item.withinLimit ? '' : ' pp-over'}"><span class="length${item.withinLimit ? '' : ' over'}">${item.length} / ${entry.maxLength ?? '?'} ${unit}${item.withinLimit ? '' : ' — too long'}</span></p>`;
 }
 
 function notesMarkup(item: ItemPreview): Markup {
@@ -107,7 +108,8 @@ function notesMarkup(item: ItemPreview): Markup {
 /** The text as readers see it: Telegram's formatting drawn, every other platform's visible text as it is. */
 function textMarkup(look: Look, item: ItemPreview): Markup {
   if (!item.visibleText && !item.text) return html`<p class="pp-text pp-empty">(no text)</p>`;
-  return html`<div class="pp-text" dir="auto">${look === 'telegram' ? telegramMarkup(item.text) : item.visibleText}</div>`;
+  // A pre keeps the platform's line breaks and spaces as they are (the console's tests read .preview-text).
+  return html`<pre class="pp-text preview-text" dir="auto">${look === 'telegram' ? telegramMarkup(item.text) : item.visibleText}</pre>`;
 }
 
 function author(entry: EntryPreview, options: PlatformPreviewOptions): Markup {
@@ -139,13 +141,41 @@ export function platformPreview(entry: EntryPreview, options: PlatformPreviewOpt
       ${item.position === 0 || look === 'microblog' || look === 'telegram' ? author(entry, options) : html`<p class="pp-chain">${chain} by <bdi>${options.author?.name ?? entry.channel}</bdi></p>`}
       ${itemBody(look, entry, item, platform, title)}</article></li>`,
   );
-  return html`<section class="pp pp-${look}${entry.valid ? '' : ' pp-invalid'}" aria-label="${entry.channel} on ${platform}" data-platform="${entry.platform ?? ''}">
+  return html`<div class="pp pp-${look}${entry.valid ? '' : ' pp-invalid'}" role="group" aria-label="${entry.channel} on ${platform}" data-platform="${entry.platform ?? ''}">
     <p class="pp-platform"><span class="pp-badge">${platform}</span> <bdi>${entry.channel}</bdi></p>${date}
-    ${entry.problem ? html`<p class="pp-problem" role="alert"><bdi>${entry.problem}</bdi></p>` : ''}
+    ${entry.problem ? html`<p class="pp-problem"><bdi>${entry.problem}</bdi></p>` : ''}
     <ol class="pp-items${many ? ' pp-thread' : ''}">${items}</ol>
     ${entry.settings.valid ? '' : html`<p class="pp-problem"><bdi>${entry.settings.problem ?? ''}</bdi></p>`}
     ${entry.warnings.length ? html`<ul class="pp-warnings">${entry.warnings.map((warning) => html`<li><bdi>${warning}</bdi></li>`)}</ul>` : ''}
-  </section>`;
+  </div>`;
+}
+
+/**
+ * A stored post's preview (post-view.ts: the post's page, the approvals queue, customer preview links) as the entry the
+ * renderer draws: the text as the platform receives it, counted the same way (previewChain's measure).
+ */
+export function storedEntry(preview: StoredPreview, channel: { id: string; name: string }): EntryPreview {
+  const root = preview.items[0];
+  return {
+    integrationId: channel.id,
+    channel: channel.name,
+    platform: preview.platform.identifier,
+    valid: preview.items.every((item) => !item.overLimit),
+    state: root?.state === 'DRAFT' ? 'DRAFT' : 'QUEUE',
+    slot: { date: '', takenBy: [] },
+    maxLength: preview.maxLength,
+    lengthMethod: preview.platform.lengthMethod,
+    settings: { valid: true, values: {} },
+    items: preview.items.map((item) => ({
+      position: item.position,
+      text: item.text,
+      visibleText: item.text,
+      length: item.length,
+      withinLimit: !item.overLimit,
+      media: item.media.map((media) => ({ ...media, source: 'library' as const, accepted: true })),
+    })),
+    warnings: [],
+  };
 }
 
 /** The stylesheet of the previews (classes pp-*), for /console.css and the MCP Apps views. */
@@ -158,7 +188,7 @@ export const PLATFORM_PREVIEW_STYLE = `
 .pp-post{padding:8px 10px;border-radius:8px}
 .pp-author{display:flex;gap:8px;align-items:center;margin-bottom:4px}.pp-avatar{display:inline-flex;align-items:center;justify-content:center;width:36px;height:36px;border-radius:50%;background:#0b5cad;color:#fff;font-weight:700}
 .pp-name{font-weight:700}.pp-handle{color:#59636e}
-.pp-text{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;unicode-bidi:isolate}.pp-empty{color:#59636e;font-style:italic}
+.pp-text{white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0;unicode-bidi:isolate;font:inherit;background:none;border:0;padding:0}.pp-empty{color:#59636e;font-style:italic}
 .pp-title{font-weight:700;font-size:1.1rem;margin:4px 0}
 .pp-length{font-size:.85rem;color:#59636e;margin:4px 0}.pp-over .pp-length,.pp-length.pp-over{color:#b3261e;font-weight:700}
 .pp-notes{font-size:.85rem;color:#6a4a00;background:#fff8e1;border-radius:6px;margin:4px 0;padding:4px 8px 4px 24px}

@@ -22,6 +22,7 @@ import { postActivitySection } from './activity-pages.js';
 import { ACTION_NOTICES, postActionRoutes, postActions } from './post-actions.js';
 import { isUndated } from './compose-form.js';
 import { customerComments } from './preview-link-pages.js';
+import { platformPreview, storedEntry } from './platform-preview.js';
 
 export const STATE_LABELS: Record<string, [string, string]> = {
   QUEUE: ['Scheduled', 'ok'],
@@ -98,30 +99,19 @@ const NOTICES: Record<string, string> = {
   created: 'Created.',
 };
 
-/** Each item of a chain as the platform receives it. */
-export function previewMarkup(preview: PostPreview): Markup {
+/** The chain drawn as its platform shows it (platform-preview.ts), then each item's state, link and what went wrong. */
+export function previewMarkup(preview: PostPreview, channel: { id: string; name: string }, zone: string): Markup {
   const many = preview.items.length > 1;
   const kind = preview.platform.chain === 'comments' ? 'comment' : 'thread reply';
-  return html`<ol class="preview-list">${preview.items.map(
-    (item) => html`<li class="card preview-item${item.overLimit ? ' over' : ''}">
+  return html`${platformPreview(storedEntry(preview, channel), { zone, dated: false })}<ol class="preview-list">${preview.items.map(
+    (item) => html`<li class="preview-item${item.overLimit ? ' over' : ''}">
       <p class="preview-head"><strong>${many ? `Item ${item.position + 1}` : 'Post'}${many && item.position > 0 ? ` (${kind})` : ''}</strong>
-        ${badge(STATE_LABELS, item.state)}
-        <span class="length${item.overLimit ? ' over' : ''}">${item.length} / ${item.maxLength} ${item.overLimit ? '— over the limit' : ''}</span></p>
-      <pre class="preview-text" aria-label="Text as ${preview.platform.name} receives it">${item.text || '(no text)'}</pre>
-      ${item.media.length
-        ? html`<ul class="media-list">${item.media.map((media) =>
-            media.kind === 'image' && safeUrl(media.path)
-              ? html`<li><img src="${safeUrl(media.path)}" alt="${media.alt ?? 'Image of the post'}" referrerpolicy="no-referrer"></li>`
-              : html`<li><a href="${safeUrl(media.path) ?? '#'}" rel="noopener noreferrer">${media.kind === 'video' ? 'Video' : 'File'}: ${media.path}</a></li>`,
-          )}</ul>`
-        : ''}
-      ${safeUrl(item.releaseURL) ? html`<p><a href="${safeUrl(item.releaseURL)}" rel="noopener noreferrer">View on ${preview.platform.name}</a></p>` : ''}
+        ${badge(STATE_LABELS, item.state)}${safeUrl(item.releaseURL) ? html` <a href="${safeUrl(item.releaseURL)}" rel="noopener noreferrer">View on ${preview.platform.name}</a>` : ''}</p>
       ${item.error ? html`<p class="flash error">${item.error}</p>` : ''}
       ${item.warnings.map((warning) => html`<p class="hint warning">${warning}</p>`)}
     </li>`,
   )}</ol>`;
 }
-
 
 /** What is wrong, then what to do, as sentences for the form (validation messages end without a full stop). */
 const sentence = (error: DomainError) => [error.message.replace(/([^.!?])$/, '$1.'), error.hint].filter(Boolean).join(' ');
@@ -158,14 +148,14 @@ export function postSummary(view: PostView, csrf: string, owner: boolean, from: 
   if (isUndated(view.root)) {
     return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), no date yet: it takes no posting slot until it is scheduled</p>
     ${approvalMarkup(view, csrf, owner, from, zones.viewer)}
-    ${previewMarkup(view.preview)}`;
+    ${previewMarkup(view.preview, integration, zones.viewer)}`;
   }
   return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), ${when(record.publishDate, zones.viewer)}${
       channelZone !== zones.viewer ? html` <span class="hint">(${when(record.publishDate, channelZone)} in the channel's zone, ${channelZone})</span>` : ''
     } · created over ${record.creationMethod === 'MCP' ? 'MCP' : 'the API or this console'}</p>
     ${record.error ? html`<p class="flash error" role="alert">${record.error}</p>` : ''}
     ${approvalMarkup(view, csrf, owner, from, zones.viewer)}
-    ${previewMarkup(view.preview)}`;
+    ${previewMarkup(view.preview, integration, zones.viewer)}`;
 }
 
 async function postPage(services: Services, request: Request, response: Response, id: string, problem?: { text: string; status: number }): Promise<void> {
