@@ -155,6 +155,7 @@ describe('The preview page', () => {
     // No id that works elsewhere: neither post ids nor the link's id are on the page.
     expect(page.text).not.toContain(inRangeId);
     expect(page.text).not.toContain(link.id);
+    expect(page.text).not.toContain(alice);
 
     // Another channel's post and another organization's, by id or by a reference made for them: 404, nothing done.
     for (const ref of [bobId, otherPost, await refFor(link.id, bobId), await refFor(link.id, otherPost)]) {
@@ -177,7 +178,7 @@ describe('The preview page', () => {
     const page = await open(`/preview/${link.token}`);
     expect(page.text).not.toContain('/uploads/');
     expect(page.text).not.toContain(file.id);
-    const source = new RegExp(`src="(/preview/${link.token}/media/[^"]+)"`).exec(page.text)?.[1];
+    const source = new RegExp(`src="${herald.url}(/preview/${link.token}/media/[^"]+)"`).exec(page.text)?.[1];
     expect(source).toBeDefined();
     const image = await fetch(`${herald.url}${source}`);
     expect(image.status).toBe(200);

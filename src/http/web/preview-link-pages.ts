@@ -11,7 +11,8 @@ import { instantOf, parseWallClock, addDays, localInputValue } from '../../lib/t
 import { IntegrationSchema, type Integration, type Post } from '../../db/entities.js';
 import { PreviewLinkSchema, type PreviewFeedback, type PreviewLink } from '../../db/preview-link-entities.js';
 import { findLibraryMedia } from '../../../tools/internal/media.js';
-import { previewChain } from '../../../tools/internal/post-view.js';
+import { previewChain, type PostPreview as StoredPreview } from '../../../tools/internal/post-view.js';
+import { platformPreview, storedEntry } from './platform-preview.js';
 import { chainOf } from '../../../tools/internal/posts.js';
 import { organizationZone, channelZone } from '../../../tools/internal/time-zones.js';
 import { linkFeedback, linkPosts, MAX_LINK_DAYS } from '../../../tools/internal/preview-links.js';
@@ -56,7 +57,26 @@ function errorPage(response: Response, raw: unknown): void {
 const address = (request: Request) => request.ip ?? 'unknown';
 const origin = (request: Request) => ({ address: request.ip ?? null, client: request.get('user-agent')?.slice(0, 200) ?? null });
 
-/** Each item as the platform receives it, its media through the link. */
+/**
+ * The preview with its media as the link serves them: a library file through the link (never its storage path), a
+ * client's own URL as it is; no media id.
+ */
+function linkMedia(services: Services, token: string, ref: string, preview: StoredPreview, chain: Post[]): StoredPreview {
+  const base = `${services.config.publicUrl.replace(/\/$/, '')}/preview/${token}/media/${ref}`;
+  return {
+    ...preview,
+    items: preview.items.map((item, position) => ({
+      ...item,
+      media: item.media.map((media, index) => ({
+        ...media,
+        id: '',
+        path: chain[position]?.media[index]?.type ? `${base}/${position}/${index}` : (safeUrl(media.path) ?? ''),
+      })),
+    })),
+  };
+}
+
+/** A post of the link as its platform shows it (platform-preview.ts), what was said on it, and its form. */
 function postCard(services: Services, token: string, link: PreviewLink, post: Post, chain: Post[], integration: Integration, zone: string, feedback: PreviewFeedback[]): Markup {
   const ref = postRef(services, link, post.id);
   const preview = previewChain(integration, chain);
@@ -65,21 +85,7 @@ function postCard(services: Services, token: string, link: PreviewLink, post: Po
   return html`<article class="card preview-post" id="post-${ref}" aria-labelledby="title-${ref}">
     <h2 id="title-${ref}">${integration.name} on ${platformName(integration)}</h2>
     <p>${waiting ? html`<span class="badge warn">Waiting for approval</span>` : html`<span class="badge ok">Scheduled</span>`} for ${when(post.publishDate, channelTime)}</p>
-    <ol class="preview-list">${preview.items.map(
-      (item, position) => html`<li class="preview-item">
-        ${preview.items.length > 1 ? html`<p class="preview-head"><strong>${position === 0 ? 'Post' : preview.platform.chain === 'comments' ? `Comment ${position}` : `Reply ${position}`}</strong></p>` : ''}
-        <pre class="preview-text" aria-label="Text as ${preview.platform.name} shows it">${item.text || '(no text)'}</pre>
-        ${item.media.length
-          ? html`<ul class="media-list">${item.media.map((media, index) => {
-              const library = Boolean(chain[position]?.media[index]?.type);
-              const source = library ? `/preview/${token}/media/${ref}/${position}/${index}` : safeUrl(media.path);
-              if (!source) return html``;
-              return media.kind === 'image'
-                ? html`<li><img src="${source}" alt="${media.alt ?? 'Image of the post'}" referrerpolicy="no-referrer"></li>`
-                : html`<li><a href="${source}" rel="noopener noreferrer">Video ${index + 1}</a></li>`;
-            })}</ul>`
-          : ''}</li>`,
-    )}</ol>
+    ${platformPreview(storedEntry(linkMedia(services, token, ref, preview, chain), { id: '', name: integration.name }), { zone: channelTime, dated: false })}
     ${feedback.length
       ? html`<h3>What was said here</h3><ul class="feedback">${feedback.map((item) => html`<li><strong>${KIND_LABELS[item.kind] ?? item.kind}</strong> ${when(item.createdAt, zone)}${item.text ? html`: <q>${item.text}</q>` : ''}</li>`)}</ul>`
       : ''}
