@@ -40,6 +40,7 @@ import { keyTools } from './api-keys.js';
 import { auditList } from './audit-list.js';
 import { previewLinkTools } from './preview-links.js';
 import { importPostsTool } from './import-posts.js';
+import { recurringPostTools } from './recurring-posts.js';
 import { postSetTools } from './post-sets.js';
 import { signatureTools } from './signatures.js';
 import { feedTools } from './feeds.js';
@@ -101,6 +102,7 @@ export const tools: readonly ToolDefinition[] = [
   ...signatureTools,
   ...feedTools,
   ...previewLinkTools,
+  ...recurringPostTools,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -5,6 +5,7 @@ import { agentEntities } from './agent-entities.js';
 import { commentEntities } from './comment-entities.js';
 import { feedEntities } from './feed-entities.js';
 import { previewLinkEntities } from './preview-link-entities.js';
+import { recurrenceEntities } from './recurrence-entities.js';
 import { workflowEntities } from './workflow-entities.js';
 
 const timestamp = () => p.datetime().columnType('timestamptz');
@@ -351,5 +352,6 @@ export const entities = [
   ...commentEntities,
   ...feedEntities,
   ...previewLinkEntities,
+  ...recurrenceEntities,
   ...workflowEntities,
 ];

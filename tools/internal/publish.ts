@@ -22,6 +22,7 @@ import { markAnswered } from './comments.js';
 import { flushWithAudit, recordAttemptStarted, recordPublished } from './publish-outcome.js';
 import { HERALD, type AuditEvent } from './audit.js';
 import { takeSlot, type Busy } from './publish-slots.js';
+import { skipMissedOccurrence } from './recurrence-missed.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -164,6 +165,8 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
   if (!pending) return { kind: 'skipped', reason: `nothing queued (root is ${root.state})` };
   // An item waiting for a retry or the platform's processing runs at its time, not before (a sweep or a replaced job).
   if (pending.nextAttemptAt && pending.nextAttemptAt.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: pending.nextAttemptAt };
+  // An occurrence of a recurring post whose time passed while Herald was down is skipped, never published as a backlog.
+  if (pending === root && (await skipMissedOccurrence(services, em, chain))) return { kind: 'skipped', reason: 'a missed occurrence of a recurring post' };
 
   if (!integration) {
     return failFrom({ services, em, provider: { name: 'the platform' } as Provider, where: 'a deleted channel', chain }, pending, 'The channel was deleted.');

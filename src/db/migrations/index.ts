@@ -19,6 +19,7 @@ import { Migration20261127200000 } from './Migration20261127200000.js';
 import { Migration20261127300000 } from './Migration20261127300000.js';
 import { Migration20261127400000 } from './Migration20261127400000.js';
 import { Migration20261202000000 } from './Migration20261202000000.js';
+import { Migration20261202100000 } from './Migration20261202100000.js';
 import { Migration20261202110000 } from './Migration20261202110000.js';
 import { Migration20261202120000 } from './Migration20261202120000.js';
 import { Migration20261202130000 } from './Migration20261202130000.js';
@@ -44,6 +45,7 @@ export const migrationsList = [
   { name: 'Migration20261127300000', class: Migration20261127300000 },
   { name: 'Migration20261127400000', class: Migration20261127400000 },
   { name: 'Migration20261202000000', class: Migration20261202000000 },
+  { name: 'Migration20261202100000', class: Migration20261202100000 },
   { name: 'Migration20261202110000', class: Migration20261202110000 },
   { name: 'Migration20261202120000', class: Migration20261202120000 },
   { name: 'Migration20261202130000', class: Migration20261202130000 },
