@@ -33,7 +33,7 @@ export const createPreviewLinkTool = defineTool({
   annotations: writes,
   mcp: false,
   scope: 'approve',
-  acceptsIdempotencyKey: true,
+  // No Idempotency-Key: a replay would have to keep the URL, and the token is kept only as its hash.
   input: z.object({
     name: z.string().trim().min(1, 'is required: who the link is for').max(100),
     channels: z.array(idParam).max(100).optional().describe('Channel ids whose posts it shows'),

@@ -40,9 +40,11 @@ function linkHeaders(response: Response): void {
   response.setHeader('Cache-Control', 'no-store');
 }
 
-function errorPage(response: Response, raw: unknown): void {
+/** The answer of a refused request; a failure of ours is logged without the path (it holds the link's token). */
+function errorPage(services: Services, response: Response, raw: unknown): void {
   const error = asDomainError(raw);
-  if (error.code === 'internal') throw raw;
+  if (error.code === 'internal') services.logger.error({ err: raw, requestId: response.locals.requestId, path: '/preview/…' }, 'preview link error');
+  if (response.headersSent) return;
   linkHeaders(response);
   const retry = (error.details as { retryAfter?: number } | undefined)?.retryAfter;
   if (error.code === 'rate_limited' && retry) response.setHeader('Retry-After', String(retry));
@@ -132,7 +134,7 @@ export function previewLinkPublicRoutes(services: Services): Router {
     try {
       await publicPage(services, request, response, token, await openPreviewLink(services, token, address(request)));
     } catch (raw) {
-      errorPage(response, raw);
+      errorPage(services, response, raw);
     }
   });
 
@@ -157,7 +159,7 @@ export function previewLinkPublicRoutes(services: Services): Router {
       linkHeaders(response);
       response.redirect(303, `/preview/${token}?done=${done}`);
     } catch (raw) {
-      errorPage(response, raw);
+      errorPage(services, response, raw);
     }
   });
 
@@ -179,7 +181,7 @@ export function previewLinkPublicRoutes(services: Services): Router {
       stream.on('error', () => response.destroy());
       stream.pipe(response);
     } catch (raw) {
-      errorPage(response, raw);
+      errorPage(services, response, raw);
     }
   });
   return router;
