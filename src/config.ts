@@ -57,7 +57,7 @@ const environmentSchema = z.object({
   MCP_SESSION_IDLE_MINUTES: intFromEnv(30, 1),
   DEVICE_POLL_INTERVAL_SECONDS: intFromEnv(5, 1),
   WORKER_CONCURRENCY: intFromEnv(4, 1),
-  PUBLISH_CONCURRENCY: intFromEnv(256, 1),
+  PUBLISH_CONCURRENCY: intFromEnv(1024, 1),
   START_TIMEOUT_SECONDS: intFromEnv(120, 1),
   SWEEP_CRON: optionalString,
   DEFAULT_POSTING_TIMES: optionalString,

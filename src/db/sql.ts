@@ -55,3 +55,49 @@ export function sqlOf(em: { getConnection(): { getKnex(): unknown } }): Sql {
 }
 
 export const statement = (name: string, text: string): Statement => ({ name, text: text.replace(/\s+/g, ' ').trim() });
+
+/**
+ * One statement for the calls that come while the last is in flight: `send` answers the outputs in the order of the inputs.
+ * A call alone goes at once; in a burst (hundreds of publications starting and ending together) each statement carries all
+ * the calls that queued behind the one before it, so they wait for one round trip instead of queuing one by one.
+ */
+export function coalesced<In, Out>(send: (inputs: In[]) => Promise<Out[]>): (input: In) => Promise<Out> {
+  let waiting: { input: In; resolve: (output: Out) => void; reject: (error: unknown) => void }[] = [];
+  let sending = false;
+  const drain = async () => {
+    sending = true;
+    try {
+      while (waiting.length > 0) {
+        const batch = waiting;
+        waiting = [];
+        try {
+          const outputs = await send(batch.map((call) => call.input));
+          batch.forEach((call, index) => call.resolve(outputs[index]));
+        } catch (error) {
+          for (const call of batch) call.reject(error);
+        }
+      }
+    } finally {
+      sending = false;
+    }
+  };
+  return (input) =>
+    new Promise<Out>((resolve, reject) => {
+      waiting.push({ input, resolve, reject });
+      if (!sending) void drain();
+    });
+}
+
+/** One coalesced statement per database (per ORM pool): forks of one entity manager share it, two Heralds in one process do not. */
+export function coalescedPerDatabase<In, Out>(send: (sql: Sql, inputs: In[]) => Promise<Out[]>): (em: { getConnection(): { getKnex(): unknown } }, input: In) => Promise<Out> {
+  const perPool = new WeakMap<object, (input: In) => Promise<Out>>();
+  return (em, input) => {
+    const pool = (em.getConnection().getKnex() as { client: object }).client;
+    let call = perPool.get(pool);
+    if (!call) {
+      const sql = sqlOf(em);
+      perPool.set(pool, (call = coalesced((inputs: In[]) => send(sql, inputs))));
+    }
+    return call(input);
+  };
+}

@@ -5,31 +5,45 @@ import pg from 'pg';
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
+import { coalesced } from '../db/sql.js';
 
 const LOCKS = Symbol('herald run locks');
 
-/** Session advisory locks, one per running key, all on one connection (a session may hold any number of them). */
+/**
+ * Session advisory locks, one per running key, all on one connection (a session may hold any number of them). The locks and
+ * unlocks asked while the connection is busy go together in its next query (coalesced): in a burst hundreds of runs start
+ * and end at once, and one query each on one connection would queue them behind each other.
+ */
 export class RunLocks {
   /** Keys locked by this process: the session would grant a lock it holds again, so a second run here is told apart here. */
   private readonly held = new Set<string>();
   private readonly pool: pg.Pool;
+  /** Locks (true) or unlocks (false) a key, with what was asked meanwhile: the function's result. */
+  private readonly ask: (asked: { key: string; lock: boolean }) => Promise<boolean>;
   constructor(connectionString: string, logger: Logger) {
     // One connection, never closed for being idle (its locks would go with it); replaced when it is lost.
     this.pool = new pg.Pool({ connectionString, max: 1, idleTimeoutMillis: 0 });
     this.pool.on('error', (error) => logger.warn({ err: error.message }, 'worker lock connection lost'));
     this.pool.on('connect', (client) => client.on('error', (error) => logger.warn({ err: error.message }, 'worker lock connection error')));
+    this.ask = coalesced(async (asked) => {
+      const { rows } = await this.pool.query<{ done: boolean }>(
+        `select case when asked.lock then pg_try_advisory_lock(hashtext(asked.key)) else pg_advisory_unlock(hashtext(asked.key)) end as done
+         from unnest($1::text[], $2::boolean[]) with ordinality as asked(key, lock, n) order by asked.n`,
+        [asked.map((each) => each.key), asked.map((each) => each.lock)],
+      );
+      return asked.map((_, index) => rows[index]?.done === true);
+    });
   }
 
   async exclusively(key: string, run: () => Promise<void>): Promise<void> {
     if (this.held.has(key)) return;
     this.held.add(key);
     try {
-      const { rows } = await this.pool.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [key]);
-      if (!rows[0]?.locked) return;
+      if (!(await this.ask({ key, lock: true }))) return;
       try {
         await run();
       } finally {
-        await this.pool.query('select pg_advisory_unlock(hashtext($1))', [key]);
+        await this.ask({ key, lock: false });
       }
     } finally {
       this.held.delete(key);

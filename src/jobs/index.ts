@@ -97,13 +97,6 @@ function punctual(tasks: Record<string, Task>, arm: (at: number, publishing: boo
 /** graphile-worker's poll: only a back-up of the timers of WorkerPresence (see presence.ts). */
 const POLL_INTERVAL_MS = 10_000;
 
-/**
- * Each graphile-worker slot polls on its own when idle: the publishing slots poll as rarely as there are more of them than
- * WORKER_CONCURRENCY, so together they cost an idle Postgres what the CPU slots cost, however many there are. They are woken
- * at each due time like the others (presence.ts), so the poll stays a back-up.
- */
-const publishPollInterval = (services: Services) => POLL_INTERVAL_MS * Math.max(1, Math.ceil(services.config.publishConcurrency / services.config.workerConcurrency));
-
 export async function startWorker(services: Services, connectionString: string): Promise<Worker> {
   const { workerConcurrency: concurrency, publishConcurrency } = services.config;
   // Our own pool, so a connection dropped under us (Ctrl-C reaches the embedded Postgres too) is logged, not fatal. No job
@@ -159,9 +152,11 @@ export async function startWorker(services: Services, connectionString: string):
   const publisher = await run({
     ...common,
     concurrency: publishConcurrency,
-    pollInterval: publishPollInterval(services),
-    // In a burst, the completions of the jobs that end in the same tick go to Postgres in one call (graphile-worker's batching).
-    preset: { worker: { completeJobBatchDelay: 0 } },
+    pollInterval: POLL_INTERVAL_MS,
+    // The slots take their jobs from one local queue (graphile-worker's batching): woken at a due time it locks up to as many
+    // jobs as there are slots in one get_job, and it is the pool's one poller when idle (the slots do not poll each on
+    // their own). The completions of the jobs that end in the same tick go to Postgres in one call too.
+    preset: { worker: { completeJobBatchDelay: 0, localQueue: { size: publishConcurrency } } },
     taskList: punctual({ [PUBLISH_TASK]: publishPostTask(services) }, arm, locks),
   });
   await startCommentPolling(runner).catch((error: Error) => services.logger.warn({ err: error.message }, 'could not start the comment poll'));

@@ -58,6 +58,8 @@ export class WorkerPresence {
   private readonly ownIds = new Map<string, Promise<void>>();
   /** Ids whose record is not yet known to be written. */
   private readonly unrecorded = new Set<string>();
+  /** The ids registered in this tick, recorded together (register). */
+  private registering?: { ids: string[]; written: Promise<void> };
   /** Processes found without a presence connection: since when. */
   private readonly missing = new Map<string, number>();
   private confirmTimer?: NodeJS.Timeout;
@@ -65,6 +67,8 @@ export class WorkerPresence {
   private readonly counting = new Set<number>();
   /** The job each worker of this process is running, and when recent runs ended (job id -> time). */
   private readonly running = new Map<object, string>();
+  /** Jobs the publishing slots' local queue locked and holds until a slot is free (graphile-worker's batched get_job). */
+  private readonly queued = new Set<string>();
   private readonly ended = new Map<string, number>();
   constructor(
     private readonly options: {
@@ -112,7 +116,16 @@ export class WorkerPresence {
 
   /** Connects, releases the jobs of dead processes, and starts the timers. */
   async start(): Promise<void> {
-    this.options.events.on('job:start', ({ worker, job }) => void this.running.set(worker, job.id));
+    this.options.events.on('job:start', ({ worker, job }) => {
+      this.running.set(worker, job.id);
+      this.queued.delete(job.id);
+    });
+    this.options.events.on('localQueue:getJobs:complete', ({ jobs }) => {
+      for (const job of jobs) this.queued.add(job.id);
+    });
+    this.options.events.on('localQueue:returnJobs', ({ jobs }) => {
+      for (const job of jobs) this.queued.delete(job.id);
+    });
     const end = ({ worker }: { worker: object }) => {
       const id = this.running.get(worker);
       if (id === undefined) return;
@@ -129,19 +142,33 @@ export class WorkerPresence {
     for (const interval of this.intervals) interval.unref();
   }
 
-  /** Records a graphile-worker id of this process (its pool's, a worker's): from then on it is released if the process dies. */
+  /**
+   * Records a graphile-worker id of this process (its pool's, a worker's): from then on it is released if the process dies.
+   * The ids registered in one tick (a pool's hundreds of publishing slots as it starts) are recorded in one statement.
+   */
   register(id: string): Promise<void> {
-    const recorded = this.options.pool
-      .query('insert into herald_worker (worker_id, process_id) values ($1, $2) on conflict (worker_id) do nothing', [id, this.processId])
-      .then(() => undefined);
+    let batch = this.registering;
+    if (!batch) {
+      const ids: string[] = [];
+      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.registering = undefined;
+        return this.options.pool
+          .query('insert into herald_worker (worker_id, process_id) select unnest($1::text[]), $2 on conflict (worker_id) do nothing', [ids, this.processId])
+          .then(() => undefined);
+      });
+      // Not yet recorded: tried again by `recorded()` before the next job is taken.
+      written.catch((error: Error) => this.options.logger.warn({ err: error.message, workers: ids.length }, 'could not record the workers of this process'));
+      this.registering = batch = { ids, written };
+    }
+    batch.ids.push(id);
+    const recorded = batch.written;
     this.ownIds.set(id, recorded);
     this.unrecorded.add(id);
     recorded.then(
       () => {
         if (this.ownIds.get(id) === recorded) this.unrecorded.delete(id);
       },
-      // Not yet recorded: tried again by `recorded()` before the next job is taken.
-      (error: Error) => this.options.logger.warn({ err: error.message }, 'could not record a worker'),
+      () => undefined,
     );
     return recorded;
   }
@@ -264,10 +291,10 @@ export class WorkerPresence {
     this.options.wake();
   }
 
-  /** The jobs this process is running, or finished less than OWN_GRACE_MS ago. */
+  /** The jobs this process is running, holds in a local queue, or finished less than OWN_GRACE_MS ago. */
   private busyJobs(): string[] {
     for (const [id, at] of this.ended) if (at < Date.now() - OWN_GRACE_MS) this.ended.delete(id);
-    return [...this.running.values(), ...this.ended.keys()];
+    return [...this.running.values(), ...this.queued, ...this.ended.keys()];
   }
 
   private async releaseGone(): Promise<void> {

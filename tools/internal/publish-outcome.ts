@@ -9,17 +9,26 @@
 import { helper } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Post } from '../../src/db/entities.js';
-import { sqlOf, statement } from '../../src/db/sql.js';
+import { coalescedPerDatabase, sqlOf, statement } from '../../src/db/sql.js';
 import { newId } from '../../src/lib/crypto.js';
 import { STREAM_CHANNEL } from '../../src/mcp/event-store.js';
 import { AUDIT_COLUMNS, auditRow, recordAudit, type AuditEvent } from './audit.js';
 import { webhookEventOf } from './webhook-events.js';
 
-const ATTEMPT_STARTED = statement('publish_attempt_started', 'update post set attempt_started_at = $2, updated_at = $2 where id = $1');
+const ATTEMPTS_STARTED = statement(
+  'publish_attempts_started',
+  'update post set attempt_started_at = started.at, updated_at = started.at from unnest($1::text[], $2::timestamptz[]) as started(id, at) where post.id = started.id',
+);
+
+/** The attempts of the publications calling their platforms at the same moment, in one statement (committed as it answers). */
+const attemptStarted = coalescedPerDatabase<{ id: string; at: Date }, void>(async (sql, attempts) => {
+  await sql.rows(ATTEMPTS_STARTED, [attempts.map((attempt) => attempt.id), attempts.map((attempt) => attempt.at)]);
+  return attempts.map(() => undefined);
+});
 
 /** Records that the platform is about to be called for `item` (committed when this answers), before the call. */
 export async function recordAttemptStarted(em: EntityManager, item: Post, now: Date): Promise<void> {
-  await sqlOf(em).rows(ATTEMPT_STARTED, [item.id, now]);
+  await attemptStarted(em, { id: item.id, at: now });
   item.attemptStartedAt = now;
   item.updatedAt = now;
   markSaved(em, item);
