@@ -23,6 +23,8 @@ import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from '.
 import { setChannelZone } from '../../../tools/internal/time-zones.js';
 import { consoleZones, pageZone, zoneDatalist, zoneField } from './zones.js';
 import { setChannelDisabled, setPreferredCustomer } from '../../../tools/internal/channel-settings.js';
+import { SignatureSchema } from '../../db/workflow-entities.js';
+import { signatureFieldset } from './set-pages.js';
 
 const STATUS_LABELS: Record<ChannelStatus, [string, string]> = {
   active: ['Active', 'ok'],
@@ -39,6 +41,7 @@ const NOTICES: Record<string, string> = {
   times: 'Posting times saved.',
   zone: 'Time zone of the channel saved.',
   customer: 'Preferred customer saved.',
+  signature: 'Signature saved: new posts on the channel carry it.',
 };
 
 export function parseTimes(text: string): { time: number }[] {
@@ -67,6 +70,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
   const channels = await em.find(IntegrationSchema, { organizationId: caller.organizationId, deletedAt: null }, { orderBy: { createdAt: 'asc', id: 'asc' } });
   const health = await healthByChannel(services, em, channels);
   const customers = await em.find(CustomerSchema, { organizationId: caller.organizationId }, { orderBy: { name: 'asc' } });
+  const signatures = new Map((await em.find(SignatureSchema, { organizationId: caller.organizationId })).map((signature) => [signature.integrationId, signature]));
   const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
   const available = providers.filter((provider) => configured(services, provider));
   const unconfigured = providers.filter((provider) => !configured(services, provider) && provider.auth.kind !== 'credentials');
@@ -107,6 +111,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
             <input id="new-customer-${channel.id}" name="newCustomer" type="text" maxlength="100">
             <button type="submit" class="secondary">Save customer</button>
           </form>
+          ${signatureFieldset(csrf, channel.id, signatures.get(channel.id), `Signature of ${channel.name}`)}
         </details>
         <div class="actions">
           <form method="post" action="/channels/${channel.id}/${channel.disabled ? 'enable' : 'disable'}">${csrfField(csrf)}<button type="submit" class="secondary">${channel.disabled ? 'Enable' : 'Disable'}</button></form>

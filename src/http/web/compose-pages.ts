@@ -23,6 +23,7 @@ import { composeMarkup, previewMarkup } from './compose-view.js';
 import { readMultipart } from './multipart.js';
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 import { consoleZones, pageZone, zoneDatalist, zoneNote } from './zones.js';
+import { saveSetFromCompose, setChoiceMarkup, stateOfSet } from './set-pages.js';
 
 const LIBRARY_SHOWN = 24;
 
@@ -84,6 +85,7 @@ async function composePage(services: Services, request: Request, response: Respo
       flash: extra.problem ? { kind: 'error', text: extra.problem.text } : undefined,
     },
     html`<h1>${state.editing ? 'Edit post' : 'New post'}</h1>${zoneNote(zones)}
+    ${state.editing ? '' : await setChoiceMarkup(services, organizationId)}
     ${composeMarkup({ state, channels, customers, library, csrf, zone: zones.viewer, previews: extra.previews })}
     ${zoneDatalist()}`,
   );
@@ -125,6 +127,11 @@ export function composePages(router: Router, services: Services): void {
     // Duplicate: a new post with the text, media and settings of another, its date left to choose.
     const state = duplicate ? stateOfPost(await postView(services.orm.em.fork(), organizationId, duplicate), zones.viewer, { withDate: false, editing: false }) : emptyState(zones.viewer);
     if (!duplicate && typeof request.query.channel === 'string') state.channels = [request.query.channel];
+    // Start from a set: its channels (a disconnected one left out, and said), text, media and settings.
+    if (typeof request.query.set === 'string') {
+      const { state: fromSet, warnings } = await stateOfSet(services, response, request.query.set, zones.viewer, (await channelsOf(services, organizationId)).channels);
+      return composePage(services, request, response, fromSet, warnings.length ? { problem: { text: warnings.join(' '), status: 200 } } : {});
+    }
     await composePage(services, request, response, state);
   });
 
@@ -202,6 +209,17 @@ export function composePages(router: Router, services: Services): void {
         }
       }
       return composePage(services, request, response, state, uploadProblem ? { problem: { text: uploadProblem, status: 400 } } : {});
+    }
+    if (action === 'save-set') {
+      try {
+        const { channels } = await channelsOf(services, caller.organizationId);
+        const library = new Map((await libraryFor(services, caller.organizationId, state.items.flatMap((item) => item.media))).map((media) => [media.id, media]));
+        await saveSetFromCompose(services, response, state, { name: fields.setName?.[0] ?? '', channels, library });
+        return response.redirect(303, '/sets?notice=saved');
+      } catch (raw) {
+        const error = clientError(raw);
+        return composePage(services, request, response, state, { problem: { text: sentence(error), status: error.status } });
+      }
     }
     if (action === 'save' && state.editing) {
       if (uploadProblem) return composePage(services, request, response, state, { problem: { text: uploadProblem, status: 400 } });

@@ -28,6 +28,8 @@ import { overviewPages } from './overview-pages.js';
 import { activityPages } from './activity-pages.js';
 import { FAVICON_SVG, homePages } from './home-pages.js';
 import { mediaPages } from './media-pages.js';
+import { importPages } from './import-pages.js';
+import { setPages } from './set-pages.js';
 import { previewLinkPages, previewLinkPublicRoutes } from './preview-link-pages.js';
 
 export function consoleRouter(services: Services, sessions: McpSessions): Router {
@@ -50,6 +52,8 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   });
   // The live preview sends the whole compose form (every channel's text and settings): more fields than other forms.
   router.use('/compose/preview', express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 2000 }));
+  // An import's confirmation carries the file's text (up to 2 MB, escaped).
+  router.use('/posts/import', express.urlencoded({ extended: false, limit: '8mb', parameterLimit: 20 }));
   router.use(express.urlencoded({ extended: false, limit: '100kb', parameterLimit: 100 }));
   router.use(csrfFromQuery);
   // Customer preview links: public pages without the console's session or cookies (their forms carry the link's own token).
@@ -62,6 +66,9 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   overviewPages(router, services);
   commentPages(router, services);
   consolePages(router, services, sessions);
+  // Before postPages: /posts/import is not a post id.
+  importPages(router, services);
+  setPages(router, services);
   postPages(router, services);
   activityPages(router, services);
   calendarPages(router, services);

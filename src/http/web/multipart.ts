@@ -8,7 +8,7 @@ import { invalidInput } from '../../errors.js';
 import type { IncomingMedia } from '../../../tools/internal/media.js';
 
 /** Console paths that take multipart/form-data. */
-export const MULTIPART_PATHS = new Set(['/compose', '/media/upload', '/media']);
+export const MULTIPART_PATHS = new Set(['/compose', '/media/upload', '/media', '/posts/import']);
 
 export const isConsoleMultipart = (request: Request) => request.method === 'POST' && MULTIPART_PATHS.has(request.path) && Boolean(request.is('multipart/form-data'));
 

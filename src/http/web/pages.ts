@@ -106,6 +106,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
       { title: 'Posts', signedIn, csrf, section: 'posts', zone: pageZone(zones), flash: typeof request.query.notice === 'string' && POSTS_NOTICES[request.query.notice] ? { kind: 'ok', text: POSTS_NOTICES[request.query.notice] } : undefined },
       html`<h1>${state === 'DRAFT' ? 'Drafts' : 'Posts'}, ${ranged ? `${dayKey(from)} to ${dayKey(to)}` : `week of ${dayKey(monday)}`}</h1>
       ${zoneNote(zones)}
+      <p class="actions"><a href="/posts/import">Import posts from a file</a> <a href="/sets">Sets</a></p>
       <form method="get" action="/posts" class="card actions">
         <div><label for="week">Week</label><input id="week" name="week" type="week" value="${ranged ? '' : isoWeekKey(monday)}"></div>
         <div><label for="from">Or from</label><input id="from" name="from" type="date" value="${ranged ? dayKey(from) : ''}"></div>

@@ -7,12 +7,15 @@ import { clientError, csrfField, html, sendPage, sentence } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn } from './session.js';
 import { renameOrganization } from '../../../tools/internal/members.js';
 import { consoleZones, pageZone, zoneDatalist, zoneField } from './zones.js';
+import { SignatureSchema } from '../../db/workflow-entities.js';
+import { signatureFieldset } from './set-pages.js';
 
 const NOTICES: Record<string, string> = {
   mine: 'Your time zone is saved: every page shows and reads times in it.',
   browser: "Saved: pages follow your browser's time zone.",
   organization: "The organization's default time zone is saved.",
   renamed: 'The organization is renamed.',
+  signature: 'The default signature is saved: new posts on channels without their own carry it.',
 };
 
 async function settingsPage(services: Services, request: Request, response: Response, problem?: { text: string; status: number }): Promise<void> {
@@ -20,6 +23,7 @@ async function settingsPage(services: Services, request: Request, response: Resp
   const zones = await consoleZones(services, request, response);
   const owner = signedIn!.organization!.role === 'owner';
   const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
+  const signature = await services.orm.em.fork().findOne(SignatureSchema, { organizationId: consoleCaller(response).organizationId, integrationId: '' });
   sendPage(
     response,
     {
@@ -55,6 +59,9 @@ async function settingsPage(services: Services, request: Request, response: Resp
         <button type="submit">Save the default</button>
       </form>`
       : html`<p class="card">The organization's default time zone is <strong>${zones.organization}</strong>. Only owners change it.</p>`}
+    <section class="card" aria-labelledby="signature-title"><h2 id="signature-title">Signature</h2>
+      ${signatureFieldset(csrf, 'default', signature ?? undefined, "The organization's default signature")}
+      <p class="hint">A channel's own signature (its settings on the Channels page) replaces this one on that channel.</p></section>
     ${zoneDatalist()}`,
   );
 }
