@@ -18,9 +18,9 @@ const SPEC_TOOLS = [
   'videoFunctionTool',
   'generateVideoTool',
 ];
-const EXTRA_READ_TOOLS = ['commentListTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool'];
+const EXTRA_READ_TOOLS = ['commentListTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool', 'listSets'];
 /** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
-const EXTRA_WRITE_TOOLS = ['timeZoneTool', 'importPostsTool', 'uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'replyToComment', 'hideComment', 'deleteComment'];
+const EXTRA_WRITE_TOOLS = ['timeZoneTool', 'importPostsTool', 'uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'replyToComment', 'hideComment', 'deleteComment', 'setSignature', 'clearSignature'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
@@ -52,6 +52,9 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   replyToComment: { properties: ['id', 'content', 'date', 'allowDuplicate', 'idempotencyKey'], required: ['id', 'content'] },
   hideComment: { properties: ['id', 'hidden'], required: ['id'] },
   deleteComment: { properties: ['id', 'confirm'], required: ['id'] },
+  listSets: { properties: [], required: [] },
+  setSignature: { properties: ['channel', 'text', 'position'], required: ['channel', 'text'] },
+  clearSignature: { properties: ['channel'], required: ['channel'] },
 };
 
 const INIT_BODY = {
