@@ -291,13 +291,11 @@ async function removeWaiting(services: Services, em: EntityManager, rule: Recurr
   return waiting.length;
 }
 
-/** After a change: the cursor again from now (or from the last occurrence it keeps, if later), `made` what it keeps. */
+/** After a change: the cursor again from now (dates it made already are passed over), `made` what it keeps. */
 async function rewind(services: Services, em: EntityManager, rule: RecurringPost): Promise<void> {
-  const [kept] = await em.getConnection().execute<{ made: number; latest: Date | null }[]>('select count(*)::int as made, max(scheduled_for) as latest from recurring_occurrence where rule_id = ?', [rule.id]);
-  const now = services.now();
-  const after = kept.latest && new Date(kept.latest).getTime() > now.getTime() ? new Date(kept.latest) : now;
+  const [kept] = await em.getConnection().execute<{ made: number }[]>('select count(*)::int as made from recurring_occurrence where rule_id = ?', [rule.id]);
   rule.made = kept.made;
-  rule.nextAt = nextFor(rule, after);
+  rule.nextAt = nextFor(rule, services.now());
 }
 
 export async function changeRule(context: ToolContext, rule: RecurringPost, input: RuleInput): Promise<RecurringPost> {
@@ -344,24 +342,27 @@ export async function deleteRule(context: ToolContext, rule: RecurringPost, keep
   return removed;
 }
 
-/** Claims the occurrence at the rule's cursor and moves the cursor on; false when another run claimed it first. */
-async function claim(em: EntityManager, rule: RecurringPost, at: Date, outcome: OccurrenceOutcome, error: string | null, now: Date): Promise<string | undefined> {
+/**
+ * Claims the occurrence at the rule's cursor and moves the cursor on (compare-and-set: another run that moved it first
+ * wins, and this one stops). `taken`: the date has an occurrence already (one a change kept), passed over.
+ */
+async function claim(em: EntityManager, rule: RecurringPost, at: Date, outcome: OccurrenceOutcome, error: string | null, now: Date): Promise<{ id?: string; taken?: boolean; stop?: boolean }> {
   const id = newId();
   const inserted = await em.getConnection().execute<{ id: string }[]>(
     `insert into recurring_occurrence (id, rule_id, organization_id, sequence, scheduled_for, outcome, error, created_at)
        values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (rule_id, scheduled_for) do nothing returning id`,
     [id, rule.id, rule.organizationId, rule.made, at, outcome, error, now],
   );
-  if (inserted.length === 0) return undefined;
-  const made = rule.made + 1;
+  const taken = inserted.length === 0;
+  const made = taken ? rule.made : rule.made + 1;
   const nextAt = nextFor({ ...rule, made }, at);
-  const moved = await em.nativeUpdate(RecurringPostSchema, { id: rule.id, made: rule.made }, { made, nextAt, updatedAt: now });
+  const moved = await em.nativeUpdate(RecurringPostSchema, { id: rule.id, nextAt: at }, { made, nextAt, updatedAt: now });
   if (moved === 0) {
-    await em.getConnection().execute('delete from recurring_occurrence where id = ?', [id]);
-    return undefined;
+    if (!taken) await em.getConnection().execute('delete from recurring_occurrence where id = ?', [id]);
+    return { stop: true };
   }
   Object.assign(rule, { made, nextAt, updatedAt: now });
-  return id;
+  return taken ? { taken } : { id };
 }
 
 const INTERRUPTED = 'Herald stopped while making this occurrence: it was not made (an occurrence is never made twice).';
@@ -415,17 +416,19 @@ export async function extendRule(services: Services, em: EntityManager, rule: Re
     if (now.getTime() - at.getTime() > MISSED_AFTER_MS) {
       const following = nextFor({ ...rule, made: rule.made + 1 }, at);
       const isLatest = rule.missed === 'latest' && (!following || now.getTime() - following.getTime() <= MISSED_AFTER_MS);
-      const id = await claim(em, rule, at, isLatest ? 'failed' : 'missed', isLatest ? INTERRUPTED : 'Its time passed while Herald was not running: skipped.', now);
-      if (!id) break;
+      const claimed = await claim(em, rule, at, isLatest ? 'failed' : 'missed', isLatest ? INTERRUPTED : 'Its time passed while Herald was not running: skipped.', now);
+      if (claimed.stop) break;
+      if (!claimed.id) continue;
       if (isLatest) {
         latest = at;
-        await makeOccurrence(services, em, rule, id, sequence, now);
+        await makeOccurrence(services, em, rule, claimed.id, sequence, now);
       } else missed.push(at);
       continue;
     }
-    const id = await claim(em, rule, at, 'failed', INTERRUPTED, now);
-    if (!id) break;
-    await makeOccurrence(services, em, rule, id, sequence, at);
+    const claimed = await claim(em, rule, at, 'failed', INTERRUPTED, now);
+    if (claimed.stop) break;
+    if (!claimed.id) continue;
+    await makeOccurrence(services, em, rule, claimed.id, sequence, at);
     made++;
     if (at.getTime() > now.getTime()) ahead++;
   }
