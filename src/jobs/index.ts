@@ -23,6 +23,7 @@ import { platformChangeTask, sweepPendingChanges } from './platform-change.js';
 import { CHANGE_TASK } from '../../tools/internal/platform-changes.js';
 import { METRICS_HISTORY_CRONTAB, metricsHistoryTasks } from './metrics-history.js';
 import { AUDIT_CRONTAB, auditTasks } from './audit.js';
+import { FEEDS_CRONTAB, feedTasks } from './feeds.js';
 import { RECURRENCE_CRONTAB, recurrenceTasks } from './recurrence.js';
 
 export function publishPostTask(services: Services): Task {
@@ -65,6 +66,7 @@ export const taskList = (services: Services) => ({
   ...metricsHistoryTasks(services),
   ...commentTasks(services),
   ...auditTasks(services),
+  ...feedTasks(services),
   ...recurrenceTasks(services),
 });
 
@@ -144,7 +146,7 @@ export async function startWorker(services: Services, connectionString: string):
     concurrency,
     pollInterval: POLL_INTERVAL_MS,
     taskList: punctual(taskList(services), arm, locks),
-    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}${COMMENT_CRONTAB}${AUDIT_CRONTAB}${RECURRENCE_CRONTAB}`,
+    crontab: `${services.config.sweepCron} sweep_due_posts ?max=1\n17 * * * * prune_rate_limits ?max=1\n43 3 * * * prune_expired ?max=1\n29 4 * * * refresh_expiring_tokens ?max=1\n${AGENT_API_CRONTAB}${METRICS_HISTORY_CRONTAB}${COMMENT_CRONTAB}${AUDIT_CRONTAB}${FEEDS_CRONTAB}${RECURRENCE_CRONTAB}`,
   });
   // Publishing waits on platforms most of its time: slots of its own, as many as PUBLISH_CONCURRENCY, the platform calls in
   // flight bounded by each provider's limits (tools/internal/publish-slots.ts), not by WORKER_CONCURRENCY.

@@ -15,6 +15,8 @@ export type NotificationType =
   /** An edit or deletion on the platform of a published post failed (platform-change-run.ts). */
   | 'post_change_failed'
   | 'comment_created'
+  /** A feed could not be read (tools/internal/feeds.ts): once per failure spell. */
+  | 'feed_failed'
   /** Occurrences of a recurring post whose time passed while Herald was not running, skipped (tools/internal/recurrence-missed.ts). */
   | 'recurrence_missed'
   /** A comment or a request for changes left through a customer preview link (tools/internal/preview-links.ts). */
