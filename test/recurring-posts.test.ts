@@ -253,8 +253,8 @@ describe('recurring posts over MCP', () => {
     expect(bad.isError).toBe(true);
     expect(bad.content[0].text).toContain('interval: must be 1 or more');
     const first = await call({ action: 'delete', id });
-    expect(first.structuredContent.deleted).toBe(false);
-    expect((await call({ action: 'delete', id, confirm: true })).structuredContent.deleted).toBe(true);
+    expect(first.structuredContent.message).toContain('Nothing was deleted yet');
+    expect((await call({ action: 'delete', id, confirm: true })).structuredContent.message).toMatch(/^Deleted, with \d+ waiting occurrence/);
     expect((await call({ action: 'show', id })).isError).toBe(true);
   });
 });

@@ -181,20 +181,19 @@ export const recurringPostTool = defineTool({
   name: 'recurringPostTool',
   title: 'Recurring posts',
   description:
-    'A post repeating every N days/weeks on weekdays at a local time of the channel\'s zone (DST-safe), made as ordinary posts 14 days ahead. ' +
-    'create/change take rule; change applies to occurrences not out yet; rule.paused pauses; delete asks confirm.',
+    "Posts repeating every N days/weeks at a local time of the channel's zone (DST-safe).",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: 'in-handler',
-  input: z.object({ action: z.enum(actions), id: idParam.optional(), rule: changeInput.optional(), keepOccurrences, confirm: confirmInput }),
+  input: z.object({ action: z.enum(actions), id: idParam.optional(), rule: changeInput.optional(), keep: keepOccurrences, confirm: confirmInput }),
   listedInput: z.object({
     action: z.enum(actions),
     id: z.string().optional(),
-    rule: z.object({}).loose().optional().describe('channel, content, variations[], every day|week, interval, weekdays [mon…sun], time HH:MM, timeZone, startDate, endDate|count, missed skip|latest, paused'),
-    keepOccurrences: z.boolean().optional(),
+    rule: z.record(z.string(), z.unknown()).optional().describe('channel content variations every:day|week interval weekdays:mon.. time:HH:MM timeZone startDate endDate|count missed:skip|latest paused'),
+    keep: z.boolean().optional(),
     confirm: z.boolean().optional(),
   }),
-  output: z.object({ rules: z.array(ruleSchema).optional(), rule: ruleWithOccurrences.optional(), deleted: z.boolean().optional(), message: z.string().optional() }),
+  output: z.object({ rules: z.array(ruleSchema).optional(), rule: ruleWithOccurrences.optional(), message: z.string().optional() }),
   handler: async (input, context) => {
     const needsId = () => {
       if (!input.id) throw invalidInput(`id: ${input.action} needs the recurring post's id.`, { hint: 'action "list" gives the ids.' });
@@ -218,8 +217,8 @@ export const recurringPostTool = defineTool({
         return { rule: await withOccurrences(context, id) };
       }
       case 'delete': {
-        const answer: { deleted: boolean; message?: string; removedOccurrences?: number } = await remove(context, needsId(), input.keepOccurrences, input.confirm);
-        return { deleted: answer.deleted, message: answer.message ?? `Deleted, with ${answer.removedOccurrences ?? 0} waiting occurrence(s).` };
+        const answer: { deleted: boolean; message?: string; removedOccurrences?: number } = await remove(context, needsId(), input.keep, input.confirm);
+        return { message: answer.deleted ? `Deleted, with ${answer.removedOccurrences ?? 0} waiting occurrence(s).` : (answer.message ?? 'Nothing was deleted.') };
       }
     }
   },
