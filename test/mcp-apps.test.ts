@@ -137,9 +137,9 @@ afterAll(async () => {
 describe('MCP Apps over MCP', () => {
   it('tools/list links the preview from validatePostTool and schedulePostTool and the week from postsListTool; approvePost is an app-only tool for an approver whose client renders apps', async () => {
     const listed = new Map((await owner.listTools()).tools.map((tool) => [tool.name, tool]));
-    for (const name of ['validatePostTool', 'schedulePostTool']) expect(listed.get(name)!._meta).toEqual({ ui: { resourceUri: 'ui://herald/post-preview' }, 'ui/resourceUri': 'ui://herald/post-preview' });
+    for (const name of ['validatePostTool', 'schedulePostTool']) expect(listed.get(name)!._meta).toEqual({ ui: { resourceUri: 'ui://herald/post' } });
     expect(listed.get('postsListTool')!._meta).toMatchObject({ ui: { resourceUri: 'ui://herald/week' } });
-    expect(listed.get('approvePost')!._meta).toMatchObject({ ui: { resourceUri: 'ui://herald/post-preview', visibility: ['app'] } });
+    expect(listed.get('approvePost')!._meta).toMatchObject({ ui: { resourceUri: 'ui://herald/post', visibility: ['app'] } });
     // An agent key has no approve scope; a text-only client is offered no app-only tool.
     expect((await agent.listTools()).tools.some((tool) => tool.name === 'approvePost')).toBe(false);
     expect((await textOnly.listTools()).tools.some((tool) => tool.name === 'approvePost')).toBe(false);
@@ -148,10 +148,10 @@ describe('MCP Apps over MCP', () => {
   it('the views are ui:// resources of the MCP Apps type, declaring a CSP with no origin at all, one inline script and nothing loaded', async () => {
     const { resources } = await owner.listResources();
     expect(resources.filter((resource) => resource.uri.startsWith('ui://')).map((resource) => [resource.uri, resource.mimeType])).toEqual([
-      ['ui://herald/post-preview', 'text/html;profile=mcp-app'],
+      ['ui://herald/post', 'text/html;profile=mcp-app'],
       ['ui://herald/week', 'text/html;profile=mcp-app'],
     ]);
-    for (const uri of ['ui://herald/post-preview', 'ui://herald/week']) {
+    for (const uri of ['ui://herald/post', 'ui://herald/week']) {
       const [content] = (await owner.readResource({ uri })).contents as { uri: string; mimeType: string; text: string; _meta: any }[];
       expect(content.mimeType).toBe('text/html;profile=mcp-app');
       expect(content._meta.ui.csp).toEqual({ connectDomains: [], resourceDomains: [], frameDomains: [] });
@@ -160,19 +160,27 @@ describe('MCP Apps over MCP', () => {
     }
   });
 
-  it('a text-only client gets the same text and structured answer as before; the drawn view rides in _meta only', async () => {
-    const result = (await textOnly.callTool({ name: 'validatePostTool', arguments: post('<p><strong>Release day.</strong></p>') })) as any;
-    expect(result.content).toHaveLength(1);
-    expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
-    expect(result.structuredContent.entries[0].items[0].text).toBe('<strong>Release day.</strong>');
-    expect(result._meta['herald/view'].html).toContain('pp-telegram');
+  it('a client that does not render apps gets Herald unchanged: no links, no views, no drawn answer; an apps client gets the same text and structured answer with the view in _meta', async () => {
+    const listed = (await textOnly.listTools()).tools;
+    expect(listed.filter((tool) => tool._meta !== undefined)).toEqual([]);
+    expect((await textOnly.listResources()).resources.some((resource) => resource.uri.startsWith('ui://'))).toBe(false);
+    const args = post('<p><strong>Release day.</strong></p>');
+    const plain = (await textOnly.callTool({ name: 'validatePostTool', arguments: args })) as any;
+    expect(plain._meta).toBeUndefined();
+    expect(plain.content).toHaveLength(1);
+    expect(JSON.parse(plain.content[0].text)).toEqual(plain.structuredContent);
+    expect(plain.structuredContent.entries[0].items[0].text).toBe('<strong>Release day.</strong>');
+    const drawn = (await agent.callTool({ name: 'validatePostTool', arguments: args })) as any;
+    expect(drawn.content).toEqual(plain.content);
+    expect(drawn.structuredContent).toEqual(plain.structuredContent);
+    expect(drawn._meta['herald/view'].html).toContain('pp-telegram');
   });
 });
 
 describe('the views in the ext-apps reference host, in a browser', () => {
   it('the preview renders the post as Telegram shows it, axe clean; a Schedule click reaches schedulePostTool and creates the post once', { timeout: 120_000 }, async () => {
     const before = await countPosts();
-    const hosted = await host(owner, 'ui://herald/post-preview', { name: 'validatePostTool', arguments: post('<p><strong>Release day.</strong> Fish &amp; chips</p>') });
+    const hosted = await host(owner, 'ui://herald/post', { name: 'validatePostTool', arguments: post('<p><strong>Release day.</strong> Fish &amp; chips</p>') });
     const drawn = hosted.view.locator('.pp-telegram');
     await drawn.locator('.pp-text strong', { hasText: 'Release day.' }).waitFor();
     expect(await drawn.locator('.pp-text').textContent()).toBe('Release day. Fish & chips');
@@ -192,7 +200,7 @@ describe('the views in the ext-apps reference host, in a browser', () => {
   });
 
   it('Edit changes the text and re-validates through validatePostTool; the new preview says what is too long', { timeout: 120_000 }, async () => {
-    const hosted = await host(owner, 'ui://herald/post-preview', { name: 'validatePostTool', arguments: post('<p>Short</p>') });
+    const hosted = await host(owner, 'ui://herald/post', { name: 'validatePostTool', arguments: post('<p>Short</p>') });
     await hosted.view.getByRole('button', { name: 'Edit' }).click();
     await hosted.view.getByRole('textbox', { name: 'Bakery news' }).fill(`<p>${'x'.repeat(4100)}</p>`);
     await hosted.view.getByRole('button', { name: 'Preview the changes' }).click();

@@ -10,7 +10,7 @@ export const validatePostTool = defineTool({
   name: 'validatePostTool',
   title: 'Preview posts without creating them',
   description:
-    "schedulePostTool's dry run, same arguments, nothing created. Per item: text, exactly what the platform receives (Telegram HTML, X plain text); visibleText, what readers see, its length counted the platform's way against maxLength; media accepted or refused; settings; warnings; slot. valid false: errors is what schedulePostTool would answer. Show the user the text before scheduling.",
+    "schedulePostTool's dry run, same arguments, nothing created. Per item: text, exactly what the platform receives (Telegram HTML, X plain text); visibleText, what readers see, counted the platform's way against maxLength; formatting it cannot show; media accepted or refused. valid false: errors is what schedulePostTool would answer. Show the user the text first.",
   annotations: previewAnnotations,
   mcp: true,
   // The same arguments as schedulePostTool; an idempotencyKey sent along is ignored (nothing is created).

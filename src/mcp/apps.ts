@@ -6,14 +6,15 @@
 // - ui://herald/week, linked from postsListTool: what is scheduled, day by day in the organization's zone, with the
 //   previous and next weeks a click away.
 // The views are drawn here, on the server: a linked tool's answer carries the drawn view in its result's _meta
-// (`herald/view`); its text and structuredContent stay exactly as they were, so text-only clients see no change. The
+// (`herald/view`); its text and structuredContent stay exactly as they were. A client that does not say it renders apps
+// (the extension in its capabilities) gets none of this: its tools/list, resources and answers are unchanged. The
 // view's one script only speaks the bridge's JSON-RPC (ui/initialize, tool results, tools/call) and puts the drawn HTML in
 // place; the HTML is escaped by html.ts. No external origin: the CSP metadata declares none.
 // Registered by one line of server.ts (registerSurface, so both protocol eras have them): it wraps the handlers the features
 // register for tools/list, tools/call, resources/list and resources/read.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decodeHTML } from 'entities';
-import { EXTENSION_ID, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
+import { EXTENSION_ID, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 import { asDomainError, toToolErrorText } from '../errors.js';
 import { approvePostTool } from '../../tools/approve-post.js';
 import { canCall, runTool } from '../../tools/runner.js';
@@ -30,7 +31,7 @@ import { formatWhen } from '../http/web/zones.js';
 import type { SessionContext } from './sessions.js';
 import type { Handle, HandledMethod, Handler } from './surface.js';
 
-export const PREVIEW_VIEW = 'ui://herald/post-preview';
+export const PREVIEW_VIEW = 'ui://herald/post';
 export const WEEK_VIEW = 'ui://herald/week';
 /** Where a linked tool's answer carries its drawn view. */
 export const VIEW_META_KEY = 'herald/view';
@@ -41,12 +42,13 @@ const LINKS: Record<string, string> = {
   approvePost: PREVIEW_VIEW,
   postsListTool: WEEK_VIEW,
 };
-const uiMeta = (uri: string) => ({ ui: { resourceUri: uri }, [RESOURCE_URI_META_KEY]: uri });
+// Only the current form (`_meta.ui.resourceUri`): the deprecated flat key ext-apps also writes costs 124 bytes a turn.
+const uiMeta = (uri: string) => ({ ui: { resourceUri: uri } });
 
 /**
  * The approval tools are REST tools (mcp: false); a view's Approve button calls approvePost through the host, so it is
- * offered over MCP to the views of a caller with the approve scope, and listed only to a client that renders apps, as an
- * app-only tool (visibility ["app"]: the host does not offer it to the model).
+ * offered over MCP to a caller with the approve scope whose client renders apps, as an app-only tool (visibility ["app"]:
+ * the host does not offer it to the model).
  */
 const APP_TOOLS = [approvePostTool];
 
@@ -57,10 +59,14 @@ const VIEWS = [
 // Nothing from outside the view's own document: no fetch, no script or style origin, no frame.
 const VIEW_META = { ui: { csp: { connectDomains: [], resourceDomains: [], frameDomains: [] }, prefersBorder: true } };
 
-/** Whether the client said at initialization that it renders MCP Apps (ext-apps' getUiCapability). */
+/**
+ * Whether the client said at initialization that it renders MCP Apps: the extension in its capabilities with the apps'
+ * MIME type (ext-apps' getUiCapability and the check its documentation gives).
+ */
 function rendersApps(session: SessionContext): boolean {
-  const capabilities = session.clientCapabilities as { extensions?: Record<string, unknown> } | undefined;
-  return Boolean(capabilities?.extensions?.[EXTENSION_ID]);
+  const capabilities = session.clientCapabilities as { extensions?: Record<string, { mimeTypes?: unknown }> } | undefined;
+  const mimeTypes = capabilities?.extensions?.[EXTENSION_ID]?.mimeTypes;
+  return Array.isArray(mimeTypes) && mimeTypes.includes(RESOURCE_MIME_TYPE);
 }
 
 type Listed = { name: string; _meta?: Record<string, unknown> };
@@ -70,18 +76,18 @@ type Listed = { name: string; _meta?: Record<string, unknown> };
  * in resources/list and resources/read, the drawn view in a linked tool's answer, and the app-only approvePost.
  */
 export function withApps(handle: Handle, services: Services, session: SessionContext): Handle {
+  // A client that does not render apps gets Herald exactly as without them: no links, no views, no drawn answers.
+  if (!rendersApps(session)) return handle;
   const { caller } = session;
   const appTools = APP_TOOLS.filter((tool) => canCall(caller, tool));
-  const listedAppTools = rendersApps(session)
-    ? appTools.map((tool) => ({
-        name: tool.name,
-        title: tool.title,
-        description: tool.description,
-        inputSchema: jsonSchema(tool.input, 'input'),
-        annotations: tool.annotations,
-        _meta: { ui: { resourceUri: LINKS[tool.name], visibility: ['app'] }, [RESOURCE_URI_META_KEY]: LINKS[tool.name] },
-      }))
-    : [];
+  const listedAppTools = appTools.map((tool) => ({
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: jsonSchema(tool.input, 'input'),
+    annotations: tool.annotations,
+    _meta: { ui: { resourceUri: LINKS[tool.name], visibility: ['app'] } },
+  }));
   const wrappers: Partial<Record<HandledMethod, (next: Handler) => Handler>> = {
     'tools/list': (next) => async (params, extra) => {
       const answer = (await next(params, extra)) as { tools: Listed[] };
