@@ -93,6 +93,9 @@ describe('sets in the composer', () => {
     await preview.locator('.preview-text').waitFor();
     expect(await preview.locator('.preview-text').textContent()).toBe('Baked in Berlin\nSourdough Saturday: loaves from 8:00');
     await checked('compose-from-set');
+    // One post without it: the composer's own opt-out (settings.signature false), seen in the live preview.
+    await page.getByLabel('Without the signature (Settings, Channels) on this post').check();
+    await page.getByRole('region', { name: 'Preview for Alice' }).locator('.preview-text', { hasText: /^Sourdough Saturday: loaves from 8:00$/ }).waitFor();
   });
 
   it('a set whose channel was disconnected says so when a post starts from it', async () => {

@@ -38,6 +38,8 @@ export interface ComposeState {
   timeZone: string;
   allowDuplicate: boolean;
   shortLink: boolean;
+  /** This post goes without its channel's signature (`settings.signature: false`, tools/internal/signature.ts). */
+  noSignature?: boolean;
   /** Kept through re-renders of the form: sending it twice (a double click, a reload) creates once. */
   idempotencyKey: string;
   /** The post this form edits (the same composer saves it with updatePost); undefined for a new post. */
@@ -105,6 +107,7 @@ export function stateOf(fields: Fields, fallbackZone: string): ComposeState {
     timeZone: canonicalZone(first(fields, 'timeZone')) ?? fallbackZone,
     allowDuplicate: first(fields, 'allowDuplicate') === 'yes',
     shortLink: first(fields, 'shortLink') === 'yes',
+    ...(first(fields, 'noSignature') === 'yes' ? { noSignature: true } : {}),
     idempotencyKey: /^[\x21-\x7e]{1,200}$/.test(key) ? key : randomUUID(),
     ...(/^[A-Za-z0-9_-]{1,64}$/.test(first(fields, 'edit')) ? { editing: first(fields, 'edit') } : {}),
   };
@@ -166,7 +169,7 @@ export async function composeRequests(
           delay: Math.max(0, Number.parseInt(item.delay, 10) || 0),
         };
       }),
-      settings: settingsValues(providerOf(channel), channel.name, state.settings[id] ?? {}),
+      settings: { ...settingsValues(providerOf(channel), channel.name, state.settings[id] ?? {}), ...(state.noSignature ? { signature: false } : {}) },
     };
   });
   const common = { type, shortLink: state.shortLink, ...(state.allowDuplicate ? { allowDuplicate: true } : {}), tags: [] };

@@ -144,6 +144,7 @@ export function composeMarkup(view: ComposeView): Markup {
           ${zoneField('compose-zone', 'timeZone', state.timeZone, 'Time zone of the date', 'Daylight-saving time is taken into account: 09:00 is 09:00 on the clock of that zone on that day.')}
         </fieldset>
         <div class="choice"><input type="checkbox" id="shortLink" name="shortLink" value="yes"${state.shortLink ? html` checked` : ''}><label for="shortLink">Shorten links</label></div>
+        ${state.editing ? '' : html`<div class="choice"><input type="checkbox" id="noSignature" name="noSignature" value="yes"${state.noSignature ? html` checked` : ''}><label for="noSignature">Without the signature (Settings, Channels) on this post</label></div>`}
         <div class="choice"><input type="checkbox" id="allowDuplicate" name="allowDuplicate" value="yes"${state.allowDuplicate ? html` checked` : ''}><label for="allowDuplicate">Posting this text again on purpose (allows a near-duplicate)</label></div>
       </section>
       <div class="actions compose-actions">
