@@ -59,6 +59,7 @@ const NAV: [string, string][] = [
   ['compose', 'New post'],
   ['posts', 'Posts'],
   ['calendar', 'Calendar'],
+  ['feeds', 'Feeds'],
   ['approvals', 'Approvals'],
   ['preview-links', 'Preview links'],
   ['comments', 'Comments'],

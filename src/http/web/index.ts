@@ -21,6 +21,7 @@ import { calendarPages } from './calendar-pages.js';
 import { approvalPages } from './approval-pages.js';
 import { consoleLocals, consoleSession } from './session.js';
 import { webhookPages } from './webhook-pages.js';
+import { feedPages } from './feed-pages.js';
 import { apiReferencePage } from './api-reference-page.js';
 import { chartPages } from './chart-pages.js';
 import { commentPages } from './comment-pages.js';
@@ -81,6 +82,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   oauthPages(router, services, sessions);
   devicePages(router, services);
   webhookPages(router, services);
+  feedPages(router, services);
   apiReferencePage(router, services);
   router.use((raw: unknown, request: Request, response: Response, _next: NextFunction) => {
     const error = asDomainError(raw);
