@@ -134,7 +134,7 @@ export function platformPreview(entry: EntryPreview, options: PlatformPreviewOpt
   const look = LOOKS[entry.platform ?? ''] ?? 'generic';
   const chain = provider?.chain === 'comments' ? 'comment' : 'reply';
   const title = look === 'reddit' && typeof entry.settings.values.title === 'string' ? entry.settings.values.title : undefined;
-  const date = options.dated === false ? '' : html`<p class="pp-date">${entry.state === 'DRAFT' ? 'Draft for' : 'Published'} <time datetime="${entry.slot.date}">${formatWhen(entry.slot.date, options.zone)}</time></p>`;
+  const date = options.dated === false ? '' : html`<p class="pp-date">${entry.state === 'DRAFT' ? 'Draft for' : 'To be published'} <time datetime="${entry.slot.date}">${formatWhen(entry.slot.date, options.zone)}</time></p>`;
   const many = entry.items.length > 1;
   const items = entry.items.map(
     (item) => html`<li class="pp-item${item.withinLimit ? '' : ' pp-over'}"><article class="pp-post" aria-label="${many ? `${item.position === 0 ? 'Post' : `${chain[0].toUpperCase()}${chain.slice(1)} ${item.position}`} of ${entry.items.length}` : 'Post'} on ${platform}">
