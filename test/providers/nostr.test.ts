@@ -311,7 +311,7 @@ describe('nostr through Herald', () => {
       expect(published.releaseWarnings).toEqual([missed(down)]);
       expect((await listed(rootId)).items[0].warnings).toEqual([missed(down)]);
       const view = await postView(herald.services.orm.em.fork(), herald.organizationId, rootId);
-      expect(String(previewMarkup(view.preview))).toContain(`Relay ${down} did not accept the note yet`);
+      expect(String(previewMarkup(view.preview, { id: rootId, name: "Nostr" }, "UTC"))).toContain(`Relay ${down} did not accept the note yet`);
 
       back = await startNostrRelay({ url: down });
       const [note] = await waitFor(async () => (back!.events.length > 0 ? back!.events : undefined));
