@@ -214,7 +214,7 @@ export interface Config {
   /** A start that is not serving by then (listening on HTTP; a worker-only process: running its worker) exits with 1. */
   startTimeoutSeconds: number;
   sweepCron: string;
-  /** Minutes after midnight UTC. */
+  /** Minutes after midnight, wall-clock times of each new channel's zone (its organization's). */
   defaultPostingTimes: number[];
   /**
    * Per-provider endpoint overrides, e.g. {"bluesky":{"video":"http://127.0.0.1:4100"}}; keys ending in `Version` are API versions.
@@ -268,7 +268,7 @@ function parsePostingTimes(value: string | undefined, problems: string[]): numbe
   if (value === undefined) return [120, 400, 700];
   const times = value.split(',').map((part) => Number(part.trim()));
   if (times.length === 0 || times.some((time) => !Number.isInteger(time) || time < 0 || time >= 1440)) {
-    problems.push(`DEFAULT_POSTING_TIMES: must be a comma-separated list of minutes after midnight UTC (0-1439), got "${value}"`);
+    problems.push(`DEFAULT_POSTING_TIMES: must be a comma-separated list of minutes after midnight (0-1439), wall-clock times of each channel's zone, got "${value}"`);
     return [120, 400, 700];
   }
   return [...new Set(times)].sort((a, b) => a - b);

@@ -60,13 +60,13 @@ describe('best times', () => {
     herald.setNow(NOW);
     const empty = await herald.rest('GET', `/best-times/${channelId}`);
     expect(empty.status).toBe(200);
-    expect(empty.body).toMatchObject({ enoughData: false, publishedPosts: 0, postsWithMetrics: 0, suggestions: [], slots: [], fallback: { postingTimesUtc: ['09:00'] }, timeZone: 'America/New_York' });
+    expect(empty.body).toMatchObject({ enoughData: false, publishedPosts: 0, postsWithMetrics: 0, suggestions: [], slots: [], fallback: { postingTimes: ['04:00'] }, timeZone: 'America/New_York' });
     expect(empty.body.explanation).toMatch(/^No data: no post was published on this channel/);
 
     // Tuesday 09:00 and Thursday 18:00 in New York (14:00 and 23:00 UTC in November).
     for (const [at, likes] of [['2026-11-24T14:00:00Z', 10], ['2026-11-17T14:00:00Z', 10], ['2026-11-19T23:00:00Z', 50], ['2026-11-12T23:00:00Z', 10]] as const) await seed(at, likes);
     const thin = await herald.rest('GET', `/best-times/${channelId}`);
-    expect(thin.body).toMatchObject({ enoughData: false, postsWithMetrics: 4, suggestions: [], fallback: { postingTimesUtc: ['09:00'] } });
+    expect(thin.body).toMatchObject({ enoughData: false, postsWithMetrics: 4, suggestions: [], fallback: { postingTimes: ['04:00'] } });
     expect(thin.body.explanation).toMatch(/^Not enough data: 4 posts with metrics \(at least 10 are needed/);
     // The evidence is still shown.
     expect(thin.body.slots).toEqual([

@@ -123,12 +123,43 @@ describe('console charts', () => {
     expect((await client.get('/analytics?metric=nope&days=7')).text).toContain('id="overview-followers"');
   });
 
+  it('lists the metrics the channels report to choose from, also when none was recorded in the period shown (issue 36)', async () => {
+    const options = (text: string) => [...text.matchAll(/<select id="metric" name="metric">([\s\S]*?)<\/select>/g)].flatMap((select) => [...select[1].matchAll(/<option value="([^"]+)"/g)].map((option) => option[1]));
+    const listed = options((await client.get('/analytics?days=30')).text);
+    expect(listed).toContain('followers');
+    expect(listed.length).toBeGreaterThan(1);
+    // A metric read only before the period shown (here 200 days ago) is offered too; choosing it says why its chart is empty.
+    const db = herald.services.orm.em.fork().getConnection();
+    const [{ organization_id: organizationId }] = await db.execute('select organization_id from integration where id = ?', [blueskyId]);
+    await db.execute(
+      `insert into channel_metric_day (integration_id, organization_id, metric, day, label, value, kind, recorded_at) values (?, ?, 'saves', ?::date, 'Saves', 3, 'total', now())`,
+      [blueskyId, organizationId, isoDay(new Date(start - 200 * DAY))],
+    );
+    try {
+      expect(new Set(options((await client.get('/analytics?days=30')).text))).toEqual(new Set([...listed, 'saves']));
+      expect((await client.get('/analytics?days=30&metric=saves')).text).toContain('id="why-empty">No metric was recorded for any channel in this period.');
+    } finally {
+      await db.execute(`delete from channel_metric_day where metric = 'saves'`);
+    }
+    // With nothing recorded, the page says why there is nothing to choose instead of an empty list.
+    await db.execute(`update channel_metric_day set organization_id = 'elsewhere' where organization_id = ?`, [organizationId]);
+    try {
+      const none = await client.get('/analytics');
+      expect(options(none.text)).toEqual([]);
+      expect(none.text).toMatch(/id="no-metrics">No metric is recorded yet, so there is nothing to compare: Herald reads each channel/);
+    } finally {
+      // A background read may have recorded some again meanwhile: those are kept, the moved ones put back.
+      await db.execute(`delete from channel_metric_day where organization_id = 'elsewhere' and (integration_id, metric, day) in (select integration_id, metric, day from channel_metric_day where organization_id = ?)`, [organizationId]);
+      await db.execute(`update channel_metric_day set organization_id = ? where organization_id = 'elsewhere'`, [organizationId]);
+    }
+  });
+
   it('shows best times: the fallback while data is thin, then the suggested slots with their evidence', async () => {
     const thin = await client.get(`/channels/${blueskyId}/best-times`);
     expect(thin.status).toBe(200);
     expect(thin.text).toMatch(/id="best-times-verdict">Not enough data: 1 posts with metrics/);
     // In the channel's zone only: no UTC repetition for a person (issue 36).
-    expect(thin.text).toMatch(/id="fallback">Until there is enough data, Herald schedules at the channel's posting times: \d\d:\d\d(, \d\d:\d\d)*\.<\/p>/);
+    expect(thin.text).toMatch(/id="fallback">Until there is enough data, Herald schedules at the channel's posting times: \d\d:\d\d(, \d\d:\d\d)* \([A-Za-z_/]+\)\.<\/p>/);
     // Twelve more posts, four in each of three weekday-hour slots, read two days after publication.
     const em = herald.services.orm.em.fork();
     const now = herald.services.now().getTime();

@@ -14,7 +14,7 @@ export const bestTimesSchema = z.object({
   enoughData: z.boolean(),
   suggestions: z.array(slot),
   slots: z.array(slot),
-  fallback: z.object({ postingTimesUtc: z.array(z.string()) }).nullable(),
+  fallback: z.object({ postingTimes: z.array(z.string()) }).nullable(),
   explanation: z.string(),
   method: z.string(),
 });

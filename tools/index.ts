@@ -40,10 +40,10 @@ import { keyTools } from './api-keys.js';
 import { auditList } from './audit-list.js';
 import { previewLinkTools } from './preview-links.js';
 import { importPostsTool } from './import-posts.js';
-import { recurringPostTools } from './recurring-posts.js';
 import { postSetTools } from './post-sets.js';
 import { signatureTools } from './signatures.js';
 import { feedTools } from './feeds.js';
+import { recurringPostTools } from './recurring-posts.js';
 import { approvalSettingsTool, approvePostTool, rejectPostTool, setApprovalSettingsTool } from './approve-post.js';
 
 export const tools: readonly ToolDefinition[] = [
@@ -101,8 +101,8 @@ export const tools: readonly ToolDefinition[] = [
   ...postSetTools,
   ...signatureTools,
   ...feedTools,
-  ...previewLinkTools,
   ...recurringPostTools,
+  ...previewLinkTools,
 ] as unknown as readonly ToolDefinition[];
 
 export const toolByName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -1,7 +1,7 @@
 // completion/complete for the resource templates' parameters and the prompts' arguments: channel ids (matched on the id
 // or the channel's name), platform identifiers, post ids (recent and upcoming), numbers of days and dates.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CompleteRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CompleteRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Handle } from './surface.js';
 import { IntegrationSchema, PostSchema } from '../db/entities.js';
 import { providerIdentifiers } from '../../providers/index.js';
 import type { Caller, Services } from '../../tools/types.js';
@@ -57,9 +57,9 @@ const TEMPLATE_ARGUMENTS: Record<string, Record<string, ArgumentValues | 'posts'
   'herald://platforms/{identifier}': { identifier: 'platform' },
 };
 
-export function registerCompletions(server: Server, services: Services, caller: Caller): void {
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
-    const { ref, argument } = request.params;
+export function registerCompletions(handle: Handle, services: Services, caller: Caller): void {
+  handle('completion/complete', async (params: CompleteRequest['params']) => {
+    const { ref, argument } = params;
     let kind: ArgumentValues | 'posts' | undefined;
     if (ref.type === 'ref/resource') kind = TEMPLATE_ARGUMENTS[ref.uri]?.[argument.name];
     else kind = PROMPTS.find((prompt) => prompt.name === ref.name)?.arguments.find((item) => item.name === argument.name)?.values;

@@ -11,7 +11,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../lib/logger.js';
 import { Listener } from '../db/listener.js';
-import { eventsAfter, STREAM_CHANNEL, type StoredEvent } from './event-store.js';
+import { eventsAfter, standaloneStreamOf, STREAM_CHANNEL, type StoredEvent } from './event-store.js';
 
 const REPLY_CHANNEL = 'herald_mcp_reply';
 const KEEPALIVE_MS = 25_000;
@@ -25,7 +25,9 @@ interface LiveStream {
   /** A request stream ends once its response is sent; the GET stream stays open. */
   requestStream: boolean;
   lastSequence: string;
-  response: ServerResponse;
+  /** The SSE response written to, or, for a 2026-07-28 subscriptions/listen stream, the URI of each resource update. */
+  response?: ServerResponse;
+  deliver?: (uri: string) => void;
   pumping: Promise<void>;
   timers: NodeJS.Timeout[];
 }
@@ -81,6 +83,17 @@ export class SessionHub {
     this.pump(live);
   }
 
+  /**
+   * A 2026-07-28 subscriptions/listen stream (its subscriptions in the row `rowId`, like a session's): each resource update
+   * stored for it is handed to `deliver`, on this process, until the returned function is called.
+   */
+  listen(rowId: string, organizationId: string, deliver: (uri: string) => void): () => void {
+    const live: LiveStream = { sessionId: rowId, organizationId, streamId: standaloneStreamOf(rowId), requestStream: false, lastSequence: '0', deliver, pumping: Promise.resolve(), timers: [] };
+    this.streams.set(live.streamId, live);
+    this.pump(live);
+    return () => this.end(live);
+  }
+
   /** Sends the stored events of a stream held here that it has not sent yet (one pump at a time per stream, in order). */
   private pump(stream: LiveStream): void {
     stream.pumping = stream.pumping.then(async () => {
@@ -93,14 +106,19 @@ export class SessionHub {
   private write(stream: LiveStream, event: StoredEvent): void {
     if (this.streams.get(stream.streamId) !== stream || BigInt(event.sequence) <= BigInt(stream.lastSequence)) return;
     stream.lastSequence = event.sequence;
-    stream.response.write(`event: message\nid: ${event.id}\ndata: ${JSON.stringify(event.message)}\n\n`);
+    if (stream.deliver) {
+      const uri = (event.message as { params?: { uri?: unknown } }).params?.uri;
+      if (typeof uri === 'string') stream.deliver(uri);
+      return;
+    }
+    stream.response?.write(`event: message\nid: ${event.id}\ndata: ${JSON.stringify(event.message)}\n\n`);
     if (stream.requestStream && isAnswer(event.message)) this.end(stream);
   }
 
   private end(stream: LiveStream): void {
     for (const timer of stream.timers) clearInterval(timer);
     if (this.streams.get(stream.streamId) === stream) this.streams.delete(stream.streamId);
-    if (!stream.response.writableEnded) stream.response.end();
+    if (stream.response && !stream.response.writableEnded) stream.response.end();
   }
 
   /** Ends the streams of sessions that ended (DELETE, revoked credential, idle) and are held here. */

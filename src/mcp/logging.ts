@@ -1,12 +1,12 @@
 // MCP logging: the level a session set with logging/setLevel (an unknown level is refused with -32602, as the spec asks),
 // and the log notifications a tool call sends at or above it. Messages say what was validated, queued or deleted; they
 // never carry secrets (tokens, keys, credentials) — tools log ids, counts and sentences only.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { LoggingLevelSchema, type LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import { invalidParams } from './errors.js';
 import { z } from 'zod';
 import type { ToolLogLevel } from '../../tools/types.js';
 import type { SessionContext } from './sessions.js';
+import type { Handle } from './surface.js';
 
 const LEVELS = LoggingLevelSchema.options;
 const severity = (level: LoggingLevel) => LEVELS.indexOf(level);
@@ -15,7 +15,7 @@ const severity = (level: LoggingLevel) => LEVELS.indexOf(level);
 const DEFAULT_LOG_LEVEL: LoggingLevel = 'info';
 
 // A looser request schema than the SDK's, so an unknown level reaches the handler and gets -32602 instead of -32603.
-const SetLevelRequest = z.object({ method: z.literal('logging/setLevel'), params: z.object({ level: z.unknown() }).loose() });
+export const SetLevelRequest = z.object({ method: z.literal('logging/setLevel'), params: z.object({ level: z.unknown() }).loose() });
 
 /**
  * The log level of one session, read from the session's state (sessions live in Postgres: each request builds its own
@@ -28,11 +28,11 @@ export class SessionLog {
     this.level = session.state.logLevel ?? DEFAULT_LOG_LEVEL;
   }
 
-  register(server: Server): void {
-    server.setRequestHandler(SetLevelRequest, async (request) => {
-      const parsed = LoggingLevelSchema.safeParse(request.params.level);
+  register(handle: Handle): void {
+    handle('logging/setLevel', async (params: { level: unknown }) => {
+      const parsed = LoggingLevelSchema.safeParse(params.level);
       if (!parsed.success) {
-        throw invalidParams(`Unknown log level ${JSON.stringify(request.params.level)}: use one of ${LEVELS.join(', ')}.`);
+        throw invalidParams(`Unknown log level ${JSON.stringify(params.level)}: use one of ${LEVELS.join(', ')}.`);
       }
       this.level = parsed.data;
       await this.session.updateState({ logLevel: parsed.data });

@@ -1,6 +1,5 @@
 // MCP prompts that encode good practice: each one's text tells the agent which tools and resources to use, in which order.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { GetPromptRequestSchema, ListPromptsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Handle } from './surface.js';
 import { invalidParams } from './errors.js';
 
 /** What completion/complete offers for an argument (completions.ts). */
@@ -134,8 +133,8 @@ export const PROMPTS: PromptDefinition[] = [
   },
 ];
 
-export function registerPrompts(server: Server, now: () => Date): void {
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({
+export function registerPrompts(handle: Handle, now: () => Date): void {
+  handle('prompts/list', async () => ({
     prompts: PROMPTS.map((prompt) => ({
       name: prompt.name,
       title: prompt.title,
@@ -143,10 +142,10 @@ export function registerPrompts(server: Server, now: () => Date): void {
       arguments: prompt.arguments.map(({ name, description, required }) => ({ name, description, required })),
     })),
   }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => {
-    const prompt = PROMPTS.find((candidate) => candidate.name === request.params.name);
-    if (!prompt) throw invalidParams(`Unknown prompt "${request.params.name}": use one of ${PROMPTS.map((item) => item.name).join(', ')}.`);
-    const args = request.params.arguments ?? {};
+  handle('prompts/get', async (params: { name: string; arguments?: Record<string, string> }) => {
+    const prompt = PROMPTS.find((candidate) => candidate.name === params.name);
+    if (!prompt) throw invalidParams(`Unknown prompt "${params.name}": use one of ${PROMPTS.map((item) => item.name).join(', ')}.`);
+    const args = params.arguments ?? {};
     const missing = prompt.arguments.filter((argument) => argument.required && !args[argument.name]?.trim()).map((argument) => argument.name);
     if (missing.length > 0) throw invalidParams(`Prompt "${prompt.name}" needs the argument${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`);
     return {

@@ -12,15 +12,8 @@
 // or edited, whichever Herald process did it and whichever holds its stream (`resourceUpdates`). A client subscribed to
 // comments gets it when a comment is stored or changes state: the comment table's trigger (Migration20261127200000) writes
 // the update into the session's stream in the transaction that stored it, from `comments:*` / `comments:<root post id>`.
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type Resource,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { Handle } from './surface.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, type Integration } from '../db/entities.js';
 import { DomainError } from '../errors.js';
@@ -241,6 +234,17 @@ async function readVisibleResource(services: Services, caller: Caller, uri: stri
   }
 }
 
+/**
+ * What a subscription to `uri` waits for, as the deliveries match it (a post's root id, `comments:*`, `comments:<root>`, or
+ * the URI itself). Reading checks that the resource exists in this organization (a URI the caller cannot read is refused as
+ * resources/read refuses it); posts and comments change on their own.
+ */
+export async function subscriptionKey(services: Services, caller: Caller, uri: string): Promise<string> {
+  const content = (await readResource(services, caller, uri)) as { id?: string; postId?: string };
+  const target = parseResourceUri(uri)!;
+  return target.kind === 'post' ? content.id! : target.kind === 'comments' ? 'comments:*' : target.kind === 'postComments' ? `comments:${content.postId}` : uri;
+}
+
 /** A session's subscriptions, kept in its state (sessions live in Postgres): the client's URI → the root post it names. */
 type Subscriptions = Record<string, string>;
 
@@ -278,13 +282,13 @@ export class ResourceSubscriptions {
   constructor(
     private readonly services: Services,
     private readonly caller: Caller,
-    private readonly server: Server,
     private readonly session: SessionContext,
   ) {}
 
-  register(): void {
-    const { server, services, caller, session } = this;
-    server.setRequestHandler(ListResourcesRequestSchema, async () => {
+  /** `subscriptions`: resources/subscribe and unsubscribe (2025-11-25 sessions; 2026-07-28 clients use subscriptions/listen). */
+  register(handle: Handle, subscriptions: boolean): void {
+    const { services, caller, session } = this;
+    handle('resources/list', async () => {
       const em = services.orm.em.fork();
       const list: Resource[] = [
         { uri: 'herald://integrations', name: 'channels', title: 'Channels', description: 'The organization\'s connected channels with state, platform rules, limits and settings schema.', mimeType: JSON_TYPE },
@@ -308,23 +312,19 @@ export class ResourceSubscriptions {
       ];
       return { resources: list };
     });
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-      const { uri } = request.params;
+    handle('resources/templates/list', async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+    handle('resources/read', async ({ uri }: { uri: string }) => {
       const content = await readResource(services, caller, uri);
       return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(content, null, 2) }] };
     });
-    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-      const { uri } = request.params;
-      // Reading checks that the resource exists in this organization; posts and comments change on their own.
-      const content = (await readResource(services, caller, uri)) as { id?: string; postId?: string };
-      const target = parseResourceUri(uri)!;
-      const key = target.kind === 'post' ? content.id! : target.kind === 'comments' ? 'comments:*' : target.kind === 'postComments' ? `comments:${content.postId}` : uri;
+    if (!subscriptions) return;
+    handle('resources/subscribe', async ({ uri }: { uri: string }) => {
+      const key = await subscriptionKey(services, caller, uri);
       await session.updateState({ subscriptions: { ...subscriptionsOf(session), [uri]: key } });
       return {};
     });
-    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-      const { [request.params.uri]: _gone, ...rest } = subscriptionsOf(session);
+    handle('resources/unsubscribe', async ({ uri }: { uri: string }) => {
+      const { [uri]: _gone, ...rest } = subscriptionsOf(session);
       await session.updateState({ subscriptions: rest });
       return {};
     });

@@ -4,22 +4,37 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CallToolResult,
+  type ContentBlock,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { asDomainError, DomainError, toToolErrorText } from '../errors.js';
 import { tools } from '../../tools/index.js';
 import { canCall, runTool } from '../../tools/runner.js';
-import type { Caller, Services } from '../../tools/types.js';
+import type { Caller, ConfirmationAnswer, ConfirmationRequest, Services } from '../../tools/types.js';
 import { newId } from '../lib/crypto.js';
 import { jsonSchema } from '../http/openapi.js';
-import { SessionLog } from './logging.js';
+import { SessionLog, SetLevelRequest } from './logging.js';
 import { invalidParams } from './errors.js';
 import { ResourceSubscriptions } from './resources.js';
 import { registerPrompts } from './prompts.js';
 import { registerCompletions } from './completions.js';
-import { SessionConfirmations } from './confirmations.js';
+import { InputRequired, SessionConfirmations } from './confirmations.js';
 import type { SessionContext } from './sessions.js';
 import { timedToolCall } from '../lib/metrics.js';
+import { serverInfo, type Handle, type HandledMethod, type HandlerExtra } from './surface.js';
+import { withApps } from './apps.js';
 
 const mcpTools = tools.filter((tool) => tool.mcp);
 const mcpToolNames = new Set(mcpTools.map((tool) => tool.name));
@@ -72,7 +87,19 @@ const mcpToolList = mcpTools.map((tool) => ({
 /** The tools/list answer of a caller: a credential sees only the tools it may call (a read-only token, an agent key). */
 export const listedTools = (caller: Caller) => mcpToolList.filter((_, index) => canCall(caller, mcpTools[index]));
 
-const INSTRUCTIONS =
+/** The tools whose answer names posts it created or changed: each gets a resource_link to herald://posts/{id}. */
+const POST_ANSWERS: Record<string, (output: Record<string, unknown>) => unknown[]> = {
+  schedulePostTool: (output) => (Array.isArray(output.output) ? output.output.map((item: { postId?: unknown }) => item.postId) : []),
+  updatePost: (output) => [output.id],
+};
+
+/** resource_link blocks to the posts a create or an update answered, so a client can open or subscribe to them. */
+function postLinks(tool: string, output: Record<string, unknown>): ContentBlock[] {
+  const ids = (POST_ANSWERS[tool]?.(output) ?? []).filter((id): id is string => typeof id === 'string');
+  return ids.map((id) => ({ type: 'resource_link', uri: `herald://posts/${id}`, name: `post-${id}`, title: 'Post', mimeType: 'application/json' }));
+}
+
+export const INSTRUCTIONS =
   'Herald publishes to the organization\'s social channels. Start with the resource herald://integrations (or integrationList), read herald://platforms/{identifier} ' +
   'for each platform\'s rules and limits before writing, timeZoneTool for the user\'s local times, validatePostTool to show the user the post, then schedulePostTool with an idempotencyKey. Prompts plan-week, article-to-thread, weekly-analytics-report and recover-failed-posts ' +
   'walk through common jobs. Posts by agents may wait for an owner\'s approval (approval.status "pending"): subscribe to herald://posts/{id} to learn the decision.';
@@ -106,68 +133,107 @@ function argumentsOf(params: z.infer<typeof CallToolRequest>['params']): { name:
 /** One validator for every server: the SDK builds a new Ajv per server otherwise, and a server is built per request. */
 let validator: AjvJsonSchemaValidator | undefined;
 
-/**
- * The server of one request of a session (sessions live in Postgres, so a server is built for each request, on whichever
- * process it reaches). `session` is what the session keeps: the client's capabilities and info from its initialization,
- * and `state`, the per-session state read here and changed with `session.updateState` (log level, resource subscriptions,
- * pending confirmations). The initialize request gets one too: its session is stored before the server answers it.
- */
-export function createMcpServer(services: Services, session: SessionContext): Server {
-  const { caller } = session;
-  validator ??= new AjvJsonSchemaValidator();
-  const server = new Server(
-    { name: 'Herald', version: '0.1.0' },
-    {
-      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {} },
-      instructions: INSTRUCTIONS,
-      jsonSchemaValidator: validator,
-    },
-  );
-  restoreClient(server, session);
-  const log = new SessionLog(session);
-  log.register(server);
-  new ResourceSubscriptions(services, caller, server, session).register();
-  registerPrompts(server, services.now);
-  registerCompletions(server, services, caller);
-  const confirmations = new SessionConfirmations(server, session);
+/** The SDK 1.x request schemas of the methods Herald handles (tools/call and logging/setLevel: looser ones of our own). */
+const LEGACY_SCHEMAS: Record<HandledMethod, z.ZodType> = {
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequest,
+  'resources/list': ListResourcesRequestSchema,
+  'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+  'resources/subscribe': SubscribeRequestSchema,
+  'resources/unsubscribe': UnsubscribeRequestSchema,
+  'prompts/list': ListPromptsRequestSchema,
+  'prompts/get': GetPromptRequestSchema,
+  'completion/complete': CompleteRequestSchema,
+  'logging/setLevel': SetLevelRequest,
+};
 
+/**
+ * Registers a handler on an SDK 1.x server. `Server` wraps a tools/call handler in its own validation against the strict
+ * schema, so every handler is installed with `Protocol`'s registration (the SDK's public base class), which parses with the
+ * schema given only.
+ */
+const legacyHandle =
+  (server: Server): Handle =>
+  (method, handler) =>
+    Protocol.prototype.setRequestHandler.call(server, LEGACY_SCHEMAS[method] as never, ((request: { params?: unknown }, extra: RequestHandlerExtra<never, never>) =>
+      handler(request.params ?? {}, { era: 'legacy', requestId: extra.requestId, notify: (notification) => extra.sendNotification(notification as never), signal: extra.signal })) as never);
+
+/** What a request's server answers, in either era: a `Handle` registers each feature's handlers on its SDK's server. */
+export interface SurfaceOptions {
+  services: Services;
+  session: SessionContext;
+  handle: Handle;
+  /** How a destructive call is confirmed in this era (an elicitation, an input_required result or the two-call rule). */
+  confirmations: (extra: HandlerExtra) => (request: ConfirmationRequest) => Promise<ConfirmationAnswer>;
+  /** 2025-11-25 only: resources/subscribe (2026-07-28 clients use subscriptions/listen, which the SDK serves). */
+  subscriptions?: boolean;
+}
+
+export function registerSurface({ services, session, handle, confirmations, subscriptions }: SurfaceOptions): void {
+  handle = withApps(handle, services, session); // MCP Apps: the views' links, resources and drawn answers (apps.ts)
+  const { caller } = session;
+  const log = new SessionLog(session);
+  log.register(handle);
+  new ResourceSubscriptions(services, caller, session).register(handle, subscriptions === true);
+  registerPrompts(handle, services.now);
+  registerCompletions(handle, services, caller);
   const visible = listedTools(caller);
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: visible }));
-  Protocol.prototype.setRequestHandler.call(server, CallToolRequest, timedToolCall(mcpToolNames, async (request: z.infer<typeof CallToolRequest>, extra): Promise<CallToolResult> => {
+  handle('tools/list', async () => ({ tools: visible }));
+  const call = timedToolCall(mcpToolNames, async ({ params }: { params: z.infer<typeof CallToolRequest>['params'] }, extra: HandlerExtra): Promise<CallToolResult> => {
     const requestId = newId();
-    const call = argumentsOf(request.params);
+    const call = argumentsOf(params);
     const tool = mcpTools.find((candidate) => candidate.name === call.name);
-    const logs = log.forRequest((notification) => extra.sendNotification(notification), `herald.${call.name}`);
+    const logs = log.forRequest((notification) => extra.notify(notification), `herald.${call.name}`);
     try {
       if (!tool) {
         throw new DomainError('not_found', `Unknown tool "${call.name}".`, { hint: `Available tools: ${visible.map((item) => item.name).join(', ')}.` });
       }
       // The client asked for progress notifications of this call: long tools (uploads, generation) report through it.
-      const progressToken = request.params._meta?.progressToken;
+      const progressToken = params._meta?.progressToken;
       const progress =
         progressToken === undefined
           ? undefined
-          : (value: number, total?: number, message?: string) =>
-              extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } });
+          : (value: number, total?: number, message?: string) => extra.notify({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } });
       logs.log('debug', `Running ${tool.name} with ${Object.keys(call.arguments).join(', ') || 'no arguments'}.`, { requestId });
       const output = (await runTool(tool, call.arguments, caller, services, requestId, {
         progress,
         via: 'mcp',
         log: logs.log,
-        confirm: confirmations.forRequest(extra.requestId),
+        confirm: confirmations(extra),
       })) as Record<string, unknown>;
       await logs.flush();
       // A refusal answered as data (schedulePostTool's {errors}) is still an error to an agent that checks isError.
       const refused = tool.refused?.(output as never) === true;
-      return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, ...(refused ? { isError: true } : {}) };
+      return { content: [{ type: 'text', text: JSON.stringify(output) }, ...postLinks(tool.name, output)], structuredContent: output, ...(refused ? { isError: true } : {}) };
     } catch (raw) {
+      if (raw instanceof InputRequired) throw raw;
       const error = asDomainError(raw);
       if (error.code === 'internal') services.logger.error({ err: raw, requestId, tool: call.name }, 'tool failed');
       logs.log('error', toToolErrorText(error), { requestId });
       await logs.flush();
       return { isError: true, content: [{ type: 'text', text: toToolErrorText(error) }] };
     }
-  }));
+  });
+  handle('tools/call', (params, extra) => call({ params }, extra));
+}
+
+/**
+ * The server of one request of a 2025-11-25 session (sessions live in Postgres, so a server is built for each request, on
+ * whichever process it reaches). `session` is what the session keeps: the client's capabilities and info from its
+ * initialization, and `state`, the per-session state read here and changed with `session.updateState` (log level, resource
+ * subscriptions, pending confirmations). The initialize request gets one too: its session is stored before the server answers it.
+ */
+export function createMcpServer(services: Services, session: SessionContext): Server {
+  validator ??= new AjvJsonSchemaValidator();
+  const server = new Server(serverInfo(services.config.publicUrl), {
+    capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {} },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: validator,
+  });
+  restoreClient(server, session);
+  const confirmations = new SessionConfirmations(server, session);
+  registerSurface({ services, session, handle: legacyHandle(server), confirmations: (extra) => confirmations.forRequest(extra.requestId), subscriptions: true });
   return server;
 }
 

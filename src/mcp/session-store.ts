@@ -44,6 +44,12 @@ const FIND_WITH_API_KEY = statement(
    from api_key k left join mcp_session s on s.id = $2 and s.credential_id = k.id
    where ${LIVE_KEY}`,
 );
+// A row without a session's client: what a 2026-07-28 credential keeps between its stateless requests (the two-call rule).
+const UPSERT_STATE = statement(
+  'mcp_session_upsert_state',
+  `insert into mcp_session (id, credential_id, organization_id, protocol_version, state, created_at, last_seen_at) values ($1, $2, $3, $4, $5::jsonb, now(), now())
+   on conflict (id) do update set state = mcp_session.state || $5::jsonb, last_seen_at = now() where mcp_session.credential_id = $2 returning state`,
+);
 const TOUCH = statement('mcp_session_touch', 'update mcp_session set last_seen_at = $2 where id = $1');
 const UPDATE_STATE = statement('mcp_session_state', `update mcp_session set state = state || $2::jsonb where id = $1 returning state`);
 const DELETE = statement('mcp_session_delete', 'with gone as (delete from mcp_session where id = $1 returning id) delete from mcp_event where session_id in (select id from gone)');
@@ -102,6 +108,12 @@ export class SessionStore {
   /** Merges `patch` into the session's state (top-level keys; a key set to null is kept as null). */
   async updateState(id: string, patch: SessionState): Promise<SessionState> {
     const [row] = await this.sql.rows<{ state: SessionState }>(UPDATE_STATE, [id, JSON.stringify(patch)]);
+    return row?.state ?? {};
+  }
+
+  /** The state kept for a credential between stateless requests (2026-07-28), merged with `patch` (created on first use). */
+  async credentialState(caller: Caller, protocolVersion: string, patch: SessionState = {}): Promise<SessionState> {
+    const [row] = await this.sql.rows<{ state: SessionState }>(UPSERT_STATE, [`credential:${caller.credentialId}`, caller.credentialId, caller.organizationId, protocolVersion, JSON.stringify(patch)]);
     return row?.state ?? {};
   }
 

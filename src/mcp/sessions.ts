@@ -25,6 +25,7 @@ import { createMcpServer } from './server.js';
 import { EVENT_RETENTION_MS, latestSequence, parseEventId, PostgresEventStore, standaloneStreamOf, storeEvent } from './event-store.js';
 import { isAnswer, SessionHub } from './hub.js';
 import { SessionStore, type SessionRow, type SessionState } from './session-store.js';
+import { ModernMcp } from './modern.js';
 
 /** What a request's server knows of its session (see createMcpServer). */
 export interface SessionContext extends Pick<SessionRow, 'id' | 'protocolVersion' | 'clientInfo' | 'clientCapabilities'> {
@@ -50,6 +51,8 @@ export async function notifySession(em: EntityManager, sessionId: string, messag
 export class McpSessions {
   readonly store: SessionStore;
   readonly hub: SessionHub;
+  /** The 2026-07-28 requests, told apart from the sessions' by the request itself (the version in its envelope). */
+  readonly modern: ModernMcp;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly services: Services) {
@@ -57,6 +60,7 @@ export class McpSessions {
     this.store = new SessionStore(em);
     this.hub = new SessionHub({ connectionString: services.orm.config.get('clientUrl') ?? '', em, logger: services.logger });
     this.hub.start();
+    this.modern = new ModernMcp(services, this.store, this.hub);
     this.sweeper = setInterval(() => void this.closeIdle().catch((error: Error) => services.logger.warn({ err: error.message }, 'MCP session sweep failed')), 60_000);
     this.sweeper.unref();
   }
@@ -74,6 +78,7 @@ export class McpSessions {
 
   /** `loaded`: the request's session when the caller was resolved with it (resolveWithApiKey). */
   async handle(request: Request, response: Response, caller: Caller, loaded?: SessionRow | null): Promise<void> {
+    if (!(await this.modern.isLegacy(request))) return this.modern.handle(request, response, caller);
     const sessionId = request.headers['mcp-session-id'];
     if (typeof sessionId !== 'string') {
       if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
@@ -83,7 +88,8 @@ export class McpSessions {
     }
     const session = loaded === undefined ? await this.store.find(sessionId) : loaded;
     // A session opened by another credential is answered exactly like an unknown one.
-    if (!session || session.credentialId !== caller.credentialId) return jsonRpcError(response, 404, 'Session not found: initialize a new session.');
+    // A row of a credential's stateless state or of a listen stream is no session either.
+    if (!session || session.credentialId !== caller.credentialId || session.id.includes(':')) return jsonRpcError(response, 404, 'Session not found: initialize a new session.');
     await this.store.touch(session, this.services.now());
     if (request.method === 'DELETE') {
       await this.store.delete(session.id);

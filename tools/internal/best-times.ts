@@ -11,7 +11,7 @@
 // to the channel's posting times. Nothing is invented: with no data it says there is none.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Integration } from '../../src/db/entities.js';
-import { formatPostingTime } from './integrations.js';
+import { postingTimesIn } from './find-slot.js';
 import { wallClockOf, weekdayOf } from '../../src/lib/time-zone.js';
 import { channelZone, organizationZone } from './time-zones.js';
 
@@ -54,7 +54,8 @@ export interface BestTimes {
   /** Every slot with posts, busiest first: the evidence. */
   slots: BestTimeSlot[];
   /** When there is not enough data: the channel's posting times (UTC), what find-slot uses instead. */
-  fallback: { postingTimesUtc: string[] } | null;
+  /** The posting times find-slot falls back to, as `HH:MM` on the clock of `timeZone`. */
+  fallback: { postingTimes: string[] } | null;
   explanation: string;
   method: string;
 }
@@ -84,7 +85,8 @@ async function postsWithEngagement(em: EntityManager, integration: Integration, 
 }
 
 export async function bestTimes(em: EntityManager, integration: Integration, now: Date, defaultPostingTimes: number[]): Promise<BestTimes> {
-  const timeZone = channelZone(integration, await organizationZone(em, integration.organizationId));
+  const organizationDefault = await organizationZone(em, integration.organizationId);
+  const timeZone = channelZone(integration, organizationDefault);
   const posts = await postsWithEngagement(em, integration, now);
   const measured = posts.filter((post) => post.engagement !== undefined);
   const buckets = new Map<string, { weekday: number; hour: number; values: number[] }>();
@@ -102,16 +104,15 @@ export async function bestTimes(em: EntityManager, integration: Integration, now
   const eligible = slots.filter((slot) => slot.posts >= MIN_SLOT_POSTS).sort((a, b) => b.medianEngagement - a.medianEngagement || b.posts - a.posts || a.order - b.order);
   const enoughData = measured.length >= MIN_POSTS && eligible.length > 0;
   const strip = ({ order: _order, ...slot }: (typeof slots)[number]) => slot;
-  const times = integration.postingTimes.length > 0 ? integration.postingTimes : defaultPostingTimes;
-  const fallbackTimes = [...new Set(times)].sort((a, b) => a - b).map(formatPostingTime);
+  const fallbackTimes = postingTimesIn(integration, defaultPostingTimes, organizationDefault, timeZone, now);
   let explanation: string;
   if (enoughData) {
     const best = eligible[0];
     explanation = `From ${measured.length} posts with metrics: ${best.weekday} ${best.hour} (${timeZone}) has the highest median engagement, ${best.medianEngagement} over ${best.posts} posts.`;
   } else if (measured.length === 0) {
-    explanation = `No data: ${posts.length === 0 ? 'no post was published on this channel in the last ' + LOOKBACK_DAYS + ' days' : `none of the ${posts.length} published posts has metrics yet (they are read a day or more after publication, and only where the platform offers post analytics)`}. Falling back to the channel's posting times (${fallbackTimes.join(', ')} UTC).`;
+    explanation = `No data: ${posts.length === 0 ? 'no post was published on this channel in the last ' + LOOKBACK_DAYS + ' days' : `none of the ${posts.length} published posts has metrics yet (they are read a day or more after publication, and only where the platform offers post analytics)`}. Falling back to the channel's posting times (${fallbackTimes.join(', ')}, ${timeZone}).`;
   } else {
-    explanation = `Not enough data: ${measured.length} posts with metrics (at least ${MIN_POSTS} are needed, and ${MIN_SLOT_POSTS} in one weekday-hour slot). Falling back to the channel's posting times (${fallbackTimes.join(', ')} UTC).`;
+    explanation = `Not enough data: ${measured.length} posts with metrics (at least ${MIN_POSTS} are needed, and ${MIN_SLOT_POSTS} in one weekday-hour slot). Falling back to the channel's posting times (${fallbackTimes.join(', ')}, ${timeZone}).`;
   }
   return {
     integration: { id: integration.id, name: integration.name, platform: integration.providerIdentifier },
@@ -121,7 +122,7 @@ export async function bestTimes(em: EntityManager, integration: Integration, now
     enoughData,
     suggestions: enoughData ? eligible.slice(0, 3).map(strip) : [],
     slots: slots.map(strip),
-    fallback: enoughData ? null : { postingTimesUtc: fallbackTimes },
+    fallback: enoughData ? null : { postingTimes: fallbackTimes },
     explanation,
     method: `${ENGAGEMENT_EXPLAINED} Posts of the last ${LOOKBACK_DAYS} days, grouped by weekday and hour of publication in ${timeZone}; a slot needs ${MIN_SLOT_POSTS} posts, the channel ${MIN_POSTS}.`,
   };

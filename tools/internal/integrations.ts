@@ -339,6 +339,8 @@ export async function saveConnectedAccount(
         disabled: false,
         customerId: null,
         postingTimes: services.config.defaultPostingTimes,
+        // The defaults are wall-clock times of the channel's people: a new channel follows its organization's zone.
+        postingTimesZone: await organizationZone(em, organizationId),
         additionalSettings: account.channelSettings ?? {},
         createdAt: now,
         updatedAt: now,

@@ -1,7 +1,7 @@
 // The zones of an organization, its channels and its people (DESIGN §10): the organization's default, a channel's own (a
 // client elsewhere; null follows the organization), a person's own (null: the browser's). IANA names only.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { OrganizationSchema, type Integration } from '../../src/db/entities.js';
+import { IntegrationSchema, OrganizationSchema, type Integration } from '../../src/db/entities.js';
 import { UserSchema } from '../../src/db/account-entities.js';
 import { invalidInput } from '../../src/errors.js';
 import { canonicalZone } from '../../src/lib/time-zone.js';
@@ -31,6 +31,8 @@ export async function setOrganizationZone(em: EntityManager, organizationId: str
   const zone = zoneInput(value);
   const before = await organizationZone(em, organizationId);
   await em.nativeUpdate(OrganizationSchema, { id: organizationId }, { timeZone: zone });
+  // Posting times in the organization's zone of channels that follow it keep following it (09:00 stays 09:00 local).
+  await em.nativeUpdate(IntegrationSchema, { organizationId, timeZone: null, postingTimesZone: before }, { postingTimesZone: zone });
   if (before !== zone) {
     await recordChange(em, organizationId, { action: 'organization.time_zone_changed', target: { kind: 'organization', id: organizationId }, did: `changed the organization's time zone to ${zone}`, changes: { timeZone: { from: before, to: zone } } });
   }
@@ -49,6 +51,9 @@ export async function setChannelZone(em: EntityManager, organizationId: string, 
   const integration = await findIntegration(em, organizationId, id);
   const before = integration.timeZone ?? null;
   integration.timeZone = value.trim() ? zoneInput(value) : null;
+  // Posting times in the channel's zone keep being in it (a client's 09:00 is 09:00 where the client is).
+  const organizationDefault = await organizationZone(em, organizationId);
+  if (integration.postingTimesZone === (before ?? organizationDefault)) integration.postingTimesZone = channelZone(integration, organizationDefault);
   await em.flush();
   if (before !== integration.timeZone) {
     await recordChange(em, organizationId, {

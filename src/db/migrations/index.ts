@@ -23,6 +23,7 @@ import { Migration20261202100000 } from './Migration20261202100000.js';
 import { Migration20261202110000 } from './Migration20261202110000.js';
 import { Migration20261202120000 } from './Migration20261202120000.js';
 import { Migration20261202130000 } from './Migration20261202130000.js';
+import { Migration20261202150000 } from './Migration20261202150000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -49,4 +50,5 @@ export const migrationsList = [
   { name: 'Migration20261202110000', class: Migration20261202110000 },
   { name: 'Migration20261202120000', class: Migration20261202120000 },
   { name: 'Migration20261202130000', class: Migration20261202130000 },
+  { name: 'Migration20261202150000', class: Migration20261202150000 },
 ];

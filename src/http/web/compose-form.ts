@@ -12,6 +12,7 @@ import type { createPostBody } from '../../../tools/create-post.js';
 import { providerOf } from '../../../tools/internal/integrations.js';
 import { settingsTyped, settingsValues } from './settings-fields.js';
 import { composedContent } from './compose-text.js';
+import { repeatOf, type RepeatFields } from './recurring-pages.js';
 
 export interface ComposeItem {
   content: string;
@@ -40,6 +41,8 @@ export interface ComposeState {
   shortLink: boolean;
   /** This post goes without its channel's signature (`settings.signature: false`, tools/internal/signature.ts). */
   noSignature?: boolean;
+  /** The Repeat fieldset as typed (recurring-pages.ts); unset when Repeat is not ticked. */
+  repeat?: RepeatFields;
   /** Kept through re-renders of the form: sending it twice (a double click, a reload) creates once. */
   idempotencyKey: string;
   /** The post this form edits (the same composer saves it with updatePost); undefined for a new post. */
@@ -108,6 +111,7 @@ export function stateOf(fields: Fields, fallbackZone: string): ComposeState {
     allowDuplicate: first(fields, 'allowDuplicate') === 'yes',
     shortLink: first(fields, 'shortLink') === 'yes',
     ...(first(fields, 'noSignature') === 'yes' ? { noSignature: true } : {}),
+    ...(repeatOf(fields) ? { repeat: repeatOf(fields) } : {}),
     idempotencyKey: /^[\x21-\x7e]{1,200}$/.test(key) ? key : randomUUID(),
     ...(/^[A-Za-z0-9_-]{1,64}$/.test(first(fields, 'edit')) ? { editing: first(fields, 'edit') } : {}),
   };

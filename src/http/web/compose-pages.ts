@@ -24,6 +24,7 @@ import { readMultipart } from './multipart.js';
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 import { consoleZones, pageZone, zoneDatalist, zoneNote } from './zones.js';
 import { saveSetFromCompose, setChoiceMarkup, stateOfSet } from './set-pages.js';
+import { createRulesFromCompose } from './recurring-pages.js';
 
 const LIBRARY_SHOWN = 24;
 
@@ -234,6 +235,8 @@ export function composePages(router: Router, services: Services): void {
     try {
       const { channels } = await channelsOf(services, caller.organizationId);
       const library = new Map((await libraryFor(services, caller.organizationId, state.items.flatMap((item) => item.media))).map((media) => [media.id, media]));
+      // Schedule with Repeat ticked: a recurring post per channel instead of one post.
+      if (state.repeat && action === 'schedule') return response.redirect(303, await createRulesFromCompose(services, response, state, state.repeat, channels, library));
       const requests = await composeRequests(state, action, channels, library, async (id) => (await runConsoleTool(findSlot, { id }, response, services)).date);
       // Several dates (next free slots that differ): all validated before any is created.
       if (requests.length > 1) {

@@ -10,6 +10,7 @@ import type { ComposeState } from './compose-form.js';
 import { settingsMarkup } from './settings-fields.js';
 import { formatWhen, zoneField } from './zones.js';
 import { saveSetMarkup } from './set-pages.js';
+import { repeatFieldset } from './recurring-pages.js';
 
 /** Each platform's post as it will show it (platform-preview.ts), channel by channel, from validatePost's answer. */
 export function previewMarkup(previews: PostPreview[], zone: string, undated = false): Markup {
@@ -143,6 +144,7 @@ export function composeMarkup(view: ComposeView): Markup {
           <input id="date" name="date" type="datetime-local" step="60" value="${state.date}">
           ${zoneField('compose-zone', 'timeZone', state.timeZone, 'Time zone of the date', 'Daylight-saving time is taken into account: 09:00 is 09:00 on the clock of that zone on that day.')}
         </fieldset>
+        ${state.editing ? '' : repeatFieldset(state.repeat)}
         <div class="choice"><input type="checkbox" id="shortLink" name="shortLink" value="yes"${state.shortLink ? html` checked` : ''}><label for="shortLink">Shorten links</label></div>
         ${state.editing ? '' : html`<div class="choice"><input type="checkbox" id="noSignature" name="noSignature" value="yes"${state.noSignature ? html` checked` : ''}><label for="noSignature">Without the signature (Settings, Channels) on this post</label></div>`}
         <div class="choice"><input type="checkbox" id="allowDuplicate" name="allowDuplicate" value="yes"${state.allowDuplicate ? html` checked` : ''}><label for="allowDuplicate">Posting this text again on purpose (allows a near-duplicate)</label></div>

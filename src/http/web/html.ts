@@ -60,6 +60,7 @@ const NAV: [string, string][] = [
   ['posts', 'Posts'],
   ['calendar', 'Calendar'],
   ['feeds', 'Feeds'],
+  ['recurring-posts', 'Recurring'],
   ['approvals', 'Approvals'],
   ['preview-links', 'Preview links'],
   ['comments', 'Comments'],

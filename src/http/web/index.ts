@@ -22,6 +22,7 @@ import { approvalPages } from './approval-pages.js';
 import { consoleLocals, consoleSession } from './session.js';
 import { webhookPages } from './webhook-pages.js';
 import { feedPages } from './feed-pages.js';
+import { recurringPages } from './recurring-pages.js';
 import { apiReferencePage } from './api-reference-page.js';
 import { chartPages } from './chart-pages.js';
 import { commentPages } from './comment-pages.js';
@@ -83,6 +84,7 @@ export function consoleRouter(services: Services, sessions: McpSessions): Router
   devicePages(router, services);
   webhookPages(router, services);
   feedPages(router, services);
+  recurringPages(router, services);
   apiReferencePage(router, services);
   router.use((raw: unknown, request: Request, response: Response, _next: NextFunction) => {
     const error = asDomainError(raw);

@@ -3,12 +3,12 @@
 // a page view), and draws one line per channel with the same figure and hydration (chart-pages.ts); a channel without the
 // metric is listed with the reason. Best times are the bestTimesTool's answer (GET /best-times/{id}), run as the person.
 import type { Request, Response, Router } from 'express';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { bestTimesTool } from '../../../tools/best-times.js';
 import { listIntegrations, providerOf } from '../../../tools/internal/integrations.js';
 import { periodStart, storedChannelDays } from '../../../tools/internal/metrics-history.js';
 import { channelHistoryStatus } from '../../../tools/internal/metrics-snapshots.js';
 import { isoDay } from '../../../providers/shared.js';
-import { instantOf, timeKey, wallClockOf } from '../../lib/time-zone.js';
 import type { Services } from '../../../tools/types.js';
 import { html, sendPage } from './html.js';
 import { CHART_ASSETS, metricFigure, whyEmpty } from './chart-pages.js';
@@ -18,6 +18,20 @@ const OVERVIEW_PERIODS = [30, 90];
 /** Compared first when the channels have them: what most platforms report. */
 const PREFERRED = ['followers', 'engagement', 'impressions', 'reach'];
 
+/**
+ * Every metric recorded for these channels, key → label (the newest label of a key), whatever the period: the list to
+ * choose from is what the channels report, not only what they reported in the days shown.
+ */
+async function recordedMetrics(em: EntityManager, organizationId: string, integrationIds: string[]): Promise<Map<string, string>> {
+  if (integrationIds.length === 0) return new Map();
+  const rows = await em.getConnection().execute<{ metric: string; label: string }[]>(
+    `select distinct on (metric) metric, label from channel_metric_day
+      where organization_id = ? and integration_id in (${integrationIds.map(() => '?').join(', ')}) order by metric, day desc`,
+    [organizationId, ...integrationIds],
+  );
+  return new Map(rows.map((row) => [row.metric, row.label]));
+}
+
 async function overviewPage(services: Services, request: Request, response: Response): Promise<void> {
   const organizationId = consoleCaller(response).organizationId;
   const days = OVERVIEW_PERIODS.includes(Number(request.query.days)) ? Number(request.query.days) : 30;
@@ -26,8 +40,7 @@ async function overviewPage(services: Services, request: Request, response: Resp
   const today = isoDay(services.now());
   const rows = await storedChannelDays(em, organizationId, channels.map((channel) => channel.id), periodStart(today, days), today);
   const statuses = await channelHistoryStatus(em, organizationId, channels.map((channel) => channel.id));
-  const labels = new Map<string, string>();
-  for (const row of rows) labels.set(row.metric, row.label);
+  const labels = await recordedMetrics(em, organizationId, channels.map((channel) => channel.id));
   const asked = typeof request.query.metric === 'string' ? request.query.metric : '';
   const metric = labels.has(asked) ? asked : (PREFERRED.find((key) => labels.has(key)) ?? [...labels.keys()].sort()[0] ?? '');
   const ofMetric = rows.filter((row) => row.metric === metric);
@@ -48,9 +61,11 @@ async function overviewPage(services: Services, request: Request, response: Resp
     html`<h1>Analytics overview</h1>
     <p>The channels compared over the last ${days} days, as Herald recorded them (read daily).</p>
     <form method="get" action="/analytics" class="card filters" aria-label="What to compare">
-      <div><label for="metric">Metric</label><select id="metric" name="metric">${[...labels].sort(([a], [b]) => a.localeCompare(b)).map(
-        ([key, label]) => html`<option value="${key}"${key === metric ? html` selected` : ''}>${label}</option>`,
-      )}</select></div>
+      ${labels.size === 0
+        ? html`<p id="no-metrics">No metric is recorded yet, so there is nothing to compare: ${channels.length === 0 ? 'connect a channel on the Channels page.' : "Herald reads each channel's metrics once a day (the first time within 10 minutes of connecting), where its platform has an analytics API."}</p>`
+        : html`<div><label for="metric">Metric</label><select id="metric" name="metric">${[...labels].sort(([, a], [, b]) => a.localeCompare(b)).map(
+            ([key, label]) => html`<option value="${key}"${key === metric ? html` selected` : ''}>${label}</option>`,
+          )}</select></div>`}
       <div><label for="days">Period</label><select id="days" name="days">${OVERVIEW_PERIODS.map((period) => html`<option value="${period}"${period === days ? html` selected` : ''}>${period} days</option>`)}</select></div>
       <button type="submit">Compare</button>
     </form>
@@ -70,13 +85,6 @@ async function overviewPage(services: Services, request: Request, response: Resp
   );
 }
 
-/** A UTC posting time (`HH:MM`) as it reads today in `zone`. */
-function inZone(utc: string, zone: string, now: Date): string {
-  const [hour, minute] = utc.split(':').map(Number);
-  const day = wallClockOf(now, 'UTC');
-  return timeKey(wallClockOf(instantOf({ ...day, hour, minute, second: 0 }, 'UTC'), zone));
-}
-
 async function bestTimesPage(services: Services, request: Request, response: Response): Promise<void> {
   const { output } = await runConsoleTool(bestTimesTool, { id: String(request.params.id) }, response, services);
   const zone = output.timeZone;
@@ -92,9 +100,7 @@ async function bestTimesPage(services: Services, request: Request, response: Res
     <p class="${output.enoughData ? 'flash ok' : 'flash error'}" role="status" id="best-times-verdict">${output.explanation}</p>
     ${output.enoughData
       ? slotTable('suggestions', 'Suggested slots, best first', output.suggestions)
-      : html`<p id="fallback">Until there is enough data, Herald schedules at the channel's posting times: ${(output.fallback?.postingTimesUtc ?? []).map(
-          (time, index) => html`${index > 0 ? ', ' : ''}${inZone(time, zone, services.now())}`,
-        )}.</p>`}
+      : html`<p id="fallback">Until there is enough data, Herald schedules at the channel's posting times: ${(output.fallback?.postingTimes ?? []).join(', ')} (${zone}).</p>`}
     ${output.slots.length > 0 ? slotTable('evidence', 'Every slot with posts: the evidence', output.slots) : ''}
     <p class="hint">${output.method}</p>
     <p><a href="/channels/${output.integration.id}/analytics">Analytics of this channel</a> · <a href="/analytics">Analytics overview</a></p>`,
