@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { launchBrowser, ownerInvitation, SCREENSHOT_DIR, seriousViolations, signUpPage } from './helpers/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, seriousViolations, signUpOwner } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { acceptedSamples } from './helpers/media-samples.js';
@@ -75,12 +75,7 @@ describe('composing, scheduling and moving a post in the console', () => {
   const change = dayAfterNextChange();
 
   it('signs up; the console takes the browser\'s zone', async () => {
-    await page.goto(signUpPage(await ownerInvitation(herald)));
-    await page.getByLabel('Your name').fill('Nora Founder');
-    await page.getByLabel('Email').fill('nora@example.com');
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL('**/channels');
+    await signUpOwner(page, herald, { name: 'Nora Founder', email: 'nora@example.com' });
     await page.getByRole('link', { name: 'New post' }).first().click();
     await page.waitForURL('**/compose');
     expect(await page.locator('.zone-note').textContent()).toContain(`Times are in ${ZONE} (your browser's zone)`);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { launchBrowser, ownerInvitation, SCREENSHOT_DIR, seriousViolations, signUpPage } from './helpers/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, seriousViolations, signUpOwner } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 
 const ZONE = 'Europe/Berlin';
@@ -31,12 +31,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = await (await browser.newContext({ baseURL: herald.url, timezoneId: ZONE, viewport: { width: 1280, height: 900 } })).newPage();
   channelId = (await herald.rest('POST', '/integrations/bluesky/connect', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password })).body.id;
-  await page.goto(signUpPage(await ownerInvitation(herald)));
-  await page.getByLabel('Your name').fill('Wanda Workflow');
-  await page.getByLabel('Email').fill('wanda@example.com');
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.waitForURL('**/channels');
+  await signUpOwner(page, herald, { name: 'Wanda Workflow', email: 'wanda@example.com' });
 }, 600_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { launchBrowser, ownerInvitation, SCREENSHOT_DIR, seriousViolations, signUpPage } from './helpers/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, seriousViolations, signUpOwner } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startFeedFake, type FeedFake } from './fakes/feed-server.js';
 
@@ -36,12 +36,7 @@ beforeAll(async () => {
   await herald.rest('POST', '/integrations/bluesky/connect', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password });
   browser = await launchBrowser();
   page = await (await browser.newContext({ baseURL: herald.url, timezoneId: 'Asia/Tokyo' })).newPage();
-  await page.goto(signUpPage(await ownerInvitation(herald)));
-  await page.getByLabel('Your name').fill('Olivia Owner');
-  await page.getByLabel('Email').fill('olivia@example.com');
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.waitForURL('**/channels');
+  await signUpOwner(page, herald, { name: 'Olivia Owner', email: 'olivia@example.com' });
 }, 600_000);
 
 afterAll(async () => {

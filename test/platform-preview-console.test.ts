@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { launchBrowser, ownerInvitation, SCREENSHOT_DIR, seriousViolations, signUpPage } from './helpers/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, seriousViolations, signUpOwner } from './helpers/browser.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { findProvider } from '../providers/index.js';
 import { saveConnectedAccount } from '../tools/internal/integrations.js';
@@ -29,12 +29,7 @@ beforeAll(async () => {
   });
   browser = await launchBrowser();
   page = await (await browser.newContext({ baseURL: herald.url, timezoneId: 'Europe/Berlin', viewport: { width: 1280, height: 900 } })).newPage();
-  await page.goto(signUpPage(await ownerInvitation(herald)));
-  await page.getByLabel('Your name').fill('Nora Founder');
-  await page.getByLabel('Email').fill('nora@example.com');
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.waitForURL('**/channels');
+  await signUpOwner(page, herald, { name: 'Nora Founder', email: 'nora@example.com' });
 }, 600_000);
 
 afterAll(async () => {

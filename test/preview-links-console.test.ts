@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startHerald, type Herald } from './helpers/harness.js';
-import { launchBrowser, ownerInvitation, SCREENSHOT_DIR, seriousViolations, signUpPage } from './helpers/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, seriousViolations, signUpOwner } from './helpers/browser.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 
 let herald: Herald;
@@ -65,13 +65,7 @@ afterAll(async () => {
 
 describe('Customer preview links in the browser', () => {
   it('an owner makes a link, a customer comments and approves without an account, the owner reads it and revokes', { timeout: 240_000 }, async () => {
-    const invitation = await ownerInvitation(herald);
-    await owner.goto(signUpPage(invitation));
-    await owner.getByLabel('Your name').fill('Olivia Owner');
-    await owner.getByLabel('Email').fill('olivia@example.com');
-    await owner.getByLabel('Password').fill('correct horse battery');
-    await owner.getByRole('button', { name: 'Create account' }).click();
-    await owner.waitForURL('**/channels');
+    await signUpOwner(owner, herald, { name: 'Olivia Owner', email: 'olivia@example.com' });
 
     await check(owner, '/preview-links', 'console-empty');
     expect(await owner.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Preview links' }).getAttribute('aria-current')).toBe('page');

@@ -62,3 +62,13 @@ export async function ownerInvitation(herald: Herald): Promise<string | undefine
 
 /** The page a browser signs up the first person on: the setup link's, or the open sign-up page. */
 export const signUpPage = (invitation: string | undefined) => (invitation ? `/invite/${invitation}` : '/signup');
+
+/** Signs the test's first person up as the owner in the browser (through the setup link where there is one) and waits for Channels. */
+export async function signUpOwner(page: Page, herald: Herald, person: { name: string; email: string }): Promise<void> {
+  await page.goto(signUpPage(await ownerInvitation(herald)));
+  await page.getByLabel('Your name').fill(person.name);
+  await page.getByLabel('Email').fill(person.email);
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.waitForURL('**/channels');
+}
