@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Herald } from './helpers/harness.js';
 import { startWithTwoBlueskyChannels, type TwoChannels } from './helpers/two-bluesky-channels.js';
-import { csvRows, parseCsv, plainTextContent } from '../tools/internal/bulk-import.js';
+import { csvRows, parseCsv } from '../tools/internal/bulk-import.js';
+import { plainTextContent } from '../src/lib/content.js';
 
 let herald: Herald;
 let aliceChannel: string;

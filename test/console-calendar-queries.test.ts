@@ -10,7 +10,7 @@ import { ownerInvitation } from './helpers/browser.js';
 import { ConsoleClient } from './helpers/console-client.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { escapeHtml } from '../src/http/web/html.js';
-import { excerpt } from '../src/http/web/post-pages.js';
+import { excerpt } from '../src/lib/content.js';
 
 let herald: Herald;
 let bluesky: BlueskyFake;

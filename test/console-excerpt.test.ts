@@ -1,6 +1,6 @@
 // The one-line excerpts of the console's lists and calendar: the post's words as a person reads them, whatever the markup.
 import { describe, expect, it } from 'vitest';
-import { excerpt } from '../src/http/web/post-pages.js';
+import { excerpt } from '../src/lib/content.js';
 
 describe('excerpt', () => {
   it('keeps the words: tags dropped, blocks and line breaks as spaces, entities decoded', () => {

@@ -6,19 +6,8 @@ import { feedModes } from '../src/db/feed-entities.js';
 import { defineTool, readOnly, type ToolContext } from './types.js';
 import { confirmInput, deletionOutput, idParam, wrapped } from './shapes.js';
 import { confirmDeletion } from './internal/confirmation.js';
-import {
-  changeFeed,
-  createFeed,
-  DEFAULT_INTERVAL_MINUTES,
-  deleteFeed,
-  findFeed,
-  listFeeds,
-  MAX_BACKLOG,
-  pollFeed,
-  recentEntries,
-  toFeedEntryRecord,
-  toFeedRecord,
-} from './internal/feeds.js';
+import { changeFeed, createFeed, DEFAULT_INTERVAL_MINUTES, deleteFeed, MAX_BACKLOG, pollFeed } from './internal/feeds.js';
+import { findFeed, listFeeds, recentEntries, toFeedEntryRecord, toFeedRecord } from './internal/feed-records.js';
 
 const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 

@@ -3,7 +3,7 @@
 // opens filled from a set and saves one from what it holds.
 import { z } from 'zod';
 import { defineTool, readOnly } from './types.js';
-import { idParam, mediaReference } from './shapes.js';
+import { deletionOutput, idParam, mediaReference } from './shapes.js';
 import { checkedSetFields, createPostSet, findPostSet, listPostSets, postSetRecords } from './internal/post-sets.js';
 import { recordChange } from './internal/audit.js';
 
@@ -110,7 +110,7 @@ export const deletePostSetTool = defineTool({
   annotations: { ...writes, destructiveHint: true, idempotentHint: true },
   mcp: false,
   input: z.object({ id: idParam }),
-  output: z.object({ id: z.string(), deleted: z.boolean() }),
+  output: deletionOutput,
   rest: { method: 'DELETE', path: '/sets/:id' },
   handler: async (input, { em, caller }) => {
     const set = await findPostSet(em, caller.organizationId, input.id);

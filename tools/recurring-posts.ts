@@ -6,20 +6,11 @@ import { z } from 'zod';
 import { missedPolicies, occurrenceOutcomes, recurrenceUnits } from '../src/db/recurrence-entities.js';
 import { invalidInput } from '../src/errors.js';
 import { defineTool, readOnly, type ToolContext } from './types.js';
-import { confirmInput, idParam, imageSchema } from './shapes.js';
+import { confirmInput, deletionOutput, idParam, imageSchema } from './shapes.js';
+import { parseInput } from './runner.js';
 import { confirmDeletion } from './internal/confirmation.js';
-import {
-  changeRule,
-  createRule,
-  deleteRule,
-  findRule,
-  listRules,
-  MAX_VARIATIONS,
-  occurrencesOf,
-  toRuleRecord,
-  type RuleInput,
-  type RuleRecord,
-} from './internal/recurrence.js';
+import { changeRule, createRule, deleteRule, MAX_VARIATIONS, type RuleInput } from './internal/recurrence.js';
+import { findRule, listRules, occurrencesOf, toRuleRecord, type RuleRecord } from './internal/recurrence-records.js';
 import { ruleLabel } from './internal/recurrence-missed.js';
 
 const text = z.string().max(100_000);
@@ -43,6 +34,8 @@ const ruleShape = {
 };
 const createInput = z.object(ruleShape);
 const changeInput = z.object(ruleShape).partial();
+/** recurringPostTool's create: its `rule` as POST /recurring-posts takes it. */
+const createToolInput = z.object({ rule: createInput });
 
 const occurrenceSchema = z.object({
   sequence: z.number(),
@@ -148,7 +141,7 @@ export const changeRecurringPost = defineTool({
 });
 
 const keepOccurrences = z.boolean().optional().describe('true: its waiting occurrences stay as posts (default: they are deleted with it)');
-const deletionAnswer = z.object({ id: z.string(), deleted: z.boolean(), removedOccurrences: z.number().optional(), message: z.string().optional() });
+const deletionAnswer = deletionOutput.extend({ removedOccurrences: z.number().optional() });
 
 async function remove(context: ToolContext, id: string, keep: boolean | undefined, confirm: boolean | undefined) {
   const rule = await findRule(context.em, context.caller.organizationId, id);
@@ -206,10 +199,9 @@ export const recurringPostTool = defineTool({
       case 'show':
         return { rule: await withOccurrences(context, needsId()) };
       case 'create': {
-        const rule = createInput.safeParse(input.rule ?? {});
-        if (!rule.success) throw invalidInput(`rule: ${rule.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || 'rule'}: ${issue.message}`).join('; ')}.`, { hint: 'create needs rule.channel, rule.content, rule.every and rule.time.' });
+        const { rule } = parseInput(createToolInput, { rule: input.rule ?? {} }, 'create needs rule.channel, rule.content, rule.every and rule.time.');
         await context.postCreationLimit?.consume();
-        return { rule: await create(context, rule.data) };
+        return { rule: await create(context, rule) };
       }
       case 'change': {
         const id = needsId();

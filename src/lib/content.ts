@@ -2,6 +2,7 @@
 // Social platforms take the social set of HTML (p, h1–h3, strong, u, ul, li, br, a); article platforms (a provider with
 // `article: true`) also take Markdown and the rich set an article needs, kept when the post is stored (article-content.ts).
 // The walk that renders the sanitized tree is content-tree.ts; Markdown escaping and rendering is content-markdown.ts.
+import { decodeHTML } from 'entities';
 import sanitizeHtml from 'sanitize-html';
 import { articleHtml, ARTICLE_RULES } from './article-content.js';
 import { decodeEntities, parseTree, render, sanitizeWith, type ContentNode, type ElementNode, type Renderer } from './content-tree.js';
@@ -153,6 +154,15 @@ export function htmlBody(converted: string): string {
     .join('');
 }
 
+/** Plain text as Herald's content: each line a paragraph, what was typed shown as typed. */
+export function plainTextContent(value: string): string {
+  return value
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((line) => `<p>${escapeHtmlText(line)}</p>`)
+    .join('');
+}
+
 const TELEGRAM_HTML: Renderer = {
   text: (text) => escapeHtmlText(text),
   inline(el, inner, style) {
@@ -189,4 +199,21 @@ export function isBlankContent(html: string): boolean {
   const text = hasHtmlTag(html) ? decodeEntities(sanitizeHtml(html, { allowedTags: [], allowedAttributes: {} })) : html;
   // Zero-width characters are invisible, so content made only of them is blank too.
   return text.replace(/[\s\u200B-\u200D\uFEFF]/g, '') === '';
+}
+
+// Where a post's HTML breaks a line (blocks, list items, <br>): a space in an excerpt. Scripts and styles are not text.
+const BLOCK_BOUNDARY = /<\/?(?:p|h[1-6]|ul|ol|li|br|div|blockquote|pre|table|tr|td|th)\b[^<>]*>/gi;
+const NOT_TEXT = /<!--[\s\S]*?-->|<(script|style)\b[\s\S]*?<\/\1\s*>/gi;
+const TAG = /<\/?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?\/?>/g;
+
+/**
+ * A post's text as one line of at most `max` characters, for lists: its words without markup (tags dropped, entities
+ * decoded, blocks and line breaks as spaces). Not a platform's conversion: plain text for X writes bold as Unicode
+ * mathematical letters, which screen readers spell out; the preview shows that. Cheap on purpose: a calendar month
+ * lists a thousand posts. The result is text, escaped where it is shown.
+ */
+export function excerpt(content: string, max: number): string {
+  const words = hasHtmlTag(content) ? decodeHTML(content.replace(NOT_TEXT, ' ').replace(BLOCK_BOUNDARY, ' ').replace(TAG, '')) : content;
+  const text = words.replace(/\s+/g, ' ').trim();
+  return text.length > max ? `${text.slice(0, max - 3)}…` : text;
 }

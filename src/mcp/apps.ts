@@ -13,7 +13,6 @@
 // Registered by one line of server.ts (registerSurface, so both protocol eras have them): it wraps the handlers the features
 // register for tools/list, tools/call, resources/list and resources/read.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { decodeHTML } from 'entities';
 import { EXTENSION_ID, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 import { asDomainError, toToolErrorText } from '../errors.js';
 import { approvePostTool } from '../../tools/approve-post.js';
@@ -23,6 +22,7 @@ import { postView } from '../../tools/internal/post-view.js';
 import type { PostPreview } from '../../tools/internal/preview.js';
 import { organizationZone } from '../../tools/internal/time-zones.js';
 import { hasScope } from '../../tools/internal/scopes.js';
+import { excerpt } from '../lib/content.js';
 import { newId } from '../lib/crypto.js';
 import { jsonSchema } from '../http/openapi.js';
 import { html, type Markup } from '../http/web/html.js';
@@ -176,11 +176,6 @@ async function drawStored(services: Services, caller: Caller, ids: string[], zon
 
 type ListedPost = { id: string; state: string; content?: string; publishDate?: string; date?: string; integration?: { id: string; name: string } };
 const STATES: Record<string, string> = { QUEUE: 'Scheduled', AWAITING_APPROVAL: 'Waiting for approval', DRAFT: 'Draft', PUBLISHED: 'Published', ERROR: 'Failed' };
-/** A post's text for a line of the week: its words without markup. */
-const excerpt = (content = '') => {
-  const text = decodeHTML(content.replace(/<\/(p|h[1-6]|li)>|<br\s*\/?>/gi, ' ').replace(/<[^>]*>/g, '')).replace(/\s+/g, ' ').trim();
-  return text.length > 140 ? `${text.slice(0, 139)}…` : text;
-};
 const DAY_MS = 86_400_000;
 
 /** postsListTool's answer as a week: each day of the range in the organization's zone, its posts at their local times. */
@@ -206,7 +201,7 @@ function drawWeek(args: Record<string, unknown>, posts: ListedPost[], zone: stri
           ? html`<ul>${today.map((post) => {
               const when = formatWhen(post.publishDate ?? post.date ?? '', zone);
               return html`<li><time datetime="${post.publishDate ?? post.date ?? ''}">${when.slice(11)}</time> <strong><bdi>${post.integration?.name ?? ''}</bdi></strong> <span class="hv-badge">${STATES[post.state] ?? post.state}</span>
-                <span class="hv-excerpt" dir="auto">${excerpt(post.content)}</span>
+                <span class="hv-excerpt" dir="auto">${excerpt(post.content ?? '', 140)}</span>
                 ${post.state === 'AWAITING_APPROVAL' && approver ? html`<span class="hv-actions">${button('approve', `Approve the post on ${post.integration?.name ?? 'its channel'}`, { post: post.id })}</span>` : ''}</li>`;
             })}</ul>`
           : html`<p class="hv-none">Nothing scheduled.</p>`

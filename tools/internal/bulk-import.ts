@@ -13,7 +13,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Integration } from '../../src/db/entities.js';
 import { invalidInput } from '../../src/errors.js';
-import { escapeHtmlText } from '../../src/lib/content.js';
+import { plainTextContent } from '../../src/lib/content.js';
 import { canonicalZone, instantOf, isoWithOffset, parseWallClock } from '../../src/lib/time-zone.js';
 import type { ToolContext } from '../types.js';
 import { checkPlan, createForCaller, planOptions, type CreatedPost, type PlanEntry } from './create-posts.js';
@@ -119,15 +119,6 @@ export function jsonRows(rows: unknown[]): ImportRow[] {
 }
 
 const text = (value: unknown) => (typeof value === 'string' ? value.trim() : value === undefined || value === null ? '' : String(value));
-
-/** Plain text as Herald's content: each line a paragraph, what was typed shown as typed. */
-export function plainTextContent(value: string): string {
-  return value
-    .replace(/\r\n?/g, '\n')
-    .split('\n')
-    .map((line) => `<p>${escapeHtmlText(line)}</p>`)
-    .join('');
-}
 
 /** The channel a row names: its id, or a name no other channel of the caller's has. */
 function channelOf(name: string, channels: Integration[]): Integration | string {

@@ -11,27 +11,25 @@ import { FeedEntrySchema, FeedSchema, type Feed, type FeedEntry as FeedEntryRow,
 import { IntegrationSchema, type Integration } from '../../src/db/entities.js';
 import { DomainError, invalidInput, notFound } from '../../src/errors.js';
 import { newId } from '../../src/lib/crypto.js';
-import { escapeHtmlText } from '../../src/lib/content.js';
 import { FeedParseError, parseFeed, type FeedEntry } from '../../src/lib/feed-parse.js';
 import type { Services, ToolContext } from '../types.js';
 import { approvalRequest, credentialRef } from './approval.js';
-import { recordChange, sourceOf } from './audit.js';
-import { createPosts, entryMaxLength, measure, type PlanEntry } from './create-posts.js';
+import { recordChange } from './audit.js';
+import { entryMaxLength, measure } from './create-posts.js';
+import { createStandingPost, oneItemEntry } from './standing-posts.js';
 import { FeedFetchError, fetchFeed } from './feed-fetch.js';
 import { findFreeSlot } from './find-slot.js';
+import { checkTemplate, DEFAULT_TEMPLATE, renderTemplate } from './feed-template.js';
 import { providerOf } from './integrations.js';
 import { notify } from './notifications.js';
 import { canSeeChannel } from './visibility.js';
 
-export const FEED_PLACEHOLDERS = ['title', 'link', 'summary', 'picture'] as const;
-export const DEFAULT_TEMPLATE = '{title}\n{link}';
 export const DEFAULT_INTERVAL_MINUTES = 60;
 /** At most this many new entries become posts in one read; the rest wait for the next reads (no flood when a feed bursts). */
 export const MAX_POSTS_PER_READ = 10;
 export const MAX_BACKLOG = 20;
 const MAX_BACKOFF_MS = 24 * 3_600_000;
 const MAX_RETRY_AFTER_MS = 7 * 24 * 3_600_000;
-const SUMMARY_CHARACTERS = 500;
 
 export interface FeedSettings {
   name?: string;
@@ -44,80 +42,6 @@ export interface FeedSettings {
   paused?: boolean;
 }
 
-export interface FeedRecord {
-  id: string;
-  name: string;
-  url: string;
-  channels: string[];
-  template: string;
-  mode: FeedMode;
-  attachPicture: boolean;
-  intervalMinutes: number;
-  status: 'active' | 'paused' | 'failing';
-  feedTitle: string | null;
-  lastError: string | null;
-  failingSince: string | null;
-  lastPolledAt: string | null;
-  lastSuccessAt: string | null;
-  nextPollAt: string;
-  createdAt: string;
-}
-
-export interface FeedEntryRecord {
-  title: string;
-  link: string | null;
-  publishedAt: string | null;
-  state: FeedEntryRow['state'];
-  seenAt: string;
-  posts: FeedEntryPost[];
-}
-
-const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
-
-export function toFeedRecord(feed: Feed): FeedRecord {
-  return {
-    id: feed.id,
-    name: feed.name,
-    url: feed.url,
-    channels: feed.integrationIds,
-    template: feed.template,
-    mode: feed.mode,
-    attachPicture: feed.attachPicture,
-    intervalMinutes: feed.intervalMinutes,
-    status: feed.paused ? 'paused' : feed.lastError ? 'failing' : 'active',
-    feedTitle: feed.feedTitle ?? null,
-    lastError: feed.lastError ?? null,
-    failingSince: iso(feed.failingSince),
-    lastPolledAt: iso(feed.lastPolledAt),
-    lastSuccessAt: iso(feed.lastSuccessAt),
-    nextPollAt: feed.nextPollAt.toISOString(),
-    createdAt: feed.createdAt.toISOString(),
-  };
-}
-
-export const toFeedEntryRecord = (entry: FeedEntryRow): FeedEntryRecord => ({
-  title: entry.title,
-  link: entry.link ?? null,
-  publishedAt: iso(entry.publishedAt),
-  state: entry.state,
-  seenAt: entry.seenAt.toISOString(),
-  posts: entry.posts,
-});
-
-/** A feed the caller may see: its organization's, and (for a key limited to channels) only on channels it sees. */
-export async function findFeed(em: EntityManager, organizationId: string, id: string): Promise<Feed> {
-  const feed = await em.findOne(FeedSchema, { id, organizationId });
-  if (!feed || !feed.integrationIds.every(canSeeChannel)) throw notFound(`Feed ${id} not found.`, { hint: 'GET /feeds (feedList) lists the feeds of this organization.' });
-  return feed;
-}
-
-export async function listFeeds(em: EntityManager, organizationId: string): Promise<Feed[]> {
-  const feeds = await em.find(FeedSchema, { organizationId }, { orderBy: { createdAt: 'asc' } });
-  return feeds.filter((feed) => feed.integrationIds.every(canSeeChannel));
-}
-
-export const recentEntries = (em: EntityManager, feed: Feed, limit = 20) => em.find(FeedEntrySchema, { feedId: feed.id }, { orderBy: { seenAt: 'desc', publishedAt: 'desc' }, limit });
-
 function checkUrl(raw: string): string {
   let url: URL;
   try {
@@ -128,17 +52,6 @@ function checkUrl(raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidInput('url: a feed is read over http or https.', { hint: 'Give an address starting with https://.' });
   if (url.username || url.password) throw invalidInput('url: a feed URL may not carry a user name or password.', { hint: 'Herald reads public feeds only.' });
   return url.toString();
-}
-
-function checkTemplate(template: string): string {
-  const unknown = [...template.matchAll(/\{([^{}\s]*)\}/g)].map((match) => match[1]).filter((name) => !(FEED_PLACEHOLDERS as readonly string[]).includes(name));
-  if (unknown.length > 0) {
-    throw invalidInput(`template: Herald does not know ${unknown.map((name) => `{${name}}`).join(', ')}.`, { hint: `The placeholders are ${FEED_PLACEHOLDERS.map((name) => `{${name}}`).join(', ')}.` });
-  }
-  if (!FEED_PLACEHOLDERS.some((name) => template.includes(`{${name}}`))) {
-    throw invalidInput('template: it has no placeholder, so every post would read the same.', { hint: `Use at least one of ${FEED_PLACEHOLDERS.map((name) => `{${name}}`).join(', ')}, e.g. "{title}\\n{link}".` });
-  }
-  return template;
 }
 
 /** The feed's channels: each one of the organization's, not deleted, and visible to the caller. */
@@ -205,36 +118,6 @@ async function claim(em: EntityManager, feed: Feed, entry: FeedEntry, state: Fee
   return rows[0]?.id;
 }
 
-/** The post's text for one channel: the template's lines as paragraphs, each value escaped; the summary cut to fit the channel. */
-export function renderTemplate(template: string, entry: FeedEntry, fit?: (content: string) => number): string {
-  const render = (summary: string) =>
-    template
-      .replace(/\r\n?/g, '\n')
-      .split('\n')
-      .map((line) => line.replace(/\{(title|link|summary|picture)\}/g, (_all, name: string) => (name === 'summary' ? summary : name === 'title' ? entry.title : name === 'link' ? (entry.link ?? '') : (entry.picture ?? ''))))
-      .filter((line) => line.trim() !== '')
-      .map((line) => `<p>${escapeHtmlText(line)}</p>`)
-      .join('');
-  let summary = cut(entry.summary, SUMMARY_CHARACTERS);
-  let content = render(summary);
-  const over = fit?.(content) ?? 0;
-  if (over > 0 && template.includes('{summary}') && summary) {
-    summary = cut(summary, summary.length - over - 1);
-    content = render(summary);
-    if ((fit?.(content) ?? 0) > 0) content = render('');
-  }
-  return content;
-}
-
-/** At most `length` characters, cut at a word and marked with an ellipsis. */
-function cut(text: string, length: number): string {
-  if (text.length <= length) return text;
-  if (length <= 1) return '';
-  const part = text.slice(0, length - 1);
-  const space = part.lastIndexOf(' ');
-  return `${(space > length / 2 ? part.slice(0, space) : part).trimEnd()}…`;
-}
-
 /** One entry's posts, one create per channel (a channel that refuses it does not stop the others). */
 async function postEntry(services: Services, em: EntityManager, feed: Feed, entry: FeedEntry, channels: Map<string, Integration>): Promise<FeedEntryPost[]> {
   const results: FeedEntryPost[] = [];
@@ -251,31 +134,25 @@ async function postEntry(services: Services, em: EntityManager, feed: Feed, entr
       const now = services.now();
       const date = feed.mode === 'schedule' ? await findFreeSlot(em, integration, now, services.config.defaultPostingTimes) : now;
       if (!date) throw invalidInput('The channel has no free posting slot within a year.');
-      const planEntry: PlanEntry = {
-        integrationId,
-        type: feed.mode === 'schedule' ? 'schedule' : 'draft',
-        date,
-        shortLink: false,
-        tags: [],
-        groupKey: 0,
-        settings: {},
-        items: [{ content, media: feed.attachPicture && entry.picture ? [{ id: entry.picture, path: entry.picture }] : [], delay: 0 }],
-      };
-      const [created] = await createPosts(services, em, feed.organizationId, {
+      const postId = await createStandingPost(services, em, {
+        organizationId: feed.organizationId,
         creationMethod: 'API',
-        entries: [planEntry],
-        approval: feed.mode === 'schedule' && feed.approval ? { ...feed.approval, requestedAt: now.toISOString() } : undefined,
         createdBy: feed.createdBy,
-        audit: (post) => ({
-          ...sourceOf(undefined, feed.organizationId),
-          action: 'post.created',
-          target: { kind: 'post', id: post.postId },
-          integrationId: post.integration,
-          summary: `Herald created post ${post.postId} from the feed "${feed.name}" (entry "${entry.title.slice(0, 100)}").`,
-          changes: { feedId: feed.id, awaitingApproval: Boolean(post.approval) },
+        // Drafts are for review: only what is scheduled waits at the approval gate.
+        approval: feed.mode === 'schedule' ? feed.approval : null,
+        entry: oneItemEntry({
+          integrationId,
+          type: feed.mode === 'schedule' ? 'schedule' : 'draft',
+          date,
+          groupKey: 0,
+          settings: {},
+          content,
+          media: feed.attachPicture && entry.picture ? [{ id: entry.picture, path: entry.picture }] : [],
         }),
+        summary: (created) => `Herald created post ${created} from the feed "${feed.name}" (entry "${entry.title.slice(0, 100)}").`,
+        changes: { feedId: feed.id },
       });
-      results.push({ integrationId, postId: created.postId });
+      results.push({ integrationId, postId });
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === 'internal') throw error;
       results.push({ integrationId, error: error.message.slice(0, 500) });
@@ -322,22 +199,25 @@ export interface CreateFeedInput extends Required<Pick<FeedSettings, 'url' | 'ch
   backlog?: number;
 }
 
-const readRefusal = (failure: FeedReadFailure) =>
-  invalidInput(`url: the feed could not be read: ${failure.message}.`, { hint: 'Give the address of a public RSS 2.0 or Atom 1.0 feed (open it in a browser: it shows XML).' });
+/** A feed's first read (when added, or given another URL): a document, or a 400 saying why it could not be read. */
+async function firstRead(services: Services, url: string) {
+  let read: Awaited<ReturnType<typeof readFeed>>;
+  try {
+    read = await readFeed(services, url, {});
+  } catch (error) {
+    if (!(error instanceof FeedReadFailure)) throw error;
+    throw invalidInput(`url: the feed could not be read: ${error.message}.`, { hint: 'Give the address of a public RSS 2.0 or Atom 1.0 feed (open it in a browser: it shows XML).' });
+  }
+  if (read.kind !== 'document') throw invalidInput('url: the feed answered 304 Not Modified to a first read.', { hint: 'Check the URL.' });
+  return read;
+}
 
 export async function createFeed(context: ToolContext, input: CreateFeedInput): Promise<{ feed: Feed; posts: number }> {
   const { em, caller, services } = context;
   const url = checkUrl(input.url);
   const template = checkTemplate(input.template ?? DEFAULT_TEMPLATE);
   await channelsOf(em, caller.organizationId, input.channels);
-  let read: Awaited<ReturnType<typeof readFeed>>;
-  try {
-    read = await readFeed(services, url, {});
-  } catch (error) {
-    if (error instanceof FeedReadFailure) throw readRefusal(error);
-    throw error;
-  }
-  if (read.kind !== 'document') throw invalidInput('url: the feed answered 304 Not Modified to a first read.', { hint: 'Check the URL.' });
+  const read = await firstRead(services, url);
   const now = services.now();
   const feed = em.create(FeedSchema, {
     id: newId(),
@@ -381,13 +261,10 @@ export async function changeFeed(context: ToolContext, feed: Feed, changes: Feed
   if (changes.attachPicture !== undefined) feed.attachPicture = changes.attachPicture;
   if (changes.intervalMinutes !== undefined) feed.intervalMinutes = changes.intervalMinutes;
   let rebaseline: FeedEntry[] | undefined;
-  if (changes.url !== undefined && checkUrl(changes.url) !== feed.url) {
+  const url = changes.url === undefined ? undefined : checkUrl(changes.url);
+  if (url !== undefined && url !== feed.url) {
     // Another document: what it has now is its baseline, as when a feed is added.
-    const url = checkUrl(changes.url);
-    const read = await readFeed(services, url, {}).catch((error: unknown) => {
-      throw error instanceof FeedReadFailure ? readRefusal(error) : error;
-    });
-    if (read.kind !== 'document') throw invalidInput('url: the feed answered 304 Not Modified to a first read.', { hint: 'Check the URL.' });
+    const read = await firstRead(services, url);
     Object.assign(feed, { url, etag: read.etag ?? null, lastModified: read.lastModified ?? null, feedTitle: read.feed.title || null, failures: 0, lastError: null, failingSince: null });
     rebaseline = read.feed.entries;
   }

@@ -1,13 +1,13 @@
 // Customer preview links (issue 35): an expiring, revocable link, no account needed, showing a customer the upcoming posts
 // (scheduled or waiting for approval) of chosen channels or of one customer's channels, dated in a range. Made, listed and
 // revoked by a credential with the approve scope (tools/preview-links.ts, the console's Preview links page). The token is
-// 256 random bits, answered once, stored as its SHA-256 and compared in constant time; what is done through a link
+// 256 random bits, answered once, stored and looked up as its SHA-256; what is done through a link
 // (tools/internal/preview-link-actions.ts) is recorded under the link's name, never a person's.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CustomerSchema, IntegrationSchema, PostSchema, type Post } from '../../src/db/entities.js';
 import { PreviewFeedbackSchema, PreviewLinkSchema, type PreviewFeedback, type PreviewLink } from '../../src/db/preview-link-entities.js';
 import { DomainError, invalidInput, notFound } from '../../src/errors.js';
-import { newId, randomToken, safeEqual, sha256 } from '../../src/lib/crypto.js';
+import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
 import type { Caller, Services } from '../types.js';
 import { credentialRef } from './approval.js';
 import { recordChange } from './audit.js';
@@ -98,9 +98,9 @@ async function checkSettings(em: EntityManager, organizationId: string, settings
       hint: 'channels: the channel ids (GET /integrations) whose posts it shows; or customer: a customer id (customer.id of GET /integrations), for all its channels now and later.',
     });
   }
-  for (const id of channels) {
-    if (!(await em.findOne(IntegrationSchema, { id, organizationId, deletedAt: null }))) throw invalidInput(`Channel ${id} not found.`, { hint: 'Use channel ids listed by GET /integrations.' });
-  }
+  const found = new Set((await em.find(IntegrationSchema, { id: { $in: channels }, organizationId, deletedAt: null }, { fields: ['id'] })).map((channel) => channel.id));
+  const missing = channels.find((id) => !found.has(id));
+  if (missing) throw invalidInput(`Channel ${missing} not found.`, { hint: 'Use channel ids listed by GET /integrations.' });
   if (settings.customer && !(await em.findOne(CustomerSchema, { id: settings.customer, organizationId }))) {
     throw invalidInput(`Customer ${settings.customer} not found.`, { hint: 'Use a customer id listed by GET /integrations (customer.id) or GET /groups.' });
   }
@@ -172,13 +172,11 @@ export async function revokePreviewLink(services: Services, em: EntityManager, o
 
 /**
  * The link a token opens: `missing` for a token of no link (malformed, tampered, unknown), else the link whatever its state
- * (the page says a revoked or expired link is over). Looked up by the token's hash, then the hashes compared in constant time.
+ * (the page says a revoked or expired link is over). Looked up by the token's hash: the token itself is never compared.
  */
 export async function linkOfToken(em: EntityManager, token: string): Promise<PreviewLink | 'missing'> {
   if (!TOKEN_SHAPE.test(token)) return 'missing';
-  const hash = sha256(token);
-  const link = await em.findOne(PreviewLinkSchema, { tokenHash: hash });
-  return link && safeEqual(link.tokenHash, hash) ? link : 'missing';
+  return (await em.findOne(PreviewLinkSchema, { tokenHash: sha256(token) })) ?? 'missing';
 }
 
 /** The channels a link shows now: its own (those not deleted), or every channel of its customer. */

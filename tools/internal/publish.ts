@@ -4,7 +4,7 @@
 // holding a worker; a chain that stops half way says which items went out, which failed and which were not attempted.
 import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { IntegrationSchema, PostSchema, type Integration, type Post, type PublishProgress } from '../../src/db/entities.js';
+import type { Integration, Post, PublishProgress } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { convertContent } from '../../src/lib/content.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
@@ -22,7 +22,7 @@ import { markAnswered } from './comments.js';
 import { flushWithAudit, recordAttemptStarted, recordPublished } from './publish-outcome.js';
 import { HERALD, type AuditEvent } from './audit.js';
 import { takeSlot, type Busy } from './publish-slots.js';
-import { coalescedPerDatabase, statement } from '../../src/db/sql.js';
+import { loadChain } from './publish-chain.js';
 import { skipMissedOccurrence } from './recurrence-missed.js';
 
 export type PublishOutcome =
@@ -129,37 +129,6 @@ export async function publishChain(services: Services, rootPostId: string, optio
   // The root as runChain left it: its state is set in memory and flushed before a published or failed outcome.
   if (root && !announced && (outcome.kind === 'published' || outcome.kind === 'failed')) await announcePost(services, root);
   return outcome;
-}
-
-type ChainRow = Record<string, unknown> & { root_post_id: string; herald_integration: Record<string, unknown> | null };
-
-/** The chains of many posts (their items, each root with its channel) in one prepared statement. */
-const CHAINS = statement(
-  'publish_chains',
-  `select p.*, case when p.position = 0 then (select to_jsonb(i) from integration i where i.id = p.integration_id and i.deleted_at is null) end as herald_integration
-     from post p where p.root_post_id = any($1::text[]) and p.deleted_at is null order by p.root_post_id, p.position asc`,
-);
-
-/** The rows of a post's chain, read with those of the publications starting at the same moment (a burst: one query). */
-const chainRows = coalescedPerDatabase<string, ChainRow[]>(async (sql, rootPostIds) => {
-  const byRoot = new Map<string, ChainRow[]>();
-  for (const row of await sql.rows<ChainRow>(CHAINS, [rootPostIds])) {
-    const rows = byRoot.get(row.root_post_id);
-    if (rows) rows.push(row);
-    else byRoot.set(row.root_post_id, [row]);
-  }
-  return rootPostIds.map((id) => byRoot.get(id) ?? []);
-});
-
-/**
- * The chain (the root first) and its channel in one query, as managed entities; the channel is undefined when it was
- * deleted. Every publication starts here.
- */
-async function loadChain(em: EntityManager, rootPostId: string): Promise<{ chain: Post[]; integration?: Integration }> {
-  const rows = await chainRows(em, rootPostId);
-  const chain = rows.map(({ herald_integration: _, ...row }) => em.map(PostSchema, row));
-  const integration = rows[0]?.herald_integration ? em.map(IntegrationSchema, rows[0].herald_integration) : undefined;
-  return { chain, integration };
 }
 
 /** Runs what is due of the chain; answers the outcome and the chain's root (undefined when the post is gone). */

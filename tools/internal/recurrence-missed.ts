@@ -11,7 +11,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Post } from '../../src/db/entities.js';
 import type { RecurringPost } from '../../src/db/recurrence-entities.js';
-import { convertContent } from '../../src/lib/content.js';
+import { excerpt } from '../../src/lib/content.js';
 import { dateKey, timeKey, wallClockOf, zoneAbbreviation } from '../../src/lib/time-zone.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
@@ -19,13 +19,8 @@ import { notify } from './notifications.js';
 /** Later than this after its time, an occurrence nobody touched since counts as missed. */
 export const MISSED_AFTER_MS = 15 * 60_000;
 
-function excerpt(html: string, length = 60): string {
-  const text = convertContent(html, 'plain').replace(/\s+/g, ' ').trim();
-  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
-}
-
 /** A rule as people call it: the start of its text. */
-export const ruleLabel = (rule: Pick<RecurringPost, 'texts'>) => `"${excerpt(rule.texts[0] ?? '')}"`;
+export const ruleLabel = (rule: Pick<RecurringPost, 'texts'>) => `"${excerpt(rule.texts[0] ?? '', 60)}"`;
 
 /** An instant as people read it in the rule's zone: `2027-03-29 09:00 CEST`. */
 export function localWhen(instant: Date, zone: string): string {

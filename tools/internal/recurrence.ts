@@ -8,22 +8,22 @@
 // Changing a rule (its text, schedule, end, or pausing it) removes the occurrences made ahead that nobody touched and makes
 // them again from the changed rule; one a person edited or moved keeps their edit. Deleting a rule removes its waiting
 // occurrences too, unless asked to keep them; what went out stays.
-import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Integration, StoredMedia } from '../../src/db/entities.js';
 import { RecurringPostSchema, type MissedPolicy, type OccurrenceOutcome, type RecurrenceUnit, type RecurringPost } from '../../src/db/recurrence-entities.js';
-import { DomainError, invalidInput, notFound } from '../../src/errors.js';
-import { newId } from '../../src/lib/crypto.js';
-import { isoWithOffset, wallClockOf, dateKey } from '../../src/lib/time-zone.js';
+import { DomainError, invalidInput } from '../../src/errors.js';
+import { newId, sha256 } from '../../src/lib/crypto.js';
+import { wallClockOf, dateKey } from '../../src/lib/time-zone.js';
 import type { Services, ToolContext } from '../types.js';
 import { approvalRequest, credentialRef } from './approval.js';
-import { recordChange, sourceOf } from './audit.js';
-import { checkPlan, createPosts, planOptions, PostValidationError, type PlanEntry } from './create-posts.js';
+import { recordChange } from './audit.js';
+import { checkPlan, planOptions, PostValidationError, type PlanEntry } from './create-posts.js';
+import { createStandingPost, oneItemEntry } from './standing-posts.js';
 import { findDuplicates } from './duplicates.js';
 import { findIntegration } from './integrations.js';
 import { deleteGroup } from './posts.js';
 import { channelZone, organizationZone, zoneInput } from './time-zones.js';
-import { canSeeChannel } from './visibility.js';
+import { occurrencesOf, type OccurrenceRecord } from './recurrence-records.js';
 import { dateInput, nextOccurrence, timeInput, timeText, weekdayNames, weekdaysInput, type Schedule } from './recurrence-schedule.js';
 import { MISSED_AFTER_MS, notifyMissed, ruleLabel } from './recurrence-missed.js';
 
@@ -61,120 +61,17 @@ export const scheduleOf = (rule: Pick<RecurringPost, 'unit' | 'interval' | 'week
   endDate: rule.endDate ?? null,
 });
 
-const sha = (text: string) => createHash('sha256').update(text).digest('base64url');
-
-/** A rule the caller may see (its organization's, on a channel it sees); 404 otherwise. */
-export async function findRule(em: EntityManager, organizationId: string, id: string): Promise<RecurringPost> {
-  const rule = await em.findOne(RecurringPostSchema, { id, organizationId });
-  if (!rule || !canSeeChannel(rule.integrationId)) throw notFound(`Recurring post ${id} not found.`, { hint: 'GET /recurring-posts lists the recurring posts of this organization.' });
-  return rule;
-}
-
-export async function listRules(em: EntityManager, organizationId: string): Promise<RecurringPost[]> {
-  const rules = await em.find(RecurringPostSchema, { organizationId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-  return rules.filter((rule) => canSeeChannel(rule.integrationId));
-}
-
-export interface OccurrenceRecord {
-  sequence: number;
-  scheduledFor: string;
-  localDate: string;
-  outcome: OccurrenceOutcome;
-  postId: string | null;
-  /** The post's state now (null when it was deleted or never made). */
-  state: string | null;
-  error: string | null;
-}
-
-export interface RuleRecord {
-  id: string;
-  channel: string;
-  content: string;
-  variations: string[];
-  settings: Record<string, unknown>;
-  media: StoredMedia[];
-  every: RecurrenceUnit;
-  interval: number;
-  weekdays: string[];
-  time: string;
-  timeZone: string;
-  startDate: string;
-  endDate: string | null;
-  count: number | null;
-  missed: MissedPolicy;
-  status: 'active' | 'paused' | 'ended';
-  made: number;
-  nextAt: string | null;
-  nextLocal: string | null;
-  createdAt: string;
-  occurrences?: OccurrenceRecord[];
-}
-
-export const ruleStatus = (rule: RecurringPost) => (rule.nextAt === null ? 'ended' : rule.paused ? 'paused' : 'active');
-
-export function toRuleRecord(rule: RecurringPost, occurrences?: OccurrenceRecord[]): RuleRecord {
-  return {
-    id: rule.id,
-    channel: rule.integrationId,
-    content: rule.texts[0],
-    variations: rule.texts.slice(1),
-    settings: rule.settings,
-    media: rule.media,
-    every: rule.unit,
-    interval: rule.interval,
-    weekdays: weekdayNames(rule.weekdays),
-    time: timeText(rule.minuteOfDay),
-    timeZone: rule.timeZone,
-    startDate: rule.startDate,
-    endDate: rule.endDate ?? null,
-    count: rule.count ?? null,
-    missed: rule.missed,
-    status: ruleStatus(rule),
-    made: rule.made,
-    nextAt: rule.nextAt?.toISOString() ?? null,
-    nextLocal: rule.nextAt ? isoWithOffset(rule.nextAt, rule.timeZone) : null,
-    createdAt: rule.createdAt.toISOString(),
-    ...(occurrences ? { occurrences } : {}),
-  };
-}
-
-/** The rule's occurrences, latest first (at most `limit`), with their posts' states. */
-export async function occurrencesOf(em: EntityManager, rule: RecurringPost, limit = 50): Promise<OccurrenceRecord[]> {
-  const rows = await em.getConnection().execute<{ sequence: number; scheduled_for: Date; outcome: OccurrenceOutcome; post_id: string | null; error: string | null; state: string | null }[]>(
-    `select o.sequence, o.scheduled_for, o.outcome, o.post_id, o.error, p.state from recurring_occurrence o
-       left join post p on p.id = o.post_id and p.deleted_at is null
-      where o.rule_id = ? order by o.scheduled_for desc limit ?`,
-    [rule.id, limit],
-  );
-  return rows.map((row) => {
-    const at = new Date(row.scheduled_for);
-    return { sequence: row.sequence, scheduledFor: at.toISOString(), localDate: isoWithOffset(at, rule.timeZone), outcome: row.outcome, postId: row.post_id, state: row.state, error: row.error };
-  });
-}
-
-/** The post ids of an organization's posts that are occurrences of a rule, among `postIds` (the console's "repeats" mark). */
-export async function occurrencePostIds(em: EntityManager, organizationId: string, postIds: string[]): Promise<Set<string>> {
-  if (postIds.length === 0) return new Set();
-  const rows = await em.getConnection().execute<{ post_id: string }[]>(
-    'select post_id from recurring_occurrence where organization_id = ? and post_id in (select jsonb_array_elements_text(?::jsonb))',
-    [organizationId, JSON.stringify(postIds)],
-  );
-  return new Set(rows.map((row) => row.post_id));
-}
-
 /** A rule's plan entry of occurrence `sequence` at `date`. */
-function entryOf(rule: Pick<RecurringPost, 'integrationId' | 'texts' | 'settings' | 'media'>, sequence: number, date: Date): PlanEntry {
-  return {
+const entryOf = (rule: Pick<RecurringPost, 'integrationId' | 'texts' | 'settings' | 'media'>, sequence: number, date: Date): PlanEntry =>
+  oneItemEntry({
     integrationId: rule.integrationId,
     type: 'schedule',
     date,
-    shortLink: false,
-    tags: [],
     groupKey: sequence,
     settings: { ...rule.settings },
-    items: [{ content: rule.texts[sequence % rule.texts.length], media: rule.media.map((media) => ({ ...media })), delay: 0 }],
-  };
-}
+    content: rule.texts[sequence % rule.texts.length],
+    media: rule.media.map((media) => ({ ...media })),
+  });
 
 type RuleFields = Pick<RecurringPost, 'integrationId' | 'texts' | 'settings' | 'media' | 'unit' | 'interval' | 'weekdays' | 'minuteOfDay' | 'timeZone' | 'startDate' | 'endDate' | 'count' | 'missed'>;
 
@@ -283,7 +180,7 @@ async function removeWaiting(services: Services, em: EntityManager, rule: Recurr
         and p.attempt_started_at is null and p.attempts = 0 and p.publish_date > ?`,
     [rule.id, services.now()],
   );
-  const waiting = rows.filter((row) => all || (new Date(row.publish_date).getTime() === new Date(row.scheduled_for).getTime() && row.content_key === sha(row.content)));
+  const waiting = rows.filter((row) => all || (new Date(row.publish_date).getTime() === new Date(row.scheduled_for).getTime() && row.content_key === sha256(row.content)));
   for (const row of waiting) {
     await deleteGroup(em, rule.organizationId, row.group_id, services.now());
     await em.getConnection().execute('delete from recurring_occurrence where id = ?', [row.id]);
@@ -370,24 +267,19 @@ const INTERRUPTED = 'Herald stopped while making this occurrence: it was not mad
 /** Makes occurrence `id` of the rule as a post at `date` (the job's create: Herald's, as the rule's author's post). */
 async function makeOccurrence(services: Services, em: EntityManager, rule: RecurringPost, id: string, sequence: number, date: Date): Promise<void> {
   try {
-    const [created] = await createPosts(services, em, rule.organizationId, {
+    const postId = await createStandingPost(services, em, {
+      organizationId: rule.organizationId,
       creationMethod: rule.creationMethod === 'MCP' ? 'MCP' : 'API',
-      entries: [entryOf(rule, sequence, date)],
-      approval: rule.approval ? { ...rule.approval, requestedAt: services.now().toISOString() } : undefined,
       createdBy: rule.createdBy,
+      approval: rule.approval,
+      entry: entryOf(rule, sequence, date),
       // Occurrences of a rule repeat its text on purpose (the duplicate guard's exemption of recurrences).
       allowDuplicate: true,
-      audit: (post) => ({
-        ...sourceOf(undefined, rule.organizationId),
-        action: 'post.created',
-        target: { kind: 'post', id: post.postId },
-        integrationId: post.integration,
-        summary: `Herald created post ${post.postId}, occurrence ${sequence + 1} of the recurring post ${rule.id} ${ruleLabel(rule)}.`,
-        changes: { recurringPostId: rule.id, awaitingApproval: Boolean(post.approval) },
-      }),
+      summary: (created) => `Herald created post ${created}, occurrence ${sequence + 1} of the recurring post ${rule.id} ${ruleLabel(rule)}.`,
+      changes: { recurringPostId: rule.id },
     });
-    const [{ content }] = await em.getConnection().execute<{ content: string }[]>('select content from post where id = ?', [created.postId]);
-    await em.getConnection().execute(`update recurring_occurrence set outcome = 'created', error = null, post_id = ?, content_key = ? where id = ?`, [created.postId, sha(content), id]);
+    const [{ content }] = await em.getConnection().execute<{ content: string }[]>('select content from post where id = ?', [postId]);
+    await em.getConnection().execute(`update recurring_occurrence set outcome = 'created', error = null, post_id = ?, content_key = ? where id = ?`, [postId, sha256(content), id]);
   } catch (error) {
     if (!(error instanceof DomainError) || error.code === 'internal') throw error;
     await em.getConnection().execute(`update recurring_occurrence set error = ? where id = ?`, [error.message.slice(0, 1000), id]);

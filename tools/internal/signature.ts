@@ -6,7 +6,7 @@
 // post (any input that takes settings: POST /posts, schedulePostTool, an import row, the composer) leaves it out.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SignatureSchema, type Signature, type SignaturePosition } from '../../src/db/workflow-entities.js';
-import { convertContent, escapeHtmlText } from '../../src/lib/content.js';
+import { convertContent, plainTextContent } from '../../src/lib/content.js';
 import { invalidInput } from '../../src/errors.js';
 import type { Provider } from '../../providers/types.js';
 
@@ -48,7 +48,7 @@ export async function findSignatures(em: EntityManager, organizationId: string):
 export const signatureFor = (signatures: Signatures, integrationId: string): SignatureRule | undefined => signatures.byChannel.get(integrationId) ?? signatures.organizationDefault;
 
 /** The signature as content: each line a paragraph, typed characters shown as typed (it is user text, escaped like any). */
-export const signatureContent = (rule: SignatureRule) => rule.text.split('\n').map((line) => `<p>${escapeHtmlText(line)}</p>`).join('');
+export const signatureContent = (rule: SignatureRule) => plainTextContent(rule.text);
 
 const plain = (html: string) => convertContent(html, 'plain').trim();
 

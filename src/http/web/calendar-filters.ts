@@ -6,10 +6,10 @@ import { calendarPosts, fullContents, type CalendarPost } from '../../../tools/i
 import { listIntegrations } from '../../../tools/internal/integrations.js';
 import { asCaller } from '../../../tools/internal/visibility.js';
 import { CustomerSchema } from '../../db/entities.js';
-import { hasHtmlTag } from '../../lib/content.js';
+import { excerpt, hasHtmlTag } from '../../lib/content.js';
 import type { Services } from '../../../tools/types.js';
 import { html, type Markup } from './html.js';
-import { excerpt, STATUS_LABELS } from './post-pages.js';
+import { STATUS_LABELS } from './post-pages.js';
 import { consoleCaller } from './session.js';
 
 export interface CalendarFilters {

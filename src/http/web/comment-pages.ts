@@ -13,7 +13,8 @@ import { invalidInput } from '../../errors.js';
 import { PostSchema, type Integration, type PostState } from '../../db/entities.js';
 import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence, type Markup } from './html.js';
-import { badge, channelSelect, excerpt, STATE_LABELS } from './post-pages.js';
+import { badge, channelSelect, STATE_LABELS } from './post-pages.js';
+import { excerpt } from '../../lib/content.js';
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool, safeNext } from './session.js';
 import { consoleZones, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
 

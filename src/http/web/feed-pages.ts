@@ -6,8 +6,10 @@ import { DomainError } from '../../errors.js';
 import type { Services } from '../../../tools/types.js';
 import { integrationList } from '../../../tools/integration-list.js';
 import { changeFeedTool, checkFeedTool, createFeedTool, deleteFeedTool, feedList, feedShow } from '../../../tools/feeds.js';
-import { DEFAULT_INTERVAL_MINUTES, DEFAULT_TEMPLATE, MAX_BACKLOG } from '../../../tools/internal/feeds.js';
+import { DEFAULT_INTERVAL_MINUTES, MAX_BACKLOG } from '../../../tools/internal/feeds.js';
+import { DEFAULT_TEMPLATE } from '../../../tools/internal/feed-template.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence, type Markup } from './html.js';
+import { badge } from './post-pages.js';
 import { consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 import { consoleZones, pageZone, when, zoneNote } from './zones.js';
 
@@ -22,11 +24,6 @@ const NOTICES: Record<string, string> = {
 };
 
 type Channel = { id: string; name: string; platform: string };
-
-const badge = (status: string) => {
-  const [label, kind] = STATUS[status] ?? [status, ''];
-  return html`<span class="badge ${kind}">${label}</span>`;
-};
 
 const body = (request: Request) => (request.body ?? {}) as Record<string, string | string[] | undefined>;
 const listOf = (value: string | string[] | undefined) => [value ?? []].flat().filter(Boolean);
@@ -79,7 +76,7 @@ export function feedPages(router: Router, services: Services): void {
         : html`<table><caption class="visually-hidden">Feeds</caption><thead><tr><th scope="col">Feed</th><th scope="col">Channels</th><th scope="col">Status</th><th scope="col">Last read</th><th scope="col">Next read</th></tr></thead><tbody>${feeds.map(
             (feed) => html`<tr><td><a href="/feeds/${feed.id}">${feed.name}</a><br><span class="hint">${feed.url}</span></td>
               <td>${feed.channels.map((id) => names.get(id) ?? id).join(', ')}<br><span class="hint">${feed.mode === 'draft' ? 'as drafts' : 'scheduled'}</span></td>
-              <td>${badge(feed.status)}${feed.lastError ? html`<br><span class="hint">${feed.lastError}</span>` : ''}</td>
+              <td>${badge(STATUS, feed.status)}${feed.lastError ? html`<br><span class="hint">${feed.lastError}</span>` : ''}</td>
               <td>${when(feed.lastPolledAt, zones.viewer)}</td><td>${feed.status === 'paused' ? '—' : when(feed.nextPollAt, zones.viewer)}</td></tr>`,
           )}</tbody></table>`}
       <h2>Add a feed</h2>
@@ -113,7 +110,7 @@ export function feedPages(router: Router, services: Services): void {
       response,
       { title: `Feed ${feed.name}`, signedIn, csrf, section: 'feeds', status: options.status, zone: pageZone(zones), flash: options.error ? { kind: 'error', text: options.error } : notice ? { kind: 'ok', text: notice } : undefined },
       html`<p><a href="/feeds">← All feeds</a></p>
-      <h1>${feed.name} ${badge(feed.status)}</h1>
+      <h1>${feed.name} ${badge(STATUS, feed.status)}</h1>
       ${zoneNote(zones)}
       <p><code>${feed.url}</code>${feed.feedTitle && feed.feedTitle !== feed.name ? html` (“${feed.feedTitle}”)` : ''}</p>
       ${feed.lastError

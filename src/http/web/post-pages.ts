@@ -2,9 +2,7 @@
 // the limit, media), what went out (the link of every item), the approval decision, retry of a failed post, and editing
 // a post that has not gone out, with the same validation as the API (the updatePost tool).
 import type { Request, Response, Router } from 'express';
-import { decodeHTML } from 'entities';
 import { DomainError } from '../../errors.js';
-import { hasHtmlTag } from '../../lib/content.js';
 import { changePostStatus } from '../../../tools/change-post-status.js';
 import { approvePost, rejectPost, requesterLabel } from '../../../tools/internal/approval.js';
 import { postView, type PostPreview, type PostView } from '../../../tools/internal/post-view.js';
@@ -51,22 +49,6 @@ export const badge = (labels: Record<string, [string, string]>, value: string) =
 /** An instant in UTC, for pages outside the signed-in console (device login); console pages use when() in the person's zone. */
 export const dateTime = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 
-// Where a post's HTML breaks a line (blocks, list items, <br>): a space in an excerpt. Scripts and styles are not text.
-const BLOCK_BOUNDARY = /<\/?(?:p|h[1-6]|ul|ol|li|br|div|blockquote|pre|table|tr|td|th)\b[^<>]*>/gi;
-const NOT_TEXT = /<!--[\s\S]*?-->|<(script|style)\b[\s\S]*?<\/\1\s*>/gi;
-const TAG = /<\/?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?\/?>/g;
-
-/**
- * A post's text as one line of at most `max` characters, for lists: its words without markup (tags dropped, entities
- * decoded, blocks and line breaks as spaces). Not a platform's conversion: plain text for X writes bold as Unicode
- * mathematical letters, which screen readers spell out; the preview shows that. Cheap on purpose: a calendar month
- * lists a thousand posts. The result is text, escaped where it is shown.
- */
-export function excerpt(content: string, max: number): string {
-  const words = hasHtmlTag(content) ? decodeHTML(content.replace(NOT_TEXT, ' ').replace(BLOCK_BOUNDARY, ' ').replace(TAG, '')) : content;
-  const text = words.replace(/\s+/g, ' ').trim();
-  return text.length > max ? `${text.slice(0, max - 3)}…` : text;
-}
 
 /** The channel chosen with `?channel=` (all when empty), the posts of that channel, and the channels of every post. */
 export function channelFilter<Row extends { integration: { id: string; name: string } }>(posts: Row[], query: unknown): { channel: string; rows: Row[]; channels: Row['integration'][] } {

@@ -1,8 +1,7 @@
 // Recurring posts in the console (issue 35): the Recurring posts page (each rule's text, channel, schedule in words, status
 // and next occurrence in the viewer's local time, pause/resume and delete), each rule's page with its occurrences, the
-// composer's "Repeat" fieldset (every N days or weeks, weekdays, time, start, end, variations, what to do after downtime)
-// and the "repeats" mark the post lists and the calendar put on occurrences. Everything goes through the recurring-post
-// tools as the signed-in person, as on REST.
+// composer's "Repeat" fieldset (every N days or weeks, weekdays, time, start, end, variations, what to do after downtime).
+// Everything goes through the recurring-post tools as the signed-in person, as on REST.
 import type { Request, Response, Router } from 'express';
 import type { Integration, Media } from '../../db/entities.js';
 import { DomainError } from '../../errors.js';
@@ -12,6 +11,8 @@ import { WEEKDAY_NAMES } from '../../../tools/internal/recurrence-schedule.js';
 import { changeRecurringPost, createRecurringPost, deleteRecurringPost, recurringPostList, recurringPostShow } from '../../../tools/recurring-posts.js';
 import { integrationList } from '../../../tools/integration-list.js';
 import { csrfField, html, sendPage, type Markup } from './html.js';
+import { excerpt } from '../../lib/content.js';
+import { badge } from './post-pages.js';
 import type { ComposeState, Fields } from './compose-form.js';
 import { composedContent } from './compose-text.js';
 import { settingsValues } from './settings-fields.js';
@@ -31,10 +32,6 @@ const NOTICES: Record<string, string> = {
   deleted: 'Recurring post deleted.',
 };
 
-/** The mark on an occurrence in the post lists and the calendar. */
-export const REPEATS_MARK = '<span class="badge repeats" title="An occurrence of a recurring post">repeats</span>';
-export const repeatsMark = (repeats: boolean): Markup => (repeats ? html`<span class="badge repeats" title="An occurrence of a recurring post">repeats</span>` : html``);
-
 /** "Every 2 weeks on Monday and Thursday at 09:00 (Europe/Berlin), until 2027-06-30". */
 export function scheduleWords(rule: RuleSummary): string {
   const days = rule.weekdays.map((day) => DAY_LABELS[WEEKDAY_NAMES.indexOf(day as (typeof WEEKDAY_NAMES)[number])] ?? day);
@@ -44,24 +41,14 @@ export function scheduleWords(rule: RuleSummary): string {
   return `${every}${on} at ${rule.time} (${rule.timeZone})${end}`;
 }
 
-const excerpt = (text: string) => {
-  const plain = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
-  return plain.length > 100 ? `${plain.slice(0, 99)}…` : plain;
-};
-
-const badge = (status: string) => {
-  const [label, kind] = STATUS[status] ?? [status, ''];
-  return html`<span class="badge ${kind}">${label}</span>`;
-};
-
 /** Pause or resume, and delete (keeping the occurrences or not): the forms of a rule. */
 function ruleActions(csrf: string, rule: RuleSummary): Markup {
-  if (rule.status === 'ended') return html`<form method="post" action="/recurring-posts/${rule.id}/delete" class="inline">${csrfField(csrf)}<button type="submit" class="secondary">Delete<span class="visually-hidden"> ${excerpt(rule.content)}</span></button></form>`;
+  if (rule.status === 'ended') return html`<form method="post" action="/recurring-posts/${rule.id}/delete" class="inline">${csrfField(csrf)}<button type="submit" class="secondary">Delete<span class="visually-hidden"> ${excerpt(rule.content, 100)}</span></button></form>`;
   return html`<form method="post" action="/recurring-posts/${rule.id}/${rule.status === 'paused' ? 'resume' : 'pause'}" class="inline">${csrfField(csrf)}
-      <button type="submit" class="secondary">${rule.status === 'paused' ? 'Resume' : 'Pause'}<span class="visually-hidden"> ${excerpt(rule.content)}</span></button></form>
+      <button type="submit" class="secondary">${rule.status === 'paused' ? 'Resume' : 'Pause'}<span class="visually-hidden"> ${excerpt(rule.content, 100)}</span></button></form>
     <form method="post" action="/recurring-posts/${rule.id}/delete" class="inline">${csrfField(csrf)}
       <input type="checkbox" id="keep-${rule.id}" name="keep" value="yes"><label for="keep-${rule.id}">keep its waiting posts</label>
-      <button type="submit" class="secondary">Delete<span class="visually-hidden"> ${excerpt(rule.content)}</span></button></form>`;
+      <button type="submit" class="secondary">Delete<span class="visually-hidden"> ${excerpt(rule.content, 100)}</span></button></form>`;
 }
 
 export function recurringPages(router: Router, services: Services): void {
@@ -81,8 +68,8 @@ export function recurringPages(router: Router, services: Services): void {
       ${rules.length === 0
         ? html`<p class="card">No recurring post yet.</p>`
         : html`<table><caption class="visually-hidden">Recurring posts</caption><thead><tr><th scope="col">Post</th><th scope="col">Channel</th><th scope="col">Schedule</th><th scope="col">Status</th><th scope="col">Next</th><th scope="col">Actions</th></tr></thead><tbody>${rules.map(
-            (rule) => html`<tr><td><a href="/recurring-posts/${rule.id}">${excerpt(rule.content) || '(no text)'}</a>${rule.variations.length ? html`<br><span class="hint">and ${rule.variations.length} variation${rule.variations.length === 1 ? '' : 's'}</span>` : ''}</td>
-              <td>${names.get(rule.channel) ?? rule.channel}</td><td>${scheduleWords(rule)}</td><td>${badge(rule.status)}</td>
+            (rule) => html`<tr><td><a href="/recurring-posts/${rule.id}">${excerpt(rule.content, 100) || '(no text)'}</a>${rule.variations.length ? html`<br><span class="hint">and ${rule.variations.length} variation${rule.variations.length === 1 ? '' : 's'}</span>` : ''}</td>
+              <td>${names.get(rule.channel) ?? rule.channel}</td><td>${scheduleWords(rule)}</td><td>${badge(STATUS, rule.status)}</td>
               <td>${rule.status === 'active' ? when(rule.nextAt, zones.viewer) : '—'}</td><td class="actions">${ruleActions(csrf, rule)}</td></tr>`,
           )}</tbody></table>`}`,
     );
@@ -96,13 +83,13 @@ export function recurringPages(router: Router, services: Services): void {
       response,
       { title: 'Recurring post', signedIn, csrf, section: 'recurring-posts', zone: pageZone(zones), flash: notice ? { kind: 'ok', text: notice } : undefined },
       html`<p><a href="/recurring-posts">← All recurring posts</a></p>
-      <h1>Recurring post ${badge(rule.status)}</h1>
+      <h1>Recurring post ${badge(STATUS, rule.status)}</h1>
       ${zoneNote(zones)}
       <dl class="card"><dt>Channel</dt><dd>${names.get(rule.channel) ?? rule.channel}</dd><dt>Schedule</dt><dd>${scheduleWords(rule)}</dd>
         <dt>After downtime</dt><dd>${rule.missed === 'latest' ? 'Only the latest missed occurrence is published' : 'Missed occurrences are skipped'}</dd>
         <dt>Next</dt><dd>${rule.status === 'active' ? when(rule.nextAt, zones.viewer) : '—'}</dd><dt>Occurrences so far</dt><dd>${rule.made}</dd></dl>
       <h2>Text</h2>
-      ${[rule.content, ...rule.variations].map((text, index) => html`<section class="card" aria-label="${index === 0 ? 'Text' : `Variation ${index}`}"><p class="hint">${index === 0 ? 'Text' : `Variation ${index}`}</p><p>${excerpt(text)}</p></section>`)}
+      ${[rule.content, ...rule.variations].map((text, index) => html`<section class="card" aria-label="${index === 0 ? 'Text' : `Variation ${index}`}"><p class="hint">${index === 0 ? 'Text' : `Variation ${index}`}</p><p>${excerpt(text, 100)}</p></section>`)}
       <div class="actions">${ruleActions(csrf, rule)}</div>
       <h2>Occurrences</h2>
       ${rule.occurrences.length === 0
