@@ -26,7 +26,8 @@ let postId: string;
 let postUri: string;
 let start: number;
 
-const dayOf = (offset: number) => isoDay(new Date(start + offset * DAY));
+// The UTC day each snapshot lands on: at(offset) is 2 hours after the first post's time, the next day when it was published after 22:00.
+const dayOf = (offset: number) => isoDay(at(offset));
 const at = (days: number, hours = 2) => new Date(start + days * DAY + hours * HOUR);
 
 beforeAll(async () => {

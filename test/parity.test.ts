@@ -98,8 +98,30 @@ describe('MCP / REST parity', () => {
         'replyToComment',
         'hideComment',
         'deleteComment',
+        'listSets',
+        'setSignature',
+        'clearSignature',
+        // The feeds' writes (a feed server to read) are run over both in feeds.test.ts.
+        'feedList',
+        'createFeed',
+        'changeFeed',
+        'checkFeed',
+        'deleteFeed',
       ].sort(),
     );
+  });
+
+  it('listSets and feedList: MCP equals GET /sets and GET /feeds', async () => {
+    expect(await rest('GET', '/sets')).toEqual((await mcp('listSets', {})).sets);
+    expect(await rest('GET', '/feeds')).toEqual((await mcp('feedList', {})).output);
+  });
+
+  it('setSignature and clearSignature: MCP equals PUT and DELETE /signatures/:channel', async () => {
+    const viaMcp = await mcp('setSignature', { channel: channelId, text: 'Parity', position: 'end' });
+    const viaRest = await rest('PUT', `/signatures/${channelId}`, { text: 'Parity', position: 'end' });
+    expect(viaRest).toEqual({ ...viaMcp, updatedAt: viaRest.updatedAt });
+    expect(await mcp('clearSignature', { channel: channelId })).toEqual({ channel: channelId, cleared: true });
+    expect(await rest('DELETE', `/signatures/${channelId}`)).toEqual({ channel: channelId, cleared: false });
   });
 
   it('integrationList: MCP output equals GET /integrations', async () => {
