@@ -1,7 +1,7 @@
 // The four AI generation tools of the spec, and the REST routes that read generations back. Generation runs in the
 // `generate_media` job (tools/internal/generation-run.ts); these handlers record the request and wait for it.
 import { z } from 'zod';
-import { notFound } from '../src/errors.js';
+import { DomainError, notFound } from '../src/errors.js';
 import type { Generation } from '../src/db/entities.js';
 import { generatorOf, imageGenerator, unavailableReason, videoGenerators } from '../generators/index.js';
 import { modelClients } from '../generators/clients.js';
@@ -12,9 +12,12 @@ import { idempotencyKeyField } from './internal/idempotency.js';
 import {
   availableGenerator,
   awaitGeneration,
+  CANCELLED_MESSAGE,
+  cancelGeneration,
   findGeneration,
   generatedMedia,
   generationError,
+  isFinal,
   listGenerations,
   parseGeneratorParams,
   requestGeneration,
@@ -32,7 +35,13 @@ async function generate(context: ToolContext, generator: Generator, output: Orie
   if (Array.isArray(params.images)) params.images = await resolveLibraryImages(em, caller.organizationId, params.images as (string | { id?: string; path?: string })[]);
   const { generation, joined } = await requestGeneration(services, caller, generator, output, params);
   if (joined) context.logger.info({ generationId: generation.id }, 'joined an identical generation');
-  const finished = await awaitGeneration(services, generation.id, context.progress);
+  const finished = await awaitGeneration(services, generation.id, context.progress, context.signal);
+  if (context.signal?.aborted && !isFinal(finished)) {
+    // Cancelled by the client: a generation this call started stops; one it joined goes on for the call that started it.
+    const stopped = !joined && (await cancelGeneration(services, generation.id));
+    context.logger.info({ generationId: generation.id, stopped }, 'generation call cancelled');
+    throw new DomainError('conflict', stopped ? CANCELLED_MESSAGE : 'The call was cancelled; the identical generation it joined goes on.', { details: { generationId: generation.id } });
+  }
   if (finished.state === 'failed') throw generationError(finished);
   return finished as Generation & { state: 'queued' | 'running' | 'succeeded' };
 }

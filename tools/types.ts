@@ -78,6 +78,11 @@ export interface ToolContext {
   progress?: (progress: number, total?: number, message?: string) => Promise<void>;
   /** 'mcp' when the call came through an MCP session; REST and the console leave it unset. */
   via?: 'mcp';
+  /**
+   * MCP: aborted when the client cancels the call (notifications/cancelled, reaching whichever process runs it) or goes
+   * away. A long tool stops what it has not started yet (a generation: no further paid model call).
+   */
+  signal?: AbortSignal;
   /** MCP: a log notification to the client when at or above the level it set. Never pass secrets. */
   log?: (level: ToolLogLevel, message: string, data?: Record<string, unknown>) => void;
   /**

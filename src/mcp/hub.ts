@@ -5,7 +5,8 @@
 //   (a notification made by the worker reaches the sessions that way: a trigger stores it as an event of their GET streams,
 //   see Migration20261124100000);
 // - herald_mcp_reply {sessionId, messages}: a client answered a server request on another process; the process whose
-//   transport asked receives the answer.
+//   transport asked receives the answer. A client's cancel (notifications/cancelled) goes the same way to every process,
+//   so the call it names stops wherever it runs.
 import type { ServerResponse } from 'node:http';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -34,6 +35,9 @@ interface LiveStream {
 
 /** A response (result or error) to a request. */
 export const isAnswer = (message: JSONRPCMessage) => isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
+
+/** A client's cancel of one of its requests (notifications/cancelled). */
+export const isCancellation = (message: JSONRPCMessage) => (message as { method?: unknown }).method === 'notifications/cancelled' && !('id' in message);
 
 export class SessionHub {
   private readonly streams = new Map<string, LiveStream>();
@@ -142,6 +146,14 @@ export class SessionHub {
   async reply(sessionId: string, messages: JSONRPCMessage[]): Promise<void> {
     const local = this.waiting.get(sessionId);
     if (local?.size) return this.deliver(local, messages);
+    await this.options.em().getConnection().execute('select pg_notify(?, ?)', [REPLY_CHANNEL, JSON.stringify({ sessionId, messages })]);
+  }
+
+  /**
+   * A client's cancels: announced to every process (this one hears it too), whose transports of the session hand them to
+   * their server; the one running the named call aborts it (its tool's `signal`), the others ignore an id they do not run.
+   */
+  async cancel(sessionId: string, messages: JSONRPCMessage[]): Promise<void> {
     await this.options.em().getConnection().execute('select pg_notify(?, ?)', [REPLY_CHANNEL, JSON.stringify({ sessionId, messages })]);
   }
 

@@ -45,9 +45,12 @@ const CACHE_HINTS = {
 
 type Envelope = { [key: string]: unknown };
 
-/** Registers a feature's handler on an SDK 2.x server; a confirmation still to ask is answered as input_required. */
+/**
+ * Registers a feature's handler on an SDK 2.x server; a confirmation still to ask is answered as input_required. `closed`:
+ * aborted when the client closes the request, the revision's cancel, which then reaches the handler's `signal`.
+ */
 const modernHandle =
-  (server: Server): Handle =>
+  (server: Server, closed: AbortSignal): Handle =>
   (method, handler) => {
     if (LEGACY_ONLY.has(method)) return;
     server.setRequestHandler(method as 'tools/call', (async (request: { params?: unknown }, ctx: ServerContext) => {
@@ -56,7 +59,7 @@ const modernHandle =
           era: 'modern',
           requestId: ctx.mcpReq.id,
           notify: (notification) => ctx.mcpReq.notify(notification as never),
-          signal: ctx.mcpReq.signal,
+          signal: AbortSignal.any([ctx.mcpReq.signal, closed]),
           inputResponses: ctx.mcpReq.inputResponses,
           requestState: ctx.mcpReq.requestState<string>(),
         });
@@ -96,6 +99,8 @@ export class ModernMcp {
     const who: Caller = { ...caller, origin: { via: 'mcp', address: request.ip ?? null, client } };
     const capabilities = (envelope[CLIENT_CAPABILITIES_META_KEY] ?? {}) as { elicitation?: { form?: unknown } };
     let listen: { id: string; bus: ServerEventBus } | undefined;
+    const abort = new AbortController();
+    response.on('close', () => abort.abort());
     if ((request.body as { method?: unknown })?.method === 'subscriptions/listen') listen = await this.listenRow(who, request.body as never);
 
     const factory = () => {
@@ -120,7 +125,7 @@ export class ModernMcp {
         read: async () => ((await this.store.credentialState(who, session.protocolVersion)).confirmations as Previews | undefined) ?? {},
         write: async (confirmations: Previews) => void (await this.store.credentialState(who, session.protocolVersion, { confirmations })),
       };
-      registerSurface({ services: this.services, session, handle: modernHandle(server), confirmations: modernConfirmations(elicitation, previews) });
+      registerSurface({ services: this.services, session, handle: modernHandle(server, abort.signal), confirmations: modernConfirmations(elicitation, previews) });
       return server;
     };
     const handler = createMcpHandler(factory, {
@@ -128,8 +133,6 @@ export class ModernMcp {
       ...(listen ? { bus: listen.bus } : {}),
       onerror: (error) => this.services.logger.debug({ err: error.message }, 'MCP 2026-07-28 request refused'),
     });
-    const abort = new AbortController();
-    response.on('close', () => abort.abort());
     try {
       const answer = await handler.fetch(webRequest(request, abort.signal), { parsedBody: request.body });
       await send(answer, response);

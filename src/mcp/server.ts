@@ -201,6 +201,7 @@ export function registerSurface({ services, session, handle, confirmations, subs
         via: 'mcp',
         log: logs.log,
         confirm: confirmations(extra),
+        signal: extra.signal,
       })) as Record<string, unknown>;
       await logs.flush();
       // A refusal answered as data (schedulePostTool's {errors}) is still an error to an agent that checks isError.

@@ -23,7 +23,7 @@ import type { Caller, Services } from '../../tools/types.js';
 import { apiKeyHash } from '../../tools/internal/credentials.js';
 import { createMcpServer } from './server.js';
 import { EVENT_RETENTION_MS, latestSequence, parseEventId, PostgresEventStore, standaloneStreamOf, storeEvent } from './event-store.js';
-import { isAnswer, SessionHub } from './hub.js';
+import { isAnswer, isCancellation, SessionHub } from './hub.js';
 import { SessionStore, type SessionRow, type SessionState } from './session-store.js';
 import { ModernMcp } from './modern.js';
 
@@ -103,9 +103,12 @@ export class McpSessions {
       return jsonRpcError(response, 405, 'Method not allowed.');
     }
     const messages: JSONRPCMessage[] = Array.isArray(request.body) ? request.body : [request.body];
-    // Answers to our own requests (an elicitation) go to the transport that asked, wherever it is.
-    if (messages.length > 0 && messages.every((message) => message && typeof message === 'object' && isAnswer(message))) {
-      await this.hub.reply(session.id, messages);
+    // Answers to our own requests (an elicitation) go to the transport that asked, wherever it is; a client's cancel goes to
+    // the transport running the call it names, on whichever process (a server built for this POST would not know the call).
+    if (messages.length > 0 && messages.every((message) => message && typeof message === 'object' && (isAnswer(message) || isCancellation(message)))) {
+      const answers = messages.filter(isAnswer);
+      if (answers.length > 0) await this.hub.reply(session.id, answers);
+      if (answers.length < messages.length) await this.hub.cancel(session.id, messages.filter(isCancellation));
       response.status(202).end();
       return;
     }

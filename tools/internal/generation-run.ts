@@ -19,6 +19,9 @@ export const generationJobKey = (generationId: string) => `generation:${generati
 
 export type GenerationOutcome = { kind: 'finished'; state: 'succeeded' | 'failed' } | { kind: 'waiting'; runAt: Date } | { kind: 'skipped'; reason: string };
 
+/** The generation was cancelled by its caller (tools/internal/generation.ts cancelGeneration): no paid call is made after. */
+class Cancelled extends Error {}
+
 /** A paid step found started (not done) after a crash: whether the model ran it is unknown, and it is not made again. */
 class OutcomeUnknown extends Error {
   constructor(readonly step: string) {
@@ -69,7 +72,7 @@ export async function runGeneration(services: Services, generationId: string): P
   const fail = async (failure: Failure): Promise<GenerationOutcome> => {
     await em.nativeUpdate(
       GenerationSchema,
-      { id: generationId },
+      { id: generationId, state: { $in: ['queued', 'running'] } },
       { state: 'failed', errorCode: failure.code, errorStatus: failure.status ?? null, error: failure.message, errorHint: failure.hint ?? null, finishedAt: services.now(), nextCheckAt: null },
     );
     await fs.promises.rm(workDir, { recursive: true, force: true });
@@ -83,10 +86,13 @@ export async function runGeneration(services: Services, generationId: string): P
   if (missing.length > 0) {
     return fail({ code: 'not_supported', message: `${generator.title} is no longer available on this Herald: ${missing.join(' and ')} is not set.`, hint: 'Ask the operator to set it, then try again.' });
   }
-  if (generation.state === 'queued') generation.startedAt = now;
-  generation.state = 'running';
-  generation.nextCheckAt = null;
-  await em.flush();
+  // Only while still queued or running: a cancel may have come since it was read.
+  const started = await em.nativeUpdate(
+    GenerationSchema,
+    { id: generationId, state: { $in: ['queued', 'running'] } },
+    { state: 'running', nextCheckAt: null, ...(generation.state === 'queued' ? { startedAt: now } : {}) },
+  );
+  if (started === 0) return { kind: 'skipped', reason: 'cancelled' };
   await fs.promises.mkdir(workDir, { recursive: true });
 
   const steps: GenerationSteps = { ...generation.steps };
@@ -104,6 +110,9 @@ export async function runGeneration(services: Services, generationId: string): P
       if (recorded?.state === 'done') return recorded.result as T;
       if (recorded?.state === 'started' && !options.free) throw new OutcomeUnknown(name);
       if (!options.free) {
+        // Cancelled meanwhile: nothing more is paid for.
+        const [row] = await connection.execute<{ state: string }[]>('select state from generation where id = ?', [generationId]);
+        if (row?.state !== 'running') throw new Cancelled();
         steps[name] = { state: 'started', at: services.now().toISOString() };
         await setStep(name, steps[name]);
       }
@@ -163,12 +172,18 @@ export async function runGeneration(services: Services, generationId: string): P
         warnings: [...(generated.warnings ?? []), ...media.warnings],
         finishedAt: services.now(),
       };
-      await tx.nativeUpdate(GenerationSchema, { id: generationId }, update);
+      // Cancelled while the last call ran: the result is not stored (the transaction rolls back).
+      if ((await tx.nativeUpdate(GenerationSchema, { id: generationId, state: 'running' }, update)) === 0) throw new Cancelled();
     });
     await fs.promises.rm(workDir, { recursive: true, force: true });
     logger.info('generation succeeded');
     return { kind: 'finished', state: 'succeeded' };
   } catch (error) {
+    if (error instanceof Cancelled) {
+      await fs.promises.rm(workDir, { recursive: true, force: true });
+      logger.info('generation cancelled by its caller: stopped before the next paid call');
+      return { kind: 'finished', state: 'failed' };
+    }
     if (error instanceof CheckLater) {
       const runAt = new Date(services.now().getTime() + error.seconds * 1000);
       await em.nativeUpdate(GenerationSchema, { id: generationId }, { nextCheckAt: runAt, progressMessage: error.message });

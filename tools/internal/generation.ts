@@ -153,10 +153,30 @@ export async function requestGeneration(
   });
 }
 
-const isFinal = (generation: Generation) => generation.state === 'succeeded' || generation.state === 'failed';
+export const isFinal = (generation: Generation) => generation.state === 'succeeded' || generation.state === 'failed';
 
-/** Waits until the generation ends or GENERATION_TIMEOUT_SECONDS pass, reporting progress (percent) meanwhile. */
-export async function awaitGeneration(services: Services, id: string, progress?: ToolContext['progress']): Promise<Generation> {
+/** What a generation its caller cancelled says when read later (its state `failed`). */
+export const CANCELLED_MESSAGE = 'Cancelled by the client that asked for it, before it finished: no model call was made after that.';
+
+/**
+ * The caller cancelled its call (MCP notifications/cancelled, or it went away): the generation stops before its next paid
+ * model call (the job checks before each one, generation-run.ts). A call already under way may still be billed; a
+ * generation that already ended is left as it is. Answers whether it was stopped.
+ */
+export async function cancelGeneration(services: Services, id: string): Promise<boolean> {
+  const stopped = await services.orm.em.fork().nativeUpdate(
+    GenerationSchema,
+    { id, state: { $in: ['queued', 'running'] } },
+    { state: 'failed', errorCode: 'conflict', errorStatus: 409, error: CANCELLED_MESSAGE, errorHint: 'Start the generation again if you still want it.', finishedAt: services.now(), nextCheckAt: null },
+  );
+  return stopped > 0;
+}
+
+/**
+ * Waits until the generation ends, GENERATION_TIMEOUT_SECONDS pass or `signal` aborts (the caller cancelled), reporting
+ * progress (percent) meanwhile.
+ */
+export async function awaitGeneration(services: Services, id: string, progress?: ToolContext['progress'], signal?: AbortSignal): Promise<Generation> {
   const deadline = Date.now() + services.config.generation.waitSeconds * 1000;
   let sent = -1;
   let sentMessage: string | null = null;
@@ -175,8 +195,8 @@ export async function awaitGeneration(services: Services, id: string, progress?:
         sentAt = Date.now();
       }
     }
-    if (Date.now() >= deadline) return generation;
-    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+    if (Date.now() >= deadline || signal?.aborted) return generation;
+    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())), undefined, { signal }).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,71 @@
+// A client cancelling a long MCP call: the cancel reaches the call wherever it runs (a 2025-11-25 session's
+// notifications/cancelled, a separate POST, goes through Postgres NOTIFY to the transport running it), and a generation it
+// started stops before its next paid model call.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHerald, type Herald } from './helpers/harness.js';
+import { waitFor } from './helpers/posts.js';
+import { startOpenAiFake, type OpenAiFake } from './fakes/openai.js';
+
+let herald: Herald;
+let openai: OpenAiFake;
+const closing: { close(): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  openai = await startOpenAiFake();
+  herald = await startHerald(
+    { OPENAI_API_KEY: openai.apiKey, OPENAI_BASE_URL: openai.baseUrl, GENERATION_TIMEOUT_SECONDS: '60', GENERATION_MODEL_TIMEOUT_SECONDS: '20', GENERATION_CHECK_SECONDS: '1' },
+    { guard: { allowLoopback: true } },
+  );
+  await herald.startWorker();
+  // Every picture takes 2 s: the slideshow draws two at a time, so the third slide's picture and voice-over come later.
+  openai.delayMs = 2000;
+});
+afterAll(async () => {
+  for (const client of closing) await client.close().catch(() => undefined);
+  await herald?.stop();
+  await openai?.close();
+});
+
+async function legacy(): Promise<Client> {
+  const client = new Client({ name: 'cancel-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${herald.apiKey}` } } }));
+  closing.push(client);
+  return client;
+}
+
+const latestGeneration = async () => (await herald.rest('GET', '/generations?page=0&pageSize=1')).body.generations[0];
+
+// Not yet for a 2026-07-28 client: closing the call's request (the SDK 2.4 client's abort, a fetch abort, a node:http
+// destroy) did not reach the tool's signal in this harness before the answer was sent; not yet diagnosed (issue 32).
+it.each([['a 2025-11-25 session', legacy]])('%s cancelling a slideshow stops it before the next paid call: no further picture or voice-over, nothing stored', async (_era, connect) => {
+  const client = await connect();
+  const images = openai.images.length;
+  const speeches = openai.speeches.length;
+  const stored = async () => ((await herald.rest('GET', '/media?page=0')).body.media as { id: string }[]).map((item) => item.id);
+  const media = await stored();
+  const abort = new AbortController();
+  const params = { name: 'generateVideoTool', arguments: { identifier: 'image-text-slides', output: 'vertical', customParams: [{ key: 'prompt', value: `Cancel me ${Math.random()}` }, { key: 'voice', value: 'coral' }] } };
+  const options = { signal: abort.signal, timeout: 60_000 };
+  const call = client.callTool(params, undefined, options);
+  const settled = call.then(
+    () => 'answered',
+    () => 'rejected',
+  );
+  // The first two pictures are being drawn (paid, under way): the person cancels.
+  await waitFor(async () => (openai.images.length >= images + 2 ? true : undefined));
+  abort.abort('The person pressed stop');
+  expect(await settled).toBe('rejected');
+  const generation = await waitFor(async () => {
+    const latest = await latestGeneration();
+    return latest?.state === 'failed' ? latest : undefined;
+  });
+  expect(generation.error).toMatchObject({ message: expect.stringMatching(/^Cancelled by the client/) });
+  // The two calls under way finish at the model; nothing after them is asked for, and no video is stored.
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  expect(openai.images.length).toBe(images + 2);
+  expect(openai.speeches.length).toBeLessThanOrEqual(speeches + 2);
+  expect((await latestGeneration()).state).toBe('failed');
+  expect(await stored()).toEqual(media);
+}, 60_000);
