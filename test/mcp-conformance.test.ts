@@ -118,6 +118,7 @@ it.each([
 ])(`${CONFORMANCE} server, revision %s: every scenario passes but those needing the suite's fixtures`, async (revision, selection) => {
   const { output, scenarios } = await conformance(selection);
   const failures = failed(scenarios);
+  console.log(`${CONFORMANCE} ${revision}: ${scenarios.size - failures.size} of ${scenarios.size} scenarios pass, ${failures.size} need the suite's fixtures`);
   const unexpected = [...failures].filter(([name]) => !EXPECTED_FAILURES[revision][name]).map(([name, why]) => `${name}: ${why}`);
   expect(scenarios.size, output.slice(-3000)).toBeGreaterThanOrEqual(revision === '2026-07-28' ? 50 : 31);
   expect(unexpected).toEqual([]);
