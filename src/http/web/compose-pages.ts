@@ -36,7 +36,7 @@ async function libraryFor(services: Services, organizationId: string, chosen: st
   return [...more, ...recent];
 }
 
-async function channelsOf(services: Services, organizationId: string) {
+export async function channelsOf(services: Services, organizationId: string) {
   const em = services.orm.em.fork();
   const channels = (await listIntegrations(em, organizationId)).filter((channel) => !channel.inBetweenSteps);
   const customers = await em.find(CustomerSchema, { organizationId });

@@ -71,7 +71,7 @@ function itemMarkup(state: ComposeState, index: number, library: Media[], chainK
   </fieldset>`;
 }
 
-function channelChoices(state: ComposeState, channels: Integration[], customers: Map<string, string>): Markup {
+export function channelChoices(state: ComposeState, channels: Integration[], customers: Map<string, string>): Markup {
   if (state.editing) {
     const channel = channels.find((candidate) => candidate.id === state.channels[0]);
     return html`<p>On <strong>${channel?.name ?? 'its channel'}</strong> ${channel ? html`<span class="hint">${platformName(channel)}</span>` : ''}</p>

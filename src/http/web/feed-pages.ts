@@ -4,13 +4,15 @@
 import type { Request, Response, Router } from 'express';
 import { DomainError } from '../../errors.js';
 import type { Services } from '../../../tools/types.js';
-import { integrationList } from '../../../tools/integration-list.js';
 import { changeFeedTool, checkFeedTool, createFeedTool, deleteFeedTool, feedList, feedShow } from '../../../tools/feeds.js';
 import { DEFAULT_INTERVAL_MINUTES, MAX_BACKLOG } from '../../../tools/internal/feeds.js';
 import { DEFAULT_TEMPLATE } from '../../../tools/internal/feed-template.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence, type Markup } from './html.js';
 import { badge } from './post-pages.js';
-import { consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
+import { channelsOf } from './compose-pages.js';
+import { emptyState } from './compose-form.js';
+import { channelChoices } from './compose-view.js';
+import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 import { consoleZones, pageZone, when, zoneNote } from './zones.js';
 
 const STATUS: Record<string, [string, string]> = { active: ['Active', 'ok'], paused: ['Paused', 'warn'], failing: ['Failing', 'error'] };
@@ -23,32 +25,37 @@ const NOTICES: Record<string, string> = {
   deleted: 'Feed deleted. The posts it made stay.',
 };
 
-type Channel = { id: string; name: string; platform: string };
+const CHOICES: Record<string, string> = {
+  draft: 'drafts, for you to review',
+  schedule: "posts scheduled into each channel's next free posting time",
+  picture: "Attach the entry's picture",
+};
+
+type Channels = Awaited<ReturnType<typeof channelsOf>>;
 
 const body = (request: Request) => (request.body ?? {}) as Record<string, string | string[] | undefined>;
 const listOf = (value: string | string[] | undefined) => [value ?? []].flat().filter(Boolean);
 const numberOf = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : undefined);
 
-/** The settings fields shared by the add and change forms. */
-function settingsFields(prefix: string, channels: Channel[], values: { channels: string[]; template: string; mode: string; intervalMinutes: number; attachPicture: boolean }): Markup {
-  return html`<fieldset><legend>Channels</legend>${channels.length === 0 ? html`<p class="hint">Connect a channel first (Channels).</p>` : ''}${channels.map(
-    (channel) => html`<label><input type="checkbox" name="channels" value="${channel.id}"${values.channels.includes(channel.id) ? html` checked` : ''}> ${channel.name} (${channel.platform})</label>`,
-  )}</fieldset>
+/** The settings fields shared by the add and change forms: the channels chosen as on the compose page (its channelChoices). */
+function settingsFields(prefix: string, channels: Channels, values: { channels: string[]; template: string; mode: string; intervalMinutes: number; attachPicture: boolean }): Markup {
+  const choice = (id: string, field: Markup) => html`<div class="choice">${field}<label for="${prefix}-${id}">${CHOICES[id]}</label></div>`;
+  return html`${channelChoices({ ...emptyState('UTC'), channels: values.channels }, channels.channels, channels.customers)}
     <label for="${prefix}-template">Template</label>
     <textarea id="${prefix}-template" name="template" rows="4" maxlength="2000" aria-describedby="${prefix}-template-hint">${values.template}</textarea>
     <p class="hint" id="${prefix}-template-hint">Plain text. {title}, {link}, {summary} and {picture} are replaced by the entry's; each line becomes a paragraph. A summary that would make the post too long for a channel is shortened.</p>
     <fieldset><legend>New entries become</legend>
-      <label><input type="radio" name="mode" value="draft"${values.mode === 'draft' ? html` checked` : ''}> drafts, for you to review</label>
-      <label><input type="radio" name="mode" value="schedule"${values.mode === 'schedule' ? html` checked` : ''}> posts scheduled into each channel's next free posting time</label>
+      ${choice('draft', html`<input type="radio" id="${prefix}-draft" name="mode" value="draft"${values.mode === 'draft' ? html` checked` : ''}>`)}
+      ${choice('schedule', html`<input type="radio" id="${prefix}-schedule" name="mode" value="schedule"${values.mode === 'schedule' ? html` checked` : ''}>`)}
     </fieldset>
-    <label><input type="checkbox" name="attachPicture" value="yes"${values.attachPicture ? html` checked` : ''}> Attach the entry's picture</label>
+    ${choice('picture', html`<input type="checkbox" id="${prefix}-picture" name="attachPicture" value="yes"${values.attachPicture ? html` checked` : ''}>`)}
     <label for="${prefix}-interval">Read every (minutes)</label>
     <input id="${prefix}-interval" name="intervalMinutes" type="number" min="5" max="1440" value="${values.intervalMinutes}">`;
 }
 
 /** The form's fields as the tools' input (checkboxes absent when unticked). */
 const settingsInput = (request: Request) => ({
-  channels: listOf(body(request).channels),
+  channels: listOf(body(request).channel),
   template: typeof body(request).template === 'string' ? String(body(request).template) : undefined,
   mode: body(request).mode || undefined,
   attachPicture: body(request).attachPicture === 'yes',
@@ -56,13 +63,12 @@ const settingsInput = (request: Request) => ({
 });
 
 export function feedPages(router: Router, services: Services): void {
-  const channelsOf = async (response: Response): Promise<Channel[]> =>
-    (await runConsoleTool(integrationList, {}, response, services)).output.map((channel: { id: string; name: string; identifier: string }) => ({ id: channel.id, name: channel.name, platform: channel.identifier }));
+  const channelsFor = (response: Response) => channelsOf(services, consoleCaller(response).organizationId);
 
   async function listPage(request: Request, response: Response, options: { error?: string; status?: number } = {}) {
     const { signedIn, csrf } = consoleLocals(response);
-    const [{ output: feeds }, channels, zones] = await Promise.all([runConsoleTool(feedList, {}, response, services), channelsOf(response), consoleZones(services, request, response)]);
-    const names = new Map(channels.map((channel) => [channel.id, channel.name]));
+    const [{ output: feeds }, channels, zones] = await Promise.all([runConsoleTool(feedList, {}, response, services), channelsFor(response), consoleZones(services, request, response)]);
+    const names = new Map(channels.channels.map((channel) => [channel.id, channel.name]));
     const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
     const typed = options.error ? body(request) : {};
     sendPage(
@@ -87,7 +93,7 @@ export function feedPages(router: Router, services: Services): void {
         <label for="feed-name">Name (optional: the feed's own title)</label>
         <input id="feed-name" name="name" type="text" maxlength="200" value="${String(typed.name ?? '')}">
         ${settingsFields('feed', channels, {
-          channels: listOf(typed.channels),
+          channels: listOf(typed.channel),
           template: typeof typed.template === 'string' ? typed.template : DEFAULT_TEMPLATE,
           mode: typeof typed.mode === 'string' ? typed.mode : 'draft',
           intervalMinutes: numberOf(typed.intervalMinutes) ?? DEFAULT_INTERVAL_MINUTES,
@@ -103,8 +109,8 @@ export function feedPages(router: Router, services: Services): void {
   async function feedPage(request: Request, response: Response, options: { error?: string; status?: number } = {}) {
     const { signedIn, csrf } = consoleLocals(response);
     const id = String(request.params.id);
-    const [feed, channels, zones] = await Promise.all([runConsoleTool(feedShow, { id }, response, services), channelsOf(response), consoleZones(services, request, response)]);
-    const names = new Map(channels.map((channel) => [channel.id, channel.name]));
+    const [feed, channels, zones] = await Promise.all([runConsoleTool(feedShow, { id }, response, services), channelsFor(response), consoleZones(services, request, response)]);
+    const names = new Map(channels.channels.map((channel) => [channel.id, channel.name]));
     const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
     sendPage(
       response,
@@ -138,10 +144,10 @@ export function feedPages(router: Router, services: Services): void {
         <label for="change-url">Feed URL</label><input id="change-url" name="url" type="url" required value="${feed.url}">
         <label for="change-name">Name</label><input id="change-name" name="name" type="text" maxlength="200" value="${feed.name}">
         ${settingsFields('change', channels, feed)}
-        <button type="submit">Save</button></form>
+        <div class="actions"><button type="submit">Save</button></div></form>
       <h2>Delete</h2>
       <form method="post" action="/feeds/${feed.id}/delete" class="card">${csrfField(csrf)}
-        <label class="hint"><input type="checkbox" name="confirm" value="yes" required> stop this feed (the posts it made stay)</label>
+        <div class="choice"><input type="checkbox" id="delete-confirm" name="confirm" value="yes" required><label for="delete-confirm">stop this feed (the posts it made stay)</label></div>
         <button type="submit" class="danger">Delete feed</button></form>`,
     );
   }
