@@ -41,15 +41,25 @@ export function scheduleWords(rule: RuleSummary): string {
   return `${every}${on} at ${rule.time} (${rule.timeZone})${end}`;
 }
 
-/** Pause or resume, and delete (keeping the occurrences or not): the forms of a rule. */
+/**
+ * Pause or resume, and delete (keeping its waiting posts or not): the forms of a rule. An ended rule makes no more
+ * occurrences but may still have posts waiting, so its delete offers the same choice.
+ */
 function ruleActions(csrf: string, rule: RuleSummary): Markup {
-  if (rule.status === 'ended') return html`<form method="post" action="/recurring-posts/${rule.id}/delete" class="inline">${csrfField(csrf)}<button type="submit" class="secondary">Delete<span class="visually-hidden"> ${excerpt(rule.content, 100)}</span></button></form>`;
-  return html`<form method="post" action="/recurring-posts/${rule.id}/${rule.status === 'paused' ? 'resume' : 'pause'}" class="inline">${csrfField(csrf)}
-      <button type="submit" class="secondary">${rule.status === 'paused' ? 'Resume' : 'Pause'}<span class="visually-hidden"> ${excerpt(rule.content, 100)}</span></button></form>
+  const named = html`<span class="visually-hidden"> ${excerpt(rule.content, 100)}</span>`;
+  const toggle = rule.status === 'ended'
+    ? ''
+    : html`<form method="post" action="/recurring-posts/${rule.id}/${rule.status === 'paused' ? 'resume' : 'pause'}" class="inline">${csrfField(csrf)}
+      <button type="submit" class="secondary">${rule.status === 'paused' ? 'Resume' : 'Pause'}${named}</button></form>`;
+  return html`${toggle}
     <form method="post" action="/recurring-posts/${rule.id}/delete" class="inline">${csrfField(csrf)}
-      <input type="checkbox" id="keep-${rule.id}" name="keep" value="yes"><label for="keep-${rule.id}">keep its waiting posts</label>
-      <button type="submit" class="secondary">Delete<span class="visually-hidden"> ${excerpt(rule.content, 100)}</span></button></form>`;
+      <span class="choice"><input type="checkbox" id="keep-${rule.id}" name="keep" value="yes"><label for="keep-${rule.id}">keep its waiting posts</label></span>
+      <button type="submit" class="secondary">Delete${named}</button></form>`;
 }
+
+/** When the next occurrence is made: its date, or why there is none. */
+const nextWords = (rule: RuleSummary, zone: string): Markup | string =>
+  rule.status === 'active' ? when(rule.nextAt, zone) : rule.status === 'ended' ? 'None: every occurrence is made' : '—';
 
 export function recurringPages(router: Router, services: Services): void {
   const channelNames = async (response: Response) =>
@@ -67,10 +77,10 @@ export function recurringPages(router: Router, services: Services): void {
       ${zoneNote(zones)}
       ${rules.length === 0
         ? html`<p class="card">No recurring post yet.</p>`
-        : html`<table><caption class="visually-hidden">Recurring posts</caption><thead><tr><th scope="col">Post</th><th scope="col">Channel</th><th scope="col">Schedule</th><th scope="col">Status</th><th scope="col">Next</th><th scope="col">Actions</th></tr></thead><tbody>${rules.map(
+        : html`<table><caption class="visually-hidden">Recurring posts</caption><thead><tr><th scope="col">Post</th><th scope="col">Channel</th><th scope="col">Schedule</th><th scope="col">Status</th><th scope="col">Next to make</th><th scope="col">Actions</th></tr></thead><tbody>${rules.map(
             (rule) => html`<tr><td><a href="/recurring-posts/${rule.id}">${excerpt(rule.content, 100) || '(no text)'}</a>${rule.variations.length ? html`<br><span class="hint">and ${rule.variations.length} variation${rule.variations.length === 1 ? '' : 's'}</span>` : ''}</td>
               <td>${names.get(rule.channel) ?? rule.channel}</td><td>${scheduleWords(rule)}</td><td>${badge(STATUS, rule.status)}</td>
-              <td>${rule.status === 'active' ? when(rule.nextAt, zones.viewer) : '—'}</td><td class="actions">${ruleActions(csrf, rule)}</td></tr>`,
+              <td>${nextWords(rule, zones.viewer)}</td><td class="actions">${ruleActions(csrf, rule)}</td></tr>`,
           )}</tbody></table>`}`,
     );
   });
@@ -79,6 +89,9 @@ export function recurringPages(router: Router, services: Services): void {
     const { signedIn, csrf } = consoleLocals(response);
     const [rule, names, zones] = await Promise.all([runConsoleTool(recurringPostShow, { id: String(request.params.id) }, response, services) as Promise<Rule>, channelNames(response), consoleZones(services, request, response)]);
     const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
+    // Occurrences are made ahead, so the next one to publish is the soonest still waiting, not the next to make.
+    const now = services.now().getTime();
+    const nextPost = rule.occurrences.filter((item) => (item.state === 'QUEUE' || item.state === 'DRAFT') && Date.parse(item.scheduledFor) >= now).at(-1);
     sendPage(
       response,
       { title: 'Recurring post', signedIn, csrf, section: 'recurring-posts', zone: pageZone(zones), flash: notice ? { kind: 'ok', text: notice } : undefined },
@@ -87,7 +100,7 @@ export function recurringPages(router: Router, services: Services): void {
       ${zoneNote(zones)}
       <dl class="card"><dt>Channel</dt><dd>${names.get(rule.channel) ?? rule.channel}</dd><dt>Schedule</dt><dd>${scheduleWords(rule)}</dd>
         <dt>After downtime</dt><dd>${rule.missed === 'latest' ? 'Only the latest missed occurrence is published' : 'Missed occurrences are skipped'}</dd>
-        <dt>Next</dt><dd>${rule.status === 'active' ? when(rule.nextAt, zones.viewer) : '—'}</dd><dt>Occurrences so far</dt><dd>${rule.made}</dd></dl>
+        <dt>Next post</dt><dd>${nextPost ? when(nextPost.scheduledFor, zones.viewer) : 'None waiting'}</dd><dt>Next to make</dt><dd>${nextWords(rule, zones.viewer)}</dd><dt>Occurrences so far</dt><dd>${rule.made}</dd></dl>
       <h2>Text</h2>
       ${[rule.content, ...rule.variations].map((text, index) => html`<section class="card" aria-label="${index === 0 ? 'Text' : `Variation ${index}`}"><p class="hint">${index === 0 ? 'Text' : `Variation ${index}`}</p><p>${excerpt(text, 100)}</p></section>`)}
       <div class="actions">${ruleActions(csrf, rule)}</div>
