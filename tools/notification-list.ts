@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NotificationSchema } from '../src/db/entities.js';
 import { channelFilter } from './internal/visibility.js';
+import type { NotificationTargetKind } from './internal/notifications.js';
 import { defineTool, readOnly } from './types.js';
 
 const PAGE_SIZE = 100;
@@ -14,7 +15,20 @@ export const notificationList = defineTool({
   mcp: true,
   input: z.object({ page: z.coerce.number().int().min(0).default(0) }),
   output: z.object({
-    notifications: z.array(z.object({ id: z.string(), type: z.string(), content: z.string(), link: z.string().nullable(), createdAt: z.string() })),
+    notifications: z.array(
+      z.object({
+        id: z.string(),
+        type: z.string(),
+        content: z.string(),
+        link: z.string().nullable(),
+        createdAt: z.string(),
+        at: z.string().nullable().describe('The instant content names (UTC), when one'),
+        target: z
+          .object({ kind: z.enum(['post', 'channel', 'feed', 'recurring_post', 'preview_link']), id: z.string() })
+          .nullable()
+          .describe('What it is about: a post, channel, feed, recurring post or preview link id'),
+      }),
+    ),
     total: z.number(),
     page: z.number(),
     limit: z.number(),
@@ -29,7 +43,15 @@ export const notificationList = defineTool({
       { orderBy: { createdAt: 'desc', id: 'desc' }, limit: PAGE_SIZE, offset: input.page * PAGE_SIZE },
     );
     return {
-      notifications: rows.map((row) => ({ id: row.id, type: row.type, content: row.content, link: row.link ?? null, createdAt: row.createdAt.toISOString() })),
+      notifications: rows.map((row) => ({
+        id: row.id,
+        type: row.type,
+        content: row.content,
+        link: row.link ?? null,
+        createdAt: row.createdAt.toISOString(),
+        at: row.at?.toISOString() ?? null,
+        target: row.targetKind && row.targetId ? { kind: row.targetKind as NotificationTargetKind, id: row.targetId } : null,
+      })),
       total,
       page: input.page,
       limit: PAGE_SIZE,

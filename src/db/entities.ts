@@ -244,6 +244,11 @@ export const NotificationSchema = defineEntity({
     link: p.text().nullable(),
     /** The channel it is about, when one: a key limited to channels sees only those about its channels. */
     integrationId: p.string().nullable(),
+    /** The instant its text names (written there in UTC for the API; the console shows it in the reader's zone). */
+    at: timestamp().nullable(),
+    /** What it is about (`post`, `channel`, `feed`, `recurring_post`, `preview_link`), as the audit trail names targets. */
+    targetKind: p.string().nullable(),
+    targetId: p.string().nullable(),
     createdAt: timestamp().onCreate(() => new Date()),
   },
 });

@@ -217,6 +217,7 @@ export async function approvePost(services: Services, em: EntityManager, organiz
       undefined,
       undefined,
       root.integrationId,
+      { at: root.publishDate, target: { kind: 'post', id: root.id } },
     );
     await transaction.flush();
     await schedulePublish(transaction, root.id, late ? now : root.publishDate);
@@ -265,7 +266,7 @@ export async function rejectPost(
       if (row.state === 'AWAITING_APPROVAL') row.state = 'DRAFT';
     }
     transaction.merge(root).approval = approval;
-    notify(transaction, organizationId, 'post_rejected', `${decidedBy.name} rejected the post on ${where} (post ${root.id}): ${why}. It is now a draft: edit it and schedule it again.`, undefined, undefined, root.integrationId);
+    notify(transaction, organizationId, 'post_rejected', `${decidedBy.name} rejected the post on ${where} (post ${root.id}): ${why}. It is now a draft: edit it and schedule it again.`, undefined, undefined, root.integrationId, { target: { kind: 'post', id: root.id } });
     await transaction.flush();
     await cancelPublish(transaction, root.id);
   });

@@ -13,7 +13,10 @@ export function reportCreated(context: Pick<ToolContext, 'em' | 'caller' | 'log'
     const when = entry?.type === 'now' ? 'now' : (entry?.date ?? now).toISOString();
     const items = entry && entry.items.length > 1 ? ` (${entry.items.length} items)` : '';
     if (post.approval && approval) {
-      notify(context.em, context.caller.organizationId, 'post_awaiting_approval', `A post by ${requesterLabel(approval)} waits for your approval (post ${post.postId}, for ${when}). Approve or reject it in the console under Approvals.`, undefined, undefined, post.integration);
+      notify(context.em, context.caller.organizationId, 'post_awaiting_approval', `A post by ${requesterLabel(approval)} waits for your approval (post ${post.postId}, for ${when}). Approve or reject it in the console under Approvals.`, undefined, undefined, post.integration, {
+        at: entry?.type === 'now' ? undefined : (entry?.date ?? now),
+        target: { kind: 'post', id: post.postId },
+      });
       context.log?.('notice', `Post ${post.postId}${items} waits for an owner's approval before publishing (date ${when}).`, { postId: post.postId, integration: post.integration });
     } else if (entry?.type === 'draft') {
       context.log?.('info', `Saved draft ${post.postId}${items}.`, { postId: post.postId, integration: post.integration });

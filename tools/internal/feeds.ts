@@ -317,7 +317,7 @@ export async function pollFeed(services: Services, em: EntityManager, feed: Feed
     feed.nextPollAt = new Date(now.getTime() + backoffMs(feed.intervalMinutes, feed.failures, error.retryAfterMs));
     if (!feed.failingSince) {
       feed.failingSince = now;
-      notify(em, feed.organizationId, 'feed_failed', `The feed "${feed.name}" could not be read: ${message} Herald tries again, less often while it fails, and tells you once per spell; the feed's page (Feeds) shows the reason.`, `${services.config.publicUrl}/feeds/${feed.id}`);
+      notify(em, feed.organizationId, 'feed_failed', `The feed "${feed.name}" could not be read: ${message} Herald tries again, less often while it fails, and tells you once per spell; the feed's page (Feeds) shows the reason.`, `${services.config.publicUrl}/feeds/${feed.id}`, undefined, undefined, { target: { kind: 'feed', id: feed.id } });
     }
     await em.flush();
     return { ok: false, posts: 0, error: message };

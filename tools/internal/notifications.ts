@@ -23,6 +23,29 @@ export type NotificationType =
   | 'preview_feedback';
 export type { NotificationSubject };
 
+/** What a notification is about, as the audit trail names targets; the console links it to that thing's page. */
+export type NotificationTargetKind = 'post' | 'channel' | 'feed' | 'recurring_post' | 'preview_link';
+export interface NotificationTarget {
+  kind: NotificationTargetKind;
+  id: string;
+}
+
+/**
+ * A notification's data besides its text: `at`, the instant the text names (the text writes it in UTC, as the API does;
+ * the console shows it in the reader's zone), and `target`, what it is about (else its subject's post or channel).
+ */
+export interface NotificationDetails {
+  at?: Date;
+  target?: NotificationTarget;
+}
+
+function targetOf(subject: NotificationSubject | undefined): NotificationTarget | undefined {
+  if (!subject) return undefined;
+  if ('post' in subject) return { kind: 'post', id: subject.post.rootPostId };
+  if ('comment' in subject) return { kind: 'post', id: subject.comment.postId };
+  return { kind: 'channel', id: subject.integration.id };
+}
+
 function channelOf(subject: NotificationSubject | undefined): string | null {
   if (!subject) return null;
   if ('post' in subject) return subject.post.integrationId;
@@ -32,7 +55,8 @@ function channelOf(subject: NotificationSubject | undefined): string | null {
 /**
  * The one place notifications are made. Each also raises the matching webhook event (post.published, post.failed,
  * post.partial, channel.needs_reconnection, channel.token_expiring, comment.created), committed with it; `subject` (the post
- * item, with its chain, the channel, or the comment) gives the event its structured data.
+ * item, with its chain, the channel, or the comment) gives the event its structured data, and the notification its target
+ * unless `details` names one.
  */
 export function notify(
   em: EntityManager,
@@ -42,10 +66,13 @@ export function notify(
   link?: string,
   subject?: NotificationSubject,
   integrationId?: string,
+  details: NotificationDetails = {},
 ): void {
   const createdAt = new Date();
   // The channel it is about (a key limited to channels sees only its channels' notifications): named, or the subject's.
   const channel = integrationId ?? channelOf(subject);
-  em.create(NotificationSchema, { id: newId(), organizationId, integrationId: channel, type, content, link: link ?? null, createdAt });
+  const target = details.target ?? targetOf(subject);
+  const at = details.at ?? (subject && 'expiresAt' in subject ? subject.expiresAt : undefined) ?? null;
+  em.create(NotificationSchema, { id: newId(), organizationId, integrationId: channel, type, content, link: link ?? null, at, targetKind: target?.kind ?? null, targetId: target?.id ?? null, createdAt });
   raiseWebhookEvent(em, organizationId, type, { content, link, subject, createdAt });
 }

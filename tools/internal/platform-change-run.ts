@@ -178,6 +178,7 @@ async function failChain(run: Run, item: Post, message: string): Promise<ChangeO
     item.releaseUrl ?? undefined,
     undefined,
     item.integrationId,
+    { target: { kind: 'post', id: item.rootPostId } },
   );
   await em.flush();
   await recordChange(em, item.organizationId, { action: 'post.change_failed', target: { kind: 'post', id: item.rootPostId }, integrationId: item.integrationId, did: `could not ${action} post ${item.rootPostId} on the platform: ${message}`, changes: { platformChange: action, item: item.position + 1, error: message } });

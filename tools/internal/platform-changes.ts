@@ -197,6 +197,7 @@ export async function deleteGroupOnPlatform(
         undefined,
         // A group's posts may be on several channels: tagged with one only when it is.
         new Set(chains.map((chain) => chain[0].integrationId)).size === 1 ? chains[0][0].integrationId : undefined,
+        chains.length === 1 ? { target: { kind: 'post', id: chains[0][0].rootPostId } } : {},
       );
     }
     await transaction.flush();
@@ -288,6 +289,7 @@ export async function decideChange(
       undefined,
       undefined,
       post.integrationId,
+      { target: { kind: 'post', id: post.rootPostId } },
     );
     await transaction.flush();
     // The trail records the decision (approval.ts, for posts and changes alike).

@@ -126,7 +126,7 @@ export async function actOnPreview(services: Services, link: PreviewLink, ref: s
     const what = kind === 'comment' ? 'commented on' : 'asked for changes to';
     const feedback = await em.transactional(async (transaction) => {
       const saved = await saveFeedback(transaction, link, root, kind, said, kind === 'comment' ? null : 'comment');
-      notify(transaction, link.organizationId, 'preview_feedback', `${linkLabel(link)} ${what} post ${root.id} (for ${root.publishDate.toISOString()}): "${said}". Read it on the post's page in the console.`, undefined, undefined, root.integrationId);
+      notify(transaction, link.organizationId, 'preview_feedback', `${linkLabel(link)} ${what} post ${root.id} (for ${root.publishDate.toISOString()}): "${said}". Read it on the post's page in the console.`, undefined, undefined, root.integrationId, { at: root.publishDate, target: { kind: 'preview_link', id: link.id } });
       await transaction.flush();
       return saved;
     });

@@ -102,7 +102,7 @@ export async function editPublishedPost(context: Pick<ToolContext, 'caller' | 'v
     });
     if (approval) {
       const label = requesterLabel(approval);
-      notify(transaction, organizationId, 'post_awaiting_approval', `${label.charAt(0).toUpperCase()}${label.slice(1)} asks to edit post ${root.id}, published on ${integration.name} (${provider.name}). Approve or reject it in the console under Approvals.`, undefined, undefined, integration.id);
+      notify(transaction, organizationId, 'post_awaiting_approval', `${label.charAt(0).toUpperCase()}${label.slice(1)} asks to edit post ${root.id}, published on ${integration.name} (${provider.name}). Approve or reject it in the console under Approvals.`, undefined, undefined, integration.id, { target: { kind: 'post', id: root.id } });
     }
     await transaction.flush();
     if (!approval) await scheduleChange(transaction, root.id, now);

@@ -41,6 +41,7 @@ export async function notifyMissed(services: Services, em: EntityManager, rule: 
     `${services.config.publicUrl}/recurring-posts/${rule.id}`,
     undefined,
     rule.integrationId,
+    { target: { kind: 'recurring_post', id: rule.id } },
   );
   await em.flush();
 }

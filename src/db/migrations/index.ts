@@ -24,6 +24,7 @@ import { Migration20261202110000 } from './Migration20261202110000.js';
 import { Migration20261202120000 } from './Migration20261202120000.js';
 import { Migration20261202130000 } from './Migration20261202130000.js';
 import { Migration20261202150000 } from './Migration20261202150000.js';
+import { Migration20261203100000 } from './Migration20261203100000.js';
 
 export const migrationsList = [
   { name: 'Migration20261121000000', class: Migration20261121000000 },
@@ -51,4 +52,5 @@ export const migrationsList = [
   { name: 'Migration20261202120000', class: Migration20261202120000 },
   { name: 'Migration20261202130000', class: Migration20261202130000 },
   { name: 'Migration20261202150000', class: Migration20261202150000 },
+  { name: 'Migration20261203100000', class: Migration20261203100000 },
 ];

@@ -5,6 +5,7 @@ import { clientSnippets } from '../../lib/client-snippets.js';
 import { createInvitation, membersOf, type OrganizationChoice } from '../../../tools/internal/accounts.js';
 import { mintApiKey } from '../../../tools/internal/credentials.js';
 import { notificationList } from '../../../tools/notification-list.js';
+import type { NotificationTargetKind } from '../../../tools/internal/notifications.js';
 import { postList } from '../../../tools/post-list.js';
 import type { PostRecord } from '../../../tools/internal/posts.js';
 import type { Services } from '../../../tools/types.js';
@@ -46,17 +47,45 @@ function resultOf(post: PostRecord, zone: string): Markup {
 // The instants (UTC ISO 8601, as the API writes them) and post ids a notification names.
 const NAMED = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z)|\bpost ([A-Za-z0-9_-]{8,64})\b/g;
 
-/** A notification's text as a person reads it: its instants in their zone, the posts it names linked to their pages. */
-export function notificationText(content: string, zone: string): Markup {
+type NotificationItem = { content: string; at: string | null; target: { kind: NotificationTargetKind; id: string } | null };
+
+/** The console page of what a notification is about, and how a link to it reads. */
+const TARGET_PAGES: Record<NotificationTargetKind, [(id: string) => string, string]> = {
+  post: [(id) => `/posts/${id}`, "The post's page"],
+  channel: [(id) => `/channels#channel-${id}`, 'The channel'],
+  feed: [(id) => `/feeds/${id}`, "The feed's page"],
+  recurring_post: [(id) => `/recurring-posts/${id}`, 'The recurring post'],
+  preview_link: [(id) => `/preview-links#link-${id}`, 'The preview link'],
+};
+const targetPath = (target: { kind: NotificationTargetKind; id: string }) => TARGET_PAGES[target.kind][0](encodeURIComponent(target.id));
+
+/**
+ * A notification's text as a person reads it: the instants it names in their zone (its `at`, also where the text writes
+ * only its UTC day, and any other UTC instant of older notifications), the posts it names linked to their pages.
+ */
+export function notificationText(item: NotificationItem, zone: string): Markup {
+  const { content, at } = item;
+  // The UTC day of `at` where the text writes the day alone (a token's expiry): the day and time in the reader's zone.
+  const day = at ? at.slice(0, 10) : undefined;
+  const named = day ? new RegExp(`${NAMED.source}|\\b(${day})\\b(?![T\\d]| \\d)`, 'g') : NAMED;
   const parts: (string | Markup)[] = [];
   let last = 0;
-  for (const match of content.matchAll(NAMED)) {
+  for (const match of content.matchAll(named)) {
     parts.push(content.slice(last, match.index));
-    parts.push(match[1] ? html`${when(match[1], zone)}` : html`<a href="/posts/${match[2]}">post ${match[2]}</a>`);
+    parts.push(match[1] ? html`${when(match[1], zone)}` : match[2] ? html`<a href="/posts/${match[2]}">post ${match[2]}</a>` : html`${when(at, zone)}`);
     last = match.index + match[0].length;
   }
   parts.push(content.slice(last));
   return html`${parts}`;
+}
+
+/** The links of a notification: to the console page of what it is about, and its own link unless that is the same page. */
+function notificationLinks(item: NotificationItem & { link: string | null }): Markup {
+  const page = item.target ? targetPath(item.target) : undefined;
+  const named = item.target?.kind === 'post' && item.content.includes(`post ${item.target.id}`);
+  const own = safeUrl(item.link);
+  const ownIsPage = own !== undefined && page !== undefined && own.endsWith(page);
+  return html`${page && !named ? html` <a href="${page}">${TARGET_PAGES[item.target!.kind][1]}</a>` : ''}${own && !ownIsPage ? html` <a href="${own}" rel="noopener noreferrer">Open</a>` : ''}`;
 }
 
 /** A local day typed as YYYY-MM-DD (a date field), or undefined. */
@@ -202,7 +231,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
       ${zoneNote(zones)}
       ${result.notifications.length === 0 ? html`<p class="card">Nothing yet.</p>` : ''}
       <ul class="card">${result.notifications.map(
-        (item) => html`<li><span class="hint">${when(item.createdAt, zones.viewer)}</span> — ${notificationText(item.content, zones.viewer)}${safeUrl(item.link) ? html` <a href="${safeUrl(item.link)}" rel="noopener noreferrer">Open</a>` : ''}</li>`,
+        (item) => html`<li><span class="hint">${when(item.createdAt, zones.viewer)}</span> — ${notificationText(item, zones.viewer)}${notificationLinks(item)}</li>`,
       )}</ul>
       <p>${page > 0 ? html`<a href="/notifications?page=${page - 1}">← Newer</a> ` : ''}${result.hasMore ? html`<a href="/notifications?page=${page + 1}">Older →</a>` : ''}</p>`,
     );
