@@ -90,7 +90,9 @@ describe('notifications in local time, linked to what they name', () => {
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     const token = made.body.url.slice(made.body.url.lastIndexOf('/') + 1);
     const preview = await fetch(`${herald.url}/preview/${token}`).then((response) => response.text());
-    const ref = /id="post-([\w-]+)"/.exec(preview)![1];
+    // The page also shows the first test's post (the same day): comment on this one.
+    const before = preview.slice(0, preview.indexOf('Mulled wine recipe'));
+    const ref = [...before.matchAll(/id="post-([\w-]+)"/g)].at(-1)![1];
     const form = /name="_form" value="([^"]+)"/.exec(preview)![1];
     const answer = await fetch(`${herald.url}/preview/${token}/posts/${ref}`, {
       method: 'POST',
@@ -118,6 +120,8 @@ describe('notifications in local time, linked to what they name', () => {
     expect(item).toContain(`expires on <time datetime="2026-12-05T23:30:00.000Z" title="Europe/Berlin">2026-12-06 00:30 GMT+1</time> and`);
     expect(item).toContain(`<a href="/channels#channel-${channelId}">The channel</a>`);
 
+    // The link lands on the channel's row.
+    expect((await browser.get('/channels')).text).toContain(`<tr id="channel-${channelId}">`);
     await markNeedsReconnection(herald.services, em, channel);
     expect(await itemOf('channel_reconnect')).toContain(`<a href="/channels#channel-${channelId}">The channel</a>`);
 

@@ -81,7 +81,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
     // An active channel may still be about to break (a token Herald cannot refresh): its health says so.
     const shown: ChannelStatus = state === 'active' && channelHealth?.state === 'needs_reconnection' ? 'needs_reconnection' : state;
     const [label, kind] = state === 'active' && channelHealth?.state === 'token_expiring' ? ['Token expiring', 'warn'] : STATUS_LABELS[shown];
-    return html`<tr>
+    return html`<tr id="channel-${channel.id}">
       <td>${avatar(channel.picture, channel.name)} <strong>${channel.name}</strong><br><span class="hint">${channel.profile}</span></td>
       <td>${provider?.name ?? channel.providerIdentifier}<br><span class="hint">${channel.timeZone ?? organizationZone}</span></td>
       <td><span class="badge ${kind}">${label}</span>
