@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NotificationSchema } from '../src/db/entities.js';
 import { channelFilter } from './internal/visibility.js';
-import type { NotificationTargetKind } from './internal/notifications.js';
+import { NOTIFICATION_TARGET_KINDS, type NotificationTargetKind } from './internal/notifications.js';
 import { defineTool, readOnly } from './types.js';
 
 const PAGE_SIZE = 100;
@@ -24,7 +24,7 @@ export const notificationList = defineTool({
         createdAt: z.string(),
         at: z.string().nullable().describe('The instant content names (UTC), when one'),
         target: z
-          .object({ kind: z.enum(['post', 'channel', 'feed', 'recurring_post', 'preview_link']), id: z.string() })
+          .object({ kind: z.enum(NOTIFICATION_TARGET_KINDS), id: z.string() })
           .nullable()
           .describe('What it is about: a post, channel, feed, recurring post or preview link id'),
       }),

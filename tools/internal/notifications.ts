@@ -24,7 +24,8 @@ export type NotificationType =
 export type { NotificationSubject };
 
 /** What a notification is about, as the audit trail names targets; the console links it to that thing's page. */
-export type NotificationTargetKind = 'post' | 'channel' | 'feed' | 'recurring_post' | 'preview_link';
+export const NOTIFICATION_TARGET_KINDS = ['post', 'channel', 'feed', 'recurring_post', 'preview_link'] as const;
+export type NotificationTargetKind = (typeof NOTIFICATION_TARGET_KINDS)[number];
 export interface NotificationTarget {
   kind: NotificationTargetKind;
   id: string;
