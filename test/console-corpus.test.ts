@@ -13,6 +13,7 @@ import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { startTelegramFake, type TelegramFake } from './fakes/telegram.js';
 import { startXFake, type XFake } from './fakes/x.js';
 import { startLinkedinFake, type LinkedinFake } from './fakes/linkedin.js';
+import { CORPUS, letters } from './helpers/corpus.js';
 
 let herald: Herald;
 let telegram: TelegramFake;
@@ -24,13 +25,13 @@ let browser: ConsoleClient;
 const channels: Record<string, string> = {};
 
 
-// Read without Herald's code: HTML entities of Telegram's parse mode, and the letters behind Unicode bold and underline.
+// Read without Herald's code: HTML entities of Telegram's parse mode (the letters behind Unicode bold and underline come
+// from the shared corpus's readers).
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"' };
 const telegramReads = (source: string) =>
   source
     .replace(/<a href="([^"]*)">([^<]*)<\/a>/g, (_, href: string, text: string) => `${text} (${href})`)
     .replace(/<[^>]+>/g, '').replace(/&(amp|lt|gt|quot);/g, (_, name: string) => ENTITIES[name]);
-const letters = (text: string) => text.normalize('NFKC').replace(/\u0332/g, '');
 
 /** What a reader of each platform sees of the newest post there. */
 const readers: Record<string, () => string> = {
@@ -40,37 +41,6 @@ const readers: Record<string, () => string> = {
   mastodon: () => letters(mastodon.statuses.at(-1)!.status),
   linkedin: () => letters(linkedin.posts.at(-1)!.text),
 };
-
-interface Sample {
-  name: string;
-  /** As the textarea sends it. */
-  typed: string;
-  /** What every platform's reader sees, formatting aside. */
-  reads: string;
-}
-
-const CORPUS: Sample[] = [
-  {
-    name: 'plain text with &, <, quotes, emoji and line breaks',
-    typed: 'Fish & chips <3 tonight, "fresh" & \'hot\'\r\n\r\nOnly 5 € 🍟 a < b > c',
-    reads: 'Fish & chips <3 tonight, "fresh" & \'hot\'\n\nOnly 5 € 🍟 a < b > c',
-  },
-  {
-    name: 'bold typed as <b> beside a bare &',
-    typed: 'Tom & Jerry <b>live</b> today\r\nDoors at 8 🎬',
-    reads: 'Tom & Jerry live today\nDoors at 8 🎬',
-  },
-  {
-    name: 'a tag no platform shows beside a bare &',
-    typed: 'Rock & roll <em>tonight</em> "live"',
-    reads: 'Rock & roll tonight "live"',
-  },
-  {
-    name: 'Herald\'s formatting: paragraphs, bold, underline, a list, a link, escaped markup',
-    typed: '<p><strong>Sale</strong> &amp; <u>today</u> only</p><ul><li>one</li><li>two &amp; three</li></ul><p>Write &lt;b&gt; for bold, see <a href="https://example.com/?a=1&amp;b=2">the shop</a> 👟</p>',
-    reads: 'Sale & today only\n- one\n- two & three\nWrite <b> for bold, see the shop (https://example.com/?a=1&b=2) 👟',
-  },
-];
 
 beforeAll(async () => {
   [telegram, x, bluesky, mastodon, linkedin] = await Promise.all([startTelegramFake(), startXFake(), startBlueskyFake(), startMastodonFake(), startLinkedinFake()]);

@@ -1,0 +1,87 @@
+// The round-trip corpus of issue 36: texts as a person types them in the composer (`&`, `<`, quotes, line breaks as a
+// textarea sends them, emoji, each formatting a platform shows), with what every platform's readers must see of them.
+// Shared by test/console-corpus.test.ts (the compose form, five platforms) and test/corpus-*.test.ts (every other
+// platform). The readers here read what a fake received as that platform shows it, without Herald's code.
+
+export interface Sample {
+  name: string;
+  /** As the textarea sends it. */
+  typed: string;
+  /** What every platform's reader sees, formatting aside. */
+  reads: string;
+}
+
+export const CORPUS: Sample[] = [
+  {
+    name: 'plain text with &, <, quotes, emoji and line breaks',
+    typed: 'Fish & chips <3 tonight, "fresh" & \'hot\'\r\n\r\nOnly 5 € 🍟 a < b > c',
+    reads: 'Fish & chips <3 tonight, "fresh" & \'hot\'\n\nOnly 5 € 🍟 a < b > c',
+  },
+  {
+    name: 'bold typed as <b> beside a bare &',
+    typed: 'Tom & Jerry <b>live</b> today\r\nDoors at 8 🎬',
+    reads: 'Tom & Jerry live today\nDoors at 8 🎬',
+  },
+  {
+    name: 'a tag no platform shows beside a bare &',
+    typed: 'Rock & roll <em>tonight</em> "live"',
+    reads: 'Rock & roll tonight "live"',
+  },
+  {
+    name: 'Herald\'s formatting: paragraphs, bold, underline, a list, a link, escaped markup',
+    typed: '<p><strong>Sale</strong> &amp; <u>today</u> only</p><ul><li>one</li><li>two &amp; three</li></ul><p>Write &lt;b&gt; for bold, see <a href="https://example.com/?a=1&amp;b=2">the shop</a> 👟</p>',
+    reads: 'Sale & today only\n- one\n- two & three\nWrite <b> for bold, see the shop (https://example.com/?a=1&b=2) 👟',
+  },
+];
+
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/** HTML character references as a browser decodes them (named ones the corpus can produce, and numeric ones). */
+export function decodeReferences(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (whole, name: string) => {
+    if (name[0] === '#') return String.fromCodePoint(name[1].toLowerCase() === 'x' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10));
+    return NAMED[name.toLowerCase()] ?? whole;
+  });
+}
+
+/** The letters behind Unicode bold and underline (plain-text platforms' formatting). */
+export const letters = (text: string) => text.normalize('NFKC').replace(/\u0332/g, '');
+
+/**
+ * What a browser shows of an HTML body, as text: blocks and `<br>` on their own lines, list items with `- `, a link as
+ * `text (href)`, character references decoded. Whitespace inside a block is HTML whitespace: a bare line break reads as
+ * a space, as it does on the page.
+ */
+export function htmlReads(html: string): string {
+  return decodeReferences(
+    html
+      .replace(/\s+/g, ' ')
+      .replace(/<a\s[^>]*?href="([^"]*)"[^>]*>(.*?)<\/a>/gi, (_, href: string, text: string) => `${text} (${href})`)
+      .replace(/<br\s*\/?>/gi, '\n')
+      .replace(/<li[^>]*>/gi, '\n- ')
+      .replace(/<\/?(p|div|ul|ol|h[1-6]|blockquote|li)(\s[^>]*)?>/gi, '\n')
+      .replace(/<\/?[a-z][^>]*>/gi, ''),
+  )
+    .split('\n')
+    .map((line) => line.trim())
+    .join('\n')
+    .replace(/\n{2,}/g, '\n\n')
+    .trim();
+}
+
+/**
+ * What a Markdown reader shows, as text: emphasis marks gone, a link as `text (href)`, backslash escapes and character
+ * references resolved, `*` bullets as `- `.
+ */
+export function markdownReads(markdown: string): string {
+  return decodeReferences(
+    markdown
+      .replace(/(?<!\\)\[([^\]]*)\]\(([^)\s]*)\)/g, (_, text: string, href: string) => `${text} (${href})`)
+      .replace(/^\s*[*+] /gm, '- ')
+      .replace(/(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, '$2')
+      .replace(/\\([!-/:-@[-`{-~])/g, '$1'),
+  ).trim();
+}
+
+/** A reading compared where only paragraph spacing may differ: a Markdown or HTML page shows a break between paragraphs whether one line or two separate them. */
+export const paragraphs = (text: string) => letters(text).replace(/\n{2,}/g, '\n').trim();
