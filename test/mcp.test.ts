@@ -20,7 +20,7 @@ const SPEC_TOOLS = [
 ];
 const EXTRA_READ_TOOLS = ['commentListTool', 'postsListTool', 'findSlotTool', 'channelAnalyticsTool', 'analyticsOverviewTool', 'postAnalyticsTool', 'bestTimesTool', 'notificationListTool', 'mediaListTool', 'validatePostTool', 'listSets', 'feedList'];
 /** Extra tools that change data (the deletions ask the user to confirm: test/mcp-confirm.test.ts). */
-const EXTRA_WRITE_TOOLS = ['timeZoneTool', 'importPostsTool', 'uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'replyToComment', 'hideComment', 'deleteComment', 'setSignature', 'clearSignature', 'createFeed', 'changeFeed', 'checkFeed', 'deleteFeed', 'recurringPostTool'];
+const EXTRA_WRITE_TOOLS = ['timeZoneTool', 'importPostsTool', 'uploadFromUrlTool', 'updatePost', 'changePostStatus', 'deleteIntegration', 'deletePost', 'replyToComment', 'hideComment', 'deleteComment', 'setSignature', 'clearSignature', 'createFeed', 'changeFeed', 'checkFeed', 'deleteFeed', 'recurringPostTool', 'postSetTool', 'previewLinkTool'];
 
 const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: string[] }> = {
   integrationList: { properties: ['group'], required: [] },
@@ -59,6 +59,8 @@ const EXPECTED_PROPERTIES: Record<string, { properties: string[]; required: stri
   checkFeed: { properties: ['id'], required: ['id'] },
   deleteFeed: { properties: ['id', 'confirm'], required: ['id'] },
   recurringPostTool: { properties: ['action', 'id', 'rule', 'keep', 'confirm'], required: ['action'] },
+  postSetTool: { properties: ['action', 'id', 'set'], required: ['action'] },
+  previewLinkTool: { properties: ['action', 'id', 'link'], required: ['action'] },
   setSignature: { properties: ['channel', 'text', 'position'], required: ['channel', 'text'] },
   clearSignature: { properties: ['channel'], required: ['channel'] },
 };

@@ -13,6 +13,8 @@ import { restCall } from './helpers/harness.js';
 import { setPreferredCustomer } from '../tools/internal/channel-settings.js';
 import { PreviewLinkSchema } from '../src/db/preview-link-entities.js';
 import { postRef } from '../tools/internal/preview-link-actions.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 let setup: TwoChannels;
 let herald: Herald;
@@ -352,6 +354,52 @@ describe('A link that is over', () => {
       const answer = await open(`/preview/${token}`);
       expect(answer.status, token).toBe(404);
       expect(answer.text).toContain('This preview link does not exist.');
+    }
+  });
+});
+
+describe('Over MCP (previewLinkTool, approve scope)', () => {
+  const mcpClient = async (key: string) => {
+    const client = new Client({ name: 'preview-links-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${herald.url}/api/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    return client;
+  };
+
+  it('makes, lists, reports on and revokes a link with the same checks and answers as REST; an agent key is not offered it', async () => {
+    const agent = await mcpClient(agentKey);
+    const approver = await mcpClient(approverKey);
+    try {
+      expect((await agent.listTools()).tools.map((tool) => tool.name)).not.toContain('previewLinkTool');
+      const call = async (args: Record<string, unknown>) => (await approver.callTool({ name: 'previewLinkTool', arguments: args })) as { isError?: boolean; structuredContent?: any; content: { text: string }[] };
+      const text = unique('Seen over MCP');
+      const postId = await create(alice, text);
+      const made = await call({ action: 'create', link: { name: 'Acme over MCP', channels: [alice], from: at(0), to: at(7), expiresAt: at(3) } });
+      expect(made.isError, made.content[0]?.text).toBeFalsy();
+      const { id, url } = made.structuredContent.link;
+      expect(url).toMatch(/\/preview\/hpl_/);
+      const token = url.slice(url.lastIndexOf('/') + 1);
+      expect((await open(`/preview/${token}`)).text).toContain(text);
+      // The same refusals as REST, named by field.
+      const bad = await call({ action: 'create', link: { name: 'x', channels: [alice], from: at(0), to: at(7), expiresAt: at(-1) } });
+      expect(bad.isError).toBe(true);
+      const missing = await call({ action: 'create', link: { channels: [alice] } });
+      expect(missing.isError).toBe(true);
+      expect(missing.content[0].text).toContain('name');
+      expect((await call({ action: 'revoke' })).content[0].text).toContain('revoke needs the preview link\'s id');
+
+      const listed = await call({ action: 'list' });
+      expect(listed.structuredContent.links.find((link: any) => link.id === id)).toMatchObject({ name: 'Acme over MCP', state: 'active' });
+      expect(JSON.stringify(listed.structuredContent)).not.toContain(token);
+      expect((await act(token, await refFor(id, postId), { act: 'comment', message: 'Looks good' })).status).toBeLessThan(400);
+      const report = await call({ action: 'activity', id });
+      expect(report.structuredContent.activity).toMatchObject([{ postId, kind: 'comment', text: 'Looks good' }]);
+      const revoked = await call({ action: 'revoke', id });
+      expect(revoked.structuredContent.link.state).toBe('revoked');
+      expect((await open(`/preview/${token}`)).status).toBe(410);
+      expect((await herald.rest('GET', `/audit?targetKind=preview_link&targetId=${id}`)).body.events.map((entry: any) => entry.action)).toEqual(['preview_link.revoked', 'preview_link.created']);
+    } finally {
+      await agent.close();
+      await approver.close();
     }
   });
 });

@@ -76,6 +76,24 @@ describe('sets over MCP', () => {
     expect(rows[0]).toEqual({ content: '<p>Started from a set</p>', state: 'DRAFT' });
   });
 
+  it('postSetTool saves, changes and deletes a set with REST\'s checks, and what it saves is what REST shows', async () => {
+    const call = async (args: Record<string, unknown>) => (await client.callTool({ name: 'postSetTool', arguments: args })) as { isError?: boolean; structuredContent?: any; content: { text: string }[] };
+    const made = await call({ action: 'create', set: { name: 'Saved by an agent', channels: [aliceChannel], content: '<p>Weekly tip</p>', settings: { bluesky: {} } } });
+    expect(made.isError, made.content[0]?.text).toBeFalsy();
+    const id = made.structuredContent.set.id as string;
+    expect((await herald.rest('GET', `/sets/${id}`)).body).toMatchObject({ name: 'Saved by an agent', content: '<p>Weekly tip</p>', channels: [expect.objectContaining({ id: aliceChannel })] });
+    const changed = await call({ action: 'change', id, set: { name: 'Renamed by an agent' } });
+    expect(changed.structuredContent.set).toMatchObject({ name: 'Renamed by an agent', content: '<p>Weekly tip</p>' });
+    const noName = await call({ action: 'create', set: { content: 'x' } });
+    expect(noName.isError).toBe(true);
+    expect(noName.content[0].text).toContain('name');
+    const unknown = await call({ action: 'create', set: { name: 'x', channels: ['no-such-channel'] } });
+    expect(unknown.isError).toBe(true);
+    expect((await call({ action: 'delete' })).content[0].text).toContain("delete needs the set's id");
+    expect((await call({ action: 'delete', id })).structuredContent).toEqual({ deleted: true });
+    expect((await herald.rest('GET', `/sets/${id}`)).status).toBe(404);
+  });
+
   it('a set whose channel was disconnected says so and leaves the channel out of socialPost', async () => {
     const bluesky = await import('./fakes/bluesky.js');
     const carol = await bluesky.startBlueskyFake({ handle: 'carol.bsky.social' });

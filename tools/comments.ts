@@ -18,7 +18,7 @@ export const commentListTool = defineTool({
   name: 'commentListTool',
   title: 'List comments',
   description:
-    "Comments on published posts, newest first: author, text, link, state, parentId, Herald's reply. Filter by channel, post, state or unanswered; answer with replyToComment.",
+    "Comments on published posts, newest first: author, text, link, state, parentId, Herald's reply. Answer with replyToComment.",
   annotations: readOnly,
   mcp: true,
   input: z.object({

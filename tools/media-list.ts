@@ -7,7 +7,7 @@ export const mediaList = defineTool({
   name: 'mediaListTool',
   title: 'List media',
   description:
-    "The media library, newest first: {media: [{id, name, path, type, size, …}], total, hasMore}; items are attachments.",
+    "The media library, newest first; each item is an attachment.",
   annotations: readOnly,
   mcp: true,
   input: z.object(pageInput),

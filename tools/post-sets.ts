@@ -6,6 +6,8 @@ import { defineTool, readOnly } from './types.js';
 import { deletionOutput, idParam, mediaReference } from './shapes.js';
 import { checkedSetFields, createPostSet, findPostSet, listPostSets, postSetRecords } from './internal/post-sets.js';
 import { recordChange } from './internal/audit.js';
+import { invalidInput } from '../src/errors.js';
+import { parseInput } from './runner.js';
 
 const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 
@@ -120,4 +122,30 @@ export const deletePostSetTool = defineTool({
   },
 });
 
-export const postSetTools = [listSetsTool, showPostSetTool, createPostSetTool, changePostSetTool, deletePostSetTool];
+const actions = ['create', 'change', 'delete'] as const;
+
+/** The MCP tool that saves sets (listSets reads them): each action runs the REST operation's own handler. */
+export const postSetTool = defineTool({
+  name: 'postSetTool',
+  title: 'Save a set',
+  description: 'Saves (create), changes or deletes a set of listSets.',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  mcp: true,
+  input: z.object({ action: z.enum(actions), id: idParam.optional(), set: z.record(z.string(), z.unknown()).optional() }),
+  listedInput: z.object({
+    action: z.enum(actions),
+    id: z.string().optional(),
+    set: z.record(z.string(), z.unknown()).optional().describe('name channels:[id] content media settings:{platform:{key:value}}'),
+  }),
+  output: z.object({ set: postSetSchema.optional(), deleted: z.boolean().optional() }),
+  handler: async (input, context) => {
+    if (input.action === 'create') {
+      return { set: await createPostSetTool.handler(parseInput(createPostSetTool.input, input.set ?? {}, 'create needs set.name.'), context) };
+    }
+    if (!input.id) throw invalidInput(`id: ${input.action} needs the set's id.`, { hint: 'listSets gives the ids.' });
+    if (input.action === 'delete') return { deleted: (await deletePostSetTool.handler({ id: input.id }, context)).deleted };
+    return { set: await changePostSetTool.handler(parseInput(changePostSetTool.input, { ...(input.set ?? {}), id: input.id }), context) };
+  },
+});
+
+export const postSetTools = [listSetsTool, showPostSetTool, createPostSetTool, changePostSetTool, deletePostSetTool, postSetTool];

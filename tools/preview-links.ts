@@ -2,8 +2,10 @@
 // them with their last use, read what was done through one, revoke one. Needs the approve scope: a link may carry the
 // power to approve, and shows posts to someone outside the organization.
 import { z } from 'zod';
+import { invalidInput } from '../src/errors.js';
 import { defineTool, readOnly } from './types.js';
 import { idParam, utcDateTime, wrapped } from './shapes.js';
+import { parseInput } from './runner.js';
 import { createPreviewLink, findPreviewLink, linkFeedback, listPreviewLinks, MAX_LINK_DAYS, previewLinkRecord, refuseChannelLimited, revokePreviewLink } from './internal/preview-links.js';
 
 const writes = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -129,4 +131,49 @@ export const revokePreviewLinkTool = defineTool({
   },
 });
 
-export const previewLinkTools = [createPreviewLinkTool, listPreviewLinksTool, previewLinkActivityTool, revokePreviewLinkTool];
+const actions = ['create', 'list', 'activity', 'revoke'] as const;
+
+/**
+ * The one MCP tool (tools/list is paid for in every turn): each REST operation by `action`, running that operation's own
+ * handler, so the checks, the audit trail and the answers are REST's.
+ */
+export const previewLinkTool = defineTool({
+  name: 'previewLinkTool',
+  title: 'Customer preview links',
+  description:
+    `Links (no account needed) showing a customer the posts of channels (or of a customer) dated from..to, as each platform shows them, to comment, ask for changes and, with canApprove, approve. create answers the url once (send it to the customer); list, activity (what was done through one) and revoke take what list answers.`,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  mcp: true,
+  scope: 'approve',
+  input: z.object({ action: z.enum(actions), id: idParam.optional(), link: z.record(z.string(), z.unknown()).optional() }),
+  listedInput: z.object({
+    action: z.enum(actions),
+    id: z.string().optional(),
+    link: z.record(z.string(), z.unknown()).optional().describe(`For create: name channels[]|customer from to expiresAt (ISO 8601, at most ${MAX_LINK_DAYS} days) canApprove`),
+  }),
+  output: z.object({
+    link: createPreviewLinkTool.output.partial({ url: true }).optional(),
+    links: z.array(linkSchema).optional(),
+    activity: previewLinkActivityTool.output.shape.activity.optional(),
+  }),
+  handler: async (input, context) => {
+    const id = () => {
+      if (!input.id) throw invalidInput(`id: ${input.action} needs the preview link's id.`, { hint: 'action "list" gives the ids.' });
+      return input.id;
+    };
+    switch (input.action) {
+      case 'create': {
+        const link = parseInput(createPreviewLinkTool.input, input.link ?? {}, 'create needs link.name, link.from, link.to, link.expiresAt and link.channels or link.customer.');
+        return { link: await createPreviewLinkTool.handler(link, context) };
+      }
+      case 'list':
+        return { links: (await listPreviewLinksTool.handler({}, context)).output };
+      case 'activity':
+        return previewLinkActivityTool.handler({ id: id() }, context);
+      case 'revoke':
+        return { link: await revokePreviewLinkTool.handler({ id: id() }, context) };
+    }
+  },
+});
+
+export const previewLinkTools = [createPreviewLinkTool, listPreviewLinksTool, previewLinkActivityTool, revokePreviewLinkTool, previewLinkTool];

@@ -46,7 +46,7 @@ export const schedulePostTool = defineTool({
   name: 'schedulePostTool',
   title: 'Schedule posts',
   description:
-    "Creates posts with threads or comments, one socialPost item per channel and date. First integrationSchema, then validatePostTool with the same arguments (show the user its text). All or nothing: a refusal creates nothing and answers {output: {errors}} with each fix. Answers {output: [{postId, integration, warnings?, approval?}]} (pending: an owner decides). Each item is its own group. Send an idempotencyKey; after a time-out retry with the same key, never a new one.",
+    "Creates posts with threads or comments, one socialPost item per channel and date. First integrationSchema, then validatePostTool with the same arguments (show the user its text). All or nothing: a refusal creates nothing and answers {output: {errors}} with each fix. Answers {output: [{postId, approval?}]}. Each item is its own group. Send an idempotencyKey; after a time-out retry with the same key, never a new one.",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   countsAsPostCreation: 'in-handler',

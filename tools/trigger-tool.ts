@@ -8,7 +8,7 @@ export const triggerTool = defineTool({
   name: 'triggerTool',
   title: 'Run a channel helper',
   description:
-    "Runs a channel helper from integrationSchema's tools (e.g. listChannels on Discord, getFlairs on Reddit) to find ids for settings: dataSchema is its inputs as [{key, value}] ([] for none). Answers {output: the platform's result}.",
+    "Runs a channel helper from integrationSchema's tools (e.g. listChannels on Discord, getFlairs on Reddit) to find ids for settings: dataSchema is its inputs as [{key, value}] ([] for none).",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   mcp: true,
   input: z.object({

@@ -25,6 +25,7 @@ import { canCall, runTool } from '../../tools/runner.js';
 import type { Caller, ConfirmationAnswer, ConfirmationRequest, Services } from '../../tools/types.js';
 import { newId } from '../lib/crypto.js';
 import { jsonSchema } from '../http/openapi.js';
+import { KEY_PATTERN } from '../../tools/internal/idempotency.js';
 import { SessionLog, SetLevelRequest } from './logging.js';
 import { invalidParams } from './errors.js';
 import { ResourceSubscriptions } from './resources.js';
@@ -54,20 +55,33 @@ const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 
 /**
  * An input schema as tools/list shows it, without what says nothing to an agent: the 400-character pattern zod writes
- * beside `format: date-time`, the safe-integer bounds of every integer, `minLength: 1` and strings' `maxLength`, `propertyNames: {type: string}`. The runner still
- * parses every call with the tool's own schema.
+ * beside `format: date-time`, the idempotency key's pattern (its description asks for a UUID), the safe-integer bounds of
+ * every integer, `minLength: 1` and strings' `maxLength`, `propertyNames: {type: string}`, and the string form of a
+ * boolean REST reads from a query string (`"true"`/`"false"`: a JSON client sends the boolean). The runner still parses
+ * every call with the tool's own schema.
  */
 function compact(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(compact);
   if (!node || typeof node !== 'object') return node;
   const schema = node as Record<string, unknown>;
+  if (isQueryBoolean(schema.anyOf)) {
+    const { anyOf: _forms, ...rest } = schema;
+    return compact({ ...rest, type: 'boolean' });
+  }
   const kept = Object.entries(schema).filter(([key, value]) => {
-    if (key === 'pattern' && schema.format === 'date-time') return false;
+    if (key === 'pattern' && (schema.format === 'date-time' || value === KEY_PATTERN.source)) return false;
     if ((key === 'maximum' && value === SAFE_INTEGER) || (key === 'minimum' && value === -SAFE_INTEGER) || (key === 'minLength' && value === 1)) return false;
     if (key === 'maxLength' && schema.type === 'string') return false; // a bound only a runaway value meets; the refusal names it
     return !(key === 'propertyNames' && (value as Record<string, unknown>)?.type === 'string');
   });
   return Object.fromEntries(kept.map(([key, value]) => [key, key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, property]) => [name, compact(property)])) : compact(value)]));
+}
+
+/** `anyOf: [{type: boolean}, {type: string, enum: ["true", "false"]}]`: a boolean also accepted as query-string text. */
+function isQueryBoolean(forms: unknown): boolean {
+  if (!Array.isArray(forms) || forms.length !== 2) return false;
+  const [first, second] = forms as Record<string, unknown>[];
+  return first?.type === 'boolean' && second?.type === 'string' && JSON.stringify(second.enum) === '["true","false"]' && Object.keys(second).length === 2;
 }
 
 /** MCP's defaults of the hints (readOnly false, destructive true, idempotent false, openWorld true): a hint equal to its default says nothing. */

@@ -20,7 +20,8 @@ const POLL_MS = 100;
 /** A claim this old with no answer belongs to a request that died (a restart mid-request): its outcome is unknown. */
 const ABANDONED_MS = 15 * 60 * 1000;
 
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** Exported for tools/list, which leaves it out: the field's description asks for a UUID, and a key outside it is refused with KEY_RULE. */
+export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const KEY_RULE = 'must be 1 to 255 printable ASCII characters without spaces (a UUID is a good key)';
 
 export const idempotencyKeyField = z
@@ -28,7 +29,7 @@ export const idempotencyKeyField = z
   .regex(KEY_PATTERN, KEY_RULE)
   .optional()
   .describe(
-    'Your unique key (a UUID): a retry with it answers the first answer',
+    'Your UUID; a retry with it gets the first answer',
   );
 
 interface Claim {
