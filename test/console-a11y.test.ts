@@ -1,7 +1,8 @@
 // Every console page in a real browser (Debian chromium, headless) checked with axe-core: no serious or critical
 // violations, signed out and signed in, with content on the pages (posts in every state, a failed one, one waiting for
 // approval, an OAuth app, a webhook, a device login, a form with an error); and the calendar used with the keyboard
-// alone. One browser for the file; a screenshot of each page under test-artifacts/screenshots.
+// alone. One browser for the file; a screenshot of each page under test-artifacts/screenshots. The organization is on
+// Berlin time and the person's browser on Paris time: no page shows them a time in UTC (issue 36).
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,17 +24,28 @@ const ids: Record<string, string> = {};
 const db = () => herald.services.orm.em.fork().getConnection();
 const soon = (days: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 + days * 86_400_000).toISOString();
 
+/** Times a person would read in UTC on the page: an instant as the API writes it, or anything named UTC. */
+async function utcTimes(): Promise<string[]> {
+  const text = await page.locator('body').innerText();
+  return [...text.matchAll(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}\S*Z\b|[^\n]{0,40}\bUTC\b[^\n]{0,40}/g)].map((match) => match[0]);
+}
+
+/** Pages written for developers, about the API, which speaks UTC. */
+const ABOUT_THE_API = new Set(['api-reference']);
+
 async function check(urlPath: string, name: string, status = 200, fullPage = true): Promise<void> {
   const response = await page.goto(urlPath);
   expect(response?.status(), urlPath).toBe(status);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `a11y-${name}.png`), fullPage });
   expect(await seriousViolations(page), urlPath).toEqual([]);
+  if (!ABOUT_THE_API.has(name)) expect(await utcTimes(), `${urlPath} shows a UTC time`).toEqual([]);
 }
 
 beforeAll(async () => {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   [bluesky, mastodon] = await Promise.all([startBlueskyFake(), startMastodonFake()]);
   herald = await startHerald({ WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  expect((await herald.rest('PUT', '/time-zone', { timeZone: 'Europe/Berlin' })).status).toBe(200);
   browser = await launchBrowser();
   page = await (await browser.newContext({ baseURL: herald.url, timezoneId: 'Europe/Paris' })).newPage();
   ids.bluesky = (await herald.rest('POST', '/integrations/bluesky/connect', { service: bluesky.url, identifier: bluesky.handle, appPassword: bluesky.password })).body.id;
@@ -59,6 +71,15 @@ beforeAll(async () => {
     { via: 'mcp' },
   );
   ids.waiting = (waiting as any).output[0].postId;
+  // A channel Herald cannot publish to any more (its health names when), a set, a recurring post, a preview link.
+  await db().execute(`update integration set refresh_needed = true where id = ?`, [ids.mastodon]);
+  expect((await herald.rest('POST', '/sets', { name: 'Weekly news', channels: [ids.bluesky], content: '<p>This week</p>' })).status).toBe(200);
+  const rule = await herald.rest('POST', '/recurring-posts', { channel: ids.bluesky, content: 'Opening hours', every: 'day', time: '09:00', timeZone: 'Europe/Berlin', count: 3 });
+  expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+  ids.rule = rule.body.id;
+  const link = await herald.rest('POST', '/preview-links', { name: 'Acme Bakery', channels: [ids.bluesky], from: soon(0), to: soon(7), expiresAt: soon(3) });
+  expect(link.status, JSON.stringify(link.body)).toBe(201);
+  ids.previewPath = new URL(link.body.url).pathname;
 }, 600_000);
 
 afterAll(async () => {
@@ -130,10 +151,20 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     await check(`/channels/${ids.bluesky}/analytics`, 'channel-analytics');
     await check(`/channels/${ids.bluesky}/best-times`, 'best-times');
     await check('/device', 'device');
+    await check('/sets', 'sets');
+    await check('/posts/import', 'import');
+    await check('/feeds', 'feeds');
+    await check('/recurring-posts', 'recurring-posts');
+    await check(`/recurring-posts/${ids.rule}`, 'recurring-post');
+    await check('/preview-links', 'preview-links');
+    await check(`/posts/${ids.waiting}`, 'post-waiting');
     await check('/channels/connect/myspace', 'error-page', 404);
     // The check itself finds what it should: a picture without a text alternative is a critical violation.
     await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<img src="/nothing.png">'));
     expect((await seriousViolations(page)).join()).toContain('image-alt (critical)');
+    // And the UTC check finds a time named UTC.
+    await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<p>Goes out at 10:40:00 UTC.</p>'));
+    expect(await utcTimes()).toEqual(['Goes out at 10:40:00 UTC.']);
   });
 
   it('pages with forms sent back with a problem, an app\'s consent screen and a webhook', { timeout: 120_000 }, async () => {
@@ -153,11 +184,25 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     await page.getByLabel('Redirect URL').fill('https://app.example/callback');
     await page.getByRole('button', { name: 'Register app' }).click();
     expect(await seriousViolations(page)).toEqual([]);
+    await check('/apps', 'apps-registered');
+    expect(await page.getByText(/^Registered \d{4}-\d{2}-\d{2} \d{2}:\d{2} GMT\+1$/).isVisible()).toBe(true);
     const clientId = (await db().execute('select client_id from oauth_app'))[0].client_id;
     await check(`/oauth/authorize?client_id=${clientId}&response_type=code&state=a11y`, 'consent');
     const hook = await herald.rest('POST', '/webhooks', { url: 'http://127.0.0.1:9/herald', events: ['post.published'] });
     expect(hook.status, JSON.stringify(hook.body)).toBe(200);
     await check(`/webhooks/${hook.body.id}`, 'webhook');
+    // A command-line login asking: the page says when it asked, in the person's time.
+    const device = (await (await fetch(`${herald.url}/device/code`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { user_code: string };
+    await page.goto('/device');
+    await page.getByLabel('Code').fill(device.user_code);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: /wants to access your Herald account/ }).waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'a11y-device-confirm.png'), fullPage: true });
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await utcTimes()).toEqual([]);
+    expect(await page.getByText(/^Asked at \d{4}-\d{2}-\d{2} \d{2}:\d{2} GMT\+1$/).isVisible()).toBe(true);
+    // What a customer sees through a preview link, signed in or not.
+    await check(ids.previewPath, 'preview-link-public');
   });
 });
 

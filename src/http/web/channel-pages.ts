@@ -21,7 +21,7 @@ import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, safeUrl, sendPage, sentence } from './html.js';
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
 import { setChannelZone } from '../../../tools/internal/time-zones.js';
-import { consoleZones, pageZone, zoneDatalist, zoneField } from './zones.js';
+import { consoleZones, localTimes, pageZone, zoneDatalist, zoneField } from './zones.js';
 import { setChannelDisabled, setPreferredCustomer } from '../../../tools/internal/channel-settings.js';
 import { SignatureSchema } from '../../db/workflow-entities.js';
 import { signatureFieldset } from './set-pages.js';
@@ -86,7 +86,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
       <td>${provider?.name ?? channel.providerIdentifier}<br><span class="hint">${channel.timeZone ?? organizationZone}</span></td>
       <td><span class="badge ${kind}">${label}</span>
         ${state === 'choose_account' ? html`<br><a href="/channels/${channel.id}/choose">Choose the page or account</a>` : ''}
-        ${channelHealth?.reason && state !== 'choose_account' ? html`<br><span class="hint">${channelHealth.reason}</span>` : ''}
+        ${channelHealth?.reason && state !== 'choose_account' ? html`<br><span class="hint">${localTimes(channelHealth.reason, zones.viewer, channelHealth.tokenExpiresAt)}</span>` : ''}
         <br><a href="/channels/${channel.id}/analytics">Analytics</a>
         ${shown === 'needs_reconnection' || channelHealth?.state === 'token_expiring' ? html`<br><a href="/channels/connect/${channel.providerIdentifier}?refresh=${channel.id}">Reconnect</a>` : ''}</td>
       <td>
@@ -99,7 +99,7 @@ async function channelsPage(services: Services, request: Request, response: Resp
             <label for="times-${channel.id}">Posting times (HH:MM)</label>
             <input id="times-${channel.id}" name="times" type="text" value="${channel.postingTimes.map(formatPostingTime).join(', ')}" aria-describedby="times-hint-${channel.id}">
             <p class="hint" id="times-hint-${channel.id}">Daily times the next free slot is chosen among; they stay at that wall-clock time across daylight-saving changes.</p>
-            ${zoneField(`times-zone-${channel.id}`, 'timeZone', channel.postingTimesZone ?? 'UTC', 'Posting times are in time zone')}
+            ${zoneField(`times-zone-${channel.id}`, 'timeZone', channel.postingTimesZone, 'Posting times are in time zone')}
             <button type="submit" class="secondary">Save times</button>
           </form>
           <form method="post" action="/channels/${channel.id}/customer">${csrfField(csrf)}

@@ -1,15 +1,15 @@
 // The verification page of the device authorization grant: a signed-in person enters the code their terminal shows,
 // sees what is asking, for which organization and with which permissions, and approves or denies.
 import { counted } from '../../lib/words.js';
-import type { Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { DomainError } from '../../errors.js';
 import { consumeRateLimit } from '../../lib/rate-limit.js';
 import { decideDevice, findPendingDevice, formatUserCode, normalizeUserCode, type PendingDevice } from '../../../tools/internal/device.js';
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../tools/internal/oauth.js';
 import type { Services } from '../../../tools/types.js';
 import { clientError, consentActions, csrfField, html, organizationField, sendPage, sentence, type Markup } from './html.js';
-import { dateTime } from './post-pages.js';
 import { consoleLocals, requireSignedIn } from './session.js';
+import { consoleZones, pageZone, when } from './zones.js';
 
 /** Wrong codes a person may enter per hour: the code space is 20^8, so guessing a live code this way is hopeless. */
 const ENTRIES_PER_HOUR = 20;
@@ -30,17 +30,18 @@ export function devicePages(router: Router, services: Services): void {
     );
   }
 
-  function confirmation(response: Response, pending: PendingDevice): void {
+  async function confirmation(request: Request, response: Response, pending: PendingDevice): Promise<void> {
     const { signedIn, csrf } = consoleLocals(response);
+    const zones = await consoleZones(services, request, response);
     const { device, app } = pending;
     const scopes = (device.scopes as string[]).filter((scope): scope is Scope => (SCOPES as readonly string[]).includes(scope));
     const details: Markup[] = [];
     if (device.clientUserAgent) details.push(html`<li>Program: <code>${device.clientUserAgent}</code></li>`);
     if (device.clientAddress) details.push(html`<li>From address: <code>${device.clientAddress}</code></li>`);
-    details.push(html`<li>Asked at ${dateTime(device.createdAt.toISOString())}</li>`);
+    details.push(html`<li>Asked at ${when(device.createdAt, zones.viewer)}</li>`);
     sendPage(
       response,
-      { title: `Authorize ${app.name}`, signedIn, csrf },
+      { title: `Authorize ${app.name}`, signedIn, csrf, zone: pageZone(zones) },
       html`<div class="narrow consent"><h1>${app.name} wants to access your Herald account</h1>
       ${app.description ? html`<p>${app.description}</p>` : ''}
       <ul class="hint">${details}</ul>
@@ -91,7 +92,7 @@ export function devicePages(router: Router, services: Services): void {
     const code = String(request.body?.code ?? '');
     if (!(await allowEntry(response, request.ip))) return;
     try {
-      confirmation(response, await findPendingDevice(services.orm.em.fork(), code, services.now()));
+      await confirmation(request, response, await findPendingDevice(services.orm.em.fork(), code, services.now()));
     } catch (raw) {
       codeForm(response, code, clientError(raw));
     }

@@ -12,7 +12,7 @@ import { STATUS_LABELS, badge } from './post-pages.js';
 import { excerpt } from '../../lib/content.js';
 import { dayKey, rangeOf, today, weekOf } from './calendar-dates.js';
 import { consoleCaller, consoleLocals, runConsoleTool } from './session.js';
-import { consoleZones, pageZone, when, zoneNote } from './zones.js';
+import { consoleZones, localTimes, pageZone, when, zoneNote } from './zones.js';
 
 // How far back a failure still asks for attention on the home page (with what failed this week).
 const FAILED_DAYS = 14;
@@ -53,7 +53,7 @@ export function homePages(router: Router, services: Services): void {
       <p><a class="button" href="/compose">New post</a></p>
       ${broken.length
         ? html`<section class="card" aria-labelledby="broken-title"><h2 id="broken-title">Channels to reconnect (${broken.length})</h2><ul>${broken.map(
-            (channel) => html`<li><strong>${channel.name}</strong> (${channel.identifier}): ${channel.health.reason ?? (channel.health.state === 'token_expiring' ? 'its access expires soon' : 'it needs reconnecting')} <a href="/channels">Reconnect on Channels</a></li>`,
+            (channel) => html`<li><strong>${channel.name}</strong> (${channel.identifier}): ${channel.health.reason ? localTimes(channel.health.reason, zones.viewer, channel.health.tokenExpiresAt) : (channel.health.state === 'token_expiring' ? 'its access expires soon' : 'it needs reconnecting')} <a href="/channels">Reconnect on Channels</a></li>`,
           )}</ul></section>`
         : ''}
       ${failed.length

@@ -2,6 +2,8 @@
 import type { Response } from 'express';
 import { asDomainError, type DomainError } from '../../errors.js';
 import type { SignedIn } from '../../../tools/internal/accounts.js';
+// A cycle (zones.ts writes its times with html``), safe because neither module calls the other while loading.
+import { localTimes } from './zones.js';
 
 export class Markup {
   constructor(readonly value: string) {}
@@ -138,7 +140,7 @@ ${(options.assets?.scripts ?? []).map((src) => html`<script src="${src}" defer><
 <a class="skip" href="#main">Skip to content</a>
 ${header(options)}
 <main id="main">
-${options.flash ? html`<p class="flash ${options.flash.kind}" role="${options.flash.kind === 'error' ? 'alert' : 'status'}">${options.flash.text}</p>` : ''}
+${options.flash ? html`<p class="flash ${options.flash.kind}" role="${options.flash.kind === 'error' ? 'alert' : 'status'}">${options.zone ? localTimes(options.flash.text, options.zone.name) : options.flash.text}</p>` : ''}
 ${body}
 </main>
 </body>

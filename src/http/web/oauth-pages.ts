@@ -15,6 +15,7 @@ import type { Services } from '../../../tools/types.js';
 import type { McpSessions } from '../../mcp/sessions.js';
 import { clientError, consentActions, csrfField, html, organizationField, safeUrl, sendPage, sentence, type Markup } from './html.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, takeReveal } from './session.js';
+import { consoleZones, pageZone, when } from './zones.js';
 
 const text = (body: unknown, name: string) => {
   const value = (body as Record<string, unknown> | undefined)?.[name];
@@ -33,12 +34,13 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
     const { signedIn, csrf } = consoleLocals(response);
     const organization = signedIn!.organization!;
     const apps = await appsOf(services.orm.em.fork(), organization.id);
+    const zones = await consoleZones(services, request, response);
     const owner = organization.role === 'owner';
     const notice = typeof request.query.notice === 'string' ? APP_NOTICES[request.query.notice] : undefined;
     const flash = options.error ? { kind: 'error' as const, text: options.error } : notice ? { kind: 'ok' as const, text: notice } : undefined;
     sendPage(
       response,
-      { title: 'OAuth apps', signedIn, csrf, section: 'apps', status: options.status, flash },
+      { title: 'OAuth apps', signedIn, csrf, section: 'apps', status: options.status, flash, zone: pageZone(zones) },
       html`<h1>OAuth apps</h1>
       <p>Register an app to let it act for Herald users through the authorization-code flow: send users to
       <code>${services.config.publicUrl}/oauth/authorize?client_id=…&amp;response_type=code&amp;state=…</code>, then exchange the code at
@@ -55,7 +57,7 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
             (app) => html`<section class="card" aria-label="${app.name}"><div class="app-head">${logo(app.name, app.pictureUrl)}<div><h2>${app.name}</h2>
             ${app.description ? html`<p>${app.description}</p>` : ''}</div></div>
             <p>Client ID: <code>${app.clientId}</code><br>Redirect URL: <code>${app.redirectUris[0]}</code><br>
-            <span class="hint">Registered ${app.createdAt.toISOString().slice(0, 10)}${app.secretRotatedAt ? `, secret rotated ${app.secretRotatedAt.toISOString().slice(0, 10)}` : ''}</span></p>
+            <span class="hint">Registered ${when(app.createdAt, zones.viewer)}${app.secretRotatedAt ? html`, secret rotated ${when(app.secretRotatedAt, zones.viewer)}` : ''}</span></p>
             ${owner
               ? html`<div class="actions">
                 <form method="post" action="/apps/${app.id}/rotate-secret">${csrfField(csrf)}
@@ -121,17 +123,18 @@ export function oauthPages(router: Router, services: Services, sessions: McpSess
   router.get('/approved', requireSignedIn, async (request, response) => {
     const { signedIn, csrf } = consoleLocals(response);
     const apps = await approvedApps(services.orm.em.fork(), signedIn!.organization!.id, signedIn!.user.id, services.now());
+    const zones = await consoleZones(services, request, response);
     const notice = typeof request.query.notice === 'string' ? APP_NOTICES[request.query.notice] : undefined;
     sendPage(
       response,
-      { title: 'Approved apps', signedIn, csrf, section: 'approved', flash: notice ? { kind: 'ok', text: notice } : undefined },
+      { title: 'Approved apps', signedIn, csrf, section: 'approved', zone: pageZone(zones), flash: notice ? { kind: 'ok', text: notice } : undefined },
       html`<h1>Approved apps</h1><p>Apps you allowed to act for you in ${signedIn!.organization!.name}.</p>
       ${apps.length === 0 ? html`<p class="card">You have not approved any app.</p>` : ''}
       ${apps.map(
         (app) => html`<section class="card" aria-label="${app.name}"><div class="app-head">${logo(app.name, app.pictureUrl)}<div><h2>${app.name}</h2>
           ${app.description ? html`<p>${app.description}</p>` : ''}</div></div>
           <p>Can: ${app.scopes.map((scope) => SCOPE_DESCRIPTIONS[scope as keyof typeof SCOPE_DESCRIPTIONS] ?? scope).join('; ')}.<br>
-          <span class="hint">Approved ${app.approvedAt.toISOString().slice(0, 10)}${app.lastUsedAt ? `, last used ${app.lastUsedAt.toISOString().slice(0, 10)}` : ''}</span></p>
+          <span class="hint">Approved ${when(app.approvedAt, zones.viewer)}${app.lastUsedAt ? html`, last used ${when(app.lastUsedAt, zones.viewer)}` : ''}</span></p>
           <form method="post" action="/approved/${app.appId}/revoke">${csrfField(csrf)}<button type="submit" class="danger">Revoke access</button></form></section>`,
       )}`,
     );

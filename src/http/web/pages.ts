@@ -16,7 +16,7 @@ import { changeMemberRole, removeMember } from '../../../tools/internal/members.
 import { channelFilter, channelSelect, STATE_LABELS } from './post-pages.js';
 import { excerpt } from '../../lib/content.js';
 import { dayKey, isoWeekKey, plusDays, rangeOf, today, weekOf, type Day } from './calendar-dates.js';
-import { consoleZones, pageZone, when, zoneNote } from './zones.js';
+import { consoleZones, localTimes, pageZone, when, zoneNote } from './zones.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
 import { KEY_REVEAL, keyRoutes, keysSection } from './key-pages.js';
@@ -32,20 +32,17 @@ function resultOf(post: PostRecord, zone: string): Markup {
           safeUrl(item.releaseURL)
             ? html`<a href="${safeUrl(item.releaseURL)}" rel="noopener noreferrer">Item ${item.position + 1}</a> `
             : item.state === 'ERROR'
-              ? html`<span class="hint">Item ${item.position + 1}: ${item.error ?? 'failed'}</span> `
+              ? html`<span class="hint">Item ${item.position + 1}: ${localTimes(item.error ?? 'failed', zone)}</span> `
               : '',
         )
       : safeUrl(post.releaseURL)
         ? html`<a href="${safeUrl(post.releaseURL)}" rel="noopener noreferrer">View post</a>`
         : '';
   const retry = post.nextAttemptAt
-    ? html`<p class="hint">Attempt ${post.attempts} failed: ${post.lastError ?? 'unknown error'}. Next attempt ${when(post.nextAttemptAt, zone)}.</p>`
+    ? html`<p class="hint">Attempt ${post.attempts} failed: ${localTimes(post.lastError ?? 'unknown error', zone)}. Next attempt ${when(post.nextAttemptAt, zone)}.</p>`
     : '';
-  return html`${links}${post.error ? html`<p><span class="badge error">Error</span> ${post.error}</p>` : ''}${retry}`;
+  return html`${links}${post.error ? html`<p><span class="badge error">Error</span> ${localTimes(post.error, zone)}</p>` : ''}${retry}`;
 }
-
-// The instants (UTC ISO 8601, as the API writes them) and post ids a notification names.
-const NAMED = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z)|\bpost ([A-Za-z0-9_-]{8,64})\b/g;
 
 type NotificationItem = { content: string; at: string | null; target: { kind: NotificationTargetKind; id: string } | null };
 
@@ -60,22 +57,18 @@ const TARGET_PAGES: Record<NotificationTargetKind, [(id: string) => string, stri
 const targetPath = (target: { kind: NotificationTargetKind; id: string }) => TARGET_PAGES[target.kind][0](encodeURIComponent(target.id));
 
 /**
- * A notification's text as a person reads it: the instants it names in their zone (its `at`, also where the text writes
- * only its UTC day, and any other UTC instant of older notifications), the posts it names linked to their pages.
+ * A notification's text as a person reads it: the instants it names in their zone (localTimes, with its `at`), the posts
+ * it names linked to their pages.
  */
 export function notificationText(item: NotificationItem, zone: string): Markup {
   const { content, at } = item;
-  // The UTC day of `at` where the text writes the day alone (a token's expiry): the day and time in the reader's zone.
-  const day = at ? at.slice(0, 10) : undefined;
-  const named = day ? new RegExp(`${NAMED.source}|\\b(${day})\\b(?![T\\d]| \\d)`, 'g') : NAMED;
-  const parts: (string | Markup)[] = [];
+  const parts: Markup[] = [];
   let last = 0;
-  for (const match of content.matchAll(named)) {
-    parts.push(content.slice(last, match.index));
-    parts.push(match[1] ? html`${when(match[1], zone)}` : match[2] ? html`<a href="/posts/${match[2]}">post ${match[2]}</a>` : html`${when(at, zone)}`);
+  for (const match of content.matchAll(/\bpost ([A-Za-z0-9_-]{8,64})\b/g)) {
+    parts.push(localTimes(content.slice(last, match.index), zone, at), html`<a href="/posts/${match[1]}">post ${match[1]}</a>`);
     last = match.index + match[0].length;
   }
-  parts.push(content.slice(last));
+  parts.push(localTimes(content.slice(last), zone, at));
   return html`${parts}`;
 }
 

@@ -13,7 +13,7 @@ import { clientError, csrfField, html, safeUrl, sendPage, type Markup } from './
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, runConsoleTool } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
 import { localInputValue } from '../../lib/time-zone.js';
-import { consoleZones, formatWhen, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
+import { consoleZones, formatWhen, localTimes, pageZone, when, zoneNote, type ConsoleZones } from './zones.js';
 import { afterPublishing } from './post-sections.js';
 import { CHART_ASSETS } from './chart-pages.js';
 import { postActivitySection } from './activity-pages.js';
@@ -45,9 +45,6 @@ export const badge = (labels: Record<string, [string, string]>, value: string) =
   return html`<span class="badge ${kind}">${label}</span>`;
 };
 
-
-/** An instant in UTC, for pages outside the signed-in console (device login); console pages use when() in the person's zone. */
-export const dateTime = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
 
 
 /** The channel chosen with `?channel=` (all when empty), the posts of that channel, and the channels of every post. */
@@ -89,8 +86,8 @@ export function previewMarkup(preview: PostPreview, channel: { id: string; name:
     (item) => html`<li class="preview-item${item.overLimit ? ' over' : ''}">
       <p class="preview-head"><strong>${many ? `Item ${item.position + 1}` : 'Post'}${many && item.position > 0 ? ` (${kind})` : ''}</strong>
         ${badge(STATE_LABELS, item.state)}${safeUrl(item.releaseURL) ? html` <a href="${safeUrl(item.releaseURL)}" rel="noopener noreferrer">View on ${preview.platform.name}</a>` : ''}</p>
-      ${item.error ? html`<p class="flash error">${item.error}</p>` : ''}
-      ${item.warnings.map((warning) => html`<p class="hint warning">${warning}</p>`)}
+      ${item.error ? html`<p class="flash error">${localTimes(item.error, zone)}</p>` : ''}
+      ${item.warnings.map((warning) => html`<p class="hint warning">${localTimes(warning, zone)}</p>`)}
     </li>`,
   )}</ol>`;
 }
@@ -135,7 +132,7 @@ export function postSummary(view: PostView, csrf: string, owner: boolean, from: 
   return html`<p>${badge(STATUS_LABELS, record.publishStatus)} on <strong>${integration.name}</strong> (${platform}), ${when(record.publishDate, zones.viewer)}${
       channelZone !== zones.viewer ? html` <span class="hint">(${when(record.publishDate, channelZone)} in the channel's zone, ${channelZone})</span>` : ''
     } · created over ${record.creationMethod === 'MCP' ? 'MCP' : 'the API or this console'}</p>
-    ${record.error ? html`<p class="flash error" role="alert">${record.error}</p>` : ''}
+    ${record.error ? html`<p class="flash error" role="alert">${localTimes(record.error, zones.viewer)}</p>` : ''}
     ${approvalMarkup(view, csrf, owner, from, zones.viewer)}
     ${previewMarkup(view.preview, integration, zones.viewer)}`;
 }

@@ -57,6 +57,27 @@ export function when(instant: Date | string | null | undefined, zone: string, se
   return html`<time datetime="${date.toISOString()}" title="${zone}">${formatWhen(date, zone, seconds)}</time>`;
 }
 
+/** A UTC instant as the APIs write it into a text (`2026-12-05T10:00:00.000Z`, seconds optional). */
+const UTC_INSTANT = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z/;
+
+/**
+ * A text of the domain (an error, a warning, a notification) as a person reads it: the UTC instants it names (the tools
+ * write them as the API does) in the zone, and where it writes only the UTC day of `at` (a token's expiry), that
+ * instant's day and time in the zone; the rest escaped as it is.
+ */
+export function localTimes(text: string, zone: string, at?: string | Date | null): Markup {
+  const day = at ? new Date(at).toISOString().slice(0, 10) : undefined;
+  const named = new RegExp(day ? `${UTC_INSTANT.source}|\\b${day}\\b(?![T\\d]| \\d)` : UTC_INSTANT.source, 'g');
+  const parts: (string | Markup)[] = [];
+  let last = 0;
+  for (const match of text.matchAll(named)) {
+    parts.push(text.slice(last, match.index), when(match[0] === day ? at : match[0], zone));
+    last = match.index + match[0].length;
+  }
+  parts.push(text.slice(last));
+  return html`${parts}`;
+}
+
 const SOURCES: Record<ConsoleZones['source'], string> = {
   person: 'your zone',
   browser: "your browser's zone",
