@@ -15,6 +15,7 @@ import type { ChainRefs, EditItem, PlatformComment, ProviderContext, PublishedRe
 import { idsOf } from './shared.js';
 import { earliestCreation } from './recovery.js';
 import { api, instanceOf, versionOf, versions } from './lemmy.js';
+import { commonMarkLineBreaks } from './safe-markdown.js';
 
 const personSchema = z.looseObject({ id: z.number(), name: z.string(), display_name: z.string().nullish(), avatar: z.string().nullish(), actor_id: z.string().optional(), ap_id: z.string().optional() });
 const commentViewSchema = z.looseObject({
@@ -129,8 +130,8 @@ export async function editPublished(context: ProviderContext, ref: PublishedRef,
     await context.step(
       `edit:${index}`,
       async () => {
-        if (thread) await api(context, 'comment', z.unknown(), { method: 'PUT', json: { comment_id: Number(id), content: item.text } });
-        else await api(context, 'post', z.unknown(), { method: 'PUT', json: { post_id: Number(id), name: entries[index]?.title, url: entries[index]?.url || undefined, body: item.text } });
+        if (thread) await api(context, 'comment', z.unknown(), { method: 'PUT', json: { comment_id: Number(id), content: commonMarkLineBreaks(item.text) } });
+        else await api(context, 'post', z.unknown(), { method: 'PUT', json: { post_id: Number(id), name: entries[index]?.title, url: entries[index]?.url || undefined, body: commonMarkLineBreaks(item.text) } });
         return true;
       },
       async () => undefined,

@@ -16,6 +16,7 @@ import type { ChannelAuth, ConnectContext, MediaFile, Provider, ProviderContext,
 import { blobOf, currentMetric, firstProblem, idsOf, normalizeInstance, othersMeta, permanent, textOnlyComments, tool } from './shared.js';
 import { couldNotConfirm, identify } from './recovery.js';
 import { deletePublished, editProblem, editPublished, findComment, moderateComment, readComments } from './lemmy-comments.js';
+import { commonMarkLineBreaks } from './safe-markdown.js';
 
 const endpoints = { instance: 'https://lemmy.world', apiVersion: 'v3' };
 
@@ -255,7 +256,7 @@ const lemmy: Provider = {
     for (const [index, entry] of entriesOf(context).entries()) {
       const community = await communityId(context, entry.subreddit);
       const url = entry.url || picture;
-      const body = { community_id: community, name: entry.title, body: item.text, url, custom_thumbnail: entry.url && picture ? picture : undefined, nsfw: false };
+      const body = { community_id: community, name: entry.title, body: commonMarkLineBreaks(item.text), url, custom_thumbnail: entry.url && picture ? picture : undefined, nsfw: false };
       ids.push(
         await context.step(
           `post:${index}`,
@@ -275,12 +276,12 @@ const lemmy: Provider = {
       : idsOf(root).map((postId, index) => ({ postId, parentId: parent.id === root.id ? undefined : idsOf(parent)[index] }));
     const ids: number[] = [];
     for (const [index, { postId, parentId }] of targets.entries()) {
-      const body = { post_id: Number(postId), content: item.text, ...(parentId ? { parent_id: Number(parentId) } : {}) };
+      const body = { post_id: Number(postId), content: commonMarkLineBreaks(item.text), ...(parentId ? { parent_id: Number(parentId) } : {}) };
       ids.push(
         await context.step(
           `comment:${index}`,
           async () => (await api(context, 'comment', z.object({ comment_view: z.looseObject({ comment: z.looseObject({ id: z.number() }) }) }), { json: body })).comment_view.comment.id,
-          ({ startedAt }) => findComment(context, postId, parentId, item.text, startedAt),
+          ({ startedAt }) => findComment(context, postId, parentId, body.content, startedAt),
         ),
       );
     }

@@ -80,3 +80,24 @@ export function defuseMarkdown(text: string): string {
     .map((part) => (part.code ? part.text : defuseProse(part.text)))
     .join('');
 }
+
+const LIST_ITEM = /^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]/;
+
+/**
+ * Text with its line breaks as a CommonMark renderer keeps them (Reddit, and Lemmy's markdown-it without `breaks`), for
+ * platforms that show a plain-text post as Markdown: there a lone line break inside a paragraph is a space, and a line
+ * after a list item continues that item. Each line break between two lines of text becomes a hard break (two spaces, which
+ * Reddit's older renderer knows too), a list item starts on its own line, and the line after a list ends the list with a
+ * blank line. Blank lines stay as typed.
+ */
+export function commonMarkLineBreaks(text: string): string {
+  const lines = text.split('\n');
+  return lines
+    .map((line, index) => {
+      const next = lines[index + 1];
+      if (next === undefined) return line;
+      if (!line.trim() || !next.trim() || LIST_ITEM.test(next)) return `${line}\n`;
+      return LIST_ITEM.test(line) ? `${line}\n\n` : `${line.replace(/[ \t]+$/, '')}  \n`;
+    })
+    .join('');
+}

@@ -48,6 +48,8 @@ const mrkdwnReads = (text: string) =>
     .replace(/<([^<>]+)>/g, '$1')
     .replace(/&(amp|lt|gt);/g, (whole) => decodeReferences(whole));
 
+const commonMark = (text: string) => markdownReads(text, { softBreaks: true });
+
 /** Per platform: the settings a post needs there, what its readers see of the newest post, and whether paragraph spacing may differ. */
 const PLATFORMS: Record<string, { settings: () => Record<string, unknown>; reads: () => string; spacing?: 'markdown' }> = {
   discord: { settings: () => ({ __type: 'discord', channel: discord.channel('general').id }), reads: () => markdownReads(discord.messages.at(-1)!.content), spacing: 'markdown' },
@@ -56,10 +58,12 @@ const PLATFORMS: Record<string, { settings: () => Record<string, unknown>; reads
   kick: { settings: () => ({ __type: 'kick' }), reads: () => kick.messages.at(-1)!.content },
   vk: { settings: () => ({ __type: 'vk' }), reads: () => vk.posts.at(-1)!.message },
   whop: { settings: () => ({ __type: 'whop', company: 'biz_herald', experience: 'exp_announce', title: 'Corpus' }), reads: () => markdownReads(whop.posts.at(-1)!.content), spacing: 'markdown' },
-  lemmy: { settings: () => ({ __type: 'lemmy', subreddit: [{ value: { subreddit: 'selfhosted', id: '999', title: 'Corpus' } }] }), reads: () => lemmy.posts.at(-1)!.body },
+  // Lemmy and Reddit show a post's body as Markdown, CommonMark's way (lemmy-ui's markdown-it without `breaks`).
+  lemmy: { settings: () => ({ __type: 'lemmy', subreddit: [{ value: { subreddit: 'selfhosted', id: '999', title: 'Corpus' } }] }), reads: () => commonMark(lemmy.posts.at(-1)!.body), spacing: 'markdown' },
   reddit: {
     settings: () => ({ __type: 'reddit', subreddit: [{ value: { type: 'self', is_flair_required: false, flair: null, url: '', subreddit: 'r/typescript', title: 'Corpus' } }] }),
-    reads: () => reddit.submissions.at(-1)!.text,
+    reads: () => commonMark(reddit.submissions.at(-1)!.text),
+    spacing: 'markdown',
   },
   // One post every 30 minutes on Moltbook: the fake forgets the last one before each.
   moltbook: { settings: () => (moltbook.resetRateLimits(), { __type: 'moltbook', submolt: 'general' }), reads: () => markdownReads(moltbook.posts.at(-1)!.content), spacing: 'markdown' },
@@ -121,8 +125,7 @@ describe('what is typed in the composer is what the readers of each chat and com
           problems.push(`${platform}: ${JSON.stringify(outcome)}`);
           continue;
         }
-        if (process.env.CORPUS_DEBUG) console.log(platform, JSON.stringify(reads()));
-        const seen = spacing ? paragraphs(reads()) : letters(reads());
+                const seen = spacing ? paragraphs(reads()) : letters(reads());
         const expected = spacing ? paragraphs(sample.reads) : sample.reads;
         if (seen !== expected) problems.push(`${platform} shows ${JSON.stringify(seen)}`);
       }

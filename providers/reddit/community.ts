@@ -16,6 +16,7 @@ import type { ChainRefs, EditItem, PlatformComment, ProviderContext, PublishedRe
 import { idsOf } from '../shared.js';
 import { listing, redditCall } from './api.js';
 import { subredditName, type SubredditEntry } from './submit.js';
+import { commonMarkLineBreaks } from '../safe-markdown.js';
 
 type Node = { kind: string; data: Record<string, unknown> };
 const nodeSchema: z.ZodType<Node> = z.looseObject({ kind: z.string(), data: z.record(z.string(), z.unknown()) });
@@ -145,7 +146,7 @@ export async function editText(context: ProviderContext, ref: PublishedRef, item
     await context.step(
       `edit:${index}`,
       async () => {
-        await redditCall(context, { method: 'POST', path: 'api/editusertext', form: { api_type: 'json', thing_id: thing, text: item.text, return_rtjson: 'false' }, schema: editedSchema });
+        await redditCall(context, { method: 'POST', path: 'api/editusertext', form: { api_type: 'json', thing_id: thing, text: commonMarkLineBreaks(item.text), return_rtjson: 'false' }, schema: editedSchema });
         return true;
       },
       async () => undefined,

@@ -10,6 +10,7 @@ import { CheckAgainLater, type MediaFile, type ProviderContext, type PublishItem
 import { listing as listingOf, redditCall } from './api.js';
 import { blobOf, idsOf, othersMeta } from '../shared.js';
 import { earliestCreationSeconds } from '../recovery.js';
+import { commonMarkLineBreaks } from '../safe-markdown.js';
 
 export interface SubredditEntry {
   subreddit: string;
@@ -89,7 +90,7 @@ async function submitOne(context: ProviderContext, item: PublishItem, entry: Sub
           sr: subreddit,
           title: entry.title,
           kind,
-          text: item.text || undefined,
+          text: commonMarkLineBreaks(item.text) || undefined,
           url: kind === 'link' ? entry.url : kind === 'image' ? picture : undefined,
           flair_id: entry.flair?.id || undefined,
           resubmit: 'true',
@@ -132,17 +133,18 @@ async function findComment(context: ProviderContext, thingId: string, text: stri
 /** Comments on every submission: the first replies to the submission (t3_), later ones to the previous comment (t1_). */
 export async function publishComments(context: ProviderContext, item: PublishItem, root: PublishedRef, parent: PublishedRef): Promise<PublishedRef> {
   const parents = parent.id === root.id ? idsOf(root).map((id) => `t3_${id}`) : idsOf(parent).map((id) => `t1_${id}`);
+  const text = commonMarkLineBreaks(item.text);
   const made = [];
   for (const [index, thingId] of parents.entries()) {
     made.push(
       await context.step(
         `comment:${index}`,
         async () => {
-          const answer = await redditCall(context, { method: 'POST', path: 'api/comment', form: { api_type: 'json', thing_id: thingId, text: item.text }, schema: commentedSchema });
+          const answer = await redditCall(context, { method: 'POST', path: 'api/comment', form: { api_type: 'json', thing_id: thingId, text }, schema: commentedSchema });
           const comment = answer.json.data.things[0].data;
           return { id: comment.id, url: comment.permalink ? webUrl(context, comment.permalink) : '' };
         },
-        ({ startedAt }) => findComment(context, thingId, item.text, startedAt),
+        ({ startedAt }) => findComment(context, thingId, text, startedAt),
       ),
     );
   }

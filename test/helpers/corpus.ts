@@ -71,14 +71,20 @@ export function htmlReads(html: string): string {
 
 /**
  * What a Markdown reader shows, as text: emphasis marks gone, a link as `text (href)`, backslash escapes and character
- * references resolved, `*` bullets as `- `.
+ * references resolved, `*` bullets as `- `. A hard break (`\` or two spaces before a line break) is a line break. A lone
+ * line break inside a paragraph is one too where the platform breaks lines on it (Discord, DEV's hard_wrap), and a space
+ * where it follows CommonMark (`softBreaks`: Lemmy's markdown-it, Reddit, Hashnode), unless the next line starts a block.
  */
-export function markdownReads(markdown: string): string {
+export function markdownReads(markdown: string, options: { softBreaks?: boolean } = {}): string {
+  let text = markdown.replace(/(?:\\| {2,})\n/g, '\u2028');
+  if (options.softBreaks) text = text.replace(/([^\n\u2028])\n(?!\n|[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]|[ \t]*[#>])/g, '$1 ');
   return decodeReferences(
-    markdown
-      .replace(/(?<!\\)\[([^\]]*)\]\(([^)\s]*)\)/g, (_, text: string, href: string) => `${text} (${href})`)
+    text
+      .replace(/\u2028/g, '\n')
+      .replace(/(?<!\\)\[([^\]]*)\]\(([^)\s]*)\)/g, (_, label: string, href: string) => `${label} (${href})`)
       .replace(/^\s*[*+] /gm, '- ')
       .replace(/(?<!\\)(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, '$2')
+      .replace(/(?<![\\*\w])([*_])(?=\S)(.+?)(?<=[^\s\\])\1(?![*\w])/g, '$2')
       .replace(/\\([!-/:-@[-`{-~])/g, '$1'),
   ).trim();
 }
