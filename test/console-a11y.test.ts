@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { launchBrowser, ownerInvitation, SCREENSHOT_DIR, seriousViolations, signUpPage } from './helpers/browser.js';
+import { utcTimes } from './helpers/local-time.js';
 import { startBlueskyFake, type BlueskyFake } from './fakes/bluesky.js';
 import { startMastodonFake, type MastodonFake } from './fakes/mastodon.js';
 import { runTool } from '../tools/runner.js';
@@ -24,12 +25,6 @@ const ids: Record<string, string> = {};
 const db = () => herald.services.orm.em.fork().getConnection();
 const soon = (days: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 + days * 86_400_000).toISOString();
 
-/** Times a person would read in UTC on the page: an instant as the API writes it, or anything named UTC. */
-async function utcTimes(): Promise<string[]> {
-  const text = await page.locator('body').innerText();
-  return [...text.matchAll(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}\S*Z\b|[^\n]{0,40}\bUTC\b[^\n]{0,40}/g)].map((match) => match[0]);
-}
-
 /** Pages written for developers, about the API, which speaks UTC. */
 const ABOUT_THE_API = new Set(['api-reference']);
 
@@ -38,7 +33,7 @@ async function check(urlPath: string, name: string, status = 200, fullPage = tru
   expect(response?.status(), urlPath).toBe(status);
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `a11y-${name}.png`), fullPage });
   expect(await seriousViolations(page), urlPath).toEqual([]);
-  if (!ABOUT_THE_API.has(name)) expect(await utcTimes(), `${urlPath} shows a UTC time`).toEqual([]);
+  if (!ABOUT_THE_API.has(name)) expect(await utcTimes(page), `${urlPath} shows a UTC time`).toEqual([]);
 }
 
 beforeAll(async () => {
@@ -164,7 +159,7 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     expect((await seriousViolations(page)).join()).toContain('image-alt (critical)');
     // And the UTC check finds a time named UTC.
     await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<p>Goes out at 10:40:00 UTC.</p>'));
-    expect(await utcTimes()).toEqual(['Goes out at 10:40:00 UTC.']);
+    expect(await utcTimes(page)).toEqual(['Goes out at 10:40:00 UTC.']);
   });
 
   it('pages with forms sent back with a problem, an app\'s consent screen and a webhook', { timeout: 120_000 }, async () => {
@@ -199,7 +194,7 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     await page.getByRole('heading', { name: /wants to access your Herald account/ }).waitFor();
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'a11y-device-confirm.png'), fullPage: true });
     expect(await seriousViolations(page)).toEqual([]);
-    expect(await utcTimes()).toEqual([]);
+    expect(await utcTimes(page)).toEqual([]);
     expect(await page.getByText(/^Asked at \d{4}-\d{2}-\d{2} \d{2}:\d{2} GMT\+1$/).isVisible()).toBe(true);
     // What a customer sees through a preview link, signed in or not.
     await check(ids.previewPath, 'preview-link-public');
