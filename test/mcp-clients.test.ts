@@ -1,7 +1,8 @@
-// MCP Inspector 2.x (pinned; it needs Node 22, so it runs through npx from the registry) connecting to /api/mcp as the
-// assistants people use do (issue 32): no key, OAuth only, the client known by its Client ID Metadata Document (CIMD,
+// Real MCP clients of the README's table against Herald (issue 32). MCP Inspector 2.x (pinned; it needs Node 22, so it
+// runs through npx from the registry) connecting to /api/mcp as the assistants people use do: no key, OAuth only, the client known by its Client ID Metadata Document (CIMD,
 // served by a fake on 127.0.0.1), approved on the consent screen as a person would, then tools/list over the token it
-// got. Nothing is registered (no dynamic client registration, no oauth_app row): the client id is the document's URL.
+// got; nothing is registered dynamically: the client id is the document's URL. The Inspector with a key in each protocol
+// era, and mcp-remote (the stdio bridge of Claude Desktop) with --protocol auto, seen through a recording proxy.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -12,6 +13,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const INSPECTOR = '@modelcontextprotocol/inspector@2.12.0';
 let herald: Herald;
@@ -35,6 +38,30 @@ afterAll(async () => {
   await herald.stop();
   fs.rmSync(home, { recursive: true, force: true });
 });
+
+/** A proxy in front of Herald that writes down what a client sends: its methods and protocol versions. */
+async function recordingProxy() {
+  const seen: { method?: string; version?: string }[] = [];
+  const proxy = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      try {
+        const parsed = body.length ? JSON.parse(body.toString()) : undefined;
+        for (const message of [parsed].flat()) if (message) seen.push({ method: message.method, version: (request.headers['mcp-protocol-version'] as string) ?? message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] ?? message.params?.protocolVersion });
+      } catch {
+        // not JSON: passed on as it is
+      }
+      const answer = await fetch(`${herald.url}${request.url}`, { method: request.method, headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)) as [string, string][]), body: body.length ? body : undefined });
+      response.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name))));
+      response.end(Buffer.from(await answer.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return { seen, proxy, proxyUrl };
+}
 
 const count = async (table: string) => Number((await herald.services.orm.em.fork().getConnection().execute(`select count(*) as n from ${table}`))[0].n);
 
@@ -125,26 +152,7 @@ it(`${INSPECTOR} --client-metadata-url connects to /api/mcp by OAuth without reg
 it.each(['modern', 'auto', 'legacy'] as const)(`${INSPECTOR} --protocol-era %s with an agent key in the header lists the tools and calls one`, async (era) => {
   const key = await herald.rest('POST', '/keys', { name: `Inspector ${era}` });
   expect(key.status).toBe(201);
-  // A proxy in front of Herald writes down what the Inspector sends: its methods and protocol versions.
-  const seen: { method?: string; version?: string }[] = [];
-  const proxy = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
-      const body = Buffer.concat(chunks);
-      try {
-        const parsed = body.length ? JSON.parse(body.toString()) : undefined;
-        for (const message of [parsed].flat()) if (message) seen.push({ method: message.method, version: (request.headers['mcp-protocol-version'] as string) ?? message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] ?? message.params?.protocolVersion });
-      } catch {
-        // not JSON: passed on as it is
-      }
-      const answer = await fetch(`${herald.url}${request.url}`, { method: request.method, headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)) as [string, string][]), body: body.length ? body : undefined });
-      response.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name))));
-      response.end(Buffer.from(await answer.arrayBuffer()));
-    });
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const { seen, proxy, proxyUrl } = await recordingProxy();
   const inspector = (args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       const run = spawn('npx', ['-y', '-p', 'node@22', '-p', INSPECTOR, 'mcp-inspector', '--cli', `${proxyUrl}/api/mcp`, '--transport', 'http', '--protocol-era', era, '--header', `Authorization: Bearer ${key.body.secret}`, '--format', 'json', '-q', ...args], {
@@ -177,4 +185,29 @@ it.each(['modern', 'auto', 'legacy'] as const)(`${INSPECTOR} --protocol-era %s w
     expect(methods, JSON.stringify(seen)).not.toContain('initialize');
     expect(seen.filter((message) => message.method === 'tools/call').map((message) => message.version)).toEqual(['2026-07-28']);
   }
+}, 120_000);
+
+it('mcp-remote@0.15.1 --protocol auto bridges a stdio client to /api/mcp on the 2026-07-28 revision', async () => {
+  const key = await herald.rest('POST', '/keys', { name: 'mcp-remote' });
+  const { seen, proxy, proxyUrl } = await recordingProxy();
+  const client = new Client({ name: 'desktop', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: 'npx',
+      args: ['-y', 'mcp-remote@0.15.1', `${proxyUrl}/api/mcp`, '--allow-http', '--transport', 'http-only', '--protocol', 'auto', '--header', `Authorization: Bearer ${key.body.secret}`],
+      env: { ...(process.env as Record<string, string>), HOME: home, MCP_REMOTE_CONFIG_DIR: path.join(home, 'mcp-remote') },
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('schedulePostTool');
+    const answer = (await client.callTool({ name: 'timeZoneTool', arguments: {} })) as { structuredContent?: { timeZone: string } };
+    expect(answer.structuredContent?.timeZone).toBe('UTC');
+  } finally {
+    await client.close();
+    proxy.close();
+  }
+  expect(seen.map((message) => message.method), JSON.stringify(seen)).not.toContain('initialize');
+  expect(seen.filter((message) => message.method === 'tools/call').map((message) => message.version)).toEqual(['2026-07-28']);
 }, 120_000);
