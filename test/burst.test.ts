@@ -111,6 +111,22 @@ describe('a burst of posts due at one instant on a platform answering in 400 ms'
     expect(link.maxInFlight).toBeGreaterThan(herald.services.config.workerConcurrency);
     expect(link.maxInFlight).toBeLessThanOrEqual(PLATFORM_CONCURRENCY.perAccount);
     expect(new Set(mastodon.statuses.map((status) => status.status)).size).toBe(mastodon.statuses.length);
+    // The outcomes that end together are written in one statement: each post still has its own record, notification
+    // (naming the post), webhook event and audit event.
+    const outcomes = async () =>
+      (await herald.services.orm.em.fork().getConnection().execute<{ published: number; notified: number; events: number; audited: number }[]>(
+        `select count(*) filter (where p.state = 'PUBLISHED' and p.release_id is not null and p.attempt_started_at is null)::int as published,
+                (select count(*) from notification n where n.type = 'post_published' and n.target_kind = 'post' and n.target_id = any(array_agg(p.id)))::int as notified,
+                (select count(*) from webhook_event e where e.type = 'post.published' and e.data->>'postId' = any(array_agg(p.id)))::int as events,
+                (select count(*) from audit_event a where a.action = 'post.published' and a.target_id = any(array_agg(p.id)))::int as audited
+           from post p where p.content like '%Burst default %'`,
+      ))[0];
+    // The platform has all the posts before the last outcomes are written.
+    const written = await waitFor(async () => {
+      const found = await outcomes();
+      return found.published === 24 ? found : undefined;
+    }, 10_000);
+    expect(written).toEqual({ published: 24, notified: 24, events: 24, audited: 24 });
   }, 90_000);
 
   it("keeps to the platform's own limit when it declares one lower than the account's", async () => {

@@ -9,10 +9,10 @@
 import { helper } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Post } from '../../src/db/entities.js';
-import { coalescedPerDatabase, sqlOf, statement } from '../../src/db/sql.js';
+import { coalescedPerDatabase, statement, type Sql } from '../../src/db/sql.js';
 import { newId } from '../../src/lib/crypto.js';
 import { STREAM_CHANNEL } from '../../src/mcp/event-store.js';
-import { AUDIT_COLUMNS, auditRow, recordAudit, type AuditEvent } from './audit.js';
+import { AUDIT_COLUMNS, auditRecord, recordAudit, type AuditEvent } from './audit.js';
 import { webhookEventOf } from './webhook-events.js';
 
 const ATTEMPTS_STARTED = statement(
@@ -34,30 +34,35 @@ export async function recordAttemptStarted(em: EntityManager, item: Post, now: D
   markSaved(em, item);
 }
 
-// $1–$6 the item; $7–$12 the notification (none when $7 is null); $13–$15 its webhook event (none when $13 is null);
-// $16–$30 the audit event (none when $16 is null); $31 the root post to announce to subscribed MCP sessions (none when null);
-// $32 when the notification and its event were made (the wall clock, as notify() dates them, not the item's publication date).
+// The outcomes of the publications whose platforms answered while the last outcome was being written, in one statement
+// (coalesced: in a burst hundreds end together). $1 the items, each with its notification and webhook event (none when
+// their ids are null) and whether to announce its chain to the subscribed MCP sessions; $2 the audit events.
 const PUBLISHED = statement(
-  'publish_outcome_published',
-  `with item as (
-     update post set state = 'PUBLISHED', release_id = $2, release_url = $3, release_meta = $4::jsonb, release_warnings = $5::jsonb,
-       published_at = $6, updated_at = $6, attempt_started_at = null, next_attempt_at = null, error = null, last_error = null
-     where id = $1 returning id),
+  'publish_outcomes_published',
+  `with input as (
+     select * from jsonb_to_recordset($1::jsonb) as i(id text, root_post_id text, organization_id text, integration_id text, release_id text,
+       release_url text, release_meta text, release_warnings text, at timestamptz, notification_id text, notification_type text,
+       content text, link text, event_id text, event_type text, event_data text, announce boolean, created_at timestamptz)),
+   item as (
+     update post set state = 'PUBLISHED', release_id = input.release_id, release_url = input.release_url, release_meta = input.release_meta::jsonb,
+       release_warnings = input.release_warnings::jsonb, published_at = input.at, updated_at = input.at, attempt_started_at = null,
+       next_attempt_at = null, error = null, last_error = null
+     from input where post.id = input.id returning post.id),
    notification as (
-     insert into notification (id, organization_id, integration_id, type, content, link, created_at)
-     select $7, $8, $9, $10, $11, $12, $32 where $7::text is not null returning id),
+     insert into notification (id, organization_id, integration_id, type, content, link, target_kind, target_id, created_at)
+     select notification_id, organization_id, integration_id, notification_type, content, link, 'post', root_post_id, created_at
+     from input where notification_id is not null returning id),
    event as (
      insert into webhook_event (id, organization_id, type, data, created_at)
-     select $13, $8, $14, $15::jsonb, $32 where $13::text is not null returning id),
+     select event_id, organization_id, event_type, event_data::jsonb, created_at from input where event_id is not null returning id),
    audit as (
-     insert into audit_event (${AUDIT_COLUMNS})
-     select $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30::jsonb where $16::text is not null returning id),
+     insert into audit_event (${AUDIT_COLUMNS}) select ${AUDIT_COLUMNS} from jsonb_populate_recordset(null::audit_event, $2::jsonb) returning id),
    announced as (
      insert into mcp_event (session_id, stream_id, message)
      select s.id, s.id || '.get',
        jsonb_build_object('jsonrpc', '2.0', 'method', 'notifications/resources/updated', 'params', jsonb_build_object('uri', subscription.key))
-     from mcp_session s cross join lateral jsonb_each_text(s.state->'subscriptions') subscription
-     where $31::text is not null and s.organization_id = $8 and s.state->'subscriptions' is not null and subscription.value = $31
+     from input join mcp_session s on s.organization_id = input.organization_id cross join lateral jsonb_each_text(s.state->'subscriptions') subscription
+     where input.announce and s.state->'subscriptions' is not null and subscription.value = input.root_post_id
      returning stream_id)
    select (select count(*) from item) as items, (select count(pg_notify('${STREAM_CHANNEL}', stream_id)) from announced) as announced`,
 );
@@ -70,32 +75,63 @@ export interface PublishedAnnouncement {
   announce: boolean;
 }
 
-/** Writes `item` as it is in memory (published), with what announces it, in one statement. */
+interface Outcome {
+  item: Record<string, unknown>;
+  audit?: Record<string, unknown>;
+}
+
+const writeOutcomes = (sql: Sql, outcomes: Outcome[]) =>
+  sql.rows(PUBLISHED, [JSON.stringify(outcomes.map((outcome) => outcome.item)), JSON.stringify(outcomes.flatMap((outcome) => (outcome.audit ? [outcome.audit] : [])))]);
+
+/**
+ * The outcomes asked while the last statement was in flight, written together (committed as the statement answers). Should
+ * the statement fail, each is written alone, so one outcome that cannot be written does not fail the others: each call
+ * answers its own failure, if any.
+ */
+const published = coalescedPerDatabase<Outcome, { failure?: unknown }>(async (sql, outcomes) => {
+  try {
+    await writeOutcomes(sql, outcomes);
+    return outcomes.map(() => ({}));
+  } catch (error) {
+    if (outcomes.length === 1) return [{ failure: error }];
+  }
+  const alone = await Promise.allSettled(outcomes.map((outcome) => writeOutcomes(sql, [outcome])));
+  return alone.map((result) => (result.status === 'fulfilled' ? {} : { failure: result.reason as unknown }));
+});
+
+/**
+ * Writes `item` as it is in memory (published), with what announces it, in one statement with the outcomes of the other
+ * publications that end at the same moment.
+ */
 export async function recordPublished(em: EntityManager, item: Post, what: PublishedAnnouncement): Promise<void> {
   const at = item.publishedAt ?? new Date();
   const { notification } = what;
   const event = notification && webhookEventOf(notification.type, { content: notification.content, link: notification.link, subject: { post: item } });
-  const audit = what.audit ? auditRow({ ...what.audit, organizationId: item.organizationId }, at) : Array.from({ length: 15 }, () => null);
-  await sqlOf(em).rows(PUBLISHED, [
-    item.id,
-    item.releaseId,
-    item.releaseUrl,
-    item.releaseMeta === null ? null : JSON.stringify(item.releaseMeta),
-    item.releaseWarnings === null ? null : JSON.stringify(item.releaseWarnings),
-    at,
-    notification ? newId() : null,
-    item.organizationId,
-    item.integrationId,
-    notification?.type ?? null,
-    notification?.content ?? null,
-    notification?.link ?? null,
-    event ? newId() : null,
-    event?.type ?? null,
-    event ? JSON.stringify(event.data) : null,
-    ...audit,
-    what.announce ? item.rootPostId : null,
-    new Date(),
-  ]);
+  const { failure } = await published(em, {
+    item: {
+      id: item.id,
+      root_post_id: item.rootPostId,
+      organization_id: item.organizationId,
+      integration_id: item.integrationId,
+      release_id: item.releaseId,
+      release_url: item.releaseUrl,
+      release_meta: item.releaseMeta === null ? null : JSON.stringify(item.releaseMeta),
+      release_warnings: item.releaseWarnings === null ? null : JSON.stringify(item.releaseWarnings),
+      at,
+      notification_id: notification ? newId() : null,
+      notification_type: notification?.type ?? null,
+      content: notification?.content ?? null,
+      link: notification?.link ?? null,
+      event_id: event ? newId() : null,
+      event_type: event?.type ?? null,
+      event_data: event ? JSON.stringify(event.data) : null,
+      announce: what.announce,
+      // When the notification and its event were made (the wall clock, as notify() dates them, not the item's publication date).
+      created_at: new Date(),
+    },
+    audit: what.audit ? auditRecord({ ...what.audit, organizationId: item.organizationId }, at) : undefined,
+  });
+  if (failure !== undefined) throw failure;
   item.updatedAt = at;
   markSaved(em, item);
 }
