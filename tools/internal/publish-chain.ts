@@ -1,5 +1,11 @@
-// The read every publication starts with (tools/internal/publish.ts): a post's chain and its channel, as managed entities.
-// The chains of the publications that start at the same moment (a burst at a round hour) are read in one statement.
+// The read every publication starts with (tools/internal/publish.ts): a post's chain and its channel. The chains of the
+// publications that start at the same moment (a burst at a round hour) are read in one statement.
+// The chain's items are entities the entity manager does not manage yet (detached): mapping them through the ORM (its
+// hydration, identity map and change-tracking snapshot) was a sixth of a publish's CPU in a profile of a burst, and the
+// usual publication writes them with statements of its own (publish-outcome.ts). A path that changes them through the ORM
+// (a failure, a retry, a provider's recorded step) attaches them first (`attachChain`), so its flush writes what it changes.
+// The channel is managed from the start: a refused token changes it during the platform call (integrations.ts).
+import { helper, type EntityMetadata } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema, type Integration, type Post } from '../../src/db/entities.js';
 import { coalescedPerDatabase, statement } from '../../src/db/sql.js';
@@ -24,13 +30,53 @@ const chainRows = coalescedPerDatabase<string, ChainRow[]>(async (sql, rootPostI
   return rootPostIds.map((id) => byRoot.get(id) ?? []);
 });
 
+/** Items read by loadChain and not yet attached to an entity manager. */
+const detached = new WeakSet<Post>();
+
+/** Each column of the post table and the property it fills, once per metadata (per ORM). */
+const columnsOf = new WeakMap<EntityMetadata, [column: string, property: string][]>();
+
 /**
- * The chain (the root first) and its channel in one query, as managed entities; the channel is undefined when it was
- * deleted. Every publication starts here.
+ * A post entity from its row, not managed: the values as the ORM's connections read them (a timestamptz as a Date, JSON
+ * parsed), which are those of the entity's properties (every Post property is a column of its own, no relation).
+ */
+function detachedPost(em: EntityManager, row: Record<string, unknown>): Post {
+  const meta = em.getMetadata().get<Post>(PostSchema.meta.className);
+  let columns = columnsOf.get(meta);
+  if (!columns) columnsOf.set(meta, (columns = meta.props.filter((prop) => prop.persist !== false).map((prop) => [prop.fieldNames[0], prop.name])));
+  const item = Object.create(meta.prototype as object) as Record<string, unknown>;
+  for (const [column, property] of columns) item[property] = row[column];
+  detached.add(item as unknown as Post);
+  return item as unknown as Post;
+}
+
+/**
+ * The chain (the root first, its items detached: see above) and its channel (managed) in one query; the channel is
+ * undefined when it was deleted. Every publication starts here.
  */
 export async function loadChain(em: EntityManager, rootPostId: string): Promise<{ chain: Post[]; integration?: Integration }> {
   const rows = await chainRows(em, rootPostId);
-  const chain = rows.map(({ herald_integration: _, ...row }) => em.map(PostSchema, row));
+  const chain = rows.map(({ herald_integration: _, ...row }) => detachedPost(em, row));
   const integration = rows[0]?.herald_integration ? em.map(IntegrationSchema, rows[0].herald_integration) : undefined;
   return { chain, integration };
+}
+
+/** Whether `item` was read detached by loadChain and is not attached yet (its changes are not written by a flush). */
+export const isDetached = (item: Post): boolean => detached.has(item);
+
+/**
+ * Makes the chain's detached items managed by `em`, as they are in memory now (what the database holds: the publication's
+ * own statements wrote any change), so the next flush writes what changes after this. Call before changing them.
+ */
+export function attachChain(em: EntityManager, chain: Post[]): void {
+  const work = em.getUnitOfWork();
+  for (const item of chain) {
+    if (!detached.has(item)) continue;
+    const known = work.getById<Post>(PostSchema.meta.className, item.id);
+    // Nothing in a publication loads an item through the ORM while its chain is detached: two copies would diverge.
+    if (known && known !== item) throw new Error(`publish: item ${item.id} is managed twice`);
+    work.register(item);
+    helper(item).__originalEntityData = em.getComparator().prepareEntity(item);
+    detached.delete(item);
+  }
 }

@@ -14,6 +14,7 @@ import { newId } from '../../src/lib/crypto.js';
 import { STREAM_CHANNEL } from '../../src/mcp/event-store.js';
 import { AUDIT_COLUMNS, auditRecord, recordAudit, type AuditEvent } from './audit.js';
 import { webhookEventOf } from './webhook-events.js';
+import { isDetached } from './publish-chain.js';
 
 const ATTEMPTS_STARTED = statement(
   'publish_attempts_started',
@@ -149,7 +150,10 @@ export async function flushWithAudit(em: EntityManager, event: AuditEvent): Prom
   }
 }
 
-/** The entity as it is in memory is what the database holds: the entity manager's next flush leaves it out. */
+/**
+ * The entity as it is in memory is what the database holds: the entity manager's next flush leaves it out (a detached item,
+ * publish-chain.ts, is not flushed at all; attached later, it is taken as it is then).
+ */
 function markSaved(em: EntityManager, entity: Post): void {
-  helper(entity).__originalEntityData = em.getComparator().prepareEntity(entity);
+  if (!isDetached(entity)) helper(entity).__originalEntityData = em.getComparator().prepareEntity(entity);
 }

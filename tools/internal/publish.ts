@@ -22,8 +22,8 @@ import { markAnswered } from './comments.js';
 import { flushWithAudit, recordAttemptStarted, recordPublished } from './publish-outcome.js';
 import { HERALD, type AuditEvent } from './audit.js';
 import { takeSlot, type Busy } from './publish-slots.js';
-import { loadChain } from './publish-chain.js';
-import { skipMissedOccurrence } from './recurrence-missed.js';
+import { attachChain, loadChain } from './publish-chain.js';
+import { MISSED_AFTER_MS, skipMissedOccurrence } from './recurrence-missed.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -81,6 +81,7 @@ interface Run {
  */
 async function failFrom(run: Run, item: Post, message: string): Promise<PublishOutcome> {
   const { services, em, where, chain } = run;
+  attachChain(em, chain);
   publishFailed(run.provider.identifier);
   item.state = 'ERROR';
   item.error = message;
@@ -152,6 +153,7 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
   // An item waiting for a retry or the platform's processing runs at its time, not before (a sweep or a replaced job).
   if (pending.nextAttemptAt && pending.nextAttemptAt.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: pending.nextAttemptAt };
   // An occurrence of a recurring post whose time passed while Herald was down is skipped, never published as a backlog.
+  if (pending === root && now.getTime() - root.publishDate.getTime() > MISSED_AFTER_MS) attachChain(em, chain);
   if (pending === root && (await skipMissedOccurrence(services, em, chain))) return { kind: 'skipped', reason: 'a missed occurrence of a recurring post' };
 
   if (!integration) {
@@ -189,6 +191,7 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
 /** `context.step` of one item: results recorded in the item's publish progress before the next step. */
 function stepsOf(run: Run, item: Post): ProviderContext['step'] {
   const save = async (change: (progress: PublishProgress) => void) => {
+    attachChain(run.em, run.chain);
     const progress: PublishProgress = structuredClone(item.publishProgress ?? { steps: {} });
     change(progress);
     item.publishProgress = progress;
@@ -289,6 +292,8 @@ async function publishInSlot(
     });
     // The platform answered: its slot is free for the next post while this outcome is written.
     release();
+    // A reply's outcome is written by the ORM's flush (not the hot path).
+    if (item.replyTo) attachChain(em, run.chain);
     item.releaseId = ref.id;
     item.releaseUrl = ref.url ?? null;
     item.releaseMeta = ref.meta ?? null;
@@ -339,6 +344,7 @@ function publishedAudit(run: Run, item: Post): AuditEvent {
 
 /** The job runs again at `runAt`; the item stays QUEUE with what happened recorded for REST, MCP and the console. */
 async function retryAt(run: Run, item: Post, runAt: Date, lastError: string | null): Promise<PublishOutcome> {
+  attachChain(run.em, run.chain);
   item.nextAttemptAt = runAt;
   if (lastError !== null) item.lastError = lastError;
   await run.em.flush();
@@ -347,6 +353,8 @@ async function retryAt(run: Run, item: Post, runAt: Date, lastError: string | nu
 
 async function handleFailure(run: Run, item: Post, error: unknown): Promise<PublishOutcome> {
   const { services, provider } = run;
+  // Every path below changes the item through the ORM.
+  attachChain(run.em, run.chain);
   const now = services.now();
   if (error instanceof CheckAgainLater) {
     item.attemptStartedAt = null;
