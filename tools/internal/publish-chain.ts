@@ -33,22 +33,32 @@ const chainRows = coalescedPerDatabase<string, ChainRow[]>(async (sql, rootPostI
 /** Items read by loadChain and not yet attached to an entity manager. */
 const detached = new WeakSet<Post>();
 
-/** Each column of the post table and the property it fills, once per metadata (per ORM). */
-const columnsOf = new WeakMap<EntityMetadata, [column: string, property: string][]>();
+/** Each column of an entity's table, the property it fills and whether it is a date, once per metadata (per ORM). */
+const columnsOf = new WeakMap<EntityMetadata, [column: string, property: string, date: boolean][]>();
 
 /**
- * A post entity from its row, not managed: the values as the ORM's connections read them (a timestamptz as a Date, JSON
- * parsed), which are those of the entity's properties (every Post property is a column of its own, no relation).
+ * An entity of `meta` from its row, not managed: the values as the ORM's connections read them (JSON parsed, a timestamptz as
+ * a Date, or its text inside `to_jsonb`), which are those of the entity's properties (every property of Post and
+ * Integration is a column of its own, no relation).
  */
-function detachedPost(em: EntityManager, row: Record<string, unknown>): Post {
-  const meta = em.getMetadata().get<Post>(PostSchema.meta.className);
+function entityOf<T extends object>(meta: EntityMetadata<T>, row: Record<string, unknown>): T {
   let columns = columnsOf.get(meta);
-  if (!columns) columnsOf.set(meta, (columns = meta.props.filter((prop) => prop.persist !== false).map((prop) => [prop.fieldNames[0], prop.name])));
-  const item = Object.create(meta.prototype as object) as Record<string, unknown>;
-  for (const [column, property] of columns) item[property] = row[column];
-  detached.add(item as unknown as Post);
-  return item as unknown as Post;
+  if (!columns) columnsOf.set(meta, (columns = meta.props.filter((prop) => prop.persist !== false).map((prop) => [prop.fieldNames[0], prop.name, prop.runtimeType === 'Date'])));
+  const entity = Object.create(meta.prototype as object) as Record<string, unknown>;
+  for (const [column, property, date] of columns) {
+    const value = row[column];
+    entity[property] = date && typeof value === 'string' ? new Date(value) : value;
+  }
+  return entity as T;
 }
+
+/** Registers `entity` with `em` as it is in memory: the next flush writes what changes after this. */
+function register<T extends object>(em: EntityManager, entity: T): void {
+  em.getUnitOfWork().register(entity);
+  helper(entity).__originalEntityData = em.getComparator().prepareEntity(entity);
+}
+
+const metaOf = <T extends object>(em: EntityManager, schema: { meta: { className: string } }) => em.getMetadata().get<T>(schema.meta.className);
 
 /**
  * The chain (the root first, its items detached: see above) and its channel (managed) in one query; the channel is
@@ -56,8 +66,16 @@ function detachedPost(em: EntityManager, row: Record<string, unknown>): Post {
  */
 export async function loadChain(em: EntityManager, rootPostId: string): Promise<{ chain: Post[]; integration?: Integration }> {
   const rows = await chainRows(em, rootPostId);
-  const chain = rows.map(({ herald_integration: _, ...row }) => detachedPost(em, row));
-  const integration = rows[0]?.herald_integration ? em.map(IntegrationSchema, rows[0].herald_integration) : undefined;
+  const postMeta = metaOf<Post>(em, PostSchema);
+  const chain = rows.map(({ herald_integration: _, ...row }) => {
+    const item = entityOf(postMeta, row);
+    detached.add(item);
+    return item;
+  });
+  const channel = rows[0]?.herald_integration;
+  // Managed (without the ORM's hydration: the row is the entity's values), as a token refresh writes it through a flush.
+  const integration = channel ? entityOf(metaOf<Integration>(em, IntegrationSchema), channel) : undefined;
+  if (integration) register(em, integration);
   return { chain, integration };
 }
 
@@ -75,8 +93,7 @@ export function attachChain(em: EntityManager, chain: Post[]): void {
     const known = work.getById<Post>(PostSchema.meta.className, item.id);
     // Nothing in a publication loads an item through the ORM while its chain is detached: two copies would diverge.
     if (known && known !== item) throw new Error(`publish: item ${item.id} is managed twice`);
-    work.register(item);
-    helper(item).__originalEntityData = em.getComparator().prepareEntity(item);
+    register(em, item);
     detached.delete(item);
   }
 }
