@@ -34,7 +34,14 @@ async function check(urlPath: string, name: string, status = 200, fullPage = tru
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `a11y-${name}.png`), fullPage });
   expect(await seriousViolations(page), urlPath).toEqual([]);
   if (!ABOUT_THE_API.has(name)) expect(await utcTimes(page), `${urlPath} shows a UTC time`).toEqual([]);
+  expect(await zoneFieldsWithoutList(), `${urlPath} has a zone field without the zone list`).toEqual([]);
 }
+
+/** The page's zone fields that are free text: each must offer the list of zones (zoneField's datalist). */
+const zoneFieldsWithoutList = () =>
+  page.locator('input[name="timeZone"]:not([type="hidden"]), input[name="zone"]:not([type="hidden"])').evaluateAll((inputs) =>
+    inputs.filter((input) => !(input as HTMLInputElement).list?.options.length).map((input) => input.id),
+  );
 
 beforeAll(async () => {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -160,6 +167,9 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     // And the UTC check finds a time named UTC.
     await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<p>Goes out at 10:40:00 UTC.</p>'));
     expect(await utcTimes(page)).toEqual(['Goes out at 10:40:00 UTC.']);
+    // And the zone-field check finds a zone typed as free text.
+    await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<input id="bare-zone" name="timeZone">'));
+    expect(await zoneFieldsWithoutList()).toEqual(['bare-zone']);
   });
 
   it('pages with forms sent back with a problem, an app\'s consent screen and a webhook', { timeout: 120_000 }, async () => {

@@ -108,8 +108,12 @@ describe('a person reviews and fixes a post in the console, in Berlin time', () 
     expect(await page.locator('main time').first().textContent()).toBe('2030-07-02 10:15 GMT+2');
   });
 
-  it('duplicates it into a new draft, and publishes that one now: it goes out to Mastodon', { timeout: 120_000 }, async () => {
-    await page.getByRole('link', { name: 'Duplicate' }).click();
+  it('duplicates it from the Posts list into a new draft, and publishes that one now from the drafts list: it goes out to Mastodon', { timeout: 120_000 }, async () => {
+    await page.goto('/posts?from=2030-07-01&to=2030-07-03');
+    const listed = page.getByRole('row').filter({ hasText: 'Bakery news & more Open on Sunday' });
+    expect(await listed.count()).toBe(1);
+    await seen('posts-range');
+    await listed.getByRole('link', { name: 'Duplicate' }).click();
     await page.waitForURL(`**/compose?duplicate=${ids.draft}`);
     expect(await page.locator('#content-0').inputValue()).toBe('Bakery news & more\nOpen on Sunday');
     expect(await page.locator(`#channel-${channelId}`).isChecked()).toBe(true);
@@ -120,7 +124,14 @@ describe('a person reviews and fixes a post in the console, in Berlin time', () 
     expect(ids.copy).not.toBe(ids.draft);
     expect((await row(ids.draft)).state).toBe('QUEUE');
 
-    await page.getByRole('button', { name: 'Publish now' }).click();
+    // 100 local days that cross the autumn change are 100 days and an hour: the list still shows them (it was refused).
+    expect((await page.goto('/posts?from=2026-10-01&to=2027-01-08'))?.status()).toBe(200);
+    expect(await page.getByRole('heading', { name: 'Posts, 2026-10-01 to 2027-01-08' }).isVisible()).toBe(true);
+    await page.goto('/posts');
+    await page.getByRole('link', { name: 'Drafts', exact: true }).click();
+    await page.getByRole('heading', { name: /^Drafts, / }).waitFor();
+    await seen('drafts');
+    await page.getByRole('row').filter({ hasText: 'and Monday too' }).getByRole('button', { name: 'Publish now' }).click();
     await page.waitForURL(`**/posts/${ids.copy}?notice=published-now`);
     await waitForPublished(herald, ids.copy);
     expect(mastodon.statuses.at(-1)!.status).toBe('Bakery news & more\nOpen on Sunday, and Monday too');

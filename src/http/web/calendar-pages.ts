@@ -12,7 +12,7 @@ import { addMonths, dayKey, dayName, isoWeekKey, monthKey, monthName, monthOf, p
 import { escapeHtml, html, Markup, sendPage } from './html.js';
 import { badge, STATUS_LABELS } from './post-pages.js';
 import { consoleLocals, requireSignedIn } from './session.js';
-import { consoleZones, formatWhen, pageZone, zoneDatalist } from './zones.js';
+import { consoleZones, formatWhen, pageZone, zoneDatalist, zoneField } from './zones.js';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 /** Posts that have not gone out may move; what went out stays where it went. */
@@ -124,8 +124,7 @@ export function calendarPages(router: Router, services: Services): void {
           ? html`<div><label for="week">Week</label><input id="week" name="week" type="week" value="${isoWeekKey(first)}"></div>`
           : html`<div><label for="month">Month</label><input id="month" name="month" type="month" value="${monthKey(first)}"></div>`}
         ${filterFields(data, filters)}
-        <div><label for="zone">Show times in</label><input id="zone" name="zone" type="text" list="time-zones" value="${zone}" autocomplete="off" aria-describedby="zone-hint">
-          <p class="hint" id="zone-hint">Your zone, or a client's: ${zoneChoices.join(', ')}.</p></div>
+        <div>${zoneField('zone', 'zone', zone, 'Show times in', `Your zone, or a client's: ${zoneChoices.join(', ')}.`)}</div>
         <button type="submit">Show</button>
       </form>
       ${zoneDatalist()}

@@ -31,6 +31,7 @@ code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85re
 .secret{font-size:1rem;background:#fff8c5;padding:8px;border-radius:6px;word-break:break-all;display:block}
 .grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:8px}
 .actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}.actions form{margin:0}.actions button{margin-top:0}
+.row-actions{display:flex;flex-wrap:wrap;gap:4px 10px;align-items:center}.row-actions form{margin:0}.row-actions button{margin-top:0;padding:2px 8px}
 details{margin-top:8px}summary{cursor:pointer;color:var(--accent)}
 .consent ul{padding-left:20px}.app-head{display:flex;gap:12px;align-items:center}.app-logo{width:48px;height:48px;border-radius:8px;object-fit:cover}
 .initial{width:48px;height:48px;border-radius:8px;background:var(--accent);color:#fff;display:flex;align-items:center;justify-content:center;font-size:1.5rem;font-weight:700}

@@ -20,6 +20,7 @@ import { consoleZones, localTimes, pageZone, when, zoneNote } from './zones.js';
 import { consoleCaller, consoleLocals, requireOwner, requireSignedIn, revealAfterRedirect, runConsoleTool, takeReveal } from './session.js';
 import { platformName } from '../../../tools/internal/channel-health.js';
 import { KEY_REVEAL, keyRoutes, keysSection } from './key-pages.js';
+import { rowActions } from './post-actions.js';
 
 /** The publishing status over the whole chain: a retry in progress and a half-published chain stand out. */
 const STATUS_BADGES: Record<string, [string, string]> = { retrying: ['Retrying', 'warn'], partial: ['Published in part', 'error'], failed: ['Failed', 'error'] };
@@ -95,6 +96,9 @@ const POSTS_NOTICES: Record<string, string> = {
   'deleting-on-platform': 'Deleting: what went out is being deleted on the platform; the post is listed until that is done.',
 };
 
+/** The longest range one postList call takes. */
+const LIST_WINDOW_MS = 100 * 86_400_000;
+
 function mcpSnippets(publicUrl: string, key: string): Markup {
   return html`<h2>Client configuration</h2>
     ${clientSnippets(publicUrl, key).map((snippet) => html`<h3>${snippet.client} <span class="hint">(${snippet.where})</span></h3><pre><code>${snippet.text}</code></pre>`)}
@@ -111,9 +115,15 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const to = dayOfKey(request.query.to);
     const ranged = from && to;
     const days = ranged ? Math.round((Date.UTC(to.year, to.month - 1, to.day) - Date.UTC(from.year, from.month - 1, from.day)) / 86_400_000) + 1 : 7;
+    if (ranged && days > 100) throw new DomainError('invalid_input', 'The range is longer than 100 days.', { hint: 'Choose at most 100 days, or look at the rest in a second range.' });
     if (ranged && days < 1) throw new DomainError('invalid_input', `"To" (${dayKey(to)}) is before "From" (${dayKey(from)}).`, { hint: 'Swap the two dates.' });
     const { start, end } = rangeOf(ranged ? from : monday, days, zones.viewer);
-    const { posts } = await runConsoleTool(postList, { startDate: start.toISOString(), endDate: new Date(end.getTime() - 1).toISOString() }, response, services);
+    // postList takes at most 100 days of 24 hours; 100 local days across the autumn change are an hour more: two calls.
+    const posts: Record<string, unknown>[] = [];
+    for (let from = start.getTime(); from < end.getTime(); from += LIST_WINDOW_MS) {
+      const until = Math.min(from + LIST_WINDOW_MS, end.getTime()) - 1;
+      posts.push(...(await runConsoleTool(postList, { startDate: new Date(from).toISOString(), endDate: new Date(until).toISOString() }, response, services)).posts);
+    }
     const search = typeof request.query.q === 'string' ? request.query.q.trim().toLowerCase() : '';
     const state = typeof request.query.state === 'string' && STATE_LABELS[request.query.state] ? request.query.state : '';
     const listed = channelFilter(posts as unknown as PostRecord[], request.query.channel);
@@ -147,11 +157,11 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
       ${[...byChannel.entries()].map(([, items]) => {
         const integration = items[0].integration;
         return html`<h2>${integration.name} <span class="hint">${platformName(integration)}</span></h2>
-        <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th></tr></thead><tbody>${items.map((post) => {
+        <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th><th scope="col">Actions</th></tr></thead><tbody>${items.map((post) => {
           const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_LABELS[post.state] ?? [post.state, ''];
           return html`<tr><td><a href="/posts/${post.id}">${when(post.publishDate, zones.viewer)}</a></td><td><span class="badge ${kind}">${label}</span></td>
             <td>${excerpt(post.content, 160)}</td>
-            <td>${resultOf(post, zones.viewer)}</td></tr>`;
+            <td>${resultOf(post, zones.viewer)}</td><td>${rowActions(post, csrf)}</td></tr>`;
         })}</tbody></table>`;
       })}`,
     );

@@ -8,6 +8,7 @@ import { updatePost } from '../../../tools/update-post.js';
 import { cannotChange } from '../../../tools/internal/platform-changes.js';
 import { providerOf } from '../../../tools/internal/integrations.js';
 import type { PostView } from '../../../tools/internal/post-view.js';
+import type { PostRecord } from '../../../tools/internal/posts.js';
 import type { Services } from '../../../tools/types.js';
 import { DomainError } from '../../errors.js';
 import { canonicalZone, instantOf, localInputValue, parseWallClock } from '../../lib/time-zone.js';
@@ -49,19 +50,35 @@ export function postActions(view: PostView, csrf: string, zone: string, siblings
     </div>
     ${state === 'DRAFT'
       ? html`<form method="post" action="/posts/${id}/schedule" class="schedule-draft">${csrfField(csrf)}
-          <h3>Schedule this draft</h3>
+          <h3 id="schedule-${id}">Schedule this draft</h3>
           <label for="schedule-date-${id}">Date and time</label>
           <input id="schedule-date-${id}" name="date" type="datetime-local" step="60" required${isUndated(view.root) ? '' : html` value="${localDate(view, zone)}"`}>
           ${zoneField(`schedule-zone-${id}`, 'timeZone', zone, 'Time zone of the date')}${zoneDatalist()}
           <button type="submit">Schedule</button></form>`
       : ''}
     <form method="post" action="/posts/${id}/delete" class="delete-post">${csrfField(csrf)}
-      <h3>Delete</h3>
+      <h3 id="delete-${id}">Delete</h3>
       <p>Deletes this post${others} from Herald. This cannot be undone.</p>
       ${onPlatform}
       <div class="choice"><input type="checkbox" id="confirm-delete-${id}" name="confirm" value="yes" required><label for="confirm-delete-${id}">I understand: delete it</label></div>
       <button type="submit" class="danger">Delete</button></form>
   </section>`;
+}
+
+/**
+ * The same actions in a list's row (Posts, Home): edit, duplicate, publish now, and links to the post's page for what
+ * needs its explanation or a date there (scheduling a draft, deleting, which says first what happens on the platform).
+ */
+export function rowActions(post: Pick<PostRecord, 'id' | 'state' | 'items'>, csrf: string): Markup {
+  const editable = post.items.every((item) => item.state !== 'PUBLISHED');
+  return html`<div class="row-actions">
+    ${editable ? html`<a href="/posts/${post.id}/edit">Edit</a>` : ''}
+    <a href="/compose?duplicate=${post.id}">Duplicate</a>
+    ${post.state === 'DRAFT' ? html`<a href="/posts/${post.id}#schedule-${post.id}">Schedule</a>` : ''}
+    ${editable && (post.state === 'DRAFT' || post.state === 'QUEUE')
+      ? html`<form method="post" action="/posts/${post.id}/publish-now" class="inline">${csrfField(csrf)}<button type="submit" class="secondary">Publish now</button></form>`
+      : ''}
+    <a href="/posts/${post.id}#delete-${post.id}">Delete…</a></div>`;
 }
 
 const localDate = (view: PostView, zone: string) => localInputValue(view.root.publishDate, zone).slice(0, 16);
