@@ -10,7 +10,6 @@
 // Comments, replies, moderation, edits and deletions (2026-11-27): ./comments.ts.
 import type { youtube_v3 } from '@googleapis/youtube';
 import { z } from 'zod';
-import { convertContent } from '../../src/lib/content.js';
 import type { AnalyticsMetric, ConnectedAccount, Provider, ProviderContext, PublishItem, StepAttempt, ValidationItem } from '../types.js';
 import { createdSince, onlyCandidate } from '../recovery.js';
 import { bearerFetch, dailyMetric, firstProblem, googleAuthorizeUrl, googleEndpoints, googleScope, permanent, tagsSchema } from '../shared.js';
@@ -86,7 +85,8 @@ function validate(items: ValidationItem[], raw: Record<string, unknown>): string
   const comments = firstProblem(items, ({ total }, item) => (total > 0 ? 'is a comment: YouTube comments take text only, remove the media.' : !item.text.trim() ? 'is an empty comment: write its text.' : undefined), 'rest');
   if (comments) return comments;
   if (/[<>]/.test(options.title ?? '')) return 'The title cannot contain < or >: YouTube refuses them.';
-  const description = convertContent(items[0]?.text ?? '', 'plain');
+  // The text as YouTube receives it, already converted: converting it again would read a typed `&lt;b&gt;` (now `<b>`) as a tag.
+  const description = items[0]?.text ?? '';
   if (/[<>]/.test(description)) return 'The description cannot contain < or >: YouTube refuses them; write them as words.';
   const tags = (options.tags ?? []).map((tag) => tag.value);
   if (tagsLength(tags) > 500) return `The tags take ${tagsLength(tags)} characters; YouTube allows 500 in total: remove some.`;
