@@ -1,6 +1,6 @@
 // The read every publication starts with (tools/internal/publish.ts): a post's chain and its channel. The chains of the
 // publications that start at the same moment (a burst at a round hour) are read in one statement.
-// The chain's items are entities the entity manager does not manage yet (detached): mapping them through the ORM (its
+// The chain's items are plain objects the entity manager does not manage yet (detached): mapping them through the ORM (its
 // hydration, identity map and change-tracking snapshot) was a sixth of a publish's CPU in a profile of a burst, and the
 // usual publication writes them with statements of its own (publish-outcome.ts). A path that changes them through the ORM
 // (a failure, a retry, a provider's recorded step) attaches them first (`attachChain`), so its flush writes what it changes.
@@ -39,12 +39,13 @@ const columnsOf = new WeakMap<EntityMetadata, [column: string, property: string,
 /**
  * An entity of `meta` from its row, not managed: the values as the ORM's connections read them (JSON parsed, a timestamptz as
  * a Date, or its text inside `to_jsonb`), which are those of the entity's properties (every property of Post and
- * Integration is a column of its own, no relation).
+ * Integration is a column of its own, no relation). `plain`: a plain object of the same properties (the entity's prototype
+ * defines an accessor of each property on its first write, a cost of its own), given the prototype when attached.
  */
-function entityOf<T extends object>(meta: EntityMetadata<T>, row: Record<string, unknown>): T {
+function entityOf<T extends object>(meta: EntityMetadata<T>, row: Record<string, unknown>, plain = false): T {
   let columns = columnsOf.get(meta);
   if (!columns) columnsOf.set(meta, (columns = meta.props.filter((prop) => prop.persist !== false).map((prop) => [prop.fieldNames[0], prop.name, prop.runtimeType === 'Date'])));
-  const entity = Object.create(meta.prototype as object) as Record<string, unknown>;
+  const entity = (plain ? {} : Object.create(meta.prototype as object)) as Record<string, unknown>;
   for (const [column, property, date] of columns) {
     const value = row[column];
     entity[property] = date && typeof value === 'string' ? new Date(value) : value;
@@ -68,7 +69,7 @@ export async function loadChain(em: EntityManager, rootPostId: string): Promise<
   const rows = await chainRows(em, rootPostId);
   const postMeta = metaOf<Post>(em, PostSchema);
   const chain = rows.map(({ herald_integration: _, ...row }) => {
-    const item = entityOf(postMeta, row);
+    const item = entityOf(postMeta, row, true);
     detached.add(item);
     return item;
   });
@@ -88,11 +89,14 @@ export const isDetached = (item: Post): boolean => detached.has(item);
  */
 export function attachChain(em: EntityManager, chain: Post[]): void {
   const work = em.getUnitOfWork();
+  const prototype = metaOf<Post>(em, PostSchema).prototype as object;
   for (const item of chain) {
     if (!detached.has(item)) continue;
     const known = work.getById<Post>(PostSchema.meta.className, item.id);
     // Nothing in a publication loads an item through the ORM while its chain is detached: two copies would diverge.
     if (known && known !== item) throw new Error(`publish: item ${item.id} is managed twice`);
+    // Registering gives it the entity's accessors, its values kept (EntityHelper.ensurePropagation).
+    Object.setPrototypeOf(item, prototype);
     register(em, item);
     detached.delete(item);
   }
