@@ -40,6 +40,9 @@ const PLATFORMS: Record<string, { settings: Record<string, unknown>; received: (
   listmonk: { settings: { __type: 'listmonk', subject: 'Corpus', list: '3' }, received: () => String(listmonk.campaigns.at(-1)!.body.body), reads: htmlReads },
 };
 
+/** What each platform received of the formatting sample (the corpus's last), for the bold check. */
+const formatted: Record<string, string> = {};
+
 beforeAll(async () => {
   [wordpress, medium, devto, hashnode, listmonk] = await Promise.all([startWordPressFake(), startMediumFake(), startDevtoFake(), startHashnodeFake(), startListmonkFake()]);
   herald = await startHerald(
@@ -77,11 +80,18 @@ describe('what is typed in the composer is what the readers of each article plat
           problems.push(`${platform}: ${JSON.stringify(outcome)}`);
           continue;
         }
-        if (process.env.CORPUS_DEBUG) console.log(platform, JSON.stringify(received()));
+        if (sample === CORPUS.at(-1)) formatted[platform] = received();
         const seen = paragraphs(reads(received()));
         if (seen !== paragraphs(sample.reads)) problems.push(`${platform} shows ${JSON.stringify(seen)} (sent ${JSON.stringify(received())})`);
       }
       expect(problems, `expected ${JSON.stringify(paragraphs(sample.reads))}`).toEqual([]);
     }, 120_000);
   }
+
+  it('sends bold as each shows it: <strong> on the HTML platforms, ** on the Markdown ones', () => {
+    const bold = (platform: string) => (['wordpress', 'listmonk'].includes(platform) ? '<strong>Sale</strong>' : '**Sale**');
+    expect(Object.fromEntries(Object.entries(formatted).map(([platform, text]) => [platform, text.includes(bold(platform))]))).toEqual(
+      Object.fromEntries(Object.keys(PLATFORMS).map((platform) => [platform, true])),
+    );
+  });
 });

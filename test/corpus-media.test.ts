@@ -61,6 +61,9 @@ const PLATFORMS: Record<string, { settings: () => Record<string, unknown>; media
   'linkedin-page': { settings: () => ({ __type: 'linkedin-page' }), reads: () => linkedin.posts.at(-1)!.text },
 };
 
+/** What each platform received of the formatting sample (the corpus's last), for the bold check. */
+const formatted: Record<string, string> = {};
+
 /** Connects over OAuth, choosing the page, account or location when the platform asks for one. */
 async function connect(identifier: string, choice?: string) {
   const connected = await connectOAuthChannel(herald, identifier);
@@ -134,10 +137,16 @@ describe('what is typed in the composer is what the readers of each page and med
           problems.push(`${platform}: ${JSON.stringify(outcome)}`);
           continue;
         }
+        if (sample === CORPUS.at(-1)) formatted[platform] = entry.reads();
         const seen = letters(entry.reads());
         if (seen !== sample.reads) problems.push(`${platform} shows ${JSON.stringify(seen)}`);
       }
       expect(problems, `expected ${JSON.stringify(sample.reads)}`).toEqual([]);
     }, 120_000);
   }
+
+  it('sends bold as Unicode bold letters to each of them (YouTube refused the sample with < in it)', () => {
+    const expected = Object.fromEntries(Object.keys(PLATFORMS).filter((platform) => platform !== 'youtube').map((platform) => [platform, true]));
+    expect(Object.fromEntries(Object.entries(formatted).map(([platform, text]) => [platform, text.startsWith('𝗦𝗮𝗹𝗲')]))).toEqual(expected);
+  });
 });

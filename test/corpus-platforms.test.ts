@@ -50,27 +50,63 @@ const mrkdwnReads = (text: string) =>
 
 const commonMark = (text: string) => markdownReads(text, { softBreaks: true });
 
-/** Per platform: the settings a post needs there, what its readers see of the newest post, and whether paragraph spacing may differ. */
-const PLATFORMS: Record<string, { settings: () => Record<string, unknown>; reads: () => string; spacing?: 'markdown' }> = {
-  discord: { settings: () => ({ __type: 'discord', channel: discord.channel('general').id }), reads: () => markdownReads(discord.messages.at(-1)!.content), spacing: 'markdown' },
-  slack: { settings: () => ({ __type: 'slack', channel: slack.channel('random').id }), reads: () => mrkdwnReads(slack.messages.at(-1)!.blocks!.map((block) => block.text!.text).join('\n\n')), spacing: 'markdown' },
-  twitch: { settings: () => ({ __type: 'twitch' }), reads: () => twitch.messages.at(-1)!.message },
-  kick: { settings: () => ({ __type: 'kick' }), reads: () => kick.messages.at(-1)!.content },
-  vk: { settings: () => ({ __type: 'vk' }), reads: () => vk.posts.at(-1)!.message },
-  whop: { settings: () => ({ __type: 'whop', company: 'biz_herald', experience: 'exp_announce', title: 'Corpus' }), reads: () => markdownReads(whop.posts.at(-1)!.content), spacing: 'markdown' },
+const PLAIN_BOLD = '𝗦𝗮𝗹𝗲';
+
+interface Platform {
+  settings: () => Record<string, unknown>;
+  /** What the fake received of the newest post. */
+  received: () => string;
+  /** How the platform's readers read it: Markdown and mrkdwn may space paragraphs their own way; plain text is shown exactly. */
+  reads?: { markup: (text: string) => string };
+  /** How "Sale" in bold reaches the platform. */
+  bold: string;
+}
+
+/** Per platform: the settings a post needs there, what its fake received, how its readers read it, and its bold. */
+const PLATFORMS: Record<string, Platform> = {
+  discord: { settings: () => ({ __type: 'discord', channel: discord.channel('general').id }), received: () => discord.messages.at(-1)!.content, reads: { markup: markdownReads }, bold: '**Sale**' },
+  slack: {
+    settings: () => ({ __type: 'slack', channel: slack.channel('random').id }),
+    received: () => slack.messages.at(-1)!.blocks!.map((block) => block.text!.text).join('\n\n'),
+    reads: { markup: mrkdwnReads },
+    bold: PLAIN_BOLD,
+  },
+  twitch: { settings: () => ({ __type: 'twitch' }), received: () => twitch.messages.at(-1)!.message, bold: PLAIN_BOLD },
+  kick: { settings: () => ({ __type: 'kick' }), received: () => kick.messages.at(-1)!.content, bold: PLAIN_BOLD },
+  vk: { settings: () => ({ __type: 'vk' }), received: () => vk.posts.at(-1)!.message, bold: PLAIN_BOLD },
+  whop: {
+    settings: () => ({ __type: 'whop', company: 'biz_herald', experience: 'exp_announce', title: 'Corpus' }),
+    received: () => whop.posts.at(-1)!.content,
+    reads: { markup: markdownReads },
+    bold: '**Sale**',
+  },
   // Lemmy and Reddit show a post's body as Markdown, CommonMark's way (lemmy-ui's markdown-it without `breaks`).
-  lemmy: { settings: () => ({ __type: 'lemmy', subreddit: [{ value: { subreddit: 'selfhosted', id: '999', title: 'Corpus' } }] }), reads: () => commonMark(lemmy.posts.at(-1)!.body), spacing: 'markdown' },
+  lemmy: {
+    settings: () => ({ __type: 'lemmy', subreddit: [{ value: { subreddit: 'selfhosted', id: '999', title: 'Corpus' } }] }),
+    received: () => lemmy.posts.at(-1)!.body,
+    reads: { markup: commonMark },
+    bold: PLAIN_BOLD,
+  },
   reddit: {
     settings: () => ({ __type: 'reddit', subreddit: [{ value: { type: 'self', is_flair_required: false, flair: null, url: '', subreddit: 'r/typescript', title: 'Corpus' } }] }),
-    reads: () => commonMark(reddit.submissions.at(-1)!.text),
-    spacing: 'markdown',
+    received: () => reddit.submissions.at(-1)!.text,
+    reads: { markup: commonMark },
+    bold: PLAIN_BOLD,
   },
-  // One post every 30 minutes on Moltbook: the fake forgets the last one before each.
-  moltbook: { settings: () => (moltbook.resetRateLimits(), { __type: 'moltbook', submolt: 'general' }), reads: () => markdownReads(moltbook.posts.at(-1)!.content), spacing: 'markdown' },
-  skool: { settings: () => ({ __type: 'skool', group: 'group-1', label: 'label-2', title: 'Corpus' }), reads: () => skool.posts.at(-1)!.content },
-  warpcast: { settings: () => ({ __type: 'warpcast' }), reads: () => warpcast.casts.at(-1)!.text },
-  nostr: { settings: () => ({ __type: 'nostr' }), reads: () => relay.events.at(-1)!.content },
+  // One post every 30 minutes on Moltbook: the fake forgets the last one before each. Moltbook shows content as Markdown.
+  moltbook: {
+    settings: () => (moltbook.resetRateLimits(), { __type: 'moltbook', submolt: 'general' }),
+    received: () => moltbook.posts.at(-1)!.content,
+    reads: { markup: markdownReads },
+    bold: PLAIN_BOLD,
+  },
+  skool: { settings: () => ({ __type: 'skool', group: 'group-1', label: 'label-2', title: 'Corpus' }), received: () => skool.posts.at(-1)!.content, bold: PLAIN_BOLD },
+  warpcast: { settings: () => ({ __type: 'warpcast' }), received: () => warpcast.casts.at(-1)!.text, bold: PLAIN_BOLD },
+  nostr: { settings: () => ({ __type: 'nostr' }), received: () => relay.events.at(-1)!.content, bold: PLAIN_BOLD },
 };
+
+/** What each platform received of the formatting sample (the corpus's last), for the bold check. */
+const formatted: Record<string, string> = {};
 
 beforeAll(async () => {
   [discord, slack, twitch, kick, vk, whop, lemmy, reddit, moltbook, skool, warpcast, relay] = await Promise.all([
@@ -118,18 +154,24 @@ describe('what is typed in the composer is what the readers of each chat and com
     it(`${sample.name}: compose, store, publish to ${Object.keys(PLATFORMS).join(', ')}`, async () => {
       const content = composedContent(sample.typed);
       const problems: string[] = [];
-      for (const [platform, { settings, reads, spacing }] of Object.entries(PLATFORMS)) {
+      for (const [platform, { settings, received, reads }] of Object.entries(PLATFORMS)) {
         const rootId = await createPost(herald, channels[platform], [content], { settings: settings(), type: 'now', allowDuplicate: true });
         const { outcome } = await publishUntilSettled(herald, rootId);
         if (outcome.kind !== 'published') {
           problems.push(`${platform}: ${JSON.stringify(outcome)}`);
           continue;
         }
-                const seen = spacing ? paragraphs(reads()) : letters(reads());
-        const expected = spacing ? paragraphs(sample.reads) : sample.reads;
-        if (seen !== expected) problems.push(`${platform} shows ${JSON.stringify(seen)}`);
+        const sent = received();
+        if (sample === CORPUS.at(-1)) formatted[platform] = sent;
+        const [seen, expected] = reads ? [paragraphs(reads.markup(sent)), paragraphs(sample.reads)] : [letters(sent), sample.reads];
+        if (seen !== expected) problems.push(`${platform} shows ${JSON.stringify(seen)} (sent ${JSON.stringify(sent)})`);
       }
       expect(problems, `expected ${JSON.stringify(sample.reads)}`).toEqual([]);
     }, 120_000);
   }
+
+  it('sends bold as each platform shows it: Markdown on Discord and Whop, Unicode bold letters on the others', () => {
+    const bolds = Object.fromEntries(Object.entries(PLATFORMS).map(([platform, { bold }]) => [platform, formatted[platform]?.includes(bold) ? bold : formatted[platform]]));
+    expect(bolds).toEqual(Object.fromEntries(Object.entries(PLATFORMS).map(([platform, { bold }]) => [platform, bold])));
+  });
 });
