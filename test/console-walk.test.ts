@@ -108,6 +108,18 @@ describe('a person reviews and fixes a post in the console, in Berlin time', () 
     expect(await page.locator('main time').first().textContent()).toBe('2030-07-02 10:15 GMT+2');
   });
 
+  it('the same text again next to it is refused, naming the other post\'s time in Berlin time', { timeout: 120_000 }, async () => {
+    await page.goto('/compose');
+    await page.locator(`#channel-${channelId}`).check();
+    await type('Bakery news & more\nOpen on Sunday');
+    await page.locator('#date').fill('2030-07-02T11:00');
+    await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+    const refusal = page.getByRole('alert').filter({ hasText: `post ${ids.draft}` });
+    await refusal.waitFor();
+    expect(await refusal.innerText()).toContain('2030-07-02 10:15 GMT+2');
+    await seen('duplicate-refused');
+  });
+
   it('duplicates it from the Posts list into a new draft, and publishes that one now from the drafts list: it goes out to Mastodon', { timeout: 120_000 }, async () => {
     await page.goto('/posts?from=2030-07-01&to=2030-07-03');
     const listed = page.getByRole('row').filter({ hasText: 'Bakery news & more Open on Sunday' });

@@ -22,7 +22,7 @@ import { updatePost } from '../../../tools/update-post.js';
 import { composeMarkup, previewMarkup } from './compose-view.js';
 import { readMultipart } from './multipart.js';
 import { consoleCaller, consoleLocals, requireSignedIn, runConsoleTool } from './session.js';
-import { consoleZones, pageZone, zoneDatalist, zoneNote } from './zones.js';
+import { consoleZones, localTimes, pageZone, zoneDatalist, zoneNote } from './zones.js';
 import { saveSetFromCompose, setChoiceMarkup, stateOfSet } from './set-pages.js';
 import { createRulesFromCompose } from './recurring-pages.js';
 
@@ -155,7 +155,7 @@ export function composePages(router: Router, services: Services): void {
     response
       .type('html')
       .setHeader('Cache-Control', 'no-store')
-      .send((previews ? previewMarkup(previews, zones.viewer, !state.date && state.timing === 'date') : html`<p class="flash error">${problem}</p>`).value);
+      .send((previews ? previewMarkup(previews, zones.viewer, !state.date && state.timing === 'date') : html`<p class="flash error">${localTimes(problem ?? '', zones.viewer)}</p>`).value);
   });
 
   // The script's uploads (a file input, files dropped on an item): one file, answered as the media library's record.

@@ -9,7 +9,7 @@ import type { Services } from '../../../tools/types.js';
 import { clientError, csrfField, html, sendPage, sentence } from './html.js';
 import { readMultipart } from './multipart.js';
 import { consoleCaller, consoleLocals, requireSignedIn } from './session.js';
-import { consoleZones, pageZone, when, zoneDatalist, zoneField, zoneNote } from './zones.js';
+import { consoleZones, localTimes, pageZone, when, zoneDatalist, zoneField, zoneNote } from './zones.js';
 
 /** What the console reads of a file: 2 MB, as POST /posts/import takes. */
 const MAX_FILE_BYTES = 2_000_000;
@@ -64,7 +64,7 @@ async function importPage(services: Services, request: Request, response: Respon
           <tbody>${report.rows.map(
             (row) => html`<tr class="${row.problems.length ? 'over' : ''}"><td>${row.row}</td><td>${row.channel ? html`${row.channel.name} <span class="hint">${row.channel.platform}</span>` : '—'}</td>
               <td>${row.date ? when(row.date, zones.viewer) : '—'}${row.timeZone && row.timeZone !== zones.viewer ? html`<br><span class="hint">read in ${row.timeZone}</span>` : ''}</td><td>${row.type ?? '—'}</td>
-              <td>${row.postId ? html`<a href="/posts/${row.postId}">Open the post</a>` : row.problems.length ? html`<ul>${row.problems.map((problem) => html`<li>${problem}</li>`)}</ul>` : html`<span class="badge ok">ready</span>`}</td></tr>`,
+              <td>${row.postId ? html`<a href="/posts/${row.postId}">Open the post</a>` : row.problems.length ? html`<ul>${row.problems.map((problem) => html`<li>${localTimes(problem, zones.viewer)}</li>`)}</ul>` : html`<span class="badge ok">ready</span>`}</td></tr>`,
           )}</tbody></table>
         ${report.dryRun && report.invalid === 0
           ? html`<form method="post" action="/posts/import">${csrfField(csrf)}
