@@ -35,7 +35,8 @@ async function generate(context: ToolContext, generator: Generator, output: Orie
   if (Array.isArray(params.images)) params.images = await resolveLibraryImages(em, caller.organizationId, params.images as (string | { id?: string; path?: string })[]);
   const { generation, joined } = await requestGeneration(services, caller, generator, output, params);
   if (joined) context.logger.info({ generationId: generation.id }, 'joined an identical generation');
-  const finished = await awaitGeneration(services, generation.id, context.progress, context.signal);
+  // Followed as a task (MCP tasks extension): answered once recorded, the client reads the outcome with tasks/get.
+  const finished = context.asTask && !isFinal(generation) ? generation : await awaitGeneration(services, generation.id, context.progress, context.signal);
   if (context.signal?.aborted && !isFinal(finished)) {
     // Cancelled by the client: a generation this call started stops; one it joined goes on for the call that started it.
     const stopped = !joined && (await cancelGeneration(services, generation.id));
@@ -44,6 +45,16 @@ async function generate(context: ToolContext, generator: Generator, output: Orie
   }
   if (finished.state === 'failed') throw generationError(finished);
   return finished as Generation & { state: 'queued' | 'running' | 'succeeded' };
+}
+
+/**
+ * What generateImageTool or generateVideoTool answers for a generation that succeeded: the tools' own answer, and the
+ * result of its MCP task (src/mcp/tasks.ts).
+ */
+export async function finishedOutput(em: ToolContext['em'], generation: Generation) {
+  const media = await generatedMedia(em, generation);
+  const done = { generationId: generation.id, state: 'succeeded' as const };
+  return generation.kind === 'image' ? { id: media.id, path: media.path, ...done } : { url: media.path, media, ...done };
 }
 
 const pendingFields = {
@@ -68,8 +79,7 @@ export const generateImageTool = defineTool({
     if (generation.state !== 'succeeded') {
       return { generationId: generation.id, state: generation.state, message: stillRunningMessage(context.services, generation, 'call generateImageTool again with the same prompt') };
     }
-    const media = await generatedMedia(context.em, generation);
-    return { id: media.id, path: media.path, generationId: generation.id, state: generation.state };
+    return finishedOutput(context.em, generation);
   },
 });
 
@@ -188,8 +198,7 @@ export const generateVideoTool = defineTool({
         message: stillRunningMessage(context.services, generation, 'call generateVideoTool again with the same parameters'),
       };
     }
-    const media = await generatedMedia(context.em, generation);
-    return { url: media.path, media, generationId: generation.id, state: generation.state };
+    return finishedOutput(context.em, generation);
   },
 });
 

@@ -42,7 +42,7 @@ function refuseScope(caller: Caller, tool: ToolDefinition): DomainError {
 }
 
 /** `idempotencyKey`: REST's Idempotency-Key header; `onReplay`: told when the answer is the stored first answer. */
-export type RunOptions = Pick<ToolContext, 'progress' | 'via' | 'log' | 'confirm' | 'signal'> & IdempotencyOptions;
+export type RunOptions = Pick<ToolContext, 'progress' | 'via' | 'log' | 'confirm' | 'signal' | 'asTask'> & IdempotencyOptions;
 type HandlerOptions = RunOptions & Pick<ToolContext, 'postCreationLimit'>;
 
 export async function runTool<Tool extends ToolDefinition>(
@@ -95,6 +95,7 @@ async function runHandler<Tool extends ToolDefinition>(
     progress: options.progress,
     via: options.via,
     signal: options.signal,
+    asTask: options.asTask,
     log: options.log,
     confirm: options.confirm,
     postCreationLimit: options.postCreationLimit,

@@ -83,6 +83,11 @@ export interface ToolContext {
    * away. A long tool stops what it has not started yet (a generation: no further paid model call).
    */
   signal?: AbortSignal;
+  /**
+   * MCP 2026-07-28 with the tasks extension: the client follows long work as a task, so a long tool answers as soon as the
+   * work is recorded (a generation's id and state) instead of waiting for it; the client then reads it with tasks/get.
+   */
+  asTask?: boolean;
   /** MCP: a log notification to the client when at or above the level it set. Never pass secrets. */
   log?: (level: ToolLogLevel, message: string, data?: Record<string, unknown>) => void;
   /**

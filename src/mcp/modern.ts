@@ -26,6 +26,7 @@ import type { SessionContext } from './sessions.js';
 import type { SessionStore } from './session-store.js';
 import type { SessionHub } from './hub.js';
 import { subscriptionKey } from './resources.js';
+import { declaresTasks, registerTasks, TASKS_EXTENSION } from './tasks.js';
 
 /** What the sessions' server answers that this era does not have (logging/setLevel is the SDK's; subscriptions are listen's). */
 const LEGACY_ONLY = new Set<HandledMethod>(['logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
@@ -47,10 +48,11 @@ type Envelope = { [key: string]: unknown };
 
 /**
  * Registers a feature's handler on an SDK 2.x server; a confirmation still to ask is answered as input_required. `closed`:
- * aborted when the client closes the request, the revision's cancel, which then reaches the handler's `signal`.
+ * aborted when the client closes the request, the revision's cancel, which then reaches the handler's `signal`. `tasks`:
+ * the request declared the tasks extension.
  */
 const modernHandle =
-  (server: Server, closed: AbortSignal): Handle =>
+  (server: Server, closed: AbortSignal, tasks: boolean): Handle =>
   (method, handler) => {
     if (LEGACY_ONLY.has(method)) return;
     server.setRequestHandler(method as 'tools/call', (async (request: { params?: unknown }, ctx: ServerContext) => {
@@ -62,6 +64,7 @@ const modernHandle =
           signal: AbortSignal.any([ctx.mcpReq.signal, closed]),
           inputResponses: ctx.mcpReq.inputResponses,
           requestState: ctx.mcpReq.requestState<string>(),
+          tasks,
         });
       } catch (error) {
         if (!(error instanceof InputRequired)) throw error;
@@ -98,6 +101,7 @@ export class ModernMcp {
     const client = typeof clientInfo?.name === 'string' ? `${clientInfo.name}${typeof clientInfo.version === 'string' ? ` ${clientInfo.version}` : ''} (MCP)` : (request.get('user-agent') ?? null);
     const who: Caller = { ...caller, origin: { via: 'mcp', address: request.ip ?? null, client } };
     const capabilities = (envelope[CLIENT_CAPABILITIES_META_KEY] ?? {}) as { elicitation?: { form?: unknown } };
+    const tasks = declaresTasks(envelope);
     let listen: { id: string; bus: ServerEventBus } | undefined;
     const abort = new AbortController();
     response.on('close', () => abort.abort());
@@ -105,10 +109,18 @@ export class ModernMcp {
 
     const factory = () => {
       const server = new Server(serverInfo(this.services.config.publicUrl), {
-        capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, prompts: { listChanged: false }, completions: {}, logging: {} },
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { subscribe: true, listChanged: false },
+          prompts: { listChanged: false },
+          completions: {},
+          logging: {},
+          extensions: { [TASKS_EXTENSION]: {} },
+        },
         instructions: INSTRUCTIONS,
         cacheHints: CACHE_HINTS,
       });
+      registerTasks(server, this.services, who, tasks);
       const state = { logLevel: envelope[LOG_LEVEL_META_KEY] ?? 'emergency' } as SessionContext['state'];
       const session: SessionContext = {
         id: '',
@@ -125,7 +137,7 @@ export class ModernMcp {
         read: async () => ((await this.store.credentialState(who, session.protocolVersion)).confirmations as Previews | undefined) ?? {},
         write: async (confirmations: Previews) => void (await this.store.credentialState(who, session.protocolVersion, { confirmations })),
       };
-      registerSurface({ services: this.services, session, handle: modernHandle(server, abort.signal), confirmations: modernConfirmations(elicitation, previews) });
+      registerSurface({ services: this.services, session, handle: modernHandle(server, abort.signal, tasks), confirmations: modernConfirmations(elicitation, previews) });
       return server;
     };
     const handler = createMcpHandler(factory, {

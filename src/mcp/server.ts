@@ -36,6 +36,7 @@ import type { SessionContext } from './sessions.js';
 import { timedToolCall } from '../lib/metrics.js';
 import { serverInfo, type Handle, type HandledMethod, type HandlerExtra } from './surface.js';
 import { withApps } from './apps.js';
+import { createdTask, TASK_TOOLS } from './tasks.js';
 
 const mcpTools = tools.filter((tool) => tool.mcp);
 const mcpToolNames = new Set(mcpTools.map((tool) => tool.name));
@@ -209,6 +210,7 @@ export function registerSurface({ services, session, handle, confirmations, subs
         progressToken === undefined
           ? undefined
           : (value: number, total?: number, message?: string) => extra.notify({ method: 'notifications/progress', params: { progressToken, progress: value, total, message } });
+      const asTask = extra.tasks === true && TASK_TOOLS.has(tool.name);
       logs.log('debug', `Running ${tool.name} with ${Object.keys(call.arguments).join(', ') || 'no arguments'}.`, { requestId });
       const output = (await runTool(tool, call.arguments, caller, services, requestId, {
         progress,
@@ -216,8 +218,12 @@ export function registerSurface({ services, session, handle, confirmations, subs
         log: logs.log,
         confirm: confirmations(extra),
         signal: extra.signal,
+        asTask,
       })) as Record<string, unknown>;
       await logs.flush();
+      // Work still under way, for a client following it as a task: its CreateTaskResult (tasks/get reads the outcome).
+      const task = asTask ? await createdTask(services, output) : undefined;
+      if (task) return task as unknown as CallToolResult;
       // A refusal answered as data (schedulePostTool's {errors}) is still an error to an agent that checks isError.
       const refused = tool.refused?.(output as never) === true;
       return { content: [{ type: 'text', text: JSON.stringify(output) }, ...postLinks(tool.name, output)], structuredContent: output, ...(refused ? { isError: true } : {}) };

@@ -29,6 +29,8 @@ export interface HandlerExtra {
   inputResponses?: Record<string, unknown>;
   /** 2026-07-28: the requestState the server gave with its input_required result, echoed by the retried request. */
   requestState?: string;
+  /** 2026-07-28: the request declared the tasks extension (src/mcp/tasks.ts): long work answers as a task. */
+  tasks?: boolean;
 }
 
 // `params` is what the SDK parsed for the method (each SDK validates it against its own schema first); the handlers read
