@@ -35,7 +35,14 @@ async function check(urlPath: string, name: string, status = 200, fullPage = tru
   expect(await seriousViolations(page), urlPath).toEqual([]);
   if (!ABOUT_THE_API.has(name)) expect(await utcTimes(page), `${urlPath} shows a UTC time`).toEqual([]);
   expect(await zoneFieldsWithoutList(), `${urlPath} has a zone field without the zone list`).toEqual([]);
+  expect(await unstyledFields(), `${urlPath} has fields the console's style does not reach`).toEqual([]);
 }
+
+/** Fields left as the browser draws them (the console's fields have rounded borders): the unstyled key-name input of issue 36. */
+const unstyledFields = () =>
+  page.locator('main input:not([type="hidden"]):not([type="checkbox"]):not([type="radio"]):not([type="submit"]):not([type="file"]), main select, main textarea').evaluateAll((fields) =>
+    fields.filter((field) => getComputedStyle(field).borderTopLeftRadius === '0px').map((field) => `${field.tagName.toLowerCase()}#${field.id || (field as HTMLInputElement).name}`),
+  );
 
 /** The page's zone fields that are free text: each must offer the list of zones (zoneField's datalist). */
 const zoneFieldsWithoutList = () =>
@@ -170,6 +177,8 @@ describe('accessibility of every console page (axe-core: no serious or critical 
     // And the zone-field check finds a zone typed as free text.
     await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<input id="bare-zone" name="timeZone">'));
     expect(await zoneFieldsWithoutList()).toEqual(['bare-zone']);
+    await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<input id="bare-color" type="color">'));
+    expect(await unstyledFields()).toEqual(['input#bare-zone', 'input#bare-color']);
   });
 
   it('pages with forms sent back with a problem, an app\'s consent screen and a webhook', { timeout: 120_000 }, async () => {

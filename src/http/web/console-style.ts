@@ -16,7 +16,7 @@ h1{font-size:1.5rem;margin:0 0 16px}h2{font-size:1.15rem;margin:28px 0 10px}
 .narrow{max-width:440px;margin:40px auto}
 label{display:block;font-weight:600;margin:12px 0 4px}
 .hint{color:var(--muted);font-size:.875rem;margin:2px 0 0}
-input[type=text],input[type=email],input[type=password],input[type=url],input[type=week],input[type=time],select,textarea{width:100%;max-width:100%;padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit;background:#fff}
+input[type=text],input[type=search],input[type=email],input[type=password],input[type=url],input[type=week],input[type=time],select,textarea{width:100%;max-width:100%;padding:8px;border:1px solid #8c959f;border-radius:6px;font:inherit;background:#fff}
 textarea{min-height:80px}
 button,.button{display:inline-block;margin-top:14px;padding:8px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;font:inherit;font-weight:600;cursor:pointer;text-decoration:none}
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}button.danger{background:var(--danger);border-color:var(--danger)}

@@ -24,7 +24,7 @@ export function devicePages(router: Router, services: Services): void {
       <p>Enter the code your terminal or device shows. You will see what is asking before anything is granted.</p>
       <form method="post" action="/device" class="card">${csrfField(csrf)}
         <label for="device-code">Code</label>
-        <input id="device-code" name="code" value="${code}" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="BCDF-GHJK" required>
+        <input id="device-code" name="code" type="text" value="${code}" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="BCDF-GHJK" required>
         <button type="submit">Continue</button>
       </form></div>`,
     );
