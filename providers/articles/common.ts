@@ -33,9 +33,36 @@ export function markdownArticle(text: string, images: ArticleImage[], dialect: A
 const htmlFigure = (image: ArticleImage) =>
   `<figure class="wp-block-image"><img src="${escapeHtml(image.url)}" alt="${escapeHtml(image.alt ?? '')}"/></figure>`;
 
-/** The HTML article: the text (tagless text made paragraphs), with pictures before and after it. */
+/** Tags that start or end a block (and <br>): a line break beside one is the page's own whitespace. */
+const BLOCK_TAG = /^<\/?(?:p|h[1-6]|ul|ol|li|blockquote|pre|table|thead|tbody|tfoot|tr|td|th|figure|figcaption|hr|div|br)\b/i;
+
+/**
+ * A line break in the text of Herald's content is a line break (every other conversion reads it so: plain text, Markdown,
+ * Telegram), but a page or an email shows a bare one as a space: each becomes a `<br />` there. Whitespace between blocks,
+ * a break beside a block tag or a `<br>`, and the text of a `<pre>` stay as they are.
+ */
+export function htmlLineBreaks(html: string): string {
+  const parts = html.split(/(<[^>]*>)/);
+  let pre = 0;
+  return parts
+    .map((part, index) => {
+      if (index % 2 === 1) {
+        if (/^<pre\b/i.test(part)) pre++;
+        else if (/^<\/pre\b/i.test(part)) pre = Math.max(0, pre - 1);
+        return part;
+      }
+      if (pre > 0 || !part.includes('\n') || !part.trim()) return part;
+      const [, lead, core, trail] = /^(\s*)([\s\S]*?)(\s*)$/.exec(part)!;
+      const inline = (tag: string | undefined) => tag !== undefined && !BLOCK_TAG.test(tag);
+      const broken = (space: string, beside: string | undefined) => (inline(beside) ? space.replace(/\n/g, '<br />\n') : space);
+      return broken(lead, parts[index - 1]) + core.replace(/[ \t]*\n/g, '<br />\n') + broken(trail, parts[index + 1]);
+    })
+    .join('');
+}
+
+/** The HTML article: the text (tagless text made paragraphs, line breaks kept), with pictures before and after it. */
 export function htmlArticle(text: string, images: ArticleImage[], before: ArticleImage[] = []): string {
-  return [...before.map(htmlFigure), htmlBody(text.trim()), ...images.map(htmlFigure)].join('');
+  return [...before.map(htmlFigure), htmlLineBreaks(htmlBody(text.trim())), ...images.map(htmlFigure)].join('');
 }
 
 /** A user-typed instance or site URL ({@link normalizeInstance}), refused when it is not http(s). */
