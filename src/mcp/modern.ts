@@ -104,7 +104,16 @@ export class ModernMcp {
     const tasks = declaresTasks(envelope);
     let listen: { id: string; bus: ServerEventBus } | undefined;
     const abort = new AbortController();
-    response.on('close', () => abort.abort());
+    // The client closing the call's request is this revision's cancel. Node's HTTP server keeps a socket half-open when
+    // the client ends it (allowHalfOpen), so its 'close' comes only once the answer is written: the socket's 'end' is the
+    // client going away while the call runs.
+    const socket = request.socket;
+    const gone = () => abort.abort();
+    socket.once('end', gone);
+    response.on('close', () => {
+      socket.off('end', gone);
+      abort.abort();
+    });
     if ((request.body as { method?: unknown })?.method === 'subscriptions/listen') listen = await this.listenRow(who, request.body as never);
 
     const factory = () => {
