@@ -143,7 +143,10 @@ describe('a person reviews and fixes a post in the console, in Berlin time', () 
     await page.getByRole('link', { name: 'Drafts', exact: true }).click();
     await page.getByRole('heading', { name: /^Drafts, / }).waitFor();
     await seen('drafts');
-    await page.getByRole('row').filter({ hasText: 'and Monday too' }).getByRole('button', { name: 'Publish now' }).click();
+    const copyRow = page.getByRole('row').filter({ hasText: 'and Monday too' });
+    // Saved without a date: listed on the day it was saved, and saying it has none.
+    expect(await copyRow.getByRole('cell').first().innerText()).toMatch(/^No date \(saved \d{4}-\d{2}-\d{2} \d{2}:\d{2} GMT\+1\)$/);
+    await copyRow.getByRole('button', { name: 'Publish now' }).click();
     await page.waitForURL(`**/posts/${ids.copy}?notice=published-now`);
     await waitForPublished(herald, ids.copy);
     expect(mastodon.statuses.at(-1)!.status).toBe('Bakery news & more\nOpen on Sunday, and Monday too');

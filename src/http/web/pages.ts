@@ -129,6 +129,13 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
     const listed = channelFilter(posts as unknown as PostRecord[], request.query.channel);
     const { channel, channels } = listed;
     const rows = listed.rows.filter((post) => (!state || post.state === state) && (!search || `${excerpt(post.content, 100_000)} ${post.integration.name}`.toLowerCase().includes(search)));
+    // A draft saved without a date is dated when it was saved (isUndated): its row says it has no date.
+    const drafts = rows.filter((post) => post.state === 'DRAFT').map((post) => post.id);
+    const undated = new Set(
+      drafts.length
+        ? (await services.orm.em.fork().getConnection().execute<{ id: string }[]>(`select id from post where id in (${drafts.map(() => '?').join(', ')}) and publish_date = created_at`, drafts)).map((draft) => draft.id)
+        : [],
+    );
     const draftsFrom = plusDays(today(services.now(), zones.viewer), -60);
     const byChannel = new Map<string, PostRecord[]>();
     for (const row of rows) byChannel.set(row.integration.id, [...(byChannel.get(row.integration.id) ?? []), row]);
@@ -159,7 +166,7 @@ export function consolePages(router: Router, services: Services, sessions: McpSe
         return html`<h2>${integration.name} <span class="hint">${platformName(integration)}</span></h2>
         <table><thead><tr><th scope="col">Date</th><th scope="col">State</th><th scope="col">Content</th><th scope="col">Result</th><th scope="col">Actions</th></tr></thead><tbody>${items.map((post) => {
           const [label, kind] = STATUS_BADGES[post.publishStatus] ?? STATE_LABELS[post.state] ?? [post.state, ''];
-          return html`<tr><td><a href="/posts/${post.id}">${when(post.publishDate, zones.viewer)}</a></td><td><span class="badge ${kind}">${label}</span></td>
+          return html`<tr><td><a href="/posts/${post.id}">${undated.has(post.id) ? html`No date <span class="hint">(saved ${when(post.publishDate, zones.viewer)})</span>` : when(post.publishDate, zones.viewer)}</a></td><td><span class="badge ${kind}">${label}</span></td>
             <td>${excerpt(post.content, 160)}</td>
             <td>${resultOf(post, zones.viewer)}</td><td>${rowActions(post, csrf)}</td></tr>`;
         })}</tbody></table>`;
