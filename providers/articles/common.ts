@@ -38,8 +38,8 @@ const BLOCK_TAG = /^<\/?(?:p|h[1-6]|ul|ol|li|blockquote|pre|table|thead|tbody|tf
 
 /**
  * A line break in the text of Herald's content is a line break (every other conversion reads it so: plain text, Markdown,
- * Telegram), but a page or an email shows a bare one as a space: each becomes a `<br />` there. Whitespace between blocks,
- * a break beside a block tag or a `<br>`, and the text of a `<pre>` stay as they are.
+ * Telegram), but a page or an email shows a bare one as a space: each becomes a `<br />` there, between two inline
+ * elements too. Whitespace between blocks, a break beside a block tag or a `<br>`, and the text of a `<pre>` stay as they are.
  */
 export function htmlLineBreaks(html: string): string {
   const parts = html.split(/(<[^>]*>)/);
@@ -51,9 +51,10 @@ export function htmlLineBreaks(html: string): string {
         else if (/^<\/pre\b/i.test(part)) pre = Math.max(0, pre - 1);
         return part;
       }
-      if (pre > 0 || !part.includes('\n') || !part.trim()) return part;
-      const [, lead, core, trail] = /^(\s*)([\s\S]*?)(\s*)$/.exec(part)!;
+      if (pre > 0 || !part.includes('\n')) return part;
       const inline = (tag: string | undefined) => tag !== undefined && !BLOCK_TAG.test(tag);
+      if (!part.trim()) return inline(parts[index - 1]) && inline(parts[index + 1]) ? part.replace(/\n/g, '<br />\n') : part;
+      const [, lead, core, trail] = /^(\s*)([\s\S]*?)(\s*)$/.exec(part)!;
       const broken = (space: string, beside: string | undefined) => (inline(beside) ? space.replace(/\n/g, '<br />\n') : space);
       return broken(lead, parts[index - 1]) + core.replace(/[ \t]*\n/g, '<br />\n') + broken(trail, parts[index + 1]);
     })
