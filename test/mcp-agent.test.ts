@@ -72,8 +72,18 @@ describe('the tool surface an agent key pays for every turn', () => {
     const validate = byName.get('validatePostTool')!;
     expect((validate.inputSchema.properties as any).socialPost.description).toBe("Exactly schedulePostTool's socialPost");
     expect(validate.description).toMatch(/text, exactly what the platform receives \(Telegram HTML, X plain text\); visibleText/);
-    // The output outline names the answer's fields (the structured content still conforms).
-    expect(Object.keys(byName.get('schedulePostTool')!.outputSchema!.properties!)).toEqual(['output']);
+    // Output schemas are listed as objects (the structured content conforms); no listed schema constrains nothing.
+    for (const tool of listed.tools) expect(tool.outputSchema, tool.name).toEqual({ type: 'object' });
+    const empty = (node: unknown, at: string): string[] =>
+      !node || typeof node !== 'object'
+        ? []
+        : Array.isArray(node)
+          ? node.flatMap((item, index) => empty(item, `${at}[${index}]`))
+          : [
+              ...(Object.keys(node).length === 0 ? [at] : []),
+              ...Object.entries(node).flatMap(([key, value]) => (key === 'properties' ? Object.entries(value as object).flatMap(([name, property]) => empty(property, `${at}.${name}`)) : empty(value, `${at}.${key}`))),
+            ];
+    expect(listed.tools.flatMap((tool) => empty(tool.inputSchema, tool.name))).toEqual([]);
   });
 
   it('an unknown tool is answered with the tools this key may call, not deleteIntegration', async () => {

@@ -211,3 +211,18 @@ it('mcp-remote@0.15.1 --protocol auto bridges a stdio client to /api/mcp on the 
   expect(seen.map((message) => message.method), JSON.stringify(seen)).not.toContain('initialize');
   expect(seen.filter((message) => message.method === 'tools/call').map((message) => message.version)).toEqual(['2026-07-28']);
 }, 120_000);
+
+it(`${INSPECTOR} --strict finds no tool schema an MCP client cannot port, for the key that sees every tool`, async () => {
+  const run = spawn('npx', ['-y', '-p', 'node@22', '-p', INSPECTOR, 'mcp-inspector', '--cli', `${herald.url}/api/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${herald.apiKey}`, '--method', 'tools/list', '--strict', '--format', 'json'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HOME: home, MCP_CATALOG_PATH: path.join(home, 'mcp.json'), MCP_CLIENT_CONFIG_PATH: path.join(home, 'client.json') },
+  });
+  let stderr = '';
+  run.stdout.resume();
+  run.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  const code = await new Promise<number>((resolve) => run.on('close', (exit) => resolve(exit ?? -1)));
+  const report = stderr.split('\n').filter((line) => !/EBADENGINE|^npm warn/.test(line) && line.trim() !== '' && !/^\s*(package|required|current|}):?/.test(line.trim()));
+  console.log(`Inspector --strict on tools/list: exit ${code}; ${report.length ? report.slice(0, 40).join('\n') : 'nothing reported'}`);
+  expect(code, report.join('\n')).toBe(0);
+  expect(report.filter((line) => /portab|warning|error/i.test(line)), report.join('\n')).toEqual([]);
+}, 120_000);

@@ -44,12 +44,13 @@ const mcpToolNames = new Set(mcpTools.map((tool) => tool.name));
 type ObjectSchema = { type: 'object'; properties?: Record<string, object>; required?: string[] };
 
 /**
- * The output schema as tools/list shows it: the answer's top-level fields. Every byte of tools/list is sent with every
- * turn of every conversation (DESIGN §11) and the full shapes cost 20 KB; each description says what comes back, and the
- * structured content conforms to this outline.
+ * The output schema as tools/list shows it: an object. Every byte of tools/list is sent with every turn of every
+ * conversation (DESIGN §11): the full shapes cost 20 KB, their fields' names with their types 3 KB more, and names
+ * alone are schemas that constrain nothing, which clients cannot port (MCP Inspector's --strict warns of each). Each
+ * description says what comes back; the structured content conforms.
  */
-function outline(schema: Record<string, unknown>): ObjectSchema {
-  return { type: 'object', properties: Object.fromEntries(Object.keys((schema.properties ?? {}) as object).map((name) => [name, {}])) };
+function outline(_schema: Record<string, unknown>): ObjectSchema {
+  return { type: 'object' };
 }
 
 const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
@@ -59,12 +60,16 @@ const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
  * beside `format: date-time`, the idempotency key's pattern (its description asks for a UUID), the safe-integer bounds of
  * every integer, `minLength: 1` and strings' `maxLength`, `propertyNames: {type: string}`, and the string form of a
  * boolean REST reads from a query string (`"true"`/`"false"`: a JSON client sends the boolean). The runner still parses
- * every call with the tool's own schema.
+ * every call with the tool's own schema. A schema that constrains nothing (any JSON value, a free-form object's `{}`) is
+ * said as what it may be.
  */
 function compact(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(compact);
   if (!node || typeof node !== 'object') return node;
   const schema = node as Record<string, unknown>;
+  // Any JSON value (zod's unknown): said as the types it may be, since a schema without a validation keyword is one a
+  // client cannot port.
+  if (Object.keys(schema).every((key) => key === 'description' || key === 'default')) return { ...schema, anyOf: ANY_JSON };
   if (isQueryBoolean(schema.anyOf)) {
     const { anyOf: _forms, ...rest } = schema;
     return compact({ ...rest, type: 'boolean' });
@@ -73,10 +78,14 @@ function compact(node: unknown): unknown {
     if (key === 'pattern' && (schema.format === 'date-time' || value === KEY_PATTERN.source)) return false;
     if ((key === 'maximum' && value === SAFE_INTEGER) || (key === 'minimum' && value === -SAFE_INTEGER) || (key === 'minLength' && value === 1)) return false;
     if (key === 'maxLength' && schema.type === 'string') return false; // a bound only a runaway value meets; the refusal names it
+    // A free-form object: `additionalProperties: {}` says nothing an object does not (and is not portable).
+    if (key === 'additionalProperties' && value && typeof value === 'object' && Object.keys(value).length === 0) return false;
     return !(key === 'propertyNames' && (value as Record<string, unknown>)?.type === 'string');
   });
   return Object.fromEntries(kept.map(([key, value]) => [key, key === 'properties' ? Object.fromEntries(Object.entries(value as object).map(([name, property]) => [name, compact(property)])) : compact(value)]));
 }
+
+const ANY_JSON = [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array' }];
 
 /** `anyOf: [{type: boolean}, {type: string, enum: ["true", "false"]}]`: a boolean also accepted as query-string text. */
 function isQueryBoolean(forms: unknown): boolean {
