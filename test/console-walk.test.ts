@@ -113,11 +113,21 @@ describe('a person reviews and fixes a post in the console, in Berlin time', () 
     await page.locator(`#channel-${channelId}`).check();
     await type('Bakery news & more\nOpen on Sunday');
     await page.locator('#date').fill('2030-07-02T11:00');
+    // The preview says when it is to go out (it said "Published" of a date to come).
+    await page.locator('#preview').getByText('To be published 2030-07-02 11:00 GMT+2').waitFor();
     await page.getByRole('button', { name: 'Schedule', exact: true }).click();
     const refusal = page.getByRole('alert').filter({ hasText: `post ${ids.draft}` });
     await refusal.waitFor();
     expect(await refusal.innerText()).toContain('2030-07-02 10:15 GMT+2');
+    // In the form's words: the box to tick, not the API's field.
+    expect(await refusal.innerText()).toContain('tick "Posting this text again on purpose" if posting it again is intended. Nothing was created: fix what is named and send the form again.');
     await seen('duplicate-refused');
+    await page.getByLabel('Posting this text again on purpose (allows a near-duplicate)').check();
+    await page.getByRole('button', { name: 'Save as draft' }).click();
+    await page.waitForURL(/\/posts\/[^/]+\?notice=created$/);
+    const again = postIdOf(page.url());
+    expect(again).not.toBe(ids.draft);
+    expect((await herald.rest('DELETE', `/posts/${again}`)).status).toBe(200);
   });
 
   it('duplicates it from the Posts list into a new draft, and publishes that one now from the drafts list: it goes out to Mastodon', { timeout: 120_000 }, async () => {

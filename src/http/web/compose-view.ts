@@ -21,7 +21,7 @@ export function previewMarkup(previews: PostPreview[], zone: string, undated = f
     ${entries.map(
       (entry) => html`<section class="card preview-entry${entry.valid ? '' : ' over'}" aria-label="Preview for ${entry.channel}">
         <h3>${entry.channel} <span class="hint">${entry.platform ?? ''}</span></h3>
-        <p class="hint">${undated ? 'No date chosen yet: Schedule needs one; Save as draft keeps it without a date, taking no posting slot' : html`${entry.state === 'DRAFT' ? 'Saved as a draft for' : 'Published'} ${formatWhen(entry.slot.date, zone)}`}${entry.slot.nextFreeSlot ? html` · next free slot ${formatWhen(entry.slot.nextFreeSlot, zone)}` : ''}</p>
+        <p class="hint">${undated ? 'No date chosen yet: Schedule needs one; Save as draft keeps it without a date, taking no posting slot' : html`${entry.state === 'DRAFT' ? 'Saved as a draft for' : 'To be published'} ${formatWhen(entry.slot.date, zone)}`}${entry.slot.nextFreeSlot ? html` · next free slot ${formatWhen(entry.slot.nextFreeSlot, zone)}` : ''}</p>
         ${platformPreview(entry, { zone, dated: false })}
         ${entry.items.some((item) => item.text !== item.visibleText)
           ? html`<details class="preview-sent"><summary>What Herald sends</summary>${entry.items.map((item) => html`<pre>${item.text}</pre>`)}</details>`

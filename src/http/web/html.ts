@@ -165,5 +165,12 @@ export function clientError(raw: unknown): DomainError {
   return error;
 }
 
-/** What is wrong and what to do, as one sentence for a form. */
-export const sentence = (error: DomainError) => [error.message, error.hint].filter(Boolean).join(' ');
+// What the API tells a program to send, as a person does it on the console's forms.
+const FORM_WORDS: [RegExp, string][] = [
+  [/send allowDuplicate: true if posting it (again|twice) is intended/g, 'tick "Posting this text again on purpose" if posting it $1 is intended.'],
+  [/^Fix each listed channel entry and send the whole request again; nothing was created\.$/, 'Nothing was created: fix what is named and send the form again.'],
+];
+const formWords = (text: string) => FORM_WORDS.reduce((out, [api, form]) => out.replace(api, form), text);
+
+/** What is wrong and what to do, as one sentence for a form (in the form's words, not the API's). */
+export const sentence = (error: DomainError) => [error.message, error.hint].filter(Boolean).map((part) => formWords(part!)).join(' ');
