@@ -5,23 +5,18 @@ import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHerald, type Herald } from './helpers/harness.js';
+import type { Herald } from './helpers/harness.js';
+import { startGenerationHerald } from './helpers/generation-herald.js';
 import { waitFor } from './helpers/posts.js';
-import { startOpenAiFake, type OpenAiFake } from './fakes/openai.js';
+import type { OpenAiFake } from './fakes/openai.js';
 
 let herald: Herald;
 let openai: OpenAiFake;
 const closing: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  openai = await startOpenAiFake();
-  herald = await startHerald(
-    { OPENAI_API_KEY: openai.apiKey, OPENAI_BASE_URL: openai.baseUrl, GENERATION_TIMEOUT_SECONDS: '60', GENERATION_MODEL_TIMEOUT_SECONDS: '20', GENERATION_CHECK_SECONDS: '1' },
-    { guard: { allowLoopback: true } },
-  );
-  await herald.startWorker();
   // Every picture takes 2 s: the slideshow draws two at a time, so the third slide's picture and voice-over come later.
-  openai.delayMs = 2000;
+  ({ herald, openai } = await startGenerationHerald(2000));
 });
 afterAll(async () => {
   for (const client of closing) await client.close().catch(() => undefined);
@@ -37,6 +32,21 @@ async function legacy(): Promise<Client> {
 }
 
 const latestGeneration = async () => (await herald.rest('GET', '/generations?page=0&pageSize=1')).body.generations[0];
+const stored = async () => ((await herald.rest('GET', '/media?page=0')).body.media as { id: string }[]).map((item) => item.id);
+
+/** The cancelled slideshow: failed as cancelled; the two pictures under way finish at the model, nothing after them is asked for, no video is stored. */
+async function stoppedBeforeNextPaidCall(before: { images: number; speeches: number; media: string[] }): Promise<void> {
+  const generation = await waitFor(async () => {
+    const latest = await latestGeneration();
+    return latest?.state === 'failed' ? latest : undefined;
+  });
+  expect(generation.error).toMatchObject({ message: expect.stringMatching(/^Cancelled by the client/) });
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  expect(openai.images.length).toBe(before.images + 2);
+  expect(openai.speeches.length).toBeLessThanOrEqual(before.speeches + 2);
+  expect((await latestGeneration()).state).toBe('failed');
+  expect(await stored()).toEqual(before.media);
+}
 
 // A 2026-07-28 client cancels by closing the call's request: the last test. (It failed until the socket's 'end' was
 // listened to: Node keeps a socket the client ended half-open, so its 'close' came only with the answer.)
@@ -44,7 +54,6 @@ it.each([['a 2025-11-25 session', legacy]])('%s cancelling a slideshow stops it 
   const client = await connect();
   const images = openai.images.length;
   const speeches = openai.speeches.length;
-  const stored = async () => ((await herald.rest('GET', '/media?page=0')).body.media as { id: string }[]).map((item) => item.id);
   const media = await stored();
   const abort = new AbortController();
   const params = { name: 'generateVideoTool', arguments: { identifier: 'image-text-slides', output: 'vertical', customParams: [{ key: 'prompt', value: `Cancel me ${Math.random()}` }, { key: 'voice', value: 'coral' }] } };
@@ -58,22 +67,12 @@ it.each([['a 2025-11-25 session', legacy]])('%s cancelling a slideshow stops it 
   await waitFor(async () => (openai.images.length >= images + 2 ? true : undefined));
   abort.abort('The person pressed stop');
   expect(await settled).toBe('rejected');
-  const generation = await waitFor(async () => {
-    const latest = await latestGeneration();
-    return latest?.state === 'failed' ? latest : undefined;
-  });
-  expect(generation.error).toMatchObject({ message: expect.stringMatching(/^Cancelled by the client/) });
-  // The two calls under way finish at the model; nothing after them is asked for, and no video is stored.
-  await new Promise((resolve) => setTimeout(resolve, 3500));
-  expect(openai.images.length).toBe(images + 2);
-  expect(openai.speeches.length).toBeLessThanOrEqual(speeches + 2);
-  expect((await latestGeneration()).state).toBe('failed');
-  expect(await stored()).toEqual(media);
+  await stoppedBeforeNextPaidCall({ images, speeches, media });
 }, 60_000);
 
 it('a 2026-07-28 client closing the call\'s request stops the slideshow before the next paid call, nothing stored', async () => {
   const images = openai.images.length;
-  const stored = async () => ((await herald.rest('GET', '/media?page=0')).body.media as { id: string }[]).map((item) => item.id);
+  const speeches = openai.speeches.length;
   const media = await stored();
   const body = JSON.stringify({
     jsonrpc: '2.0',
@@ -108,12 +107,5 @@ it('a 2026-07-28 client closing the call\'s request stops the slideshow before t
   await waitFor(async () => (openai.images.length >= images + 2 ? true : undefined));
   // The person pressed stop: the client closes the request, the revision's way to cancel it.
   request.destroy();
-  const generation = await waitFor(async () => {
-    const latest = await latestGeneration();
-    return latest?.state === 'failed' ? latest : undefined;
-  });
-  expect(generation.error).toMatchObject({ message: expect.stringMatching(/^Cancelled by the client/) });
-  await new Promise((resolve) => setTimeout(resolve, 3500));
-  expect(openai.images.length).toBe(images + 2);
-  expect(await stored()).toEqual(media);
+  await stoppedBeforeNextPaidCall({ images, speeches, media });
 }, 60_000);

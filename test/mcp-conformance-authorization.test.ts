@@ -12,18 +12,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startHerald, type Herald } from './helpers/harness.js';
 import { setupToken } from './helpers/setup-link.js';
 import { ConsoleClient } from './helpers/console-client.js';
+import { freePort } from './helpers/herald-process.js';
 
 const CONFORMANCE = '@modelcontextprotocol/conformance@0.2.0-alpha.12';
 let herald: Herald;
 let documentServer: http.Server;
 
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   herald = await startHerald();
@@ -63,15 +57,12 @@ it(`${CONFORMANCE} authorization: every check of both scenarios succeeds, with n
     run.stderr.on('data', (chunk: Buffer) => void (output += chunk.toString()));
     void exited.then(() => reject(new Error(`conformance exited before asking for a login:\n${output}`)));
   });
-  const authorization = new URL(authorizationUrl);
-  const page = await browser.get(authorization.pathname + authorization.search);
+  const { page, location } = await browser.approveConsent(authorizationUrl);
   expect(page.status, page.text.slice(0, 1500)).toBe(200);
   expect(page.text).toContain('Published by <strong>127.0.0.1');
-  const hidden = Object.fromEntries([...page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [match[1], match[2].replace(/&amp;/g, '&')]));
-  const approved = await browser.request('POST', '/oauth/authorize', { ...hidden, action: 'approve' });
-  expect(approved.status).toBe(303);
+  expect(location).toBeDefined();
   // The browser follows the redirect to the suite's callback server.
-  await fetch(approved.location!);
+  await fetch(location!);
   const code = await exited;
   expect(code, output).toBe(0);
 

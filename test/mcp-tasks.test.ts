@@ -3,9 +3,10 @@
 // tasks/get until the tool's own answer is inlined, and stops it with tasks/cancel before the next paid model call. A
 // request without the extension waits as before, and its tasks/get is refused with -32021.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHerald, type Herald } from './helpers/harness.js';
+import type { Herald } from './helpers/harness.js';
+import { startGenerationHerald } from './helpers/generation-herald.js';
 import { waitFor } from './helpers/posts.js';
-import { startOpenAiFake, type OpenAiFake } from './fakes/openai.js';
+import type { OpenAiFake } from './fakes/openai.js';
 
 let herald: Herald;
 let openai: OpenAiFake;
@@ -13,13 +14,7 @@ let id = 0;
 const TASKS = 'io.modelcontextprotocol/tasks';
 
 beforeAll(async () => {
-  openai = await startOpenAiFake();
-  herald = await startHerald(
-    { OPENAI_API_KEY: openai.apiKey, OPENAI_BASE_URL: openai.baseUrl, GENERATION_TIMEOUT_SECONDS: '60', GENERATION_MODEL_TIMEOUT_SECONDS: '20', GENERATION_CHECK_SECONDS: '1' },
-    { guard: { allowLoopback: true } },
-  );
-  await herald.startWorker();
-  openai.delayMs = 1500;
+  ({ herald, openai } = await startGenerationHerald(1500));
 });
 afterAll(async () => {
   await herald?.stop();

@@ -94,6 +94,18 @@ export class ConsoleClient {
     return this.submit(from, '/signup', { name: '', organizationName: '', ...rest, ...(invitation ? { invitation } : {}) } as Record<string, string>);
   }
 
+  /**
+   * Approves an OAuth authorization as the signed-in person would: opens the consent screen of `authorizationUrl` and
+   * presses Approve. Answers the consent page and the redirect's location (to the client's callback).
+   */
+  async approveConsent(authorizationUrl: string): Promise<{ page: Page; location: string | undefined }> {
+    const authorization = new URL(authorizationUrl);
+    const page = await this.get(authorization.pathname + authorization.search);
+    const hidden = Object.fromEntries([...page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((match) => [match[1], match[2].replace(/&amp;/g, '&')]));
+    const approved = await this.request('POST', '/oauth/authorize', { ...hidden, action: 'approve' });
+    return { page, location: approved.status === 303 ? approved.location : undefined };
+  }
+
   async logIn(email: string, password: string): Promise<Page> {
     return this.submit('/login', '/login', { email, password });
   }
