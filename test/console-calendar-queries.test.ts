@@ -114,4 +114,17 @@ describe('the calendar reads no more than it shows', () => {
     expect(busy).toMatch(/<li class="entry failed status-partial"/);
     expect(busy.match(/class="entry status-published"/g)).toHaveLength(75);
   });
+
+  it('leaves out a draft saved without a date (it has no day), and shows a dated draft on its day', async () => {
+    const created = await herald.rest('POST', '/posts', { type: 'draft', shortLink: false, tags: [], posts: [{ integration: { id: channelId }, value: [{ content: 'Undated idea for later', image: [] }], settings: {} }] });
+    expect(created.status, JSON.stringify(created.body)).toBeLessThan(300);
+    const [row] = await db().execute('select publish_date = created_at as undated from post where id = ?', [created.body[0].postId]);
+    expect(row.undated).toBe(true);
+    await insertPost('dated-draft', '2031-05-20T09:00:00Z', 'Dated draft for May', 'DRAFT');
+    const now = new Date();
+    const month = await page(`/calendar?month=${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`);
+    expect(month).not.toContain('Undated idea for later');
+    expect(month).toContain('Drafts saved without a date have no day here');
+    expect(await page('/calendar?month=2031-05')).toContain('Dated draft for May');
+  });
 });

@@ -51,6 +51,7 @@ interface Row {
   items: { state: Post['state']; position: number; error: string | null; attempts: number }[] | null;
 }
 
+// A draft saved without a date (dated when it was saved: isUndated) has no day in the calendar: left out.
 const CALENDAR_POSTS = statement(
   'calendar_posts',
   `select p.id, p.integration_id, (extract(epoch from p.publish_date) * 1000)::float8 as publish_ms, p.state, p.error, p.attempts,
@@ -64,6 +65,7 @@ const CALENDAR_POSTS = statement(
    ) later on true
    where p.organization_id = $1 and p.deleted_at is null and p.position = 0 and p.integration_id = any($2::text[])
      and p.publish_date >= $3 and p.publish_date < $4
+     and not (p.state = 'DRAFT' and p.publish_date = p.created_at)
    order by p.publish_date, p.id`,
 );
 

@@ -137,7 +137,7 @@ export function calendarPages(router: Router, services: Services): void {
           )}</ul></section>`
         : ''}
       ${waiting ? html`<p class="card">${waiting} post${waiting === 1 ? ' waits' : 's wait'} for approval: <a href="/approvals">review them</a>.</p>` : ''}
-      <p class="hint" id="move-help">To move a post that has not gone out, drag it to another ${week ? 'day or hour' : 'day'}, focus it and press Alt+Left or Alt+Right${week ? ' (Alt+Up or Alt+Down: an hour)' : ''}, or use its Move link.</p>
+      <p class="hint" id="move-help">To move a post that has not gone out, drag it to another ${week ? 'day or hour' : 'day'}, focus it and press Alt+Left or Alt+Right${week ? ' (Alt+Up or Alt+Down: an hour)' : ''}, or use its Move link. Drafts saved without a date have no day here: the <a href="/posts">Posts</a> page's Drafts list has them.</p>
       <p id="move-status" class="move-status" role="status" aria-live="polite"></p>
       <table class="calendar${week ? ' week' : ''}" data-zone="${zone}" data-back="${here}" data-csrf="${csrf}" aria-describedby="move-help">
         <caption class="visually-hidden">Posts of ${title}, ${week ? 'one row per hour, one column per day' : 'one cell per day'}</caption>
