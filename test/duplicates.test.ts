@@ -161,6 +161,20 @@ describe('the duplicate guard', () => {
     expect(allowed.structuredContent.output).toEqual([{ postId: expect.any(String), integration: aliceChannel }]);
   });
 
+  it('the preview says so as the create would (validatePostTool, POST /posts/validate), and is valid with allowDuplicate', async () => {
+    const socialPost = [{ integrationId: aliceChannel, date: at(3), type: 'schedule', postsAndComments: [{ content: original }] }];
+    const preview: any = (await client.callTool({ name: 'validatePostTool', arguments: { socialPost } })).structuredContent;
+    expect(preview.valid).toBe(false);
+    expect(preview.errors).toMatch(/this text is the same as post [\w-]+, scheduled for .* allowDuplicate: true/);
+    expect(preview.entries[0]).toMatchObject({ valid: false, problem: expect.stringMatching(/^this text is the same as post/) });
+    expect(((await client.callTool({ name: 'validatePostTool', arguments: { socialPost, allowDuplicate: true } })).structuredContent as any).valid).toBe(true);
+    const body = { type: 'schedule', date: at(3), shortLink: false, tags: [], posts: [{ integration: { id: aliceChannel }, value: [{ content: original, image: [] }], settings: {} }] };
+    const rest = await herald.rest('POST', '/posts/validate', body);
+    expect(rest.status).toBe(200);
+    expect(rest.body.valid).toBe(false);
+    expect((await herald.rest('POST', '/posts/validate', { ...body, allowDuplicate: true })).body.valid).toBe(true);
+  });
+
   it('refuses two entries of one request that repeat each other on the same channel', async () => {
     const text = `<p>Twice in one go ${Date.now()}</p>`;
     const response = await herald.rest('POST', '/posts', {

@@ -20,7 +20,7 @@ export const validatePostTool = defineTool({
     allowDuplicate: z.boolean().optional(),
   }),
   output: postPreviewSchema,
-  handler: (input, { em, caller, services }) => previewPlan(services, em, caller.organizationId, { creationMethod: 'MCP', entries: socialPostEntries(input) }),
+  handler: (input, { em, caller, services }) => previewPlan(services, em, caller.organizationId, { creationMethod: 'MCP', entries: socialPostEntries(input), allowDuplicate: input.allowDuplicate }),
 });
 
 export const validatePost = defineTool({
@@ -34,5 +34,5 @@ export const validatePost = defineTool({
   input: createPostBody,
   output: postPreviewSchema,
   rest: { method: 'POST', path: '/posts/validate', largeBody: true },
-  handler: (input, { em, caller, services }) => previewPlan(services, em, caller.organizationId, { creationMethod: 'API', entries: restPlanEntries(input) }),
+  handler: (input, { em, caller, services }) => previewPlan(services, em, caller.organizationId, { creationMethod: 'API', entries: restPlanEntries(input), allowDuplicate: input.allowDuplicate }),
 });

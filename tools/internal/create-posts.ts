@@ -13,7 +13,7 @@ import { findLibraryMedia, publicReachabilityWarning } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
 import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
 import { channelHealthWarnings } from './channel-health.js';
-import { duplicateLookups, judgeDuplicates, postKeys } from './duplicates.js';
+import { duplicateLookups, duplicatesByEntry, judgeDuplicates, postKeys } from './duplicates.js';
 import { readForCreate, writeCreated, type CreateReads, type NewPost } from './create-statements.js';
 import type { PostCreationLimit } from './creation-limit.js';
 import { postCreatedEvent, type AuditEvent } from './audit.js';
@@ -311,19 +311,28 @@ const PENDING_APPROVAL = (postId: string) => ({
   message: `This post waits for an owner's approval in the Herald console before it can be published. Read herald://posts/${postId} (or subscribe to it) to learn the decision; a rejected post becomes a draft with the reason.`,
 });
 
-export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
+/**
+ * A plan as a create reads and checks it, in one read: its channels, media and signatures, and the recent posts the
+ * duplicate guard compares it with (unless allowDuplicate). The create and the preview (validatePost) both run it, so a
+ * preview that says valid is a create that goes through.
+ */
+export async function checkedPlan(services: Services, em: EntityManager, organizationId: string, plan: PostPlan) {
   const now = services.now();
   // The duplicate guard's keys of each entry's first item: looked up in the read, and stored on the root (drafts too).
   const keys = plan.entries.map((entry) => postKeys(entry.items[0]?.content ?? '', entry.settings));
   const guard = { now, windowDays: services.config.duplicateWindowDays, keys };
   const lookups = plan.allowDuplicate ? [] : duplicateLookups(plan.entries, guard);
   const reads = await readForCreate(em, organizationId, planChannelIds(plan), planMedia(plan), lookups, plan.limit);
-  const { integrations: byId, problems, entries } = await checkPlan(em, organizationId, plan, planOptions(services), reads);
+  const check = await checkPlan(em, organizationId, plan, planOptions(services), reads);
+  const duplicates = plan.allowDuplicate ? new Map<number, EntryProblem>() : duplicatesByEntry(plan.entries, check.integrations, reads.earlier, guard);
+  return { now, keys, guard, lookups, check, duplicates };
+}
+
+export async function createPosts(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<CreatedPost[]> {
+  const { now, keys, guard, lookups, check, duplicates } = await checkedPlan(services, em, organizationId, plan);
+  const { integrations: byId, problems, entries } = check;
   if (problems.length > 0) throw new PostValidationError(problems);
-  if (!plan.allowDuplicate) {
-    const duplicates = judgeDuplicates(plan.entries, byId, reads.earlier, guard);
-    if (duplicates.length > 0) throw new PostValidationError(duplicates);
-  }
+  if (duplicates.size > 0) throw new PostValidationError([...duplicates.values()]);
   const groups = new Map<number, string>();
   const created: CreatedPost[] = [];
   const rows: NewPost[] = [];

@@ -209,7 +209,7 @@ export function judgeDuplicates(entries: PlanEntry[], integrations: Map<string, 
 }
 
 /** `judgeDuplicates` by the index of the entry each problem is about. */
-function duplicatesByEntry(entries: PlanEntry[], integrations: Map<string, Integration>, earlier: Map<number, EarlierPost>, options: GuardOptions): Map<number, DuplicateProblem> {
+export function duplicatesByEntry(entries: PlanEntry[], integrations: Map<string, Integration>, earlier: Map<number, EarlierPost>, options: GuardOptions): Map<number, DuplicateProblem> {
   const window = options.windowDays * DAY_MS;
   const problems = new Map<number, DuplicateProblem>();
   const seen: { integrationId: string; key: string; date: Date; index: number }[] = [];

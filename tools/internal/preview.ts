@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PostSchema, type Integration } from '../../src/db/entities.js';
 import type { Provider } from '../../providers/types.js';
 import type { Services } from '../types.js';
-import { checkPlan, contentAsSent, entryMaxLength, entryWarnings, mediaKind, measure, planOptions, problemsText, settingsProblem, type LibraryFacts, type PlanEntry, type PostPlan } from './create-posts.js';
+import { checkedPlan, contentAsSent, entryMaxLength, entryWarnings, mediaKind, measure, planOptions, problemsText, settingsProblem, type LibraryFacts, type PlanEntry, type PostPlan } from './create-posts.js';
 import { findFreeSlot } from './find-slot.js';
 import { providerOf } from './integrations.js';
 
@@ -127,12 +127,12 @@ async function slotOf(services: Services, em: EntityManager, integration: Integr
 
 export async function previewPlan(services: Services, em: EntityManager, organizationId: string, plan: PostPlan): Promise<PostPreview> {
   const options = planOptions(services);
-  const check = await checkPlan(em, organizationId, plan, options);
-  const now = services.now();
+  // The create's own read and checks, the duplicate guard included: what is valid here goes through schedulePostTool.
+  const { check, duplicates, now } = await checkedPlan(services, em, organizationId, plan);
   const entries: EntryPreview[] = [];
   // Each entry as it would be created: with its channel's signature (checkPlan's withSignature).
   for (const [index, entry] of check.entries.entries()) {
-    const problem = check.entryProblems[index];
+    const problem = check.entryProblems[index] ?? duplicates.get(index);
     const integration = check.integrations.get(entry.integrationId);
     const date = entry.type === 'now' ? now : (entry.date ?? now);
     const base = {
@@ -170,6 +170,7 @@ export async function previewPlan(services: Services, em: EntityManager, organiz
       warnings,
     });
   }
-  const errors = problemsText(check.problems);
-  return { valid: check.problems.length === 0, ...(errors ? { errors } : {}), entries };
+  const problems = [...check.problems, ...duplicates.values()];
+  const errors = problemsText(problems);
+  return { valid: problems.length === 0, ...(errors ? { errors } : {}), entries };
 }
