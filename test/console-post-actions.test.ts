@@ -98,8 +98,11 @@ describe('fixing and removing a post from its page', () => {
     const now = await browser.submit(`/posts/${publishedId}`, `/posts/${publishedId}/publish-now`);
     expect(now.location).toBe(`/posts/${publishedId}?notice=published-now`);
     expect((await row(publishedId)).state).toBe('QUEUE');
+    expect((await browser.get(now.location!)).text).toContain('Publishing now: the post is queued for this minute.');
     expect((await publishUntilSettled(herald, publishedId)).outcome.kind).toBe('published');
     expect(mastodon.statuses.at(-1)!.status).toBe('Fresh bread at noon');
+    // Reloaded once it went out, the page no longer says it is being published.
+    expect((await browser.get(now.location!)).text).not.toContain('Publishing now');
   });
 
   it('deletes: the page says what happens on the platform, a tick is needed, and the published status is deleted there too (a job)', async () => {

@@ -147,7 +147,9 @@ async function postPage(services: Services, request: Request, response: Response
   const { status } = chainStatus(view.chain);
   const editable = !view.chain.some((item) => item.state === 'PUBLISHED');
   const siblings = (await em.find(PostSchema, { organizationId, group: view.root.group, position: 0, deletedAt: null }, { orderBy: { publishDate: 'asc' } })).filter((post) => post.id !== view.root.id);
-  const notice = typeof request.query.notice === 'string' ? NOTICES[request.query.notice] : undefined;
+  // "Publishing now" is true only while the post waits for its minute: a reload once it went out (or failed) drops it.
+  const stale = request.query.notice === 'published-now' && view.root.state !== 'QUEUE';
+  const notice = typeof request.query.notice === 'string' && !stale ? NOTICES[request.query.notice] : undefined;
   const published = await afterPublishing(services, request, response, view);
   sendPage(
     response,
