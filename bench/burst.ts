@@ -88,10 +88,11 @@ async function oneBurst(setup: Setup, nodes: HeraldProcess[], latency: number, r
     .sort((a, b) => a - b);
   if (late.length < posts) console.log(`  (${workers} process${workers === 1 ? '' : 'es'}, latency ${latency} ms, run ${run}: only ${late.length} of ${posts} posts went out before the time-out)`);
   const heraldPerPublish = (heraldSpent * 1000) / late.length;
-  const pgPerPublish = (pgSpent * 1000) / late.length;
+  // Not measured when a Postgres process ended between the two readings and its time went with it (seen as a negative).
+  const pgPerPublish = pgSpent < 0 ? Number.NaN : (pgSpent * 1000) / late.length;
   // The floor: Herald's JavaScript on one thread per process, or all the CPU over the cores, whichever is longer, then
   // one answer.
-  const floor = Math.max((late.length * heraldPerPublish) / 1000 / nodes.length, (late.length * (heraldPerPublish + pgPerPublish)) / 1000 / cores) + latency / 1000;
+  const floor = Math.max((late.length * heraldPerPublish) / 1000 / nodes.length, (late.length * (heraldPerPublish + (pgPerPublish || 0))) / 1000 / cores) + latency / 1000;
   return {
     published: late.length,
     p50: percentile(late, 50) / 1000,
