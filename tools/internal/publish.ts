@@ -263,7 +263,7 @@ async function publishItem(
 function waitForSlot(run: Run, item: Post, busy: Busy): Promise<PublishOutcome> {
   const runAt = new Date(run.services.now().getTime() + busy.waitMs);
   const where = busy.scope === 'account' ? 'on one account' : 'across its accounts';
-  const message = `${run.provider.name} takes at most ${busy.limit} publishing call${busy.limit === 1 ? '' : 's'} at a time ${where} and ${busy.ahead} are ahead of this post: it goes at about ${runAt.toISOString().slice(11, 19)} UTC.`;
+  const message = `${run.provider.name} takes at most ${busy.limit} publishing call${busy.limit === 1 ? '' : 's'} at a time ${where} and ${busy.ahead} are ahead of this post: it goes at about ${runAt.toISOString()}.`;
   run.services.logger.info({ postId: item.id, integrationId: item.integrationId, runAt }, 'publishing waits for the platform\'s limit');
   return retryAt(run, item, runAt, message);
 }
