@@ -8,7 +8,7 @@ import { findProvider } from '../../../providers/index.js';
 import type { PostPreview } from '../../../tools/internal/preview.js';
 import type { PostPreview as StoredPreview } from '../../../tools/internal/post-view.js';
 import { html, Markup, safeUrl } from './html.js';
-import { formatWhen } from './zones.js';
+import { formatWhen, localTimes } from './zones.js';
 
 /** One channel's entry of validatePost's answer (postPreviewSchema). */
 export type EntryPreview = PostPreview['entries'][number];
@@ -143,7 +143,7 @@ export function platformPreview(entry: EntryPreview, options: PlatformPreviewOpt
   );
   return html`<div class="pp pp-${look}${entry.valid ? '' : ' pp-invalid'}" role="group" aria-label="${entry.channel} on ${platform}" data-platform="${entry.platform ?? ''}">
     <p class="pp-platform"><span class="pp-badge">${platform}</span> <bdi>${entry.channel}</bdi></p>${date}
-    ${entry.problem ? html`<p class="pp-problem"><bdi>${entry.problem}</bdi></p>` : ''}
+    ${entry.problem ? html`<p class="pp-problem"><bdi>${localTimes(entry.problem, options.zone)}</bdi></p>` : ''}
     <ol class="pp-items${many ? ' pp-thread' : ''}">${items}</ol>
     ${entry.settings.valid ? '' : html`<p class="pp-problem"><bdi>${entry.settings.problem ?? ''}</bdi></p>`}
     ${entry.warnings.length ? html`<ul class="pp-warnings">${entry.warnings.map((warning) => html`<li><bdi>${warning}</bdi></li>`)}</ul>` : ''}
