@@ -44,14 +44,12 @@ const mcpToolNames = new Set(mcpTools.map((tool) => tool.name));
 type ObjectSchema = { type: 'object'; properties?: Record<string, object>; required?: string[] };
 
 /**
- * The output schema as tools/list shows it: an object. Every byte of tools/list is sent with every turn of every
+ * Every tool's output schema as tools/list shows it: an object. Every byte of tools/list is sent with every turn of every
  * conversation (DESIGN §11): the full shapes cost 20 KB, their fields' names with their types 3 KB more, and names
  * alone are schemas that constrain nothing, which clients cannot port (MCP Inspector's --strict warns of each). Each
  * description says what comes back; the structured content conforms.
  */
-function outline(_schema: Record<string, unknown>): ObjectSchema {
-  return { type: 'object' };
-}
+const OUTPUT_OUTLINE: ObjectSchema = { type: 'object' };
 
 const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 
@@ -104,7 +102,7 @@ const mcpToolList = mcpTools.map((tool) => ({
   title: tool.title,
   description: tool.description,
   inputSchema: compact(jsonSchema(tool.listedInput ?? tool.input, 'input')) as ObjectSchema,
-  outputSchema: outline(jsonSchema(tool.output, 'output')),
+  outputSchema: OUTPUT_OUTLINE,
   annotations: listedAnnotations(tool.annotations),
 }));
 

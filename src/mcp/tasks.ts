@@ -27,7 +27,8 @@ export function declaresTasks(meta: Record<string, unknown> | undefined): boolea
   return Boolean(capabilities?.extensions && typeof capabilities.extensions === 'object' && TASKS_EXTENSION in capabilities.extensions);
 }
 
-type Status = 'working' | 'completed' | 'failed' | 'cancelled';
+/** A generation's task status (`failed`, a protocol error, is never one: a generation's failure is the tool's error). */
+type Status = 'working' | 'completed' | 'cancelled';
 
 function statusOf(generation: Generation): Status {
   if (generation.state === 'queued' || generation.state === 'running') return 'working';
@@ -39,10 +40,11 @@ function statusOf(generation: Generation): Status {
 /** The Task fields of a generation (flat, as CreateTaskResult and tasks/get carry them). */
 function taskFields(generation: Generation) {
   const last = generation.finishedAt ?? generation.startedAt ?? generation.createdAt;
+  const status = statusOf(generation);
   return {
     taskId: generation.id,
-    status: statusOf(generation),
-    ...(generation.progressMessage && statusOf(generation) === 'working' ? { statusMessage: generation.progressMessage } : {}),
+    status,
+    ...(generation.progressMessage && status === 'working' ? { statusMessage: generation.progressMessage } : {}),
     createdAt: generation.createdAt.toISOString(),
     lastUpdatedAt: last.toISOString(),
     ttlMs: TTL_MS,

@@ -9,10 +9,10 @@ import { contentLength, tooLong } from '../../src/lib/length.js';
 import type { Provider, ValidationItem } from '../../providers/types.js';
 import type { Services, ToolContext } from '../types.js';
 import { providerOf } from './integrations.js';
-import { findLibraryMedia, publicReachabilityWarning } from './media.js';
+import { findLibraryMedia } from './media.js';
 import { hostAllowed } from '../../src/lib/ssrf.js';
-import { shortFormForCounting, shortLinkWarnings } from './short-links.js';
-import { channelHealthWarnings } from './channel-health.js';
+import { shortFormForCounting } from './short-links.js';
+import { entryWarnings } from './entry-warnings.js';
 import { duplicateLookups, duplicatesByEntry, judgeDuplicates, postKeys } from './duplicates.js';
 import { readForCreate, writeCreated, type CreateReads, type NewPost } from './create-statements.js';
 import type { PostCreationLimit } from './creation-limit.js';
@@ -282,28 +282,6 @@ export interface CreatedPost {
   warnings?: string[];
   /** The post waits for an owner's approval before it can be published. */
   approval?: { status: 'pending'; message: string };
-}
-
-/** For platforms that pull media by URL: a warning when a media URL of the entry is not publicly reachable (e.g. PUBLIC_URL on localhost). */
-export function mediaByUrlWarnings(provider: Provider, entry: PlanEntry): string[] {
-  if (!provider.mediaByUrl) return [];
-  const warnings = new Set<string>();
-  for (const item of entry.items) {
-    for (const media of item.media) {
-      const warning = publicReachabilityWarning(media.path);
-      if (warning) warnings.add(`${provider.name} fetches media by URL: ${warning}`);
-    }
-  }
-  return [...warnings];
-}
-
-/** What may still make an entry fail after it was accepted: media the platform cannot fetch, short links, the channel's health. */
-export function entryWarnings(services: Services, provider: Provider, integration: Integration, entry: PlanEntry, publishDate: Date): string[] {
-  return [
-    ...mediaByUrlWarnings(provider, entry),
-    ...shortLinkWarnings(services.config, entry.shortLink, entry.items.map((item) => item.content)),
-    ...(entry.type === 'draft' ? [] : channelHealthWarnings(services, integration, publishDate)),
-  ];
 }
 
 const PENDING_APPROVAL = (postId: string) => ({

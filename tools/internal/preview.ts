@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { PostSchema, type Integration } from '../../src/db/entities.js';
 import type { Provider } from '../../providers/types.js';
 import type { Services } from '../types.js';
-import { checkedPlan, contentAsSent, entryMaxLength, entryWarnings, mediaKind, measure, planOptions, problemsText, settingsProblem, type LibraryFacts, type PlanEntry, type PostPlan } from './create-posts.js';
+import { checkedPlan, contentAsSent, entryMaxLength, mediaKind, measure, planOptions, problemsText, settingsProblem, type LibraryFacts, type PlanEntry, type PostPlan } from './create-posts.js';
+import { entryWarnings } from './entry-warnings.js';
 import { findFreeSlot } from './find-slot.js';
 import { providerOf } from './integrations.js';
 

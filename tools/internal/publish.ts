@@ -23,7 +23,7 @@ import { flushWithAudit, recordAttemptStarted, recordPublished } from './publish
 import { HERALD, type AuditEvent } from './audit.js';
 import { takeSlot, type Busy } from './publish-slots.js';
 import { attachChain, loadChain } from './publish-chain.js';
-import { MISSED_AFTER_MS, skipMissedOccurrence } from './recurrence-missed.js';
+import { skipMissedOccurrence } from './recurrence-missed.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -153,7 +153,6 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
   // An item waiting for a retry or the platform's processing runs at its time, not before (a sweep or a replaced job).
   if (pending.nextAttemptAt && pending.nextAttemptAt.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: pending.nextAttemptAt };
   // An occurrence of a recurring post whose time passed while Herald was down is skipped, never published as a backlog.
-  if (pending === root && now.getTime() - root.publishDate.getTime() > MISSED_AFTER_MS) attachChain(em, chain);
   if (pending === root && (await skipMissedOccurrence(services, em, chain))) return { kind: 'skipped', reason: 'a missed occurrence of a recurring post' };
 
   if (!integration) {

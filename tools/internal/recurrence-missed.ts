@@ -15,6 +15,7 @@ import { excerpt } from '../../src/lib/content.js';
 import { dateKey, timeKey, wallClockOf, zoneAbbreviation } from '../../src/lib/time-zone.js';
 import type { Services } from '../types.js';
 import { notify } from './notifications.js';
+import { attachChain } from './publish-chain.js';
 
 /** Later than this after its time, an occurrence nobody touched since counts as missed. */
 export const MISSED_AFTER_MS = 15 * 60_000;
@@ -66,6 +67,8 @@ export async function skipMissedOccurrence(services: Services, em: EntityManager
   );
   if (!occurrence || (occurrence.missed === 'latest' && !occurrence.later)) return false;
   const at = new Date(occurrence.scheduled_for);
+  // The publication read the chain detached (publish-chain.ts): attached, the skip below is written by the flush.
+  attachChain(em, chain);
   for (const item of chain) {
     item.state = 'ERROR';
     item.error = `Skipped: its time (${localWhen(root.publishDate, occurrence.time_zone)}) passed while Herald was not running, and a recurring post never publishes a backlog. Retry it to publish it now.`;
