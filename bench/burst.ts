@@ -86,6 +86,12 @@ async function oneBurst(setup: Setup, nodes: HeraldProcess[], latency: number, r
     .filter((message) => message.text.startsWith(label))
     .map((message) => message.at - date)
     .sort((a, b) => a - b);
+  // BURST_TIMELINE=1: the sends of each 100 ms after the due instant, to see the rounds of the platform's limits.
+  if (process.env.BURST_TIMELINE) {
+    const buckets = new Map<number, number>();
+    for (const ms of late) buckets.set(Math.floor(ms / 100), (buckets.get(Math.floor(ms / 100)) ?? 0) + 1);
+    console.log(`  ${label}: sends per 100 ms from the due instant: ${[...buckets].map(([bucket, count]) => `${bucket * 100}:${count}`).join(' ')}`);
+  }
   if (late.length < posts) console.log(`  (${workers} process${workers === 1 ? '' : 'es'}, latency ${latency} ms, run ${run}: only ${late.length} of ${posts} posts went out before the time-out)`);
   const heraldPerPublish = (heraldSpent * 1000) / late.length;
   // Not measured when a Postgres process ended between the two readings and its time went with it (seen as a negative).

@@ -1,5 +1,5 @@
 // Random identifiers, SHA-256 hashing of secrets, AES-256-GCM for platform tokens at rest.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto';
 
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
 
@@ -12,13 +12,19 @@ const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvw
 export function newId(): string {
   let id = '';
   while (id.length < 20) {
-    for (const byte of randomBytes(24)) {
-      const value = byte & 63; // 62 and 63 are dropped, so each of the 62 characters is equally likely
-      if (value < 62 && id.length < 20) id += ID_ALPHABET[value];
+    if (poolAt === idPool.length) {
+      randomFillSync(idPool);
+      poolAt = 0;
     }
+    const value = idPool[poolAt++] & 63; // 62 and 63 are dropped, so each of the 62 characters is equally likely
+    if (value < 62) id += ID_ALPHABET[value];
   }
   return id;
 }
+
+/** CSPRNG bytes drawn 4 KiB at a time, each used once (one system call per ~150 ids instead of one an id). */
+const idPool = Buffer.alloc(4096);
+let poolAt = idPool.length;
 
 export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
 

@@ -314,7 +314,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
   const groups = new Map<number, string>();
   const created: CreatedPost[] = [];
   const rows: NewPost[] = [];
-  const due: { rootPostId: string; runAt: Date }[] = [];
+  const due: { rootPostId: string; publishDate: Date }[] = [];
   for (const [entryIndex, entry] of entries.entries()) {
     const integration = byId.get(entry.integrationId)!;
     const provider = providerOf(integration);
@@ -354,7 +354,7 @@ export async function createPosts(services: Services, em: EntityManager, organiz
       });
       parentPostId = id;
     }
-    if (state === 'QUEUE') due.push({ rootPostId: rootId, runAt: publishDate });
+    if (state === 'QUEUE') due.push({ rootPostId: rootId, publishDate });
     const warnings = entryWarnings(services, provider, integration, entry, publishDate);
     created.push({ postId: rootId, integration: integration.id, ...(warnings.length > 0 ? { warnings } : {}), ...(state === 'AWAITING_APPROVAL' ? { approval: PENDING_APPROVAL(rootId) } : {}) });
   }

@@ -10,7 +10,7 @@ import { sqlOf, statement, type Statement } from '../../src/db/sql.js';
 import { AUDIT_COLUMNS, auditRecord, type AuditEvent } from './audit.js';
 import type { PostCreationLimit } from './creation-limit.js';
 import { duplicateLookupSql, duplicateLookupsJson, earlierPostOf, type DuplicateLookup, type EarlierPost, type EarlierPostRow } from './duplicates.js';
-import { publishJobKey, PUBLISH_TASK } from './queue.js';
+import { publishJobAt, publishJobKey, PUBLISH_TASK } from './queue.js';
 import { libraryLookup } from './media.js';
 import { SIGNATURES_SQL, signaturesOf, type SignatureRow, type Signatures } from './signature.js';
 
@@ -148,18 +148,21 @@ function duplicateLocks(lookups: DuplicateLookup[]): string {
 }
 
 /**
- * Writes the items, a publishing job for each root in `due` (one per post: `publishJobKey`, as queue.ts `schedulePublish`
- * adds it; the NOTIFY tells the worker processes its due time) and `audit`, in one statement.
+ * Writes the items, a publishing job for each root in `due` (one per post: `publishJobKey`, at `publishJobAt`, as queue.ts
+ * `schedulePublish` adds it; the NOTIFY tells the worker processes its time) and `audit`, in one statement.
  */
 export async function writeCreated(
   em: EntityManager,
   posts: NewPost[],
-  due: { rootPostId: string; runAt: Date }[],
+  due: { rootPostId: string; publishDate: Date }[],
   audit: AuditEvent[],
   guard?: { organizationId: string; lookups: DuplicateLookup[] },
 ): Promise<Map<number, EarlierPost>> {
   const rows = posts.map((post) => Object.fromEntries(Object.entries(POST_COLUMN_OF).map(([property, column]) => [column, post[property as keyof NewPost]])));
-  const jobs = due.map((job) => ({ post_id: job.rootPostId, run_at: job.runAt, job_key: publishJobKey(job.rootPostId), due: String(job.runAt.getTime()) }));
+  const jobs = due.map((job) => {
+    const runAt = publishJobAt(job.publishDate);
+    return { post_id: job.rootPostId, run_at: runAt, job_key: publishJobKey(job.rootPostId), due: String(runAt.getTime()) };
+  });
   const values = [JSON.stringify(rows), JSON.stringify(jobs), JSON.stringify(audit.map((event) => auditRecord(event)))];
   if (!guard || guard.lookups.length === 0) {
     await sqlOf(em).rows(WRITE, values);

@@ -4,7 +4,7 @@
 // hydration, identity map and change-tracking snapshot) was a sixth of a publish's CPU in a profile of a burst, and the
 // usual publication writes them with statements of its own (publish-outcome.ts). A path that changes them through the ORM
 // (a failure, a retry, a provider's recorded step) attaches them first (`attachChain`), so its flush writes what it changes.
-// The channel is managed from the start: a refused token changes it during the platform call (integrations.ts).
+// The channel is read the same way; a refused token changes it during the platform call, and integrations.ts attaches it then.
 import { helper, type EntityMetadata } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IntegrationSchema, PostSchema, type Integration, type Post } from '../../src/db/entities.js';
@@ -59,6 +59,16 @@ function register<T extends object>(em: EntityManager, entity: T): void {
   helper(entity).__originalEntityData = em.getComparator().prepareEntity(entity);
 }
 
+/**
+ * Makes `entity` managed by `em` as it is in memory, unless it is already (an entity the ORM loaded): the channel loadChain
+ * read, before a change to it, so the next flush writes the change. Call before changing it.
+ */
+export function attachEntity<T extends { id: string }>(em: EntityManager, schema: { meta: { className: string } }, entity: T): void {
+  if (helper(entity).__managed) return;
+  if (em.getUnitOfWork().getById<T>(schema.meta.className, entity.id as never)) throw new Error(`${schema.meta.className} ${entity.id} is managed twice`);
+  register(em, entity);
+}
+
 const metaOf = <T extends object>(em: EntityManager, schema: { meta: { className: string } }) => em.getMetadata().get<T>(schema.meta.className);
 
 /**
@@ -74,9 +84,9 @@ export async function loadChain(em: EntityManager, rootPostId: string): Promise<
     return item;
   });
   const channel = rows[0]?.herald_integration;
-  // Managed (without the ORM's hydration: the row is the entity's values), as a token refresh writes it through a flush.
+  // Not managed either (without the ORM's hydration: the row is the entity's values): what changes it during the platform
+  // call (a token refresh, a reconnection) attaches it first (`attachEntity`, integrations.ts).
   const integration = channel ? entityOf(metaOf<Integration>(em, IntegrationSchema), channel) : undefined;
-  if (integration) register(em, integration);
   return { chain, integration };
 }
 

@@ -16,23 +16,34 @@ import { AUDIT_COLUMNS, auditRecord, recordAudit, type AuditEvent } from './audi
 import { webhookEventOf } from './webhook-events.js';
 import { isDetached } from './publish-chain.js';
 
+// Only an item as the run read it: still queued, not deleted, not changed since (its `updated_at`, which every change through
+// the ORM moves; compared to the millisecond, the precision of a JavaScript date), its channel neither deleted nor disabled.
+// An item that changed while its run waited for its date (an edit, a delete) is not attempted: the run reads it again.
 const ATTEMPTS_STARTED = statement(
   'publish_attempts_started',
-  'update post set attempt_started_at = started.at, updated_at = started.at from unnest($1::text[], $2::timestamptz[]) as started(id, at) where post.id = started.id',
+  `update post set attempt_started_at = started.at, updated_at = started.at
+     from unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) as started(id, at, seen)
+     where post.id = started.id and post.state = 'QUEUE' and post.deleted_at is null and date_trunc('milliseconds', post.updated_at) = started.seen
+       and exists (select 1 from integration i where i.id = post.integration_id and i.deleted_at is null and not i.disabled)
+     returning post.id`,
 );
 
 /** The attempts of the publications calling their platforms at the same moment, in one statement (committed as it answers). */
-const attemptStarted = coalescedPerDatabase<{ id: string; at: Date }, void>(async (sql, attempts) => {
-  await sql.rows(ATTEMPTS_STARTED, [attempts.map((attempt) => attempt.id), attempts.map((attempt) => attempt.at)]);
-  return attempts.map(() => undefined);
+const attemptStarted = coalescedPerDatabase<{ id: string; at: Date; seen: Date }, boolean>(async (sql, attempts) => {
+  const started = new Set((await sql.rows<{ id: string }>(ATTEMPTS_STARTED, [attempts.map((attempt) => attempt.id), attempts.map((attempt) => attempt.at), attempts.map((attempt) => attempt.seen)])).map((row) => row.id));
+  return attempts.map((attempt) => started.has(attempt.id));
 });
 
-/** Records that the platform is about to be called for `item` (committed when this answers), before the call. */
-export async function recordAttemptStarted(em: EntityManager, item: Post, now: Date): Promise<void> {
-  await attemptStarted(em, { id: item.id, at: now });
+/**
+ * Records that the platform is about to be called for `item` (committed when this answers), before the call. Answers false,
+ * recording nothing, when the item is not as the run holds it in memory any more (see ATTEMPTS_STARTED).
+ */
+export async function recordAttemptStarted(em: EntityManager, item: Post, now: Date): Promise<boolean> {
+  if (!(await attemptStarted(em, { id: item.id, at: now, seen: item.updatedAt }))) return false;
   item.attemptStartedAt = now;
   item.updatedAt = now;
   markSaved(em, item);
+  return true;
 }
 
 // The outcomes of the publications whose platforms answered while the last outcome was being written, in one statement

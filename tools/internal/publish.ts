@@ -24,6 +24,7 @@ import { HERALD, type AuditEvent } from './audit.js';
 import { takeSlot, type Busy } from './publish-slots.js';
 import { attachChain, loadChain } from './publish-chain.js';
 import { skipMissedOccurrence } from './recurrence-missed.js';
+import { PUBLISH_LEAD_MS, publishJobAt } from './queue.js';
 
 export type PublishOutcome =
   | { kind: 'skipped'; reason: string }
@@ -45,6 +46,12 @@ class OutcomeUnknown extends Error {
     super(`the "${step}" step was interrupted before the platform answered`);
   }
 }
+
+/**
+ * The item is not as the run read it any more (an edit, a delete, its channel disabled while the run waited for the post's
+ * date): nothing was attempted, and the run reads the chain again.
+ */
+class ChangedMeanwhile extends Error {}
 
 /** An item's media as a provider gets them (also for an edit on the platform, platform-change-run.ts). */
 export function mediaFiles(services: Services, post: Post): MediaFile[] {
@@ -134,20 +141,30 @@ export async function publishChain(services: Services, rootPostId: string, optio
 
 /** Runs what is due of the chain; answers the outcome and the chain's root (undefined when the post is gone). */
 async function runChain(services: Services, rootPostId: string, ranOn?: (chain: Post[]) => void): Promise<{ outcome: PublishOutcome; root?: Post; announced?: boolean }> {
-  const em = services.orm.em.fork();
-  const { chain, integration } = await loadChain(em, rootPostId);
-  ranOn?.(chain);
-  const root = chain[0];
-  if (!root || root.id !== rootPostId) return { outcome: { kind: 'skipped', reason: 'post deleted' } };
-  const told = { announced: false };
-  return { outcome: await runLoadedChain(services, em, chain, integration, told), root, announced: told.announced };
+  for (let read = 1; ; read++) {
+    const em = services.orm.em.fork();
+    const { chain, integration } = await loadChain(em, rootPostId);
+    ranOn?.(chain);
+    const root = chain[0];
+    if (!root || root.id !== rootPostId) return { outcome: { kind: 'skipped', reason: 'post deleted' } };
+    const told = { announced: false };
+    try {
+      return { outcome: await runLoadedChain(services, em, chain, integration, told), root, announced: told.announced };
+    } catch (error) {
+      if (!(error instanceof ChangedMeanwhile)) throw error;
+      // Read again at once; a post that keeps changing under its run is looked at again a little later.
+      if (read >= 3) return { outcome: { kind: 'waiting', runAt: new Date(services.now().getTime() + 5000) } };
+    }
+  }
 }
 
 /** runChain once the chain is loaded: `chain[0]` is the root. */
 async function runLoadedChain(services: Services, em: EntityManager, chain: Post[], integration: Integration | undefined, told: { announced: boolean }): Promise<PublishOutcome> {
   const root = chain[0];
   const now = services.now();
-  if (root.state === 'QUEUE' && root.publishDate.getTime() > now.getTime() + 1000) return { kind: 'waiting', runAt: root.publishDate };
+  // A run started by its job (PUBLISH_LEAD_MS ahead) or up to a second early (the clocks of the database and this process)
+  // goes on; one started earlier (a sweep, a replaced job) runs again at its job's time.
+  if (root.state === 'QUEUE' && root.publishDate.getTime() > now.getTime() + PUBLISH_LEAD_MS + 1000) return { kind: 'waiting', runAt: publishJobAt(root.publishDate) };
   const pending = chain.find((item) => item.state === 'QUEUE');
   if (!pending) return { kind: 'skipped', reason: `nothing queued (root is ${root.state})` };
   // An item waiting for a retry or the platform's processing runs at its time, not before (a sweep or a replaced job).
@@ -163,6 +180,8 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
   if (integration.disabled) return failFrom(run, pending, 'Channel disabled: enable it in the console, then retry the post.');
   if (integration.refreshNeeded) return failFrom(run, pending, 'The channel needs to be reconnected before it can publish: reconnect it, then retry the post.');
 
+  // Read and checked ahead of the post's date: nothing goes before it (the attempt checks the item was not changed meanwhile).
+  if (pending === root) await untilDue(services, root.publishDate);
   let rootRef: PublishedRef | undefined;
   let parent: Post | undefined;
   for (const item of chain) {
@@ -185,6 +204,12 @@ async function runLoadedChain(services: Services, em: EntityManager, chain: Post
     parent = item;
   }
   return { kind: 'published' };
+}
+
+/** Waits until `date` by the service's clock (at most the job's lead and a second: the check above). */
+async function untilDue(services: Services, date: Date): Promise<void> {
+  const wait = Math.min(date.getTime() - services.now().getTime(), PUBLISH_LEAD_MS + 1000);
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 /** `context.step` of one item: results recorded in the item's publish progress before the next step. */
@@ -277,7 +302,7 @@ async function publishInSlot(
 ): Promise<PublishOutcome | undefined> {
   const { services, em, provider } = run;
   // Committed before the platform is called: an attempt found open after a crash is never blindly repeated.
-  await recordAttemptStarted(em, item, services.now());
+  if (!(await recordAttemptStarted(em, item, services.now()))) throw new ChangedMeanwhile();
   const step = stepsOf(run, item);
   try {
     const publishItemInput = { postId: item.id, text: convertContent(await shortenContent(services, em, item), provider.editor), media: mediaFiles(services, item) };

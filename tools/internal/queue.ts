@@ -5,11 +5,22 @@ export const PUBLISH_TASK = 'publish_post';
 export const publishJobKey = (rootPostId: string) => `publish:${rootPostId}`;
 
 /**
- * Adds or replaces the job of a root post (one job per post: rescheduling replaces, it never duplicates), and tells the
- * worker processes its due time (NOTIFY herald_job_scheduled, sent at commit), so one wakes at that moment rather than at
- * its next poll (src/jobs/presence.ts).
+ * A post's publishing job runs this long before the post's date: its run takes the post's lock and reads its chain and
+ * channel ahead, then waits for the date itself before it calls the platform (publish.ts). At a round hour, when a thousand
+ * posts fall due at once, the first sends go at the instant instead of after a thousand chain reads.
  */
-export async function schedulePublish(em: EntityManager, rootPostId: string, runAt: Date): Promise<void> {
+export const PUBLISH_LEAD_MS = 1000;
+
+/** When the job of a post due at `publishDate` runs. */
+export const publishJobAt = (publishDate: Date): Date => new Date(publishDate.getTime() - PUBLISH_LEAD_MS);
+
+/**
+ * Adds or replaces the job of a root post due at `publishDate` (one job per post: rescheduling replaces, it never
+ * duplicates; it runs PUBLISH_LEAD_MS before), and tells the worker processes its time (NOTIFY herald_job_scheduled, sent at
+ * commit), so one wakes at that moment rather than at its next poll (src/jobs/presence.ts).
+ */
+export async function schedulePublish(em: EntityManager, rootPostId: string, publishDate: Date): Promise<void> {
+  const runAt = publishJobAt(publishDate);
   await em.getConnection().execute(
     `select graphile_worker.add_job(?, json_build_object('postId', ?::text), run_at := ?::timestamptz, max_attempts := 8, job_key := ?, job_key_mode := 'replace'),
        pg_notify('herald_job_scheduled', ?)`,
