@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { connectChannel, newDatabase, socialEndpoints, startBaseline, startHerald, startPlatformFake, standalone } from './lib/env.js';
 import { closedLoop } from './lib/load.js';
 import { heading, printVersus, repeat, settings } from './lib/stats.js';
+import { profiled } from './lib/profiled.js';
 
 async function clients(url: string, count: number, headers: Record<string, string>): Promise<Client[]> {
   return Promise.all(
@@ -30,7 +31,7 @@ export async function mcpFigure(): Promise<void> {
   const count = Number(process.env.BENCH_MCP_CLIENTS ?? 10);
   const databaseUrl = await newDatabase('mcp');
   const fake = await startPlatformFake();
-  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake) });
+  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake), ...profiled() });
   await connectChannel(herald, herald.apiKey!, fake);
   const baseline = await startBaseline('mcp-sdk.mjs', {});
   const ours = await clients(`${herald.url}/api/mcp`, count, { authorization: `Bearer ${herald.apiKey}` });

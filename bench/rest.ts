@@ -4,12 +4,13 @@
 import { connectChannel, newDatabase, startBaseline, startHerald, startPlatformFake, socialEndpoints, standalone } from './lib/env.js';
 import { loadGet } from './lib/load.js';
 import { heading, printVersus, repeat, settings } from './lib/stats.js';
+import { profiled } from './lib/profiled.js';
 
 export async function restFigure(): Promise<void> {
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
   const databaseUrl = await newDatabase('rest');
   const fake = await startPlatformFake();
-  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake) });
+  const herald = await startHerald(databaseUrl, { SOCIAL_ENDPOINTS: socialEndpoints(fake), ...profiled() });
   const baseline = await startBaseline('express-pg.mjs', { DATABASE_URL: databaseUrl, INTEGRATION_ID: await connectChannel(herald, herald.apiKey!, fake) });
   try {
     // Both warmed up first (the JIT compiles the hot paths), then measured.

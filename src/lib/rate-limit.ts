@@ -55,6 +55,43 @@ export function consumeSql(subject = '$1::text', from = '', at = 2): string {
 
 const CONSUME = statement('rate_limit_consume', consumeSql());
 
+/**
+ * `consumeSql` for many requests at once (a batch of concurrent REST requests): `demand`, a CTE of (subject, name, lim,
+ * demand), names each window once with its limit and how many requests of the batch it counts, in the batch's order. A
+ * window counts the first of them that fit exactly as that many calls of `consumeSql` one after another would (each
+ * request `i` of it fits when previous * weight + current + i <= limit), in one statement: rows are taken in subject order,
+ * so concurrent batches lock them in the same order. Window bounds and weight are $`at`+1 to $`at`+3 of
+ * `consumeParameters` (the batch's one instant). Returns each window's row and `taken`, how many of its requests it
+ * granted (`old`: Postgres 18's RETURNING of the row as it was; null for a new row).
+ */
+export function consumeBatchSql(demand: string, at = 2): string {
+  const asked = (column: 'demand' | 'lim') => `(select d.${column} from ${demand} d where d.subject = w.subject and d.name = w.name)`;
+  const taken = `(select count(*)::int from generate_series(1, ${asked('demand')}) i where (${previous(at)}) * $${at + 3}::float8 + (${current(at)}) + i <= ${asked('lim')})`;
+  return `insert into rate_limit_window as w (subject, name, window_start, count, previous_count, granted)
+    select d.subject, d.name, $${at + 1}::timestamptz, least(d.demand, greatest(d.lim, 0)), 0, d.demand <= d.lim from ${demand} d order by d.subject, d.name
+    on conflict (subject, name) do update set
+      previous_count = ${previous(at)},
+      count = (${current(at)}) + ${taken},
+      granted = ${taken} = ${asked('demand')},
+      window_start = $${at + 1}
+    returning w.subject, w.name, w.count, w.previous_count,
+      w.count - case when old.window_start = $${at + 1} then old.count else 0 end as taken`;
+}
+
+/** A window's row of `consumeBatchSql`. */
+export interface BatchConsumedRow {
+  count: number | string;
+  previous_count: number | string;
+  taken: number | string;
+}
+
+/** What a batch's window row means for its `rank`-th request (from 1, in the batch's order): the row one call would return. */
+export function batchRowOf(row: BatchConsumedRow, rank: number): ConsumedRow {
+  const taken = Number(row.taken);
+  return { count: Number(row.count) - taken + Math.min(rank, taken), previous_count: row.previous_count, granted: rank <= taken };
+}
+
+
 export interface Window {
   name: string;
   limit: number;

@@ -3,8 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeySchema, OrganizationSchema, type Organization } from '../../src/db/entities.js';
 import { newId, randomToken, sha256 } from '../../src/lib/crypto.js';
 import { notFound } from '../../src/errors.js';
-import { sqlOf, statement } from '../../src/db/sql.js';
-import { consumeParameters, consumeSql, rateLimitState, type ConsumedRow, type RateLimitState, type Window } from '../../src/lib/rate-limit.js';
+import { coalescedPerDatabase, sqlOf, statement, type Sql } from '../../src/db/sql.js';
+import { batchRowOf, consumeBatchSql, consumeParameters, consumeSql, rateLimitState, type BatchConsumedRow, type ConsumedRow, type RateLimitState, type Window } from '../../src/lib/rate-limit.js';
 import type { Caller } from '../types.js';
 import { expandScopes, OWNER_SCOPES } from './scopes.js';
 import { recordChange } from './audit.js';
@@ -170,16 +170,93 @@ const FIND_API_KEY_AND_COUNT = statement(
    from key left join consumed on true left join own on true`,
 );
 
+// The same for a batch of keys ($1, in the batch's order; a key may come several times): each window (the organization's,
+// the key's own) counts the batch's requests on it at once. One row per request of a live key, in the batch's order.
+const FIND_API_KEYS_AND_COUNT = statement(
+  'api_keys_by_hash_counted',
+  `with asked as (select a.hash, a.n from unnest($1::text[]) with ordinality as a(hash, n)),
+   key as (select asked.n, ${KEY_COLUMNS} from asked join api_key k on ${LIVE_KEY.replace('$1', 'asked.hash')}),
+   demand as (
+     select key.key_organization_id as subject, $2::text as name, $6::int as lim, count(*)::int as demand from key group by 1
+     union all
+     select 'key:' || key.key_id, 'rest_minute_key', min(key.key_requests_per_minute), count(*)::int from key where key.key_requests_per_minute is not null group by key.key_id),
+   consumed as (${consumeBatchSql('demand')})
+   select key.*, row_number() over (partition by key.key_organization_id order by key.n) as org_rank,
+     row_number() over (partition by key.key_id order by key.n) as own_rank,
+     consumed.count, consumed.previous_count, consumed.taken, own.count as own_count, own.previous_count as own_previous_count, own.taken as own_taken
+   from key join consumed on consumed.subject = key.key_organization_id and consumed.name = $2
+   left join consumed own on own.subject = 'key:' || key.key_id and own.name = 'rest_minute_key'
+   order by key.n`,
+);
+
+type CountedRow = KeyRow & ConsumedRow & { own_count: number | null; own_previous_count: number | null; own_granted: boolean | null };
+type BatchRow = KeyRow & BatchConsumedRow & { n: number | string; org_rank: number | string; own_rank: number | string; own_count: number | null; own_previous_count: number | null; own_taken: number | null };
+
+/** Whether the pool's Postgres has RETURNING old (18 and later), which the batched statement needs; asked once per pool. */
+const returnsOld = new WeakMap<object, Promise<boolean>>();
+function batchable(em: EntityManager, sql: Sql): Promise<boolean> {
+  const pool = (em.getConnection().getKnex() as { client: object }).client;
+  let known = returnsOld.get(pool);
+  if (!known) {
+    known = sql.rows<{ version: string }>(SERVER_VERSION, []).then(([row]) => Number(row?.version) >= 180000, () => false);
+    returnsOld.set(pool, known);
+  }
+  return known;
+}
+const SERVER_VERSION = statement('server_version_num', "select current_setting('server_version_num') as version");
+
+interface Counting {
+  hash: string;
+  window: Window;
+}
+
+/**
+ * The key lookups and counts asked while one is in flight go together in the next statement (one round trip for all of
+ * them, sent after every one of them was asked: it sees every revocation committed before any of them); requests counted
+ * at the batch's latest instant. One coalescer per window (its name, limit and length), per database.
+ */
+const batches = new Map<string, (em: EntityManager, input: Counting) => Promise<{ row: CountedRow; window: Window } | undefined>>();
+function countInBatch(em: EntityManager, input: Counting): Promise<{ row: CountedRow; window: Window } | undefined> {
+  const id = `${input.window.name}\u0000${input.window.limit}\u0000${input.window.windowMs}`;
+  let batch = batches.get(id);
+  if (!batch) {
+    batch = coalescedPerDatabase(async (sql, inputs: Counting[]) => {
+      const now = new Date(Math.max(...inputs.map((one) => one.window.now.getTime())));
+      const window = { ...inputs[0].window, now };
+      const rows = await sql.rows<BatchRow>(FIND_API_KEYS_AND_COUNT, [inputs.map((one) => one.hash), ...consumeParameters(window)]);
+      const byIndex = new Map(rows.map((row) => [Number(row.n) - 1, row]));
+      return inputs.map((_input, index) => {
+        const row = byIndex.get(index);
+        if (!row) return undefined;
+        const organization = batchRowOf(row, Number(row.org_rank));
+        const own = row.own_taken === null ? undefined : batchRowOf({ count: row.own_count!, previous_count: row.own_previous_count!, taken: row.own_taken }, Number(row.own_rank));
+        const counted: CountedRow = { ...row, ...organization, own_count: own ? Number(own.count) : null, own_previous_count: own ? Number(own.previous_count) : null, own_granted: own ? own.granted : null };
+        return { row: counted, window };
+      });
+    });
+    batches.set(id, batch);
+  }
+  return batch(em, input);
+}
+
 /**
  * An API key's caller and one request counted against its organization's `window` (and the key's own per-minute limit), in
  * one round trip (REST runs this on every request: the key lookup and the rate-limit write are the two statements every
  * request pays for; the last use is written at most once a minute). Nothing is counted for an unknown, revoked or expired key.
+ * Concurrent requests share that round trip (countInBatch) on Postgres 18 and later; one statement each before.
  */
 export async function resolveApiKeyCounting(em: EntityManager, raw: string, window: Window, use?: KeyUse): Promise<{ caller: Caller; limit: RateLimitState; limitOfKey?: boolean } | undefined> {
   const hash = apiKeyHash(raw);
   if (!hash) return undefined;
-  type Row = KeyRow & ConsumedRow & { own_count: number | null; own_previous_count: number | null; own_granted: boolean | null };
-  const [row] = await sqlOf(em).rows<Row>(FIND_API_KEY_AND_COUNT, [hash, ...consumeParameters(window)]);
+  const sql = sqlOf(em);
+  let row: CountedRow | undefined;
+  if (await batchable(em, sql)) {
+    const counted = await countInBatch(em, { hash, window });
+    row = counted?.row;
+    if (counted) window = counted.window;
+  } else {
+    [row] = await sql.rows<CountedRow>(FIND_API_KEY_AND_COUNT, [hash, ...consumeParameters(window)]);
+  }
   if (!row) return undefined;
   if (use) await touchKey(em, row, use);
   const organization = rateLimitState(row, window);
