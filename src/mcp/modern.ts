@@ -90,8 +90,12 @@ export class ModernMcp {
   ) {}
 
   /** Whether the request is of the 2025-11-25 era (its sessions), as the SDK's own routing tells them apart. */
-  isLegacy(request: Request): Promise<boolean> {
-    return isLegacyRequest(webRequest(request, undefined, false), request.body);
+  async isLegacy(request: Request): Promise<boolean> {
+    // What the SDK reads of a request whose body is parsed already: its method and three headers; without a JSON body, or
+    // other than a POST, a request is of the sessions' era (as isLegacyRequest answers), and no web Request is built for it.
+    if (request.method !== 'POST' || request.body === undefined) return true;
+    const headers = { get: (name: string) => headerOf(request, name) };
+    return isLegacyRequest({ method: request.method, headers } as unknown as globalThis.Request, request.body);
   }
 
   /** One 2026-07-28 request (`caller`: its credential, checked before). */
@@ -190,15 +194,21 @@ export class ModernMcp {
   }
 }
 
+/** A header as web-standard Headers answers it (repeated values joined), or null. */
+function headerOf(request: Request, name: string): string | null {
+  const value = request.headers[name];
+  return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** The express request as the web-standard Request the SDK reads (the body already parsed, given again as JSON). */
-function webRequest(request: Request, signal?: AbortSignal, withBody = true): globalThis.Request {
+function webRequest(request: Request, signal?: AbortSignal): globalThis.Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined || name === 'content-length' || name === 'transfer-encoding' || name === 'connection') continue;
     headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
   const url = `${request.protocol}://${request.get('host') ?? 'localhost'}${request.originalUrl}`;
-  const hasBody = withBody && request.method !== 'GET' && request.method !== 'HEAD' && request.body !== undefined;
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD' && request.body !== undefined;
   return new globalThis.Request(url, { method: request.method, headers, body: hasBody ? JSON.stringify(request.body) : undefined, signal });
 }
 

@@ -200,8 +200,10 @@ export function registerSurface({ services, session, handle, confirmations, subs
   new ResourceSubscriptions(services, caller, session).register(handle, subscriptions === true);
   registerPrompts(handle, services.now);
   registerCompletions(handle, services, caller);
-  const visible = listedTools(caller);
-  handle('tools/list', async () => ({ tools: visible }));
+  // Filtered when asked (most requests of a session are a tools/call of a tool the caller may call).
+  let listed: ReturnType<typeof listedTools> | undefined;
+  const visible = () => (listed ??= listedTools(caller));
+  handle('tools/list', async () => ({ tools: visible() }));
   const call = timedToolCall(mcpToolNames, async ({ params }: { params: z.infer<typeof CallToolRequest>['params'] }, extra: HandlerExtra): Promise<CallToolResult> => {
     const requestId = newId();
     const call = argumentsOf(params);
@@ -209,7 +211,7 @@ export function registerSurface({ services, session, handle, confirmations, subs
     const logs = log.forRequest((notification) => extra.notify(notification), `herald.${call.name}`);
     try {
       if (!tool) {
-        throw new DomainError('not_found', `Unknown tool "${call.name}".`, { hint: `Available tools: ${visible.map((item) => item.name).join(', ')}.` });
+        throw new DomainError('not_found', `Unknown tool "${call.name}".`, { hint: `Available tools: ${visible().map((item) => item.name).join(', ')}.` });
       }
       // The client asked for progress notifications of this call: long tools (uploads, generation) report through it.
       const progressToken = params._meta?.progressToken;

@@ -2,7 +2,7 @@
 // it, what the client said at initialization, and `state`, the per-session state the MCP features keep (see SessionState).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
-import { sqlOf, statement } from '../db/sql.js';
+import { coalescedPerDatabase, sqlOf, statement } from '../db/sql.js';
 import { KEY_COLUMNS, LIVE_KEY, keyCaller, type KeyRow } from '../../tools/internal/credentials.js';
 import type { Caller } from '../../tools/types.js';
 
@@ -37,13 +37,24 @@ const FIND = statement(
   'mcp_session_find',
   'select id, credential_id, organization_id, protocol_version, client_info, client_capabilities, state, last_seen_at from mcp_session where id = $1',
 );
-const FIND_WITH_API_KEY = statement(
-  'mcp_session_find_with_api_key',
-  `select ${KEY_COLUMNS}, s.id, s.credential_id, s.organization_id, s.protocol_version,
+// For a batch of requests ($1 their keys' hashes, $2 their session ids, in order): one row per request whose key is live.
+const FIND_WITH_API_KEYS = statement(
+  'mcp_sessions_find_with_api_keys',
+  `select asked.n, ${KEY_COLUMNS}, s.id, s.credential_id, s.organization_id, s.protocol_version,
      s.client_info, s.client_capabilities, s.state, s.last_seen_at
-   from api_key k left join mcp_session s on s.id = $2 and s.credential_id = k.id
-   where ${LIVE_KEY}`,
+   from unnest($1::text[], $2::text[]) with ordinality as asked(hash, session_id, n)
+   join api_key k on ${LIVE_KEY.replace('$1', 'asked.hash')}
+   left join mcp_session s on s.id = asked.session_id and s.credential_id = k.id`,
 );
+/**
+ * The key-and-session lookups of requests that come while one is in flight go together in the next statement, sent after
+ * every one of them arrived (it sees every revocation and session end committed before): one round trip for all of them.
+ */
+const findWithApiKeys = coalescedPerDatabase(async (sql, asked: { keyHash: string; id: string }[]) => {
+  const rows = await sql.rows<Record<string, any>>(FIND_WITH_API_KEYS, [asked.map((one) => one.keyHash), asked.map((one) => one.id)]);
+  const byIndex = new Map(rows.map((row) => [Number(row.n) - 1, row]));
+  return asked.map((_one, index) => byIndex.get(index));
+});
 // A row without a session's client: what a 2026-07-28 credential keeps between its stateless requests (the two-call rule).
 const UPSERT_STATE = statement(
   'mcp_session_upsert_state',
@@ -94,7 +105,7 @@ export class SessionStore {
    * when the key is good but the session is unknown or was opened by another credential.
    */
   async findWithApiKey(keyHash: string, id: string): Promise<{ caller: Caller; session?: SessionRow } | undefined> {
-    const [row] = await this.sql.rows<Record<string, any>>(FIND_WITH_API_KEY, [keyHash, id]);
+    const row = await findWithApiKeys(this.em(), { keyHash, id });
     if (!row) return undefined;
     return { caller: keyCaller(row as KeyRow), session: row.id ? toRow(row) : undefined };
   }
