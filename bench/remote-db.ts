@@ -38,6 +38,9 @@ export async function remoteDbFigure(): Promise<void> {
     web = await startHerald(proxy.url, env, ['--role', 'web']);
     const herald = web;
     const integrationId = await connectChannel(herald, herald.apiKey!, fake);
+    // The publishing figure's posts on several chats, as bench/publish.ts does (Telegram's few sends at a time per chat).
+    const integrationIds = [integrationId];
+    for (let channel = 1; channel < 50; channel++) integrationIds.push(await connectChannel(herald, herald.apiKey!, fake, String(-1008000000000 - channel)));
     const integrations = `${herald.url}/api/public/v1/integrations`;
     await loadGet(integrations, { authorization: herald.apiKey! }, connections, 2);
     const rows: { delay: number; figures: Record<string, number[]> }[] = [];
@@ -47,7 +50,7 @@ export async function remoteDbFigure(): Promise<void> {
       const figures = await repeat(runs, async (run) => {
         const restLoad = await loadGet(integrations, { authorization: herald.apiKey! }, connections, seconds);
         const publish: Record<string, number> = {};
-        for (const workers of WORKERS) publish[`publish${workers}`] = await publishRun(herald, proxy.url, fake, integrationId, posts, concurrency, workers, `remote ${delay} ${run} ${workers}`);
+        for (const workers of WORKERS) publish[`publish${workers}`] = await publishRun(herald, proxy.url, fake, integrationIds, posts, concurrency, workers, `remote ${delay} ${run} ${workers}`);
         const worker = await startHerald(proxy.url, { ...env, WORKER_CONCURRENCY: String(concurrency) }, ['--role', 'worker']);
         let late: number[];
         try {

@@ -5,12 +5,25 @@
 import { concurrencyOf } from '../../providers/shared.js';
 import type { Provider } from '../../providers/types.js';
 
+/**
+ * How long a call holds its slot (ms), a running mean per gate key, kept when the gate goes (the next burst on the account
+ * starts from what the last one saw); a new account starts from its platform's, a new platform from a second.
+ */
+const heldMs = new Map<string, number>();
+const HELD_KEYS = 10_000;
+const FIRST_GUESS_MS = 1000;
+
 class Gate {
   active = 0;
   readonly waiting: (() => void)[] = [];
   /** A running mean of how long a call holds its slot (ms), to say when a post further back will go. */
-  meanMs = 1000;
-  constructor(readonly limit: number) {}
+  meanMs: number;
+  constructor(
+    readonly limit: number,
+    key: string,
+  ) {
+    this.meanMs = heldMs.get(key) ?? heldMs.get(key.split('\u0000')[0]) ?? FIRST_GUESS_MS;
+  }
   /** How long the next comer would wait for a slot (0 when one is free). */
   waitMs(): number {
     if (this.active < this.limit) return 0;
@@ -21,12 +34,12 @@ class Gate {
 /** The gates in use: one per account and one per platform; a gate goes once nothing holds or awaits it. */
 const gates = new Map<string, Gate>();
 
-const gate = (key: string, limit: number) => gates.get(key) ?? new Gate(limit);
+const gate = (key: string, limit: number) => gates.get(key) ?? new Gate(limit, key);
 
 /** Takes a slot of the gate `key` (looked up at the moment of entering: a gate left empty is gone), waiting for one. */
 async function enter(key: string, limit: number): Promise<Gate> {
   let entered = gates.get(key);
-  if (!entered) gates.set(key, (entered = new Gate(limit)));
+  if (!entered) gates.set(key, (entered = new Gate(limit, key)));
   if (entered.active < entered.limit && entered.waiting.length === 0) {
     entered.active += 1;
     return entered;
@@ -36,8 +49,11 @@ async function enter(key: string, limit: number): Promise<Gate> {
   return entered;
 }
 
-function leave(key: string, left: Gate, heldMs: number): void {
-  left.meanMs = left.meanMs * 0.8 + heldMs * 0.2;
+function leave(key: string, left: Gate, held: number): void {
+  left.meanMs = left.meanMs * 0.8 + held * 0.2;
+  heldMs.delete(key);
+  heldMs.set(key, left.meanMs);
+  if (heldMs.size > HELD_KEYS) heldMs.delete(heldMs.keys().next().value!);
   const next = left.waiting.shift();
   if (next) return next();
   left.active -= 1;
