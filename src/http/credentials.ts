@@ -25,8 +25,9 @@ export async function resolveCallerCounting(
 ): Promise<{ caller: Caller; limit: RateLimitState; limitOfKey?: boolean } | undefined> {
   const credential = extractCredential(header, { allowRaw: true });
   if (!credential) return undefined;
+  // An API key is looked up with plain SQL on the pool (no entity manager of its own to fork: measured 2-3% of a request).
+  if (!isOAuthToken(credential)) return resolveApiKeyCounting(services.orm.em, credential, window, { ...use, now: window.now });
   const em = services.orm.em.fork();
-  if (!isOAuthToken(credential)) return resolveApiKeyCounting(em, credential, window, { ...use, now: window.now });
   const caller = await resolveOAuthToken(em, credential, services.now(), 'rest');
   if (!caller) return undefined;
   return { caller, limit: await consumeRateLimit(em, caller.organizationId, window.name, window.limit, window.now, window.windowMs) };
@@ -38,7 +39,6 @@ export async function resolveCallerCounting(
  */
 export async function resolveCredentialValue(services: Services, credential: string | undefined, audience: Audience, use?: Omit<KeyUse, 'now'>): Promise<Caller | undefined> {
   if (!credential) return undefined;
-  const em = services.orm.em.fork();
-  if (isOAuthToken(credential)) return resolveOAuthToken(em, credential, services.now(), audience);
-  return resolveApiKey(em, credential, use && { ...use, now: services.now() });
+  if (isOAuthToken(credential)) return resolveOAuthToken(services.orm.em.fork(), credential, services.now(), audience);
+  return resolveApiKey(services.orm.em, credential, use && { ...use, now: services.now() });
 }

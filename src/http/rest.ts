@@ -41,7 +41,7 @@ async function authenticateCounting(services: Services, request: Request): Promi
   if (!counted) return undefined;
   const minute = counted.limit;
   if (!minute.allowed || services.config.apiRateLimitPerHour === 0) return { caller: counted.caller, state: minute, ofKey: counted.limitOfKey };
-  const hour = await consumeRateLimit(services.orm.em.fork(), counted.caller.organizationId, 'rest_hour', services.config.apiRateLimitPerHour, now, HOUR_MS);
+  const hour = await consumeRateLimit(services.orm.em, counted.caller.organizationId, 'rest_hour', services.config.apiRateLimitPerHour, now, HOUR_MS);
   return { caller: counted.caller, state: !hour.allowed || hour.remaining < minute.remaining ? hour : minute };
 }
 

@@ -16,16 +16,19 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Host must be the public host (or loopback when the public URL is loopback); Origin, when sent, must match it. */
 export function hostGuard(services: Services) {
+  // The public URL parsed once (again only if the setting changes: the test harness sets it once the port is known).
+  let parsed: { source: string; host: string; local: boolean; port: string } | undefined;
+  const allowed = (host: string) => {
+    if (parsed?.source !== services.config.publicUrl) {
+      const url = new URL(services.config.publicUrl);
+      parsed = { source: services.config.publicUrl, host: url.host, local: LOOPBACK_HOSTS.has(url.hostname), port: url.port };
+    }
+    if (host === parsed.host) return true;
+    if (!parsed.local) return false;
+    const [name, hostPort = ''] = host.startsWith('[') ? [host.slice(0, host.indexOf(']') + 1), host.slice(host.indexOf(']') + 2)] : host.split(':');
+    return LOOPBACK_HOSTS.has(name) && hostPort === parsed.port;
+  };
   return (request: Request, _response: Response, next: NextFunction) => {
-    const publicUrl = new URL(services.config.publicUrl);
-    const local = LOOPBACK_HOSTS.has(publicUrl.hostname);
-    const port = publicUrl.port;
-    const allowed = (host: string) => {
-      if (host === publicUrl.host) return true;
-      if (!local) return false;
-      const [name, hostPort = ''] = host.startsWith('[') ? [host.slice(0, host.indexOf(']') + 1), host.slice(host.indexOf(']') + 2)] : host.split(':');
-      return LOOPBACK_HOSTS.has(name) && hostPort === port;
-    };
     const host = request.headers.host ?? '';
     const origin = request.headers.origin;
     let originHost: string | undefined;
