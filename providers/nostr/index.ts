@@ -11,16 +11,21 @@
 // once (a recorded step), sends it to the relays the note went to, and it counts as done once one relay accepted it.
 // Notes cannot be edited: an event is signed over its content and its id is that content's hash (NIP-01).
 import { createHash } from 'node:crypto';
-import * as nip19 from 'nostr-tools/nip19';
-import { finalizeEvent, getPublicKey, type Event } from 'nostr-tools/pure';
+import type * as Nip19 from 'nostr-tools/nip19';
+import type { Event } from 'nostr-tools/pure';
 import { invalidInput } from '../../src/errors.js';
 import { imageSize } from '../../src/lib/media-probe.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { isLocalHost } from '../../src/lib/ssrf.js';
+import { onFirstUse } from '../../src/lib/on-first-use.js';
 import type { ConnectContext, Dial, JsonValue, MediaFile, PlatformComment, Provider, ProviderContext, PublishItem, PublishedRef } from '../types.js';
 import { currentMetric } from '../shared.js';
 import { publishToRelays, queryRelays, type RelayAnswer } from './relays.js';
 import { deliveryMeta, deliveryOf, deliveryWarnings, FINAL_REFUSALS } from './delivery.js';
+
+// nostr-tools (its signing curve included) loads with the first Nostr key read or note signed.
+const nip19 = onFirstUse<typeof Nip19>('nostr-tools/nip19');
+const nostrPure = onFirstUse<typeof import('nostr-tools/pure')>('nostr-tools/pure');
 
 const endpoints = { relays: 'wss://relay.damus.io,wss://nos.lol,wss://relay.primal.net,wss://nostr.mom', web: 'https://njump.me' };
 const MAX_RELAYS = 20;
@@ -34,7 +39,7 @@ function secretKeyOf(input: string): Uint8Array {
     throw invalidInput('That is a Nostr public key (npub): Herald needs the private key to sign notes.', { hint: 'Paste the nsec1… key (or its 64-character hex form) of the account.' });
   } else if (value.startsWith('nsec1')) {
     try {
-      const decoded = nip19.decode(value);
+      const decoded = nip19().decode(value);
       if (decoded.type === 'nsec') key = decoded.data;
     } catch {
       /* refused below */
@@ -42,7 +47,7 @@ function secretKeyOf(input: string): Uint8Array {
   }
   if (key) {
     try {
-      getPublicKey(key); // refuses 0 and keys beyond the curve order
+      nostrPure().getPublicKey(key); // refuses 0 and keys beyond the curve order
       return key;
     } catch {
       /* refused below */
@@ -98,7 +103,7 @@ type Thread = { root: PublishedRef; parent: PublishedRef; toComment?: boolean };
 /** The note as signed: text then the media URLs, imeta tags, and for a reply the NIP-10 e tags (root, reply) and p tag. */
 async function signedNote(context: ProviderContext, item: PublishItem, relays: string[], thread?: Thread): Promise<Event> {
   const secret = secretKeyOf(context.auth.accessToken);
-  const pubkey = getPublicKey(secret);
+  const pubkey = nostrPure().getPublicKey(secret);
   const tags: string[][] = [];
   if (thread) {
     // A direct reply to the root carries only the root marker (NIP-10). The root is this account's; a comment someone left
@@ -111,7 +116,7 @@ async function signedNote(context: ProviderContext, item: PublishItem, relays: s
   }
   for (const file of item.media) tags.push(await imetaOf(file));
   const content = [item.text, item.media.map((file) => file.url).join('\n')].filter(Boolean).join('\n\n');
-  const { id, pubkey: author, created_at, kind, sig } = finalizeEvent({ kind: 1, created_at: Math.floor(Date.now() / 1000), tags, content }, secret);
+  const { id, pubkey: author, created_at, kind, sig } = nostrPure().finalizeEvent({ kind: 1, created_at: Math.floor(Date.now() / 1000), tags, content }, secret);
   return { id, pubkey: author, created_at, kind, tags, content, sig };
 }
 
@@ -138,7 +143,7 @@ async function sendNote(context: ProviderContext, item: PublishItem, thread?: Th
   const answers = await publishToRelays(relays, event, context.dial);
   const accepted = answers.filter((answer) => answer.accepted);
   if (accepted.length === 0) throw noRelayAccepted(answers);
-  const nevent = nip19.neventEncode({ id: event.id, relays: accepted.slice(0, 2).map((answer) => answer.relay), author: event.pubkey, kind: 1 });
+  const nevent = nip19().neventEncode({ id: event.id, relays: accepted.slice(0, 2).map((answer) => answer.relay), author: event.pubkey, kind: 1 });
   const delivery = deliveryOf(answers);
   const warnings = [...privateMediaWarnings(item), ...deliveryWarnings(delivery)];
   return { id: event.id, url: `${webOf(context)}/${nevent}`, meta: deliveryMeta({ pubkey: event.pubkey }, delivery), ...(warnings.length > 0 ? { warnings } : {}) };
@@ -172,7 +177,7 @@ async function requestDeletion(context: ProviderContext, ref: PublishedRef): Pro
   const event = (await context.step('deletion', async () => {
     const secret = secretKeyOf(context.auth.accessToken);
     const tags = [['e', ref.id], ['k', '1']];
-    const { id, pubkey, created_at, kind, sig, content } = finalizeEvent({ kind: 5, created_at: Math.floor(Date.now() / 1000), tags, content: 'Deleted by its author' }, secret);
+    const { id, pubkey, created_at, kind, sig, content } = nostrPure().finalizeEvent({ kind: 5, created_at: Math.floor(Date.now() / 1000), tags, content: 'Deleted by its author' }, secret);
     return { id, pubkey, created_at, kind, tags, content, sig } as unknown as JsonValue;
   })) as unknown as Event;
   const answers = await publishToRelays(relays, event, context.dial);
@@ -191,14 +196,14 @@ async function repliesTo(context: ProviderContext, post: PublishedRef): Promise<
     .sort((a, b) => a.created_at - b.created_at)
     .map((event) => {
       const parent = event.tags.find((tag) => tag[0] === 'e' && tag[3] === 'reply')?.[1];
-      const npub = nip19.npubEncode(event.pubkey);
+      const npub = nip19().npubEncode(event.pubkey);
       return {
         id: event.id,
         ...(parent && parent !== post.id ? { parentId: parent } : {}),
         author: { id: event.pubkey, name: shortNpub(npub), handle: npub, url: `${webOf(context)}/${npub}` },
         text: event.content,
         createdAt: new Date(event.created_at * 1000).toISOString(),
-        url: `${webOf(context)}/${nip19.neventEncode({ id: event.id, author: event.pubkey, kind: 1 })}`,
+        url: `${webOf(context)}/${nip19().neventEncode({ id: event.id, author: event.pubkey, kind: 1 })}`,
         meta: { pubkey: event.pubkey },
         ...(event.pubkey === context.auth.internalId ? { byAccount: true } : {}),
       };
@@ -260,8 +265,8 @@ const nostr: Provider = {
         throw invalidInput(`The field "relays" (Relays): ${relay} cannot be used: ${(error as Error).message}`, { hint: 'Give public wss:// relays.' });
       }
     }
-    const pubkey = getPublicKey(secret);
-    const npub = nip19.npubEncode(pubkey);
+    const pubkey = nostrPure().getPublicKey(secret);
+    const npub = nip19().npubEncode(pubkey);
     const profile = await loadProfile(relays, pubkey, context.dial);
     if (profile.unreachable.length === relays.length) {
       throw invalidInput(`None of the Nostr relays could be reached: ${profile.unreachable.map((item) => `${item.relay}: ${item.reason}`).join('; ')}.`, {
@@ -302,7 +307,7 @@ const nostr: Provider = {
     return events
       .sort((a, b) => b.created_at - a.created_at)
       .slice(0, 20)
-      .map((event) => ({ id: event.id, url: `${webOf(context)}/${nip19.neventEncode({ id: event.id, author: event.pubkey, kind: 1 })}` }));
+      .map((event) => ({ id: event.id, url: `${webOf(context)}/${nip19().neventEncode({ id: event.id, author: event.pubkey, kind: 1 })}` }));
   },
 };
 

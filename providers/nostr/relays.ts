@@ -3,11 +3,16 @@
 //   EVENT → ["OK", <id>, <true|false>, <message>]   (NIP-01; "duplicate:" is an OK true, relays dedupe by id)
 //   REQ   → ["EVENT", <sub>, <event>]… then ["EOSE", <sub>] (or ["CLOSED", <sub>, <reason>])
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
-import { matchFilters, type Filter } from 'nostr-tools/filter';
-import { verifyEvent, type Event } from 'nostr-tools/pure';
+import type WebSocket from 'ws';
+import type { Filter } from 'nostr-tools/filter';
+import type { Event } from 'nostr-tools/pure';
 import { networkReason } from '../../src/lib/platform-http.js';
+import { onFirstUse } from '../../src/lib/on-first-use.js';
 import type { Dial } from '../types.js';
+
+const webSocket = onFirstUse<typeof WebSocket>('ws');
+const nostrPure = onFirstUse<typeof import('nostr-tools/pure')>('nostr-tools/pure');
+const nostrFilter = onFirstUse<typeof import('nostr-tools/filter')>('nostr-tools/filter');
 
 /** How long a relay may take to open, and then to answer. Mutable so tests can shorten them. */
 export const relayTimeouts = { connectMs: 5000, answerMs: 10_000 };
@@ -69,7 +74,8 @@ async function withRelay<T>(
     };
     const timer = setTimeout(() => settle(onTimeout()), relayTimeouts.connectMs + relayTimeouts.answerMs);
     try {
-      socket = new WebSocket(relay, { handshakeTimeout: relayTimeouts.connectMs, ...(lookup ? { lookup } : {}) });
+      const Socket = webSocket();
+      socket = new Socket(relay, { handshakeTimeout: relayTimeouts.connectMs, ...(lookup ? { lookup } : {}) });
     } catch (error) {
       clearTimeout(timer);
       resolve(onFailure(failureReason(error)));
@@ -127,7 +133,7 @@ export async function queryRelays(relays: string[], filters: Filter[], dial: Dia
           if (message[0] === 'open') send(['REQ', subscription, ...filters]);
           else if (message[0] === 'EVENT' && message[1] === subscription) {
             const event = message[2] as Event;
-            if (event && typeof event === 'object' && verifyEvent(event) && matchFilters(filters, event)) found.push(event);
+            if (event && typeof event === 'object' && nostrPure().verifyEvent(event) && nostrFilter().matchFilters(filters, event)) found.push(event);
           } else if ((message[0] === 'EOSE' || message[0] === 'CLOSED') && message[1] === subscription) {
             if (message[0] === 'EOSE') send(['CLOSE', subscription]);
             found.forEach((event) => byId.set(event.id, event));

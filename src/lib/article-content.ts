@@ -4,9 +4,10 @@
 // (scripts, event handlers, javascript: and data: addresses, iframes, styles) is stored or sent. What each platform
 // itself would still read as markup (WordPress shortcodes, listmonk's Go templates, DEV's Liquid tags) is made inert
 // by the functions at the end, applied by each provider to what it sends.
-import MarkdownIt from 'markdown-it';
+import type MarkdownIt from 'markdown-it';
 import { parseTree, render, sanitizeWith, type SanitizeRules } from './content-tree.js';
 import { escapeMarkdownText, markdownRenderer } from './content-markdown.js';
+import { onFirstUse } from './on-first-use.js';
 
 const ARTICLE_TAGS = [
   'p', 'br', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 'u', 's', 'a', 'ul', 'ol', 'li', 'blockquote', 'pre', 'code', 'hr',
@@ -30,9 +31,12 @@ const ARTICLE_INPUT_RULES: SanitizeRules = { ...ARTICLE_RULES, transform: { b: '
 
 // Raw HTML inside Markdown is parsed too, then cut to the article set like any HTML. A line break in the text is a line
 // break on the page (as DEV's and GitHub's comment Markdown read it), never words run together.
-const markdown = new MarkdownIt({ html: true, linkify: false, breaks: true });
-markdown.renderer.rules.softbreak = () => '<br>';
-markdown.renderer.rules.hardbreak = () => '<br>';
+const markdown = onFirstUse('markdown-it', (Markdown: typeof MarkdownIt) => {
+  const converter = new Markdown({ html: true, linkify: false, breaks: true });
+  converter.renderer.rules.softbreak = () => '<br>';
+  converter.renderer.rules.hardbreak = () => '<br>';
+  return converter;
+});
 
 /** Content that begins with a tag is HTML; anything else is Markdown (which may hold inline HTML). */
 const isHtml = (content: string) => /^\s*<[a-zA-Z][a-zA-Z0-9-]*[\s/>]/.test(content);
@@ -40,7 +44,7 @@ const isHtml = (content: string) => /^\s*<[a-zA-Z][a-zA-Z0-9-]*[\s/>]/.test(cont
 /** An article's content (Markdown or HTML) as the sanitized article HTML Herald stores and converts per platform. */
 export function articleHtml(content: string): string {
   if (!content.trim()) return '';
-  return sanitizeWith(isHtml(content) ? content : markdown.render(content), ARTICLE_INPUT_RULES).trim();
+  return sanitizeWith(isHtml(content) ? content : markdown().render(content), ARTICLE_INPUT_RULES).trim();
 }
 
 export interface ArticleMarkdownDialect {

@@ -2,7 +2,10 @@
 // the renderer). Social content holds p, h1–h3, strong, u, ul, li, br and a; article content (article-content.ts) adds
 // ol, em, s, code, pre, blockquote, h4–h6, hr, table, img and figure, each rendered so that what a target cannot show
 // stays readable: a list stays lines, a table becomes rows, code keeps its lines. Pure functions, no I/O.
-import sanitizeHtml from 'sanitize-html';
+import type SanitizeHtml from 'sanitize-html';
+import { onFirstUse } from './on-first-use.js';
+
+const sanitizeHtml = onFirstUse<typeof SanitizeHtml>('sanitize-html');
 
 export interface TextNode {
   kind: 'text';
@@ -35,17 +38,17 @@ const UNLINK_TAG = 'herald-unlink';
 
 export interface SanitizeRules {
   tags: string[];
-  attributes?: sanitizeHtml.IOptions['allowedAttributes'];
-  classes?: sanitizeHtml.IOptions['allowedClasses'];
-  schemesByTag?: sanitizeHtml.IOptions['allowedSchemesByTag'];
+  attributes?: SanitizeHtml.IOptions['allowedAttributes'];
+  classes?: SanitizeHtml.IOptions['allowedClasses'];
+  schemesByTag?: SanitizeHtml.IOptions['allowedSchemesByTag'];
   /** Renames and attribute rewrites of the first pass (b → strong), besides the unlinking of links without a usable href. */
-  transform?: sanitizeHtml.IOptions['transformTags'];
+  transform?: SanitizeHtml.IOptions['transformTags'];
   /** Elements dropped whole (an image without a usable address). */
-  drop?: (frame: sanitizeHtml.IFrame) => boolean;
+  drop?: (frame: SanitizeHtml.IFrame) => boolean;
 }
 
 export function sanitizeWith(html: string, rules: SanitizeRules): string {
-  const options = (allowedTags: string[]): sanitizeHtml.IOptions => ({
+  const options = (allowedTags: string[]): SanitizeHtml.IOptions => ({
     allowedTags,
     allowedAttributes: { a: ['href'], ...rules.attributes },
     allowedClasses: rules.classes ?? {},
@@ -59,15 +62,15 @@ export function sanitizeWith(html: string, rules: SanitizeRules): string {
   // A link without a usable href is unwrapped (text kept, no empty <a>). It is renamed to a marker tag that the first
   // pass still allows and the second pass removes: sanitize-html mislabels the next closing tag at the same depth
   // when a renamed tag is itself discarded in the same pass.
-  const marked = sanitizeHtml(html, {
+  const marked = sanitizeHtml()(html, {
     ...options([...rules.tags, UNLINK_TAG]),
     transformTags: {
       ...rules.transform,
-      a: (tagName, attribs): sanitizeHtml.Tag =>
+      a: (tagName, attribs): SanitizeHtml.Tag =>
         isAllowedHref(attribs.href) ? { tagName, attribs: { href: attribs.href.trim() } } : { tagName: UNLINK_TAG, attribs: {} },
     },
   });
-  return sanitizeHtml(marked, options(rules.tags));
+  return sanitizeHtml()(marked, options(rules.tags));
 }
 
 // ---------------------------------------------------------------------------------------------

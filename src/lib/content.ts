@@ -3,10 +3,13 @@
 // `article: true`) also take Markdown and the rich set an article needs, kept when the post is stored (article-content.ts).
 // The walk that renders the sanitized tree is content-tree.ts; Markdown escaping and rendering is content-markdown.ts.
 import { decodeHTML } from 'entities';
-import sanitizeHtml from 'sanitize-html';
+import type SanitizeHtml from 'sanitize-html';
 import { articleHtml, ARTICLE_RULES } from './article-content.js';
 import { decodeEntities, parseTree, render, sanitizeWith, type ContentNode, type ElementNode, type Renderer } from './content-tree.js';
 import { markdownRenderer } from './content-markdown.js';
+import { onFirstUse } from './on-first-use.js';
+
+const sanitizeHtml = onFirstUse<typeof SanitizeHtml>('sanitize-html');
 
 export { escapeMarkdownBlock, escapeMarkdownText, markdownImage } from './content-markdown.js';
 
@@ -196,7 +199,7 @@ export function toTelegramHtml(html: string): string {
 }
 
 export function isBlankContent(html: string): boolean {
-  const text = hasHtmlTag(html) ? decodeEntities(sanitizeHtml(html, { allowedTags: [], allowedAttributes: {} })) : html;
+  const text = hasHtmlTag(html) ? decodeEntities(sanitizeHtml()(html, { allowedTags: [], allowedAttributes: {} })) : html;
   // Zero-width characters are invisible, so content made only of them is blank too.
   return text.replace(/[\s\u200B-\u200D\uFEFF]/g, '') === '';
 }

@@ -6,9 +6,12 @@
 // other DOCTYPE is dropped unread (an external DTD is never fetched). fast-xml-parser runs with entity processing off, so
 // only the five predefined entities and character references are decoded (by Herald, text node by text node), and CDATA
 // is kept literally.
-import { XMLParser } from 'fast-xml-parser';
-import sanitizeHtml from 'sanitize-html';
+import type { XMLParser } from 'fast-xml-parser';
+import type SanitizeHtml from 'sanitize-html';
 import { decodeEntities } from './content-tree.js';
+import { onFirstUse } from './on-first-use.js';
+
+const sanitizeHtml = onFirstUse<typeof SanitizeHtml>('sanitize-html');
 
 export interface FeedEntry {
   /** What makes the entry the same entry when it is seen again: its GUID (RSS) or id (Atom), else its link, else title and date. */
@@ -41,7 +44,7 @@ interface XmlElement {
 }
 type XmlNode = XmlElement | string;
 
-const parser = new XMLParser({
+const parser = onFirstUse('fast-xml-parser', (xml: { XMLParser: typeof XMLParser }) => new xml.XMLParser({
   preserveOrder: true,
   processEntities: false,
   htmlEntities: false,
@@ -54,7 +57,7 @@ const parser = new XMLParser({
   parseAttributeValue: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
-});
+}));
 
 /** XML's own decoding of a text node or attribute: the predefined entities and character references (HTML's names too, as feeds use them). */
 const decodeXml = (text: string) => decodeEntities(text);
@@ -116,7 +119,7 @@ const collapse = (text: string) => text.replace(/[\s\u00a0]+/g, ' ').trim();
 /** HTML as the text it reads: block ends become spaces, scripts and styles dropped, entities decoded. */
 export function htmlToText(html: string): string {
   const spaced = html.replace(/<(br|\/p|\/div|\/li|\/h[1-6]|\/blockquote|\/tr)\b[^>]*>/gi, ' ');
-  const stripped = sanitizeHtml(spaced, { allowedTags: [], allowedAttributes: {}, nonTextTags: ['script', 'style', 'textarea', 'noscript', 'title'] });
+  const stripped = sanitizeHtml()(spaced, { allowedTags: [], allowedAttributes: {}, nonTextTags: ['script', 'style', 'textarea', 'noscript', 'title'] });
   return collapse(decodeEntities(stripped));
 }
 
@@ -210,7 +213,7 @@ export function parseFeed(text: string, url?: string): ParsedFeed {
   const source = withoutDoctype(trimmed);
   let raw: Raw[];
   try {
-    raw = parser.parse(source, true) as Raw[];
+    raw = parser().parse(source, true) as Raw[];
   } catch (error) {
     throw new FeedParseError(`the document is not well-formed XML (${(error as Error).message.slice(0, 200)})`);
   }

@@ -1,13 +1,10 @@
 // How long a text is in a platform's own counting: UTF-16 units, X's weighted length, graphemes, or UTF-8 bytes. Pure functions.
-// twitter-text ships CommonJS only: it is required on first use, by the first text counted X's way (loading it at start
-// cost every start a fifth of a second, needed or not).
-import { createRequire } from 'node:module';
+// twitter-text is required on first use, by the first text counted X's way (loading it at start cost every start a fifth
+// of a second, needed or not).
+import { onFirstUse } from './on-first-use.js';
 
-type TwitterText = typeof import('twitter-text');
-const requireModule = createRequire(import.meta.url);
-let twitter: TwitterText | undefined;
 /** twitter-text, loaded on first use. */
-export const twitterText = (): TwitterText => (twitter ??= requireModule('twitter-text') as TwitterText);
+export const twitterText = onFirstUse<typeof import('twitter-text')>('twitter-text');
 
 export type LengthMethod = 'characters' | 'twitter' | 'graphemes' | 'bytes';
 

@@ -1,7 +1,8 @@
 // What an uploaded file is: its type detected from the bytes (never the name or the client's content type), and for MP4
 // the duration, dimensions and codecs read by mp4box (pure JS, reads only the boxes it needs).
 import fs from 'node:fs';
-import { createFile, Log, MP4BoxBuffer, type Movie } from 'mp4box';
+import type { Movie } from 'mp4box';
+import { onFirstUse } from './on-first-use.js';
 
 /** The accepted upload types (spec, Limits) and the extension a stored file gets. */
 export const ACCEPTED_TYPES: Readonly<Record<string, string>> = {
@@ -41,13 +42,17 @@ export class VideoMetadataError extends Error {
   }
 }
 
-Log.setLogLevel(Log.error);
+// Loaded by the first video probed, with its logging cut to errors.
+const mp4box = onFirstUse('mp4box', (loaded: typeof import('mp4box')) => {
+  loaded.Log.setLogLevel(loaded.Log.error);
+  return loaded;
+});
 
 const CHUNK = 1024 * 1024;
 
 /** An mp4box parser that keeps the movie header once it is read, or the reason it could not be read. */
 function movieParser() {
-  const parser = createFile();
+  const parser = mp4box().createFile();
   const state: { movie?: Movie; failure?: string } = {};
   parser.onReady = (info) => {
     state.movie = info;
@@ -61,7 +66,7 @@ function movieParser() {
 /** The movie header of an MP4 held in memory (undefined when it cannot be read). */
 export function movieOf(bytes: Buffer): Movie | undefined {
   const { parser, state } = movieParser();
-  parser.appendBuffer(MP4BoxBuffer.fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length), 0), true);
+  parser.appendBuffer(mp4box().MP4BoxBuffer.fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length), 0), true);
   parser.flush();
   return state.movie;
 }
@@ -77,7 +82,7 @@ export async function probeMp4(file: string): Promise<VideoInfo> {
       const buffer = Buffer.alloc(Math.min(CHUNK, size - position));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) break;
-      const chunk = MP4BoxBuffer.fromArrayBuffer(buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead), position);
+      const chunk = mp4box().MP4BoxBuffer.fromArrayBuffer(buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead), position);
       const next = parser.appendBuffer(chunk, position + bytesRead >= size);
       position = typeof next === 'number' && next > position ? next : position + bytesRead;
     }
