@@ -78,24 +78,33 @@ const patternOf = (route: unknown): string | undefined => {
   return pattern === undefined ? undefined : Array.isArray(pattern) ? pattern.join('|') : String(pattern);
 };
 
+const ROUTE = Symbol('route');
+const MATCHED = Symbol('matched route');
+type Watched = Request & { [ROUTE]?: unknown; [MATCHED]?: string };
+const watchedPrototypes = new WeakSet<object>();
+
 /**
- * Records the pattern of the last route express dispatches the request to, with the mount path it had then: when an error
+ * Records the pattern of the last route express dispatches a request to, with the mount path it had then: when an error
  * leaves a router, express restores `baseUrl` to the parent's, so reading it at the end would drop the router's mount path.
+ * An accessor on the app's request prototype (express gives every request of the app that prototype), defined once: an
+ * accessor defined on each request gave each its own hidden class, and every later property read on it went slow.
  */
-function watchRoute(request: Request): () => string | undefined {
-  let route: unknown;
-  let matched: string | undefined;
-  Object.defineProperty(request, 'route', {
+function watchRoutes(request: Request): void {
+  const prototype = Object.getPrototypeOf(request) as object;
+  if (watchedPrototypes.has(prototype)) return;
+  watchedPrototypes.add(prototype);
+  Object.defineProperty(prototype, 'route', {
     configurable: true,
     enumerable: true,
-    get: () => route,
-    set(value: unknown) {
-      route = value;
+    get(this: Watched) {
+      return this[ROUTE];
+    },
+    set(this: Watched, value: unknown) {
+      this[ROUTE] = value;
       const pattern = patternOf(value);
-      if (pattern !== undefined) matched = `${request.baseUrl}${pattern}`;
+      if (pattern !== undefined) this[MATCHED] = `${this.baseUrl}${pattern}`;
     },
   });
-  return () => matched;
 }
 
 /** The route pattern that answered (e.g. /api/public/v1/posts/:id), never the raw path. */
@@ -110,10 +119,10 @@ function routeOf(request: Request, response: Response, matched: string | undefin
 export function httpMetrics(): RequestHandler {
   return (request: Request, response: Response, next: NextFunction) => {
     const startedAt = process.hrtime.bigint();
-    const matched = watchRoute(request);
+    watchRoutes(request);
     response.once('close', () => {
       const status = response.writableFinished ? String(response.statusCode) : 'aborted';
-      httpDuration.observe({ method: request.method, route: routeOf(request, response, matched()), status }, seconds(startedAt));
+      httpDuration.observe({ method: request.method, route: routeOf(request, response, (request as Watched)[MATCHED]), status }, seconds(startedAt));
     });
     next();
   };
