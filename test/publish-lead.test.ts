@@ -90,3 +90,21 @@ describe('a post whose job runs ahead of its date', () => {
     expect(sent('Lead then deleted')).toHaveLength(0);
   }, 30_000);
 });
+
+describe('a post scheduled months ahead', () => {
+  it('sets no timer in the worker until the look-ahead reaches it (a timer past 24.8 days fired every millisecond)', async () => {
+    const overflows: string[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'TimeoutOverflowWarning') overflows.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      await createPost(herald, channel, ['Lead next season'], { date: new Date(Date.now() + 60 * 86_400_000) });
+      // The worker heard the NOTIFY of its job (at commit) well within this.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(overflows).toEqual([]);
+  }, 30_000);
+});

@@ -227,10 +227,14 @@ describe('resuming and failing', () => {
 
   it('refreshes an expired Bluesky session once and publishes', async () => {
     const rootId = await createThread(channel.bluesky, new Date(), ['<p>After refresh</p>']);
+    const sealed = async () => (await herald.services.orm.em.fork().getConnection().execute<{ credentials: string }[]>('select credentials from integration where id = ?', [channel.bluesky]))[0].credentials;
+    const before = await sealed();
     bluesky.expireAccessTokens();
     expect((await publishChain(herald.services, rootId)).kind).toBe('published');
     expect(bluesky.records.at(-1)?.record.text).toBe('After refresh');
     expect(bluesky.server.requestsTo('POST', '/xrpc/com.atproto.server.refreshSession').length).toBeGreaterThan(0);
+    // The refreshed session is stored (the channel the publication read is attached before the refresh changes it).
+    expect(await sealed()).not.toBe(before);
   });
 });
 

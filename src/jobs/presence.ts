@@ -44,6 +44,8 @@ const OWN_GRACE_MS = 10_000;
 const COUNT_DELAY_MS = 100;
 /** Timers kept at once; beyond that the look-ahead and the poll catch up. */
 const MAX_TIMERS = 10_000;
+/** Due times further off are left to the look-ahead, which runs every LOOKAHEAD_EVERY_MS over LOOKAHEAD_SPAN. */
+const ARM_HORIZON_MS = 35_000;
 
 export class WorkerPresence {
   readonly processId = randomUUID();
@@ -195,6 +197,10 @@ export class WorkerPresence {
     // Never before the due time: a worker woken early finds nothing due (get_job's run_at <= now()) and goes back to its
     // poll, which for the publishing slots is minutes away.
     if (wait <= 0) return this.options.wake(jobs, publishing);
+    // Further than the look-ahead sees: it arms the time when it comes within its span. (A timer of more than 24.8 days
+    // fires at once in Node, and re-armed every millisecond; and posts scheduled for next month must not take the timers
+    // of the ones due in a minute.)
+    if (wait > ARM_HORIZON_MS) return;
     const key = `${at}:${publishing === undefined ? 'a' : publishing ? 'p' : 'o'}`;
     const armed = this.timers.get(key);
     if (armed) {
@@ -226,7 +232,8 @@ export class WorkerPresence {
    * wakes as many workers as jobs were added then.
    */
   private countLater(at: number): void {
-    if (at - Date.now() <= COUNT_DELAY_MS * 2 || this.counting.has(at)) return;
+    // Beyond the horizon the look-ahead counts them (and arms that count) when it comes.
+    if (at - Date.now() <= COUNT_DELAY_MS * 2 || at - Date.now() > ARM_HORIZON_MS || this.counting.has(at)) return;
     this.counting.add(at);
     const timer = setTimeout(() => {
       this.counting.delete(at);
