@@ -75,42 +75,46 @@ async function main(): Promise<void> {
   if (web) await checkPort(config.host, config.port);
   stage = 'opening the database and applying migrations';
   const starting = config.databaseUrl ? undefined : startConfiguredPostgres(config, logger);
-  starting?.catch(() => undefined); // awaited by openServices, after the imports
-  const [{ openServices }, { startWorker }, { createApp }, { McpSessions }, { firstOrganization, resolveApiKey }, { createSetupLink, hasOwner, SETUP_LINK_HOURS }] = await Promise.all([
-    import('./bootstrap.js'),
+  starting?.catch(() => undefined); // awaited by openServices
+  // The database is opened and migrated as soon as bootstrap.js (the ORM) is loaded: its round trips to Postgres wait while
+  // the HTTP app, the MCP layer and the worker still load.
+  const opening = import('./bootstrap.js').then(({ openServices }) => openServices(config, logger, { starting }));
+  opening.catch(() => undefined); // awaited below
+  const [opened, { startWorker }, { createApp }, { McpSessions }, { firstOrganization, resolveApiKey }, { createSetupLink, hasOwner, SETUP_LINK_HOURS }] = await Promise.all([
+    opening,
     import('./jobs/index.js'),
     import('./http/app.js'),
     import('./mcp/sessions.js'),
     import('../tools/internal/credentials.js'),
     import('../tools/internal/accounts.js'),
   ]).catch(async (error: unknown) => {
-    await (await starting?.catch(() => undefined))?.stop();
+    // Whatever was opened is closed again (stopping the embedded Postgres twice is harmless).
+    const open = await opening.catch(() => undefined);
+    await (open ? open.close() : (await starting?.catch(() => undefined))?.stop())?.catch(() => undefined);
     throw error;
   });
-  const opened = await openServices(config, logger, { starting });
   const { services } = opened;
 
   // HTTP before the worker: a port lost since the check above ends the start before any job is taken.
   const sessions = web ? new McpSessions(services) : undefined;
   stage = `starting to listen on ${config.host}:${config.port}`;
   const server = sessions ? await listen(createApp(services, sessions), config.host, config.port) : undefined;
-  stage = 'starting the worker';
-  const worker = working ? await startWorker(services, opened.databaseUrl) : undefined;
-
   // A fresh instance gets an organization and an API key, shown once, so it is usable before any console exists (printed by
-  // a web process: a worker has no one to show it to).
-  let freshKey: string | undefined;
-  let setupLink: string | undefined;
-  let ownerMissing = false;
-  stage = 'creating the first organization';
-  if (server) {
+  // a web process: a worker has no one to show it to). Its few queries run while the worker starts, not after it (the
+  // worker's start goes on in the background once `startWorker` answers, and they waited behind it).
+  const firstAccess = async () => {
     const em = services.orm.em.fork();
-    freshKey = await firstOrganization(em);
+    const freshKey = await firstOrganization(em);
     // Its first owner comes from a link only the operator sees, never from being first to reach /signup.
     const created = freshKey ? await resolveApiKey(em, freshKey) : undefined;
-    if (created) setupLink = await createSetupLink(em, created.organizationId, { publicUrl: config.publicUrl, now: new Date() });
-    else ownerMissing = !(await hasOwner(em));
-  }
+    const setupLink = created ? await createSetupLink(em, created.organizationId, { publicUrl: config.publicUrl, now: new Date() }) : undefined;
+    return { freshKey, setupLink, ownerMissing: !created && !(await hasOwner(em)) };
+  };
+  stage = server ? 'starting the worker and creating the first organization' : 'starting the worker';
+  const [worker, { freshKey, setupLink, ownerMissing } = { freshKey: undefined, setupLink: undefined, ownerMissing: false }] = await Promise.all([
+    working ? startWorker(services, opened.databaseUrl) : undefined,
+    server ? firstAccess() : undefined,
+  ]);
   clearTimeout(startGuard);
 
   const base = config.publicUrl;
