@@ -7,8 +7,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DomainError } from '../errors.js';
+import { onFirstUse } from './on-first-use.js';
+
+// undici's Agent, required with the first call pinned to the addresses checked.
+const undici = onFirstUse<typeof import('undici')>('undici');
 
 export interface ResolvedAddress {
   address: string;
@@ -342,7 +346,7 @@ export function createUrlGuard(options: UrlGuardOptions): UrlGuard {
 
   async function pin(url: URL): Promise<Dispatcher> {
     const addresses = await check(url);
-    return new Agent({ connect: { lookup: pinnedLookup(addresses), timeout: options.connectTimeoutMs } });
+    return new (undici().Agent)({ connect: { lookup: pinnedLookup(addresses), timeout: options.connectTimeoutMs } });
   }
 
   async function lookup(url: URL): Promise<LookupFunction> {
