@@ -198,7 +198,14 @@ function batchable(em: EntityManager, sql: Sql): Promise<boolean> {
   const pool = (em.getConnection().getKnex() as { client: object }).client;
   let known = returnsOld.get(pool);
   if (!known) {
-    known = sql.rows<{ version: string }>(SERVER_VERSION, []).then(([row]) => Number(row?.version) >= 180000, () => false);
+    // Not known when the database did not answer: asked again by the next request.
+    known = sql.rows<{ version: string }>(SERVER_VERSION, []).then(
+      ([row]) => Number(row?.version) >= 180000,
+      () => {
+        returnsOld.delete(pool);
+        return false;
+      },
+    );
     returnsOld.set(pool, known);
   }
   return known;
