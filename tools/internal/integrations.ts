@@ -1,6 +1,6 @@
 // Channels: lookup scoped to the organization, public records, decrypted credentials, provider calls with one token refresh.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sqlOf, statement } from '../../src/db/sql.js';
+import { coalescedPerDatabase, statement } from '../../src/db/sql.js';
 import { CustomerSchema, IntegrationSchema, type Integration } from '../../src/db/entities.js';
 import { canSeeChannel } from './visibility.js';
 import { DomainError, notFound, notSupported } from '../../src/errors.js';
@@ -43,16 +43,31 @@ export function providerOf(integration: Integration): Provider {
   return provider;
 }
 
+// The channels of the organizations (each of one customer when given) asked by the requests in flight together: $1 the
+// organizations, $2 the customers (null: all), one row per channel with `n`, the request's position.
 const LIST_INTEGRATIONS = statement(
-  'integrations_of_organization',
-  `select id, organization_id, provider_identifier, internal_id, name, picture, profile, credentials, token_expires_at, disabled,
-     refresh_needed, in_between_steps, customer_id, posting_times, posting_times_zone, time_zone, additional_settings, created_at, updated_at, deleted_at,
-     (select o.time_zone from organization o where o.id = $1) as organization_time_zone,
-     (select p.release_meta->>'channelNotice' from post p where p.integration_id = integration.id and p.position = 0 and p.published_at is not null
+  'integrations_of_organizations',
+  `with asked as (select a.organization_id, a.customer_id, a.n from unnest($1::text[], $2::text[]) with ordinality as a(organization_id, customer_id, n))
+   select asked.n, i.id, i.organization_id, i.provider_identifier, i.internal_id, i.name, i.picture, i.profile, i.credentials, i.token_expires_at, i.disabled,
+     i.refresh_needed, i.in_between_steps, i.customer_id, i.posting_times, i.posting_times_zone, i.time_zone, i.additional_settings, i.created_at, i.updated_at, i.deleted_at,
+     (select o.time_zone from organization o where o.id = asked.organization_id) as organization_time_zone,
+     (select p.release_meta->>'channelNotice' from post p where p.integration_id = i.id and p.position = 0 and p.published_at is not null
         and p.deleted_at is null order by p.published_at desc limit 1) as channel_notice
-   from integration where organization_id = $1 and deleted_at is null and ($2::text is null or customer_id = $2)
-   order by created_at, id`,
+   from asked join integration i on i.organization_id = asked.organization_id and i.deleted_at is null and (asked.customer_id is null or i.customer_id = asked.customer_id)
+   order by asked.n, i.created_at, i.id`,
 );
+
+/**
+ * The list read of the requests asked while the last was in flight, in one statement (REST and MCP list the channels on
+ * many calls: one round trip for all of them instead of one each); sent once every one of them was asked, so each sees what
+ * was committed before it.
+ */
+const listedRows = coalescedPerDatabase<{ organizationId: string; customerId: string | null }, Record<string, any>[]>(async (sql, asked) => {
+  const rows = await sql.rows<Record<string, any>>(LIST_INTEGRATIONS, [asked.map((one) => one.organizationId), asked.map((one) => one.customerId)]);
+  const byRequest = asked.map((): Record<string, any>[] => []);
+  for (const row of rows) byRequest[Number(row.n) - 1].push(row);
+  return byRequest;
+});
 
 /**
  * What the list query read with each channel, so that the records and the health of a listed channel cost no query of
@@ -71,7 +86,7 @@ const date = (value: string | Date | null) => (value === null ? null : new Date(
  */
 export async function listIntegrations(em: EntityManager, organizationId: string, customerId?: string): Promise<Integration[]> {
   // An empty group is no filter.
-  const rows = (await sqlOf(em).rows<Record<string, any>>(LIST_INTEGRATIONS, [organizationId, customerId || null])).filter((row) => canSeeChannel(row.id));
+  const rows = (await listedRows(em, { organizationId, customerId: customerId || null })).filter((row) => canSeeChannel(row.id));
   return rows.map((row) => {
     const integration = integrationOfRow(row);
     listedWith.set(integration, { organizationZone: row.organization_time_zone ?? 'UTC', notice: row.channel_notice ?? null });
