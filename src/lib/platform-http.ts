@@ -2,7 +2,11 @@
 // and one error type that says whether a retry is safe. A call to a host a user typed carries the SSRF guard (set by
 // platformFetchFor): it dials only the address the guard checked, and each redirect hop is checked again (DESIGN §9).
 import { EventEmitter } from 'node:events';
-import { request as undiciRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { onFirstUse } from './on-first-use.js';
+
+/** undici, required on the first platform call (a tenth of a second of every start, and its code at idle, otherwise). */
+const undici = onFirstUse<typeof import('undici')>('undici');
 import type { z } from 'zod';
 import { DomainError } from '../errors.js';
 import type { UrlGuard } from './ssrf.js';
@@ -191,7 +195,7 @@ async function callPlatform(guard: Pick<UrlGuard, 'pin'> | undefined, url: strin
   for (let hop = 0; ; hop++) {
     const dispatcher = guard ? await guard.pin(target) : undefined;
     try {
-      const response = await undiciRequest(target, { method: method as Dispatcher.HttpMethod, headers, body, signal: call.signal, ...(dispatcher ? { dispatcher } : {}) });
+      const response = await undici().request(target, { method: method as Dispatcher.HttpMethod, headers, body, signal: call.signal, ...(dispatcher ? { dispatcher } : {}) });
       const location = response.headers.location;
       if (!call.follow || !REDIRECTS.has(response.statusCode) || typeof location !== 'string') {
         const status = response.statusCode;

@@ -4,7 +4,11 @@
 // `metadataExpiresAt` follows the document's HTTP caching headers, and remembers a failure for a minute (in this process).
 // Such a client is public (no secret: PKCE with S256), and the consent screen names the domain that serves its document.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { fetch as pinnedFetch } from 'undici';
+import type { fetch as pinnedFetch } from 'undici';
+import { onFirstUse } from '../../src/lib/on-first-use.js';
+
+/** undici (its fetch takes the SSRF guard's pinned dispatcher), required on the first fetch. */
+const undici = onFirstUse<typeof import('undici')>('undici');
 import { OAuthAppSchema, type OAuthApp } from '../../src/db/account-entities.js';
 import { DomainError, invalidInput } from '../../src/errors.js';
 import { blockedRange } from '../../src/lib/ssrf.js';
@@ -91,7 +95,7 @@ async function fetchDocument(url: URL, services: Services): Promise<{ document: 
   try {
     let response: Awaited<ReturnType<typeof pinnedFetch>>;
     try {
-      response = await pinnedFetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', dispatcher, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      response = await undici().fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', dispatcher, signal: AbortSignal.timeout(TIMEOUT_MS) });
     } catch (error) {
       const name = (error as Error).name;
       throw refused(name === 'TimeoutError' || name === 'AbortError' ? `${url.host} did not answer within ${TIMEOUT_MS / 1000} seconds` : `${url.host} could not be reached`);

@@ -2,7 +2,11 @@
 // a redirect to a private or metadata address is refused), at most 5 redirects, a size cap, a short overall time-out,
 // and conditional requests (If-None-Match / If-Modified-Since from the last answer's ETag / Last-Modified: 304 means
 // nothing changed). A 429 or 503 says when to come back (Retry-After), which the poll honours.
-import { fetch as pinnedFetch } from 'undici';
+import type { fetch as pinnedFetch } from 'undici';
+import { onFirstUse } from '../../src/lib/on-first-use.js';
+
+/** undici (its fetch takes the SSRF guard's pinned dispatcher), required on the first fetch. */
+const undici = onFirstUse<typeof import('undici')>('undici');
 import type { UrlGuard } from '../../src/lib/ssrf.js';
 
 export const FEED_MAX_BYTES = 2 * 1024 * 1024;
@@ -77,7 +81,7 @@ export async function fetchFeed(guard: Pick<UrlGuard, 'pin'>, url: string, valid
     try {
       let response: Awaited<ReturnType<typeof pinnedFetch>>;
       try {
-        response = await pinnedFetch(target, { headers, redirect: 'manual', dispatcher, signal });
+        response = await undici().fetch(target, { headers, redirect: 'manual', dispatcher, signal });
       } catch (error) {
         const name = (error as Error).name;
         throw new FeedFetchError(name === 'TimeoutError' || name === 'AbortError' ? `${target.host} did not answer within ${TIMEOUT_MS / 1000} seconds` : `${target.host} could not be reached`);
