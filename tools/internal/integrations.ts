@@ -1,4 +1,6 @@
 // Channels: lookup scoped to the organization, public records, decrypted credentials, provider calls with one token refresh.
+// Over 400 lines: the one module every tool, job and adapter takes a channel from (30-odd importers); its parts share the
+// channel row, its records and its credentials, and a split would leave each importer two modules for one thing.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { coalescedPerDatabase, statement } from '../../src/db/sql.js';
 import { CustomerSchema, IntegrationSchema, type Integration } from '../../src/db/entities.js';

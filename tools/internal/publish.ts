@@ -4,12 +4,12 @@
 // holding a worker; a chain that stops half way says which items went out, which failed and which were not attempted.
 import { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Integration, Post, PublishProgress } from '../../src/db/entities.js';
+import type { Integration, Post } from '../../src/db/entities.js';
 import { DomainError } from '../../src/errors.js';
 import { convertContent } from '../../src/lib/content.js';
 import { PlatformHttpError } from '../../src/lib/platform-http.js';
 import { MediaFetchError } from '../../src/lib/media-fetch.js';
-import { CheckAgainLater, CouldNotConfirm, type JsonValue, type MediaFile, type Provider, type ProviderContext, type PublishedRef, type StepAttempt } from '../../providers/types.js';
+import { CheckAgainLater, CouldNotConfirm, type MediaFile, type Provider, type ProviderContext, type PublishedRef } from '../../providers/types.js';
 import type { Services } from '../types.js';
 import { mediaKind } from './create-posts.js';
 import { providerOf, withChannel } from './integrations.js';
@@ -23,6 +23,7 @@ import { flushWithAudit, recordAttemptStarted, recordPublished } from './publish
 import { HERALD, type AuditEvent } from './audit.js';
 import { takeSlot, type Busy } from './publish-slots.js';
 import { attachChain, loadChain } from './publish-chain.js';
+import { OutcomeUnknown, stepsOf } from './publish-steps.js';
 import { skipMissedOccurrence } from './recurrence-missed.js';
 import { PUBLISH_LEAD_MS, publishJobAt } from './queue.js';
 
@@ -38,13 +39,6 @@ export const MAX_PUBLISH_ATTEMPTS = 8;
 /** Seconds before the next attempt after `attempts` retryable failures: 30 s, 1, 2, 4, 8, 16, 32 min (capped at an hour). */
 export function backoffSeconds(attempts: number): number {
   return Math.min(3600, 30 * 2 ** Math.max(0, attempts - 1));
-}
-
-/** A step of a provider was interrupted mid-call and the provider cannot look its result up. */
-class OutcomeUnknown extends Error {
-  constructor(readonly step: string) {
-    super(`the "${step}" step was interrupted before the platform answered`);
-  }
 }
 
 /**
@@ -212,42 +206,6 @@ async function untilDue(services: Services, date: Date): Promise<void> {
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
-/** `context.step` of one item: results recorded in the item's publish progress before the next step. */
-function stepsOf(run: Run, item: Post): ProviderContext['step'] {
-  const save = async (change: (progress: PublishProgress) => void) => {
-    attachChain(run.em, run.chain);
-    const progress: PublishProgress = structuredClone(item.publishProgress ?? { steps: {} });
-    change(progress);
-    item.publishProgress = progress;
-    await run.em.flush();
-  };
-  return async <T extends JsonValue>(name: string, call: () => Promise<T>, recover?: (attempt: StepAttempt) => Promise<T | undefined>): Promise<T> => {
-    const recorded = item.publishProgress?.steps[name];
-    if (recorded?.state === 'done') return recorded.result as T;
-    if (recorded?.state === 'started') {
-      if (!recover) throw new OutcomeUnknown(name);
-      // Steps recorded before start times were kept: the item's attempt is the earliest the call can have begun.
-      const startedAt = recorded.startedAt ? new Date(recorded.startedAt) : (item.attemptStartedAt ?? item.createdAt);
-      const found = await recover({ startedAt });
-      if (found !== undefined) {
-        await save((progress) => (progress.steps[name] = { state: 'done', result: found }));
-        return found;
-      }
-    }
-    await save((progress) => (progress.steps[name] = { state: 'started', startedAt: run.services.now().toISOString() }));
-    let result: T;
-    try {
-      result = await call();
-    } catch (error) {
-      // A definite answer (the platform refused, or was never reached) means nothing was created: forget the step.
-      if (!(error instanceof PlatformHttpError && error.outcomeUnknown)) await save((progress) => delete progress.steps[name]);
-      throw error;
-    }
-    await save((progress) => (progress.steps[name] = { state: 'done', result }));
-    return result;
-  };
-}
-
 /** A file a provider derived from a post's media (e.g. PNG re-encoded as JPEG), taken into the library like an upload. */
 async function storeDerivedMedia(services: Services, organizationId: string, bytes: Buffer, filename: string): Promise<string> {
   const stored = await ingestMedia(services, services.orm.em.fork(), organizationId, { stream: Readable.from([bytes]), filename, declaredLength: bytes.length });
@@ -303,7 +261,7 @@ async function publishInSlot(
   const { services, em, provider } = run;
   // Committed before the platform is called: an attempt found open after a crash is never blindly repeated.
   if (!(await recordAttemptStarted(em, item, services.now()))) throw new ChangedMeanwhile();
-  const step = stepsOf(run, item);
+  const step = stepsOf(run.services, run.em, run.chain, item);
   try {
     const publishItemInput = { postId: item.id, text: convertContent(await shortenContent(services, em, item), provider.editor), media: mediaFiles(services, item) };
     const ref = await withChannel(services, em, integration, item.settings, (context) => {
