@@ -194,9 +194,9 @@ export class ModernMcp {
   }
 }
 
-/** A header as web-standard Headers answers it (repeated values joined), or null. */
+/** A header as web-standard Headers answers it (any case of its name; repeated values joined), or null. */
 function headerOf(request: Request, name: string): string | null {
-  const value = request.headers[name];
+  const value = request.headers[name.toLowerCase()];
   return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
 }
 
